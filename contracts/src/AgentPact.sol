@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {OracleRegistry} from "./OracleRegistry.sol";
+
+/// @title AgentPact
+/// @notice Escrow for a piece of work between two agents. Either party creates a pact with the terms
+///         (payment, deadline, oracles and their weights, pass threshold, arbitrator, review period);
+///         the other accepts by depositing its side. Each side stakes 10% of the payment. Oracles
+///         score submitted work, the buyer approves (or the review period lapses), and the escrow pays
+///         out. Every payout is credited to a balance that its owner pulls with `withdraw`.
+///
+///         Every non-terminal status has an exit that one party can take alone:
+///         NEGOTIATING   -> creator cancels, or anyone after the deadline     (creator refunded)
+///         FUNDED        -> anyone after the deadline                          (buyer takes all)
+///         IN_PROGRESS   -> anyone after the deadline                          (buyer takes all)
+///         PENDING_VERIFY-> anyone finalizes after the verification window     (silent oracles score 0)
+///         PENDING_APPROVAL -> anyone auto-approves after the review period    (seller paid)
+///         DISPUTED      -> anyone after the dispute window                    (each side refunded)
+contract AgentPact {
+    /// @notice Pact status; the numbers are part of the public interface.
+    enum Status {
+        NEGOTIATING, // 0: open for the counterparty to accept
+        FUNDED, // 1: both sides deposited
+        IN_PROGRESS, // 2: seller started
+        PENDING_VERIFY, // 3: work submitted, oracles scoring
+        COMPLETED, // 4: seller paid
+        DISPUTED, // 5: waiting for the arbitrator
+        REFUNDED, // 6: buyer (or the creator of an unaccepted pact) refunded
+        PENDING_APPROVAL // 7: verification passed, buyer reviewing
+    }
+
+    /// @notice Which side created the pact.
+    enum Initiator {
+        BUYER,
+        SELLER
+    }
+
+    /// @notice The terms a creator proposes; the accepter agrees to all of them.
+    struct Terms {
+        Initiator initiator;
+        bytes32 specHash;
+        string specUri;
+        uint64 deadline;
+        uint64 reviewPeriod;
+        uint8 threshold;
+        address arbitrator;
+        uint256 payment;
+        address[] oracles;
+        uint8[] weights;
+    }
+
+    /// @notice A pact's full state.
+    struct Pact {
+        address buyer;
+        address seller;
+        address arbitrator;
+        Initiator initiator;
+        Status status;
+        uint8 threshold;
+        uint8 scoreCount;
+        uint8 finalScore;
+        uint64 deadline;
+        uint64 reviewPeriod;
+        uint64 createdAt;
+        uint64 submittedAt;
+        uint64 verifiedAt;
+        uint64 disputedAt;
+        uint256 payment;
+        uint256 buyerStake;
+        uint256 sellerStake;
+        bytes32 specHash;
+        bytes32 proofHash;
+        string specUri;
+        address[] oracles;
+        uint8[] weights;
+    }
+
+    /// @notice One oracle's verdict on one pact.
+    struct Verification {
+        bool submitted;
+        uint8 score;
+        uint64 submittedAt;
+        bytes32 proof;
+    }
+
+    /// @notice Review period used when a pact is created with zero.
+    uint64 public constant DEFAULT_REVIEW_PERIOD = 3 days;
+    /// @notice Seconds after submission that oracles have before anyone may finalize without them.
+    uint64 public constant VERIFICATION_PERIOD = 3 days;
+    /// @notice Seconds the arbitrator has before anyone may end a dispute with each side refunded.
+    uint64 public constant DISPUTE_PERIOD = 7 days;
+    /// @notice Most oracles one pact may name (bounds every loop over them).
+    uint256 public constant MAX_ORACLES = 10;
+    /// @notice Each side's stake is payment / STAKE_DIVISOR (10%).
+    uint256 public constant STAKE_DIVISOR = 10;
+
+    /// @notice The registry whose active oracles pacts may name.
+    OracleRegistry public immutable registry;
+    /// @notice Number of pacts created; ids run from 0 to pactCount - 1.
+    uint256 public pactCount;
+    /// @notice Wei credited to each address and not yet withdrawn.
+    mapping(address => uint256) public balances;
+
+    mapping(uint256 => Pact) private pacts;
+    mapping(uint256 => mapping(address => Verification)) private verifications;
+    uint256 private locked = 1;
+
+    /// @notice A pact was proposed; carries every term. `deposit` is what the creator paid in.
+    event PactCreated(
+        uint256 indexed pactId,
+        address indexed creator,
+        Initiator initiator,
+        address arbitrator,
+        bytes32 specHash,
+        string specUri,
+        uint64 deadline,
+        uint64 reviewPeriod,
+        uint8 threshold,
+        uint256 payment,
+        uint256 stake,
+        uint256 deposit,
+        address[] oracles,
+        uint8[] weights
+    );
+    /// @notice The counterparty joined; status FUNDED.
+    event PactAccepted(
+        uint256 indexed pactId, address indexed accepter, address buyer, address seller, uint256 deposit
+    );
+    /// @notice The creator withdrew an unaccepted pact; status REFUNDED.
+    event PactCancelled(uint256 indexed pactId, address indexed creator);
+    /// @notice The seller started; status IN_PROGRESS.
+    event WorkStarted(uint256 indexed pactId, address indexed seller);
+    /// @notice The seller delivered; status PENDING_VERIFY.
+    event WorkSubmitted(uint256 indexed pactId, address indexed seller, bytes32 proofHash);
+    /// @notice An oracle scored the work.
+    event VerificationSubmitted(uint256 indexed pactId, address indexed oracle, uint8 score, bytes32 proof);
+    /// @notice Scores were combined; status PENDING_APPROVAL when `passed`, else DISPUTED.
+    event VerificationFinalized(uint256 indexed pactId, uint8 score, bool passed, uint8 scoreCount);
+    /// @notice The buyer approved (or, with `auto_`, the review period lapsed); status COMPLETED.
+    event WorkApproved(uint256 indexed pactId, address indexed by, bool auto_);
+    /// @notice The buyer rejected verified work; status DISPUTED.
+    event WorkRejected(uint256 indexed pactId, address indexed buyer);
+    /// @notice A party raised a dispute; status DISPUTED.
+    event DisputeRaised(uint256 indexed pactId, address indexed by, address arbitrator);
+    /// @notice The arbitrator ruled; status COMPLETED when `sellerWins`, else REFUNDED.
+    event DisputeResolved(uint256 indexed pactId, address indexed arbitrator, bool sellerWins);
+    /// @notice A deadline or window lapsed and `caller` ended the pact; status REFUNDED.
+    ///         `from` is the status the pact had.
+    event TimeoutClaimed(uint256 indexed pactId, address indexed caller, Status from);
+    /// @notice `amount` wei of pact `pactId` was credited to `to`.
+    event Payout(uint256 indexed pactId, address indexed to, uint256 amount);
+    /// @notice `account` withdrew `amount` wei of its credits.
+    event Withdrawn(address indexed account, uint256 amount);
+
+    error PactNotFound(uint256 pactId);
+    error WrongStatus(Status have, Status want);
+    error NoTimeoutFrom(Status have);
+    error NotDisputable(Status have);
+    error NotBuyer();
+    error NotSeller();
+    error NotParty();
+    error NotCreator();
+    error NotArbitrator();
+    error NotPactOracle();
+    error WrongValue(uint256 sent, uint256 required);
+    error PaymentTooSmall(uint256 payment, uint256 minimum);
+    error DeadlineInPast(uint64 deadline, uint64 now_);
+    error DeadlinePassed(uint64 deadline);
+    error DeadlineNotReached(uint64 deadline);
+    error OracleCount(uint256 count, uint256 maximum);
+    error LengthMismatch(uint256 oracles, uint256 weights);
+    error WeightsSum(uint256 sum);
+    error ZeroWeight(address oracle);
+    error DuplicateOracle(address oracle);
+    error OracleNotActive(address oracle);
+    error ThresholdTooHigh(uint8 threshold);
+    error InvalidArbitrator(address arbitrator);
+    error ConflictOfInterest(address who);
+    error ArbitratorMismatch(address given, address agreed);
+    error ZeroHash();
+    error ScoreTooHigh(uint8 score);
+    error AlreadyScored(address oracle);
+    error VerificationOpen(uint8 scored, uint256 total, uint64 closesAt);
+    error ReviewPeriodActive(uint64 endsAt);
+    error DisputePeriodActive(uint64 endsAt);
+    error NothingToWithdraw();
+    error TransferFailed();
+    error Reentrancy();
+
+    modifier nonReentrant() {
+        if (locked != 1) revert Reentrancy();
+        locked = 2;
+        _;
+        locked = 1;
+    }
+
+    constructor(OracleRegistry registry_) {
+        registry = registry_;
+    }
+
+    // ---------------------------------------------------------------- creating and accepting
+
+    /// @notice Propose a pact. A buyer deposits payment + 10%; a seller deposits 10% of the payment.
+    /// @return pactId The new pact's id.
+    function createPact(Terms calldata t) external payable nonReentrant returns (uint256 pactId) {
+        uint256 stake = t.payment / STAKE_DIVISOR;
+        if (stake == 0) revert PaymentTooSmall(t.payment, STAKE_DIVISOR);
+        if (t.deadline <= block.timestamp) revert DeadlineInPast(t.deadline, uint64(block.timestamp));
+        if (t.threshold > 100) revert ThresholdTooHigh(t.threshold);
+        if (t.arbitrator == address(0) || t.arbitrator == msg.sender) revert InvalidArbitrator(t.arbitrator);
+        checkOracles(t.oracles, t.weights);
+
+        bool byBuyer = t.initiator == Initiator.BUYER;
+        uint256 deposit = byBuyer ? t.payment + stake : stake;
+        if (msg.value != deposit) revert WrongValue(msg.value, deposit);
+
+        pactId = pactCount++;
+        Pact storage p = pacts[pactId];
+        p.initiator = t.initiator;
+        p.arbitrator = t.arbitrator;
+        p.threshold = t.threshold;
+        p.deadline = t.deadline;
+        p.reviewPeriod = t.reviewPeriod == 0 ? DEFAULT_REVIEW_PERIOD : t.reviewPeriod;
+        p.createdAt = uint64(block.timestamp);
+        p.payment = t.payment;
+        p.specHash = t.specHash;
+        p.specUri = t.specUri;
+        p.oracles = t.oracles;
+        p.weights = t.weights;
+        if (byBuyer) {
+            p.buyer = msg.sender;
+            p.buyerStake = stake;
+        } else {
+            p.seller = msg.sender;
+            p.sellerStake = stake;
+        }
+        emitCreated(pactId, p, stake, deposit);
+    }
+
+    /// @notice Join an open pact as the missing side, depositing that side's amount.
+    function acceptPact(uint256 pactId) external payable nonReentrant {
+        Pact storage p = pactAt(pactId, Status.NEGOTIATING);
+        if (block.timestamp > p.deadline) revert DeadlinePassed(p.deadline);
+        if (msg.sender == p.arbitrator || isPactOracle(p, msg.sender) || msg.sender == creatorOf(p)) {
+            revert ConflictOfInterest(msg.sender);
+        }
+        uint256 stake = p.payment / STAKE_DIVISOR;
+        uint256 deposit = p.initiator == Initiator.BUYER ? stake : p.payment + stake;
+        if (msg.value != deposit) revert WrongValue(msg.value, deposit);
+        if (p.initiator == Initiator.BUYER) {
+            p.seller = msg.sender;
+            p.sellerStake = stake;
+        } else {
+            p.buyer = msg.sender;
+            p.buyerStake = stake;
+        }
+        p.status = Status.FUNDED;
+        emit PactAccepted(pactId, msg.sender, p.buyer, p.seller, deposit);
+    }
+
+    /// @notice The creator takes back an unaccepted pact and its deposit.
+    function cancelPact(uint256 pactId) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.NEGOTIATING);
+        if (msg.sender != creatorOf(p)) revert NotCreator();
+        p.status = Status.REFUNDED;
+        emit PactCancelled(pactId, msg.sender);
+        refundCreator(pactId, p);
+    }
+
+    // ---------------------------------------------------------------- work
+
+    /// @notice The seller signals that work has begun.
+    function startWork(uint256 pactId) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.FUNDED);
+        if (msg.sender != p.seller) revert NotSeller();
+        if (block.timestamp > p.deadline) revert DeadlinePassed(p.deadline);
+        p.status = Status.IN_PROGRESS;
+        emit WorkStarted(pactId, msg.sender);
+    }
+
+    /// @notice The seller delivers, naming the deliverable by hash; oracles may now score it.
+    function submitWork(uint256 pactId, bytes32 proofHash) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.IN_PROGRESS);
+        if (msg.sender != p.seller) revert NotSeller();
+        if (block.timestamp > p.deadline) revert DeadlinePassed(p.deadline);
+        if (proofHash == bytes32(0)) revert ZeroHash();
+        p.proofHash = proofHash;
+        p.submittedAt = uint64(block.timestamp);
+        p.status = Status.PENDING_VERIFY;
+        emit WorkSubmitted(pactId, msg.sender, proofHash);
+    }
+
+    // ---------------------------------------------------------------- verification
+
+    /// @notice A pact's oracle scores the delivered work, once, from 0 to 100.
+    function submitVerification(uint256 pactId, uint8 score, bytes32 proof) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.PENDING_VERIFY);
+        if (!isPactOracle(p, msg.sender)) revert NotPactOracle();
+        if (score > 100) revert ScoreTooHigh(score);
+        if (proof == bytes32(0)) revert ZeroHash();
+        Verification storage v = verifications[pactId][msg.sender];
+        if (v.submitted) revert AlreadyScored(msg.sender);
+        verifications[pactId][msg.sender] = Verification(true, score, uint64(block.timestamp), proof);
+        p.scoreCount += 1;
+        emit VerificationSubmitted(pactId, msg.sender, score, proof);
+    }
+
+    /// @notice Combine the oracle scores: sum(weight * score) / 100, a silent oracle scoring 0.
+    ///         Callable by anyone once every oracle scored, or after the verification window.
+    ///         A pass moves the pact to PENDING_APPROVAL, a fail to DISPUTED.
+    function finalizeVerification(uint256 pactId) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.PENDING_VERIFY);
+        uint64 closesAt = p.submittedAt + VERIFICATION_PERIOD;
+        if (p.scoreCount < p.oracles.length && block.timestamp <= closesAt) {
+            revert VerificationOpen(p.scoreCount, p.oracles.length, closesAt);
+        }
+        uint256 weighted;
+        for (uint256 i = 0; i < p.oracles.length; i++) {
+            weighted += uint256(p.weights[i]) * verifications[pactId][p.oracles[i]].score;
+        }
+        uint8 score = uint8(weighted / 100);
+        bool passed = score >= p.threshold;
+        p.finalScore = score;
+        if (passed) {
+            p.status = Status.PENDING_APPROVAL;
+            p.verifiedAt = uint64(block.timestamp);
+        } else {
+            p.status = Status.DISPUTED;
+            p.disputedAt = uint64(block.timestamp);
+        }
+        emit VerificationFinalized(pactId, score, passed, p.scoreCount);
+    }
+
+    // ---------------------------------------------------------------- buyer review
+
+    /// @notice The buyer accepts verified work: seller gets payment + its stake, buyer its stake.
+    function approveWork(uint256 pactId) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.PENDING_APPROVAL);
+        if (msg.sender != p.buyer) revert NotBuyer();
+        complete(pactId, p, false);
+    }
+
+    /// @notice The buyer refuses verified work; the arbitrator decides.
+    function rejectWork(uint256 pactId) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.PENDING_APPROVAL);
+        if (msg.sender != p.buyer) revert NotBuyer();
+        p.status = Status.DISPUTED;
+        p.disputedAt = uint64(block.timestamp);
+        emit WorkRejected(pactId, msg.sender);
+    }
+
+    /// @notice Anyone completes a pact whose buyer stayed silent past the review period.
+    function autoApprove(uint256 pactId) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.PENDING_APPROVAL);
+        uint64 endsAt = p.verifiedAt + p.reviewPeriod;
+        if (block.timestamp <= endsAt) revert ReviewPeriodActive(endsAt);
+        complete(pactId, p, true);
+    }
+
+    // ---------------------------------------------------------------- disputes
+
+    /// @notice Buyer or seller sends a funded, started or submitted pact to the agreed arbitrator.
+    ///         `arbitrator` must be the one fixed in the terms.
+    function raiseDispute(uint256 pactId, address arbitrator) external nonReentrant {
+        Pact storage p = pactExists(pactId);
+        if (p.status != Status.FUNDED && p.status != Status.IN_PROGRESS && p.status != Status.PENDING_VERIFY) {
+            revert NotDisputable(p.status);
+        }
+        if (msg.sender != p.buyer && msg.sender != p.seller) revert NotParty();
+        if (arbitrator != p.arbitrator) revert ArbitratorMismatch(arbitrator, p.arbitrator);
+        p.status = Status.DISPUTED;
+        p.disputedAt = uint64(block.timestamp);
+        emit DisputeRaised(pactId, msg.sender, arbitrator);
+    }
+
+    /// @notice The arbitrator rules. The winner takes payment and both stakes.
+    function resolveDispute(uint256 pactId, bool sellerWins) external nonReentrant {
+        Pact storage p = pactAt(pactId, Status.DISPUTED);
+        if (msg.sender != p.arbitrator) revert NotArbitrator();
+        uint256 pot = p.payment + p.buyerStake + p.sellerStake;
+        p.status = sellerWins ? Status.COMPLETED : Status.REFUNDED;
+        emit DisputeResolved(pactId, msg.sender, sellerWins);
+        credit(pactId, sellerWins ? p.seller : p.buyer, pot);
+    }
+
+    // ---------------------------------------------------------------- timeouts
+
+    /// @notice Anyone ends a pact whose clock ran out:
+    ///         NEGOTIATING past the deadline -> the creator gets its deposit back;
+    ///         FUNDED or IN_PROGRESS past the deadline -> the buyer gets payment and both stakes;
+    ///         DISPUTED past the dispute window -> each side gets back what it put in.
+    function claimTimeout(uint256 pactId) external nonReentrant {
+        Pact storage p = pactExists(pactId);
+        Status from = p.status;
+        if (from == Status.NEGOTIATING || from == Status.FUNDED || from == Status.IN_PROGRESS) {
+            if (block.timestamp <= p.deadline) revert DeadlineNotReached(p.deadline);
+        } else if (from == Status.DISPUTED) {
+            uint64 endsAt = p.disputedAt + DISPUTE_PERIOD;
+            if (block.timestamp <= endsAt) revert DisputePeriodActive(endsAt);
+        } else {
+            revert NoTimeoutFrom(from);
+        }
+        p.status = Status.REFUNDED;
+        emit TimeoutClaimed(pactId, msg.sender, from);
+        if (from == Status.NEGOTIATING) {
+            refundCreator(pactId, p);
+        } else if (from == Status.DISPUTED) {
+            credit(pactId, p.buyer, p.payment + p.buyerStake);
+            credit(pactId, p.seller, p.sellerStake);
+        } else {
+            credit(pactId, p.buyer, p.payment + p.buyerStake + p.sellerStake);
+        }
+    }
+
+    // ---------------------------------------------------------------- money out
+
+    /// @notice Send the caller every wei credited to it.
+    function withdraw() external nonReentrant {
+        uint256 amount = balances[msg.sender];
+        if (amount == 0) revert NothingToWithdraw();
+        balances[msg.sender] = 0;
+        emit Withdrawn(msg.sender, amount);
+        (bool ok,) = msg.sender.call{value: amount}("");
+        if (!ok) revert TransferFailed();
+    }
+
+    // ---------------------------------------------------------------- views
+
+    /// @notice A pact's full state.
+    function getPact(uint256 pactId) external view returns (Pact memory) {
+        return pactExists(pactId);
+    }
+
+    /// @notice What `oracle` submitted for `pactId` (all zero when nothing).
+    function getVerification(uint256 pactId, address oracle) external view returns (Verification memory) {
+        pactExists(pactId);
+        return verifications[pactId][oracle];
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    function checkOracles(address[] calldata oracles, uint8[] calldata weights) private view {
+        if (oracles.length == 0 || oracles.length > MAX_ORACLES) revert OracleCount(oracles.length, MAX_ORACLES);
+        if (oracles.length != weights.length) revert LengthMismatch(oracles.length, weights.length);
+        uint256 sum;
+        for (uint256 i = 0; i < oracles.length; i++) {
+            address o = oracles[i];
+            if (weights[i] == 0) revert ZeroWeight(o);
+            if (o == msg.sender) revert ConflictOfInterest(o);
+            for (uint256 j = 0; j < i; j++) {
+                if (oracles[j] == o) revert DuplicateOracle(o);
+            }
+            if (!registry.isActive(o)) revert OracleNotActive(o);
+            sum += weights[i];
+        }
+        if (sum != 100) revert WeightsSum(sum);
+    }
+
+    function emitCreated(uint256 pactId, Pact storage p, uint256 stake, uint256 deposit) private {
+        emit PactCreated(
+            pactId,
+            msg.sender,
+            p.initiator,
+            p.arbitrator,
+            p.specHash,
+            p.specUri,
+            p.deadline,
+            p.reviewPeriod,
+            p.threshold,
+            p.payment,
+            stake,
+            deposit,
+            p.oracles,
+            p.weights
+        );
+    }
+
+    function complete(uint256 pactId, Pact storage p, bool auto_) private {
+        p.status = Status.COMPLETED;
+        emit WorkApproved(pactId, msg.sender, auto_);
+        credit(pactId, p.seller, p.payment + p.sellerStake);
+        credit(pactId, p.buyer, p.buyerStake);
+    }
+
+    function refundCreator(uint256 pactId, Pact storage p) private {
+        if (p.initiator == Initiator.BUYER) {
+            credit(pactId, p.buyer, p.payment + p.buyerStake);
+        } else {
+            credit(pactId, p.seller, p.sellerStake);
+        }
+    }
+
+    function credit(uint256 pactId, address to, uint256 amount) private {
+        balances[to] += amount;
+        emit Payout(pactId, to, amount);
+    }
+
+    function creatorOf(Pact storage p) private view returns (address) {
+        return p.initiator == Initiator.BUYER ? p.buyer : p.seller;
+    }
+
+    function isPactOracle(Pact storage p, address who) private view returns (bool) {
+        for (uint256 i = 0; i < p.oracles.length; i++) {
+            if (p.oracles[i] == who) return true;
+        }
+        return false;
+    }
+
+    function pactExists(uint256 pactId) private view returns (Pact storage p) {
+        if (pactId >= pactCount) revert PactNotFound(pactId);
+        p = pacts[pactId];
+    }
+
+    function pactAt(uint256 pactId, Status want) private view returns (Pact storage p) {
+        p = pactExists(pactId);
+        if (p.status != want) revert WrongStatus(p.status, want);
+    }
+}

@@ -1,0 +1,97 @@
+//! Deploys OracleRegistry and then AgentPact pointing at it.
+
+use alloy::{
+    contract::RawCallBuilder,
+    primitives::{Address, U256},
+    providers::{PendingTransactionError, Provider},
+};
+
+use crate::{AgentPact, OracleRegistry};
+
+/// Settings of a deployment that the contracts fix at construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeployOptions {
+    /// The least stake, in wei, an oracle must put up to register.
+    pub min_oracle_stake: U256,
+    /// Seconds between an oracle deregistering and withdrawing its stake.
+    pub oracle_cooldown_secs: u64,
+}
+
+impl Default for DeployOptions {
+    /// 0.01 ETH minimum oracle stake and a 7-day cooldown.
+    fn default() -> Self {
+        Self {
+            min_oracle_stake: U256::from(10_000_000_000_000_000u64),
+            oracle_cooldown_secs: 7 * 24 * 60 * 60,
+        }
+    }
+}
+
+/// Where the contracts landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deployment {
+    /// The AgentPact escrow contract.
+    pub agent_pact: Address,
+    /// The OracleRegistry contract.
+    pub oracle_registry: Address,
+    /// The block of the first deployment transaction: an indexer starts here.
+    pub block: u64,
+}
+
+/// Why a deployment failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    /// The node refused or failed the deployment transaction.
+    #[error("sending the {contract} deployment failed: {source}")]
+    Send {
+        /// Which contract.
+        contract: &'static str,
+        /// What the node said.
+        source: alloy::contract::Error,
+    },
+    /// The transaction was sent but its receipt never came.
+    #[error("waiting for the {contract} deployment receipt failed: {source}")]
+    Receipt {
+        /// Which contract.
+        contract: &'static str,
+        /// What went wrong.
+        source: PendingTransactionError,
+    },
+    /// The transaction was mined but reverted or created no contract.
+    #[error("the {contract} deployment transaction {tx} was mined but created no contract")]
+    Reverted {
+        /// Which contract.
+        contract: &'static str,
+        /// The transaction hash.
+        tx: alloy::primitives::TxHash,
+    },
+}
+
+/// Deploys OracleRegistry, then AgentPact bound to it, from the provider's default sender.
+pub async fn deploy<P: Provider>(provider: P, options: DeployOptions) -> Result<Deployment, DeployError> {
+    let registry = OracleRegistry::deploy_builder(
+        &provider,
+        options.min_oracle_stake,
+        options.oracle_cooldown_secs,
+    );
+    let (oracle_registry, block) = send_deployment("OracleRegistry", registry).await?;
+    let pact = AgentPact::deploy_builder(&provider, oracle_registry);
+    let (agent_pact, _) = send_deployment("AgentPact", pact).await?;
+    Ok(Deployment { agent_pact, oracle_registry, block })
+}
+
+async fn send_deployment<P: Provider>(
+    contract: &'static str,
+    call: RawCallBuilder<P>,
+) -> Result<(Address, u64), DeployError> {
+    let pending = call.send().await.map_err(|source| DeployError::Send { contract, source })?;
+    let receipt = pending
+        .get_receipt()
+        .await
+        .map_err(|source| DeployError::Receipt { contract, source })?;
+    match (receipt.status(), receipt.contract_address, receipt.block_number) {
+        (true, Some(address), Some(block)) => Ok((address, block)),
+        _ => Err(DeployError::Reverted { contract, tx: receipt.transaction_hash }),
+    }
+}

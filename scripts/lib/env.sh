@@ -1,0 +1,13 @@
+# Sourced by the project scripts: one build environment for every cargo call, so a build started
+# by hand, by scripts/test and by CI share one target dir and never rebuild each other's work.
+
+# A target dir outside the clone: a fresh checkout (CI) reuses the dependencies already built.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/agentpact/target}"
+
+# mold links several times faster than ld; use it when installed (scripts/install-tools tries).
+if [ -z "${RUSTFLAGS+x}" ] && command -v mold >/dev/null 2>&1; then
+  export RUSTFLAGS="-C link-arg=-fuse-ld=mold"
+fi
+
+# 2 cores: keep the test runner from starting more anvils than the machine can serve.
+export NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-4}"

@@ -1,0 +1,141 @@
+//! An anvil with both contracts deployed, and what contract tests need around it.
+
+use alloy::{
+    contract::{CallBuilder, CallDecoder},
+    network::TransactionBuilder,
+    node_bindings::AnvilInstance,
+    primitives::{Address, B256, U256},
+    providers::{DynProvider, Provider, ProviderBuilder},
+    rpc::types::TransactionReceipt,
+    sol_types::SolInterface,
+};
+use agentpact_contracts::{
+    AgentPact::{self, AgentPactInstance},
+    DeployOptions, Deployment, OracleRegistry::{self, OracleRegistryInstance},
+};
+
+use crate::{HarnessError, anvil};
+
+/// The local development chain id anvil uses by default.
+pub const ANVIL_CHAIN_ID: u64 = 31_337;
+/// Base Sepolia's chain id; tests of remote-network support run anvil with it.
+pub const BASE_SEPOLIA_CHAIN_ID: u64 = 84_532;
+
+/// A private anvil with OracleRegistry and AgentPact deployed from account 0.
+///
+/// The provider signs locally with the anvil dev keys; pick the sender of a call with `.from(addr)`.
+pub struct TestChain {
+    /// The node; dropping the chain stops it.
+    pub anvil: AnvilInstance,
+    /// A provider that can sign for every account in [`TestChain::accounts`].
+    pub provider: DynProvider,
+    /// Where the contracts are.
+    pub deployment: Deployment,
+    /// The funded dev accounts (10,000 ETH each at start).
+    pub accounts: Vec<Address>,
+    /// The options the contracts were deployed with.
+    pub options: DeployOptions,
+}
+
+/// A mined transaction and what it cost its sender in gas.
+#[derive(Debug)]
+pub struct Mined {
+    /// The receipt.
+    pub receipt: TransactionReceipt,
+    /// gas used × effective gas price, in wei.
+    pub gas_cost: U256,
+}
+
+impl TestChain {
+    /// Starts anvil with the local chain id and deploys with default options.
+    pub async fn start() -> Result<Self, HarnessError> {
+        Self::start_with(ANVIL_CHAIN_ID, DeployOptions::default()).await
+    }
+
+    /// Starts anvil with `chain_id` and deploys with `options`.
+    pub async fn start_with(chain_id: u64, options: DeployOptions) -> Result<Self, HarnessError> {
+        let anvil = anvil::spawn(chain_id)?;
+        let accounts = anvil.addresses().to_vec();
+        let wallet = anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
+        let provider = ProviderBuilder::new().wallet(wallet).connect_http(anvil.endpoint_url()).erased();
+        let deployment = agentpact_contracts::deploy(provider.clone(), options).await?;
+        Ok(Self { anvil, provider, deployment, accounts, options })
+    }
+
+    /// The AgentPact contract.
+    pub fn pact(&self) -> AgentPactInstance<DynProvider> {
+        AgentPact::new(self.deployment.agent_pact, self.provider.clone())
+    }
+
+    /// The OracleRegistry contract.
+    pub fn registry(&self) -> OracleRegistryInstance<DynProvider> {
+        OracleRegistry::new(self.deployment.oracle_registry, self.provider.clone())
+    }
+
+    /// The ETH balance of `who`, in wei.
+    pub async fn balance(&self, who: Address) -> Result<U256, HarnessError> {
+        Ok(self.provider.get_balance(who).await?)
+    }
+
+    /// The timestamp of the latest block.
+    pub async fn now(&self) -> Result<u64, HarnessError> {
+        let block = self.provider.get_block_number().await?;
+        let header = self
+            .provider
+            .get_block_by_number(block.into())
+            .await?
+            .ok_or_else(|| HarnessError::Process(format!("block {block} vanished")))?;
+        Ok(header.header.timestamp)
+    }
+
+    /// Moves the chain's clock forward by `secs` and mines a block at the new time.
+    pub async fn increase_time(&self, secs: u64) -> Result<(), HarnessError> {
+        let _: serde_json::Value = self.provider.raw_request("evm_increaseTime".into(), (secs,)).await?;
+        let _: serde_json::Value = self.provider.raw_request("evm_mine".into(), ()).await?;
+        Ok(())
+    }
+
+    /// Sends `value` wei from `from` to `to` (a plain transfer).
+    pub async fn transfer(&self, from: Address, to: Address, value: U256) -> Result<(), HarnessError> {
+        let tx = alloy::rpc::types::TransactionRequest::default().with_from(from).with_to(to).with_value(value);
+        let pending = self.provider.send_transaction(tx).await?;
+        pending
+            .get_receipt()
+            .await
+            .map_err(|e| HarnessError::Process(format!("transfer receipt: {e}")))?;
+        Ok(())
+    }
+}
+
+/// Sends a contract call, waits for its receipt and reports the gas it cost.
+/// A call that reverts returns the error carrying the revert data.
+pub async fn send<P: Provider, D: CallDecoder>(call: CallBuilder<P, D>) -> Result<Mined, alloy::contract::Error> {
+    let receipt = call.send().await?.get_receipt().await?;
+    let gas_cost = U256::from(receipt.gas_used) * U256::from(receipt.effective_gas_price);
+    Ok(Mined { receipt, gas_cost })
+}
+
+/// Sends a call that must revert and decodes the custom error it reverted with.
+///
+/// # Panics
+/// When the call succeeds, or reverts with data that is not one of `E`'s errors: both are test
+/// failures.
+pub async fn revert_of<E: SolInterface + std::fmt::Debug, P: Provider, D: CallDecoder>(call: CallBuilder<P, D>) -> E {
+    match send(call).await {
+        Ok(mined) => panic!("expected a revert, but the call was mined: {:?}", mined.receipt.transaction_hash),
+        Err(e) => match e.as_decoded_interface_error::<E>() {
+            Some(decoded) => decoded,
+            None => panic!("reverted, but not with a known custom error: {e}"),
+        },
+    }
+}
+
+/// A 32-byte value that is not zero, distinct for each `n` (spec and proof hashes in tests).
+pub fn hash(n: u64) -> B256 {
+    B256::from(U256::from(n) + U256::from(1u8))
+}
+
+/// `eth` whole ether in wei.
+pub fn ether(eth: u64) -> U256 {
+    U256::from(eth) * U256::from(10u64).pow(U256::from(18u8))
+}

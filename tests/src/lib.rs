@@ -1,0 +1,43 @@
+//! The AgentPact test harness: every test gets real parts of its own.
+//!
+//! - [`anvil`]: the pinned anvil binary, spawned on a free port, killed when dropped.
+//! - [`postgres`]: a fresh, migrated database on a Postgres server, dropped when dropped.
+//! - [`chain`]: a [`chain::TestChain`] — an anvil with both contracts deployed and helpers to send
+//!   transactions, decode custom errors, read balances and move time.
+//!
+//! Nothing here is a mock: tests run against a real anvil node and a real Postgres server, and
+//! many can run in parallel because nothing is shared between them.
+
+pub mod anvil;
+pub mod chain;
+pub mod postgres;
+pub mod receiver;
+
+/// Why the harness could not give a test the parts it asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// The pinned anvil binary is not installed.
+    #[error("anvil not found at {0}: run scripts/install-tools (or set ANVIL_BIN)")]
+    AnvilMissing(std::path::PathBuf),
+    /// anvil did not start.
+    #[error("anvil did not start: {0}")]
+    AnvilStart(#[from] alloy::node_bindings::NodeError),
+    /// The contracts could not be deployed.
+    #[error(transparent)]
+    Deploy(#[from] agentpact_contracts::DeployError),
+    /// A JSON-RPC call to anvil failed.
+    #[error("anvil RPC failed: {0}")]
+    Rpc(#[from] alloy::transports::TransportError),
+    /// No Postgres could be found or started.
+    #[error("{0}")]
+    NoPostgres(String),
+    /// A Postgres command failed.
+    #[error("postgres: {0}")]
+    Postgres(#[from] sqlx::Error),
+    /// Migrations did not apply.
+    #[error("migrations failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A local process (initdb, pg_ctl) failed.
+    #[error("{0}")]
+    Process(String),
+}

@@ -1,0 +1,273 @@
+//! A fresh, migrated Postgres database for each test.
+//!
+//! Where the server comes from, in order (DESIGN.md §External parts):
+//! 1. `DATABASE_URL`: a server someone runs; each test creates its own database there and drops it.
+//! 2. A private throw-away cluster from the local PostgreSQL install (`initdb` + `pg_ctl` in a
+//!    temp dir). PostgreSQL refuses to run as root, so as root it runs them as user `postgres`.
+//! 3. A `postgres` container through testcontainers, when a Docker engine answers.
+//! 4. Otherwise an error that says how to get one.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::atomic::{AtomicU32, Ordering},
+};
+
+use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, PgPool, postgres::PgPoolOptions};
+use testcontainers::{
+    ContainerAsync, GenericImage, ImageExt,
+    core::{IntoContainerPort, WaitFor},
+    runners::AsyncRunner,
+};
+
+use crate::HarnessError;
+
+/// The schema every database starts with.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// A database of one test's own. Dropping it drops the database (and stops a private server).
+pub struct TestDatabase {
+    name: String,
+    url: String,
+    pool: PgPool,
+    server: Server,
+}
+
+/// What keeps the server alive for as long as the database is in use.
+enum Server {
+    /// Someone else's server (`DATABASE_URL`); we only drop our database.
+    External { admin_url: String },
+    /// A cluster this process started; stopped and deleted on drop.
+    Private { _cluster: PrivateCluster },
+    /// A container; removed on drop.
+    Container { _container: Box<ContainerAsync<GenericImage>> },
+}
+
+impl TestDatabase {
+    /// Creates a fresh database, applies `migrations/` and connects a small pool to it.
+    pub async fn create() -> Result<Self, HarnessError> {
+        let (admin_url, server) = match std::env::var("DATABASE_URL") {
+            Ok(url) if !url.is_empty() => (url.clone(), Server::External { admin_url: url }),
+            _ => start_server().await?,
+        };
+        let name = unique_name();
+        let mut admin = PgConnection::connect(&admin_url).await?;
+        let create = format!(r#"CREATE DATABASE "{name}""#);
+        admin.execute(sqlx::raw_sql(AssertSqlSafe(create))).await?;
+        admin.close().await?;
+
+        let url = with_database(&admin_url, &name);
+        let pool = PgPoolOptions::new().max_connections(4).connect(&url).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { name, url, pool, server })
+    }
+
+    /// The connection URL of this database.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The database's name (unique per test).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A pool connected to this database.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Server::External { admin_url } = &self.server {
+            // Drop runs inside the test's runtime; a thread with its own runtime can block on the
+            // DROP without stalling that runtime.
+            let (admin_url, name) = (admin_url.clone(), self.name.clone());
+            let dropped = std::thread::spawn(move || drop_database(&admin_url, &name)).join();
+            if let Ok(Err(e)) = dropped {
+                eprintln!("warning: could not drop test database {}: {e}", self.name);
+            }
+        }
+    }
+}
+
+fn drop_database(admin_url: &str, name: &str) -> Result<(), sqlx::Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let mut admin = PgConnection::connect(admin_url).await?;
+        let sql = format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#);
+        admin.execute(sqlx::raw_sql(AssertSqlSafe(sql))).await?;
+        admin.close().await
+    })
+}
+
+/// A name no other test of any process on this machine will pick at the same time.
+fn unique_name() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("agentpact_test_{}_{n}_{nanos}", std::process::id())
+}
+
+/// `url` with its path (database name) replaced by `database`.
+fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[authority_end..].find('/') {
+        Some(slash) => &base[..authority_end + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{base}/{database}?{q}"),
+        None => format!("{base}/{database}"),
+    }
+}
+
+async fn start_server() -> Result<(String, Server), HarnessError> {
+    let cluster_error = match PrivateCluster::start() {
+        Ok(cluster) => return Ok((cluster.url(), Server::Private { _cluster: cluster })),
+        Err(e) => e,
+    };
+    let docker_error = match start_container().await {
+        Ok(found) => return Ok(found),
+        Err(e) => e,
+    };
+    Err(HarnessError::NoPostgres(format!(
+        "no Postgres for the tests. Set DATABASE_URL to a server the tests may create databases on \
+         (e.g. postgres://postgres@127.0.0.1:5432/postgres), or install PostgreSQL (initdb, pg_ctl), \
+         or start a Docker engine.\n  private cluster: {cluster_error}\n  docker: {docker_error}"
+    )))
+}
+
+async fn start_container() -> Result<(String, Server), String> {
+    let docker_socket = Path::new("/var/run/docker.sock").exists();
+    if std::env::var_os("DOCKER_HOST").is_none() && !docker_socket {
+        return Err("no Docker engine (no DOCKER_HOST, no /var/run/docker.sock)".into());
+    }
+    let container = GenericImage::new("postgres", "16-alpine")
+        .with_exposed_port(5432.tcp())
+        .with_wait_for(WaitFor::message_on_stderr("database system is ready to accept connections"))
+        .with_env_var("POSTGRES_HOST_AUTH_METHOD", "trust")
+        .start()
+        .await
+        .map_err(|e| e.to_string())?;
+    let port = container.get_host_port_ipv4(5432).await.map_err(|e| e.to_string())?;
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    Ok((url, Server::Container { _container: Box::new(container) }))
+}
+
+/// A PostgreSQL cluster in a temp dir, listening on 127.0.0.1 on a free port.
+struct PrivateCluster {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+    run_as_postgres: bool,
+}
+
+impl PrivateCluster {
+    fn start() -> Result<Self, String> {
+        let bin = postgres_bin_dir().ok_or("initdb not found on PATH or under /usr/lib/postgresql")?;
+        let dir = std::env::temp_dir().join(unique_name());
+        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let port = free_port()?;
+        let cluster = Self { dir, bin, port, run_as_postgres: is_root() };
+        if cluster.run_as_postgres {
+            cluster.run(Command::new("chown").args(["-R", "postgres:"]).arg(&cluster.dir))?;
+        }
+        let data = cluster.dir.join("data");
+        let socket_dir = cluster.dir.display().to_string();
+        let log = cluster.dir.join("log");
+        cluster.run(
+            cluster
+                .command("initdb")
+                .args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "-D"])
+                .arg(&data),
+        )?;
+        let options = format!("-p {port} -k {socket_dir} -h 127.0.0.1 -F");
+        cluster.run(cluster.command("pg_ctl").args(["-w", "-o", &options, "-l"]).arg(&log).arg("-D").arg(&data).arg("start"))?;
+        Ok(cluster)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// A command for one of the server's programs, run as `postgres` when we are root.
+    fn command(&self, program: &str) -> Command {
+        let program = self.bin.join(program);
+        if self.run_as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(program);
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    fn run(&self, command: &mut Command) -> Result<(), String> {
+        let out = command.output().map_err(|e| format!("{command:?}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{command:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+        }
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let stopped = self.run(self.command("pg_ctl").args(["-m", "immediate", "-D"]).arg(&data).arg("stop"));
+        if let Err(e) = stopped {
+            eprintln!("warning: could not stop the private Postgres cluster: {e}");
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn postgres_bin_dir() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .find(|dir| dir.join("initdb").is_file());
+    on_path.or_else(|| {
+        let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|bin| bin.join("initdb").is_file())
+            .collect();
+        versions.sort_by_key(|p| p.parent().and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok()));
+        versions.pop()
+    })
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn with_database_replaces_only_the_path() {
+        assert_eq!(with_database("postgres://u@h:5432/postgres", "x"), "postgres://u@h:5432/x");
+        assert_eq!(with_database("postgres://u@h:5432", "x"), "postgres://u@h:5432/x");
+        assert_eq!(
+            with_database("postgres://u:p@h/db?sslmode=disable", "x"),
+            "postgres://u:p@h/x?sslmode=disable"
+        );
+    }
+}
