@@ -35,6 +35,10 @@ pub struct TestChain {
     pub accounts: Vec<Address>,
     /// The options the contracts were deployed with.
     pub options: DeployOptions,
+    /// The AgentPact contract.
+    pub pact: AgentPactInstance<DynProvider>,
+    /// The OracleRegistry contract.
+    pub registry: OracleRegistryInstance<DynProvider>,
 }
 
 /// A mined transaction and what it cost its sender in gas.
@@ -59,17 +63,9 @@ impl TestChain {
         let wallet = anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
         let provider = ProviderBuilder::new().wallet(wallet).connect_http(anvil.endpoint_url()).erased();
         let deployment = agentpact_contracts::deploy(provider.clone(), options).await?;
-        Ok(Self { anvil, provider, deployment, accounts, options })
-    }
-
-    /// The AgentPact contract.
-    pub fn pact(&self) -> AgentPactInstance<DynProvider> {
-        AgentPact::new(self.deployment.agent_pact, self.provider.clone())
-    }
-
-    /// The OracleRegistry contract.
-    pub fn registry(&self) -> OracleRegistryInstance<DynProvider> {
-        OracleRegistry::new(self.deployment.oracle_registry, self.provider.clone())
+        let pact = AgentPact::new(deployment.agent_pact, provider.clone());
+        let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
+        Ok(Self { anvil, provider, deployment, accounts, options, pact, registry })
     }
 
     /// The ETH balance of `who`, in wei.

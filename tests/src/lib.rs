@@ -10,6 +10,7 @@
 
 pub mod anvil;
 pub mod chain;
+pub mod pacts;
 pub mod postgres;
 pub mod receiver;
 
@@ -25,6 +26,9 @@ pub enum HarnessError {
     /// The contracts could not be deployed.
     #[error(transparent)]
     Deploy(#[from] agentpact_contracts::DeployError),
+    /// A contract call or transaction failed (the error carries any revert data).
+    #[error("contract call failed: {0}")]
+    Contract(#[from] alloy::contract::Error),
     /// A JSON-RPC call to anvil failed.
     #[error("anvil RPC failed: {0}")]
     Rpc(#[from] alloy::transports::TransportError),

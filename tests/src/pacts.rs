@@ -1,0 +1,202 @@
+//! A cast of actors on a [`TestChain`] and steps that walk a pact through its lifecycle, so a test
+//! reads as the story it checks.
+
+use alloy::primitives::{Address, U256};
+use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+
+use crate::{
+    HarnessError,
+    chain::{Mined, TestChain, hash, send},
+};
+
+/// Review period of the standard terms, in seconds (one day).
+pub const REVIEW_PERIOD: u64 = 24 * 60 * 60;
+/// Deadline of the standard terms, in seconds from now (seven days).
+pub const DEADLINE_IN: u64 = 7 * 24 * 60 * 60;
+/// Pass threshold of the standard terms.
+pub const THRESHOLD: u8 = 70;
+/// Oracle weights of the standard terms, in the order of [`Cast::oracles`].
+pub const WEIGHTS: [u8; 2] = [60, 40];
+
+/// Who plays which part. Accounts 0 deploys; the rest are distinct funded dev accounts.
+#[derive(Debug, Clone)]
+pub struct Cast {
+    /// Pays for the work.
+    pub buyer: Address,
+    /// Does the work.
+    pub seller: Address,
+    /// Judges disputes.
+    pub arbitrator: Address,
+    /// Registered, active oracles.
+    pub oracles: Vec<Address>,
+    /// Anyone else.
+    pub stranger: Address,
+}
+
+/// A chain with contracts, registered oracles and a cast.
+pub struct Market {
+    /// The chain.
+    pub chain: TestChain,
+    /// The actors.
+    pub cast: Cast,
+}
+
+impl Market {
+    /// Starts a chain and registers two oracles at the minimum stake.
+    pub async fn open() -> Result<Self, HarnessError> {
+        let chain = TestChain::start().await?;
+        let a = &chain.accounts;
+        let cast = Cast { buyer: a[1], seller: a[2], arbitrator: a[3], oracles: vec![a[4], a[5]], stranger: a[6] };
+        let market = Self { chain, cast };
+        for oracle in market.cast.oracles.clone() {
+            market.register_oracle(oracle).await?;
+        }
+        Ok(market)
+    }
+
+    /// Registers `who` as an oracle with the minimum stake.
+    pub async fn register_oracle(&self, who: Address) -> Result<Mined, HarnessError> {
+        let call = self
+            .chain
+            .registry
+            .register(vec!["code-review".into(), "testing".into()])
+            .from(who)
+            .value(self.chain.options.min_oracle_stake);
+        Ok(send(call).await?)
+    }
+
+    /// The standard terms: `payment` wei, deadline in seven days, the cast's oracles at 60/40,
+    /// threshold 70, a one-day review period.
+    pub async fn terms(&self, initiator: Initiator, payment: U256) -> Result<AgentPact::Terms, HarnessError> {
+        Ok(AgentPact::Terms {
+            initiator: initiator.code(),
+            specHash: hash(1),
+            specUri: "ipfs://QmSpec".into(),
+            deadline: self.chain.now().await? + DEADLINE_IN,
+            reviewPeriod: REVIEW_PERIOD,
+            threshold: THRESHOLD,
+            arbitrator: self.cast.arbitrator,
+            payment,
+            oracles: self.cast.oracles.clone(),
+            weights: WEIGHTS.to_vec(),
+        })
+    }
+
+    /// The creator of a pact started by `initiator`.
+    pub fn creator(&self, initiator: Initiator) -> Address {
+        match initiator {
+            Initiator::Buyer => self.cast.buyer,
+            Initiator::Seller => self.cast.seller,
+        }
+    }
+
+    /// The party that accepts a pact started by `initiator`.
+    pub fn accepter(&self, initiator: Initiator) -> Address {
+        self.creator(initiator.counterparty())
+    }
+
+    /// Creates a pact with `terms`, depositing what its creator owes. Returns its id.
+    pub async fn create(&self, terms: AgentPact::Terms) -> Result<(U256, Mined), HarnessError> {
+        let initiator = Initiator::try_from(terms.initiator).map_err(|e| HarnessError::Process(e.to_string()))?;
+        let deposit = creator_deposit(initiator, terms.payment);
+        let id = self.chain.pact.pactCount().call().await?;
+        let call = self.chain.pact.createPact(terms).from(self.creator(initiator)).value(deposit);
+        let mined = send(call).await?;
+        Ok((id, mined))
+    }
+
+    /// Creates a pact with the standard terms and has the counterparty accept it: FUNDED.
+    pub async fn funded(&self, initiator: Initiator, payment: U256) -> Result<U256, HarnessError> {
+        let (id, _) = self.create(self.terms(initiator, payment).await?).await?;
+        self.accept(id, initiator, payment).await?;
+        Ok(id)
+    }
+
+    /// The counterparty accepts pact `id`, depositing what it owes.
+    pub async fn accept(&self, id: U256, initiator: Initiator, payment: U256) -> Result<Mined, HarnessError> {
+        let call = self
+            .chain
+            .pact
+            .acceptPact(id)
+            .from(self.accepter(initiator))
+            .value(accepter_deposit(initiator, payment));
+        Ok(send(call).await?)
+    }
+
+    /// The seller starts and submits work on a FUNDED pact: PENDING_VERIFY.
+    pub async fn submitted(&self, id: U256) -> Result<(), HarnessError> {
+        let pact = &self.chain.pact;
+        send(pact.startWork(id).from(self.cast.seller)).await?;
+        send(pact.submitWork(id, hash(2)).from(self.cast.seller)).await?;
+        Ok(())
+    }
+
+    /// Each oracle submits the score at its position in `scores`.
+    pub async fn score(&self, id: U256, scores: &[u8]) -> Result<(), HarnessError> {
+        for (oracle, score) in self.cast.oracles.iter().zip(scores) {
+            let call = self.chain.pact.submitVerification(id, *score, hash(3)).from(*oracle);
+            send(call).await?;
+        }
+        Ok(())
+    }
+
+    /// Oracles score `scores` and a stranger finalizes.
+    pub async fn verified(&self, id: U256, scores: &[u8]) -> Result<(), HarnessError> {
+        self.score(id, scores).await?;
+        send(self.chain.pact.finalizeVerification(id).from(self.cast.stranger)).await?;
+        Ok(())
+    }
+
+    /// A pact walked to PENDING_APPROVAL with passing scores.
+    pub async fn pending_approval(&self, initiator: Initiator, payment: U256) -> Result<U256, HarnessError> {
+        let id = self.funded(initiator, payment).await?;
+        self.submitted(id).await?;
+        self.verified(id, &[90, 80]).await?;
+        Ok(id)
+    }
+
+    /// The pact's status.
+    pub async fn status(&self, id: U256) -> Result<PactStatus, HarnessError> {
+        let pact = self.chain.pact.getPact(id).call().await?;
+        PactStatus::try_from(pact.status).map_err(|e| HarnessError::Process(e.to_string()))
+    }
+
+    /// Wei credited to `who` and not yet withdrawn.
+    pub async fn credit(&self, who: Address) -> Result<U256, HarnessError> {
+        Ok(self.chain.pact.balances(who).call().await?)
+    }
+
+    /// `who` withdraws its credits; checks that its ETH balance rose by exactly the credit less gas
+    /// and returns the amount withdrawn.
+    pub async fn withdraw_all(&self, who: Address) -> Result<U256, HarnessError> {
+        let credit = self.credit(who).await?;
+        let before = self.chain.balance(who).await?;
+        let mined = send(self.chain.pact.withdraw().from(who)).await?;
+        let after = self.chain.balance(who).await?;
+        if after + mined.gas_cost != before + credit {
+            return Err(HarnessError::Process(format!(
+                "withdraw of {credit} wei by {who}: balance went {before} -> {after} with gas {}",
+                mined.gas_cost
+            )));
+        }
+        Ok(credit)
+    }
+}
+
+/// 10% of `payment`: each side's stake.
+pub fn stake(payment: U256) -> U256 {
+    payment / U256::from(10u8)
+}
+
+/// What the creator of a pact started by `initiator` deposits.
+pub fn creator_deposit(initiator: Initiator, payment: U256) -> U256 {
+    match initiator {
+        Initiator::Buyer => payment + stake(payment),
+        Initiator::Seller => stake(payment),
+    }
+}
+
+/// What the accepter of a pact started by `initiator` deposits.
+pub fn accepter_deposit(initiator: Initiator, payment: U256) -> U256 {
+    creator_deposit(initiator.counterparty(), payment)
+}
