@@ -125,9 +125,13 @@ impl Market {
 
     /// The seller starts and submits work on a FUNDED pact: PENDING_VERIFY.
     pub async fn submitted(&self, id: U256) -> Result<(), HarnessError> {
-        let pact = &self.chain.pact;
-        send(pact.startWork(id).from(self.cast.seller)).await?;
-        send(pact.submitWork(id, hash(2)).from(self.cast.seller)).await?;
+        send(self.chain.pact.startWork(id).from(self.cast.seller)).await?;
+        self.submit(id).await
+    }
+
+    /// The seller submits work on an IN_PROGRESS pact.
+    pub async fn submit(&self, id: U256) -> Result<(), HarnessError> {
+        send(self.chain.pact.submitWork(id, hash(2)).from(self.cast.seller)).await?;
         Ok(())
     }
 
