@@ -61,7 +61,17 @@ impl TestChain {
         let anvil = anvil::spawn(chain_id)?;
         let accounts = anvil.addresses().to_vec();
         let wallet = anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
-        let provider = ProviderBuilder::new().wallet(wallet).connect_http(anvil.endpoint_url()).erased();
+        // Simple nonce management: a nonce is read from the node for every transaction. The default
+        // cached manager hands out a nonce before gas estimation, so a call that reverts in
+        // estimation leaves a gap and the sender's next transaction never mines.
+        let provider = ProviderBuilder::new()
+            .disable_recommended_fillers()
+            .with_gas_estimation()
+            .with_simple_nonce_management()
+            .fetch_chain_id()
+            .wallet(wallet)
+            .connect_http(anvil.endpoint_url())
+            .erased();
         let deployment = agentpact_contracts::deploy(provider.clone(), options).await?;
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
