@@ -70,11 +70,8 @@ pub enum DeployError {
 
 /// Deploys OracleRegistry, then AgentPact bound to it, from the provider's default sender.
 pub async fn deploy<P: Provider>(provider: P, options: DeployOptions) -> Result<Deployment, DeployError> {
-    let registry = OracleRegistry::deploy_builder(
-        &provider,
-        options.min_oracle_stake,
-        options.oracle_cooldown_secs,
-    );
+    let registry =
+        OracleRegistry::deploy_builder(&provider, options.min_oracle_stake, options.oracle_cooldown_secs);
     let (oracle_registry, block) = send_deployment("OracleRegistry", registry).await?;
     let pact = AgentPact::deploy_builder(&provider, oracle_registry);
     let (agent_pact, _) = send_deployment("AgentPact", pact).await?;
@@ -86,10 +83,7 @@ async fn send_deployment<P: Provider>(
     call: RawCallBuilder<P>,
 ) -> Result<(Address, u64), DeployError> {
     let pending = call.send().await.map_err(|source| DeployError::Send { contract, source })?;
-    let receipt = pending
-        .get_receipt()
-        .await
-        .map_err(|source| DeployError::Receipt { contract, source })?;
+    let receipt = pending.get_receipt().await.map_err(|source| DeployError::Receipt { contract, source })?;
     match (receipt.status(), receipt.contract_address, receipt.block_number) {
         (true, Some(address), Some(block)) => Ok((address, block)),
         _ => Err(DeployError::Reverted { contract, tx: receipt.transaction_hash }),

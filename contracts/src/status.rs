@@ -91,10 +91,7 @@ impl TryFrom<u8> for PactStatus {
     type Error = UnknownCode;
 
     fn try_from(code: u8) -> Result<Self, Self::Error> {
-        Self::ALL
-            .get(usize::from(code))
-            .copied()
-            .ok_or(UnknownCode { kind: "status", code })
+        Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: "status", code })
     }
 }
 

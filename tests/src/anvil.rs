@@ -30,8 +30,5 @@ pub fn spawn(chain_id: u64) -> Result<AnvilInstance, HarnessError> {
     if !bin.is_file() {
         return Err(HarnessError::AnvilMissing(bin));
     }
-    Ok(Anvil::at(bin)
-        .chain_id(chain_id)
-        .args(["--accounts", &ACCOUNTS.to_string()])
-        .try_spawn()?)
+    Ok(Anvil::at(bin).chain_id(chain_id).args(["--accounts", &ACCOUNTS.to_string()]).try_spawn()?)
 }

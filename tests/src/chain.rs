@@ -1,5 +1,10 @@
 //! An anvil with both contracts deployed, and what contract tests need around it.
 
+use agentpact_contracts::{
+    AgentPact::{self, AgentPactInstance},
+    DeployOptions, Deployment,
+    OracleRegistry::{self, OracleRegistryInstance},
+};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     network::TransactionBuilder,
@@ -8,10 +13,6 @@ use alloy::{
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::types::TransactionReceipt,
     sol_types::SolInterface,
-};
-use agentpact_contracts::{
-    AgentPact::{self, AgentPactInstance},
-    DeployOptions, Deployment, OracleRegistry::{self, OracleRegistryInstance},
 };
 
 use crate::{HarnessError, anvil};
@@ -60,7 +61,8 @@ impl TestChain {
     pub async fn start_with(chain_id: u64, options: DeployOptions) -> Result<Self, HarnessError> {
         let anvil = anvil::spawn(chain_id)?;
         let accounts = anvil.addresses().to_vec();
-        let wallet = anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
+        let wallet =
+            anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
         // Simple nonce management: a nonce is read from the node for every transaction. The default
         // cached manager hands out a nonce before gas estimation, so a call that reverts in
         // estimation leaves a gap and the sender's next transaction never mines.
@@ -103,19 +105,19 @@ impl TestChain {
 
     /// Sends `value` wei from `from` to `to` (a plain transfer).
     pub async fn transfer(&self, from: Address, to: Address, value: U256) -> Result<(), HarnessError> {
-        let tx = alloy::rpc::types::TransactionRequest::default().with_from(from).with_to(to).with_value(value);
+        let tx =
+            alloy::rpc::types::TransactionRequest::default().with_from(from).with_to(to).with_value(value);
         let pending = self.provider.send_transaction(tx).await?;
-        pending
-            .get_receipt()
-            .await
-            .map_err(|e| HarnessError::Process(format!("transfer receipt: {e}")))?;
+        pending.get_receipt().await.map_err(|e| HarnessError::Process(format!("transfer receipt: {e}")))?;
         Ok(())
     }
 }
 
 /// Sends a contract call, waits for its receipt and reports the gas it cost.
 /// A call that reverts returns the error carrying the revert data.
-pub async fn send<P: Provider, D: CallDecoder>(call: CallBuilder<P, D>) -> Result<Mined, alloy::contract::Error> {
+pub async fn send<P: Provider, D: CallDecoder>(
+    call: CallBuilder<P, D>,
+) -> Result<Mined, alloy::contract::Error> {
     let receipt = call.send().await?.get_receipt().await?;
     let gas_cost = U256::from(receipt.gas_used) * U256::from(receipt.effective_gas_price);
     Ok(Mined { receipt, gas_cost })
@@ -126,9 +128,13 @@ pub async fn send<P: Provider, D: CallDecoder>(call: CallBuilder<P, D>) -> Resul
 /// # Panics
 /// When the call succeeds, or reverts with data that is not one of `E`'s errors: both are test
 /// failures.
-pub async fn revert_of<E: SolInterface + std::fmt::Debug, P: Provider, D: CallDecoder>(call: CallBuilder<P, D>) -> E {
+pub async fn revert_of<E: SolInterface + std::fmt::Debug, P: Provider, D: CallDecoder>(
+    call: CallBuilder<P, D>,
+) -> E {
     match send(call).await {
-        Ok(mined) => panic!("expected a revert, but the call was mined: {:?}", mined.receipt.transaction_hash),
+        Ok(mined) => {
+            panic!("expected a revert, but the call was mined: {:?}", mined.receipt.transaction_hash)
+        }
         Err(e) => match e.as_decoded_interface_error::<E>() {
             Some(decoded) => decoded,
             None => panic!("reverted, but not with a known custom error: {e}"),

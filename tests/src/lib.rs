@@ -25,10 +25,10 @@ pub enum HarnessError {
     AnvilStart(#[from] alloy::node_bindings::NodeError),
     /// The contracts could not be deployed.
     #[error(transparent)]
-    Deploy(#[from] agentpact_contracts::DeployError),
+    Deploy(Box<agentpact_contracts::DeployError>),
     /// A contract call or transaction failed (the error carries any revert data).
     #[error("contract call failed: {0}")]
-    Contract(#[from] alloy::contract::Error),
+    Contract(Box<alloy::contract::Error>),
     /// A JSON-RPC call to anvil failed.
     #[error("anvil RPC failed: {0}")]
     Rpc(#[from] alloy::transports::TransportError),
@@ -44,4 +44,16 @@ pub enum HarnessError {
     /// A local process (initdb, pg_ctl) failed.
     #[error("{0}")]
     Process(String),
+}
+
+impl From<agentpact_contracts::DeployError> for HarnessError {
+    fn from(e: agentpact_contracts::DeployError) -> Self {
+        Self::Deploy(Box::new(e))
+    }
+}
+
+impl From<alloy::contract::Error> for HarnessError {
+    fn from(e: alloy::contract::Error) -> Self {
+        Self::Contract(Box::new(e))
+    }
 }

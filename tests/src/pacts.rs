@@ -1,8 +1,8 @@
 //! A cast of actors on a [`TestChain`] and steps that walk a pact through its lifecycle, so a test
 //! reads as the story it checks.
 
-use alloy::primitives::{Address, U256};
 use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use alloy::primitives::{Address, U256};
 
 use crate::{
     HarnessError,
@@ -46,7 +46,8 @@ impl Market {
     pub async fn open() -> Result<Self, HarnessError> {
         let chain = TestChain::start().await?;
         let a = &chain.accounts;
-        let cast = Cast { buyer: a[1], seller: a[2], arbitrator: a[3], oracles: vec![a[4], a[5]], stranger: a[6] };
+        let cast =
+            Cast { buyer: a[1], seller: a[2], arbitrator: a[3], oracles: vec![a[4], a[5]], stranger: a[6] };
         let market = Self { chain, cast };
         for oracle in market.cast.oracles.clone() {
             market.register_oracle(oracle).await?;
@@ -97,7 +98,8 @@ impl Market {
 
     /// Creates a pact with `terms`, depositing what its creator owes. Returns its id.
     pub async fn create(&self, terms: AgentPact::Terms) -> Result<(U256, Mined), HarnessError> {
-        let initiator = Initiator::try_from(terms.initiator).map_err(|e| HarnessError::Process(e.to_string()))?;
+        let initiator =
+            Initiator::try_from(terms.initiator).map_err(|e| HarnessError::Process(e.to_string()))?;
         let deposit = creator_deposit(initiator, terms.payment);
         let id = self.chain.pact.pactCount().call().await?;
         let call = self.chain.pact.createPact(terms).from(self.creator(initiator)).value(deposit);

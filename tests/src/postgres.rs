@@ -188,7 +188,15 @@ impl PrivateCluster {
                 .arg(&data),
         )?;
         let options = format!("-p {port} -k {socket_dir} -h 127.0.0.1 -F");
-        cluster.run(cluster.command("pg_ctl").args(["-w", "-o", &options, "-l"]).arg(&log).arg("-D").arg(&data).arg("start"))?;
+        cluster.run(
+            cluster
+                .command("pg_ctl")
+                .args(["-w", "-o", &options, "-l"])
+                .arg(&log)
+                .arg("-D")
+                .arg(&data)
+                .arg("start"),
+        )?;
         Ok(cluster)
     }
 
@@ -251,10 +259,7 @@ fn free_port() -> Result<u16, String> {
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 #[cfg(test)]

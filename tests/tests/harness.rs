@@ -20,7 +20,8 @@ async fn each_test_gets_a_fresh_migrated_database_that_is_dropped_afterwards() -
     assert!(migrated, "migrations were not applied");
 
     sqlx::query("CREATE TABLE only_in_a (x int)").execute(a.pool()).await?;
-    let in_b: bool = sqlx::query_scalar("SELECT to_regclass('only_in_a') IS NOT NULL").fetch_one(b.pool()).await?;
+    let in_b: bool =
+        sqlx::query_scalar("SELECT to_regclass('only_in_a') IS NOT NULL").fetch_one(b.pool()).await?;
     assert!(!in_b, "databases of two tests share tables");
 
     let url = a.url().to_owned();
@@ -38,7 +39,9 @@ async fn anvil_runs_as_base_sepolia_with_both_contracts_deployed() -> Result<(),
         assert!(!chain.provider.get_code_at(address).await?.is_empty(), "no code at {address}");
     }
     assert_eq!(chain.pact.registry().call().await?, chain.deployment.oracle_registry);
-    assert!(chain.deployment.block >= 1 && chain.deployment.block <= chain.provider.get_block_number().await?);
+    assert!(
+        chain.deployment.block >= 1 && chain.deployment.block <= chain.provider.get_block_number().await?
+    );
     Ok(())
 }
 

@@ -3,8 +3,9 @@
 
 use agentpact_contracts::{
     AgentPact::{self, AgentPactErrors},
-    Initiator, PactStatus,
+    Initiator,
     OracleRegistry::{self, OracleRegistryErrors},
+    PactStatus,
 };
 use agentpact_tests::{
     HarnessError,
@@ -50,7 +51,12 @@ impl Scene {
     }
 
     /// Has the hostile contract call the escrow with `call`, forwarding `value`.
-    fn exec<C: SolCall>(&self, target: Address, call: C, value: U256) -> alloy::contract::CallBuilder<&DynProvider, std::marker::PhantomData<HostileReceiver::execCall>> {
+    fn exec<C: SolCall>(
+        &self,
+        target: Address,
+        call: C,
+        value: U256,
+    ) -> alloy::contract::CallBuilder<&DynProvider, std::marker::PhantomData<HostileReceiver::execCall>> {
         self.hostile.exec(target, Bytes::from(call.abi_encode())).from(self.owner).value(value)
     }
 
@@ -110,7 +116,10 @@ async fn re_entering_during_a_pact_call_is_stopped() -> Result {
     s.configure(REENTER, AgentPact::claimTimeoutCall { pactId: other }).await?;
     send(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await?;
     let result = s.hostile.lastReentryResult().call().await?;
-    assert_eq!(AgentPactErrors::abi_decode(&result).ok(), Some(AgentPactErrors::Reentrancy(AgentPact::Reentrancy {})));
+    assert_eq!(
+        AgentPactErrors::abi_decode(&result).ok(),
+        Some(AgentPactErrors::Reentrancy(AgentPact::Reentrancy {}))
+    );
     assert_eq!(m.status(other).await?, PactStatus::Funded);
     assert_eq!(m.chain.balance(hostile).await?, payment() + stake(payment()));
     Ok(())
@@ -124,7 +133,8 @@ async fn a_receiver_that_refuses_payment_locks_only_its_own_credit() -> Result {
     let owed = payment() + stake(payment());
 
     s.configure(REFUSE, AgentPact::withdrawCall {}).await?;
-    let refused = revert_of::<AgentPactErrors, _, _>(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await;
+    let refused =
+        revert_of::<AgentPactErrors, _, _>(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await;
     assert_eq!(refused, AgentPactErrors::TransferFailed(AgentPact::TransferFailed {}));
     assert_eq!(m.credit(hostile).await?, owed, "a failed withdrawal keeps the credit");
 

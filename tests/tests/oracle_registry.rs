@@ -1,11 +1,11 @@
 //! OracleRegistry: join with a minimum stake and capabilities, raise the stake, change capabilities,
 //! leave with a cooldown before the stake comes back.
 
+use agentpact_contracts::OracleRegistry::{self, OracleRegistryErrors};
 use agentpact_tests::{
     HarnessError,
     chain::{TestChain, revert_of, send},
 };
-use agentpact_contracts::OracleRegistry::{self, OracleRegistryErrors};
 use alloy::primitives::U256;
 
 type Result = std::result::Result<(), HarnessError>;
@@ -76,7 +76,10 @@ async fn registry_refusals() -> Result {
     let (reg, oracle, stranger) = (&chain.registry, chain.accounts[4], chain.accounts[6]);
     let min = chain.options.min_oracle_stake;
     let less = min - U256::from(1u8);
-    assert_reverts!(reg.register(caps(&["x"])).from(oracle).value(less), StakeTooLow { sent: less, minimum: min });
+    assert_reverts!(
+        reg.register(caps(&["x"])).from(oracle).value(less),
+        StakeTooLow { sent: less, minimum: min }
+    );
     assert_reverts!(reg.register(vec![]).from(oracle).value(min), NoCapabilities {});
     assert_reverts!(reg.increaseStake().from(stranger).value(U256::from(1u8)), NotRegistered {});
     assert_reverts!(reg.updateCapabilities(caps(&["x"])).from(stranger), NotRegistered {});

@@ -58,7 +58,9 @@ async fn terms_that_cannot_be_honoured_are_refused() -> Result {
     let now = m.chain.now().await?;
     t.deadline = now - 1;
     let got = revert_of::<AgentPactErrors, _, _>(create(t)).await;
-    assert!(matches!(got, AgentPactErrors::DeadlineInPast(AgentPact::DeadlineInPast { deadline, .. }) if deadline == now - 1));
+    assert!(
+        matches!(got, AgentPactErrors::DeadlineInPast(AgentPact::DeadlineInPast { deadline, .. }) if deadline == now - 1)
+    );
 
     let mut t = good.clone();
     t.threshold = 101;
@@ -126,12 +128,8 @@ async fn an_oracle_that_left_the_registry_cannot_be_named() -> Result {
     let leaving = m.cast.oracles[1];
     send(m.chain.registry.deregister().from(leaving)).await?;
     let terms = m.terms(Initiator::Buyer, payment()).await?;
-    let create = m
-        .chain
-        .pact
-        .createPact(terms)
-        .from(m.cast.buyer)
-        .value(creator_deposit(Initiator::Buyer, payment()));
+    let create =
+        m.chain.pact.createPact(terms).from(m.cast.buyer).value(creator_deposit(Initiator::Buyer, payment()));
     assert_reverts!(create, OracleNotActive { oracle: leaving });
     Ok(())
 }
@@ -145,7 +143,10 @@ async fn accepting_needs_the_right_deposit_and_no_conflict_of_interest() -> Resu
         let accept = |who: Address, value: U256| m.chain.pact.acceptPact(id).from(who).value(value);
         let accepter = m.accepter(initiator);
 
-        assert_reverts!(accept(accepter, owed + U256::from(1u8)), WrongValue { sent: owed + U256::from(1u8), required: owed });
+        assert_reverts!(
+            accept(accepter, owed + U256::from(1u8)),
+            WrongValue { sent: owed + U256::from(1u8), required: owed }
+        );
         assert_reverts!(accept(accepter, U256::ZERO), WrongValue { sent: U256::ZERO, required: owed });
         let creator = m.creator(initiator);
         assert_reverts!(accept(creator, owed), ConflictOfInterest { who: creator });
@@ -180,7 +181,10 @@ async fn only_the_seller_works_and_only_in_order() -> Result {
     let (funded, in_progress) = (code(PactStatus::Funded), code(PactStatus::InProgress));
 
     assert_reverts!(pact.startWork(id).from(m.cast.buyer), NotSeller {});
-    assert_reverts!(pact.submitWork(id, hash(2)).from(m.cast.seller), WrongStatus { have: funded, want: in_progress });
+    assert_reverts!(
+        pact.submitWork(id, hash(2)).from(m.cast.seller),
+        WrongStatus { have: funded, want: in_progress }
+    );
     send(pact.startWork(id).from(m.cast.seller)).await?;
     assert_reverts!(pact.startWork(id).from(m.cast.seller), WrongStatus { have: in_progress, want: funded });
     assert_reverts!(pact.submitWork(id, hash(2)).from(m.cast.buyer), NotSeller {});
@@ -203,7 +207,10 @@ async fn only_named_oracles_score_once_within_range() -> Result {
     let (in_progress, pending) = (code(PactStatus::InProgress), code(PactStatus::PendingVerify));
 
     send(pact.startWork(id).from(m.cast.seller)).await?;
-    assert_reverts!(pact.submitVerification(id, 90, hash(3)).from(oracle), WrongStatus { have: in_progress, want: pending });
+    assert_reverts!(
+        pact.submitVerification(id, 90, hash(3)).from(oracle),
+        WrongStatus { have: in_progress, want: pending }
+    );
     m.submit(id).await?;
 
     // A registered oracle that this pact did not name.
@@ -245,7 +252,10 @@ async fn disputes_go_to_the_agreed_arbitrator_only() -> Result {
     let arbitrator = m.cast.arbitrator;
     let (id, _) = m.create(m.terms(Initiator::Buyer, payment()).await?).await?;
     let negotiating = code(PactStatus::Negotiating);
-    assert_reverts!(pact.raiseDispute(id, arbitrator).from(m.cast.buyer), NotDisputable { have: negotiating });
+    assert_reverts!(
+        pact.raiseDispute(id, arbitrator).from(m.cast.buyer),
+        NotDisputable { have: negotiating }
+    );
     m.accept(id, Initiator::Buyer, payment()).await?;
 
     assert_reverts!(pact.raiseDispute(id, arbitrator).from(m.cast.stranger), NotParty {});
@@ -255,7 +265,10 @@ async fn disputes_go_to_the_agreed_arbitrator_only() -> Result {
         ArbitratorMismatch { given: judge_of_my_choosing, agreed: arbitrator }
     );
     let (funded, disputed) = (code(PactStatus::Funded), code(PactStatus::Disputed));
-    assert_reverts!(pact.resolveDispute(id, true).from(arbitrator), WrongStatus { have: funded, want: disputed });
+    assert_reverts!(
+        pact.resolveDispute(id, true).from(arbitrator),
+        WrongStatus { have: funded, want: disputed }
+    );
 
     send(pact.raiseDispute(id, arbitrator).from(m.cast.seller)).await?;
     assert_reverts!(pact.raiseDispute(id, arbitrator).from(m.cast.buyer), NotDisputable { have: disputed });
@@ -272,9 +285,15 @@ async fn terminal_pacts_accept_nothing_more() -> Result {
     let id = m.pending_approval(Initiator::Buyer, payment()).await?;
     send(pact.approveWork(id).from(m.cast.buyer)).await?;
     let completed = code(PactStatus::Completed);
-    assert_reverts!(pact.approveWork(id).from(m.cast.buyer), WrongStatus { have: completed, want: code(PactStatus::PendingApproval) });
+    assert_reverts!(
+        pact.approveWork(id).from(m.cast.buyer),
+        WrongStatus { have: completed, want: code(PactStatus::PendingApproval) }
+    );
     assert_reverts!(pact.claimTimeout(id).from(m.cast.buyer), NoTimeoutFrom { have: completed });
-    assert_reverts!(pact.raiseDispute(id, m.cast.arbitrator).from(m.cast.buyer), NotDisputable { have: completed });
+    assert_reverts!(
+        pact.raiseDispute(id, m.cast.arbitrator).from(m.cast.buyer),
+        NotDisputable { have: completed }
+    );
     assert_eq!(m.credit(m.cast.seller).await?, payment() + stake(payment()), "paid twice");
     Ok(())
 }

@@ -56,7 +56,9 @@ struct Run {
 async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Result {
     // Two fixed seeds that reach every status (checked below), and one new seed each run to explore.
     let seeds: Vec<u64> = match std::env::var("AGENTPACT_SEED") {
-        Ok(seed) => vec![seed.parse().map_err(|_| HarnessError::Process(format!("AGENTPACT_SEED={seed} is not a u64")))?],
+        Ok(seed) => vec![
+            seed.parse().map_err(|_| HarnessError::Process(format!("AGENTPACT_SEED={seed} is not a u64")))?,
+        ],
         Err(_) => {
             let fresh = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -96,7 +98,15 @@ impl Run {
         for oracle in &actors.oracles[2..] {
             m.register_oracle(*oracle).await?;
         }
-        Ok(Self { m, actors, model: Escrow::default(), rng: StdRng::seed_from_u64(seed), refusals: 0, accepted: 0, reached: Default::default() })
+        Ok(Self {
+            m,
+            actors,
+            model: Escrow::default(),
+            rng: StdRng::seed_from_u64(seed),
+            refusals: 0,
+            accepted: 0,
+            reached: Default::default(),
+        })
     }
 
     async fn step(&mut self) -> Result {
@@ -167,7 +177,8 @@ impl Run {
 
     /// Mostly a pact that can still move, sometimes any pact.
     fn pick_pact(&mut self) -> usize {
-        let live: Vec<usize> = (0..self.model.pacts.len()).filter(|i| !self.model.pacts[*i].status.is_terminal()).collect();
+        let live: Vec<usize> =
+            (0..self.model.pacts.len()).filter(|i| !self.model.pacts[*i].status.is_terminal()).collect();
         match live.choose(&mut self.rng) {
             Some(id) if self.rng.random_bool(0.9) => *id,
             _ => self.rng.random_range(0..self.model.pacts.len()),
@@ -178,10 +189,16 @@ impl Run {
     fn random_action(&mut self, id: usize) -> Action {
         let rng = &mut self.rng;
         let fitting: &[Action] = match self.model.pacts[id].status {
-            PactStatus::Negotiating => &[Action::Accept, Action::Accept, Action::Cancel, Action::ClaimTimeout],
+            PactStatus::Negotiating => {
+                &[Action::Accept, Action::Accept, Action::Cancel, Action::ClaimTimeout]
+            }
             PactStatus::Funded => &[Action::Start, Action::Start, Action::RaiseDispute, Action::ClaimTimeout],
-            PactStatus::InProgress => &[Action::Submit, Action::Submit, Action::RaiseDispute, Action::ClaimTimeout],
-            PactStatus::PendingVerify => &[Action::Score(0), Action::Score(0), Action::Finalize, Action::RaiseDispute],
+            PactStatus::InProgress => {
+                &[Action::Submit, Action::Submit, Action::RaiseDispute, Action::ClaimTimeout]
+            }
+            PactStatus::PendingVerify => {
+                &[Action::Score(0), Action::Score(0), Action::Finalize, Action::RaiseDispute]
+            }
             PactStatus::PendingApproval => &[Action::Approve, Action::Reject, Action::AutoApprove],
             PactStatus::Disputed => &[Action::Resolve { seller_wins: true }, Action::ClaimTimeout],
             PactStatus::Completed | PactStatus::Refunded => &[],
@@ -218,7 +235,15 @@ impl Run {
         }
         let party = if rng.random_bool(0.5) { p.buyer } else { p.seller };
         match action {
-            Action::Accept => *self.actors.parties.iter().filter(|a| **a != p.creator).collect::<Vec<_>>().choose(rng).copied().unwrap_or(&anyone),
+            Action::Accept => *self
+                .actors
+                .parties
+                .iter()
+                .filter(|a| **a != p.creator)
+                .collect::<Vec<_>>()
+                .choose(rng)
+                .copied()
+                .unwrap_or(&anyone),
             Action::Cancel => p.creator,
             Action::Start | Action::Submit => p.seller,
             Action::Score(_) => *p.oracles.choose(rng).unwrap_or(&anyone),
@@ -239,7 +264,11 @@ impl Run {
             Ok(_) => {
                 let now = self.m.chain.now().await?;
                 let expected = self.model.outcome(id, action, caller, now);
-                assert!(expected.is_some(), "pact {id} in {}: {action:?} by {caller} was accepted; the model forbids it", p.status);
+                assert!(
+                    expected.is_some(),
+                    "pact {id} in {}: {action:?} by {caller} was accepted; the model forbids it",
+                    p.status
+                );
                 self.model.apply(id, action, caller, now);
                 self.reached.insert(self.model.pacts[id].status);
                 self.accepted += 1;
@@ -252,7 +281,11 @@ impl Run {
                 // forbid the call at one end of that window.
                 let allowed = self.model.outcome(id, action, caller, before).is_some()
                     && self.model.outcome(id, action, caller, before + CLOCK_SLACK).is_some();
-                assert!(!allowed, "pact {id} in {}: {action:?} by {caller} was refused ({decoded:?}); the model allows it", p.status);
+                assert!(
+                    !allowed,
+                    "pact {id} in {}: {action:?} by {caller} was refused ({decoded:?}); the model allows it",
+                    p.status
+                );
                 self.refusals += 1;
             }
         }
@@ -261,7 +294,12 @@ impl Run {
         Ok(())
     }
 
-    async fn send(&self, id: usize, action: Action, caller: Address) -> std::result::Result<Mined, alloy::contract::Error> {
+    async fn send(
+        &self,
+        id: usize,
+        action: Action,
+        caller: Address,
+    ) -> std::result::Result<Mined, alloy::contract::Error> {
         let pact = &self.m.chain.pact;
         let p = &self.model.pacts[id];
         let pid = U256::from(id);

@@ -29,13 +29,19 @@ async fn approved_work_pays_the_seller_and_returns_the_buyer_stake() -> Result {
 
         let before = chain.balance(creator).await?;
         let (id, mined) = m.create(m.terms(initiator, payment()).await?).await?;
-        assert_eq!(chain.balance(creator).await?, before - creator_deposit(initiator, payment()) - mined.gas_cost);
+        assert_eq!(
+            chain.balance(creator).await?,
+            before - creator_deposit(initiator, payment()) - mined.gas_cost
+        );
         assert_eq!(m.status(id).await?, PactStatus::Negotiating);
         assert_eq!(chain.balance(escrow).await?, creator_deposit(initiator, payment()));
 
         let before = chain.balance(accepter).await?;
         let mined = m.accept(id, initiator, payment()).await?;
-        assert_eq!(chain.balance(accepter).await?, before - accepter_deposit(initiator, payment()) - mined.gas_cost);
+        assert_eq!(
+            chain.balance(accepter).await?,
+            before - accepter_deposit(initiator, payment()) - mined.gas_cost
+        );
         assert_eq!(m.status(id).await?, PactStatus::Funded);
         assert_eq!(chain.balance(escrow).await?, payment() + stake(payment()) * U256::from(2u8));
 
@@ -198,7 +204,10 @@ async fn pact_ids_count_up_from_zero_and_the_terms_are_stored() -> Result {
     assert_eq!(p.seller, m.cast.seller);
     assert_eq!(p.buyer, alloy::primitives::Address::ZERO);
     assert_eq!((p.specHash, p.specUri.as_str()), (terms.specHash, terms.specUri.as_str()));
-    assert_eq!((p.deadline, p.reviewPeriod, p.threshold), (terms.deadline, terms.reviewPeriod, terms.threshold));
+    assert_eq!(
+        (p.deadline, p.reviewPeriod, p.threshold),
+        (terms.deadline, terms.reviewPeriod, terms.threshold)
+    );
     assert_eq!((p.oracles, p.weights), (terms.oracles, terms.weights));
     assert_eq!((p.payment, p.sellerStake, p.buyerStake), (payment(), stake(payment()), U256::ZERO));
     Ok(())

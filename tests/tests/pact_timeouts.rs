@@ -38,12 +38,17 @@ async fn an_unaccepted_pact_past_its_deadline_refunds_its_creator() -> Result {
         let (id, _) = m.create(m.terms(initiator, payment()).await?).await?;
         let deadline = m.chain.pact.getPact(id).call().await?.deadline;
 
-        let early = revert_of::<AgentPactErrors, _, _>(m.chain.pact.claimTimeout(id).from(m.cast.stranger)).await;
+        let early =
+            revert_of::<AgentPactErrors, _, _>(m.chain.pact.claimTimeout(id).from(m.cast.stranger)).await;
         assert_eq!(early, AgentPactErrors::DeadlineNotReached(AgentPact::DeadlineNotReached { deadline }));
 
         m.chain.increase_time(DEADLINE_IN + 1).await?;
         let late = revert_of::<AgentPactErrors, _, _>(
-            m.chain.pact.acceptPact(id).from(m.accepter(initiator)).value(creator_deposit(initiator.counterparty(), payment())),
+            m.chain
+                .pact
+                .acceptPact(id)
+                .from(m.accepter(initiator))
+                .value(creator_deposit(initiator.counterparty(), payment())),
         )
         .await;
         assert_eq!(late, AgentPactErrors::DeadlinePassed(AgentPact::DeadlinePassed { deadline }));
@@ -90,7 +95,8 @@ async fn silent_oracles_count_as_zero_once_the_verification_window_closes() -> R
     // Only the 60%-weight oracle answers, with 100: 60 < 70 once the other one counts as 0.
     m.score(id, &[100]).await?;
     let submitted_at = m.chain.pact.getPact(id).call().await?.submittedAt;
-    let open = revert_of::<AgentPactErrors, _, _>(m.chain.pact.finalizeVerification(id).from(m.cast.seller)).await;
+    let open =
+        revert_of::<AgentPactErrors, _, _>(m.chain.pact.finalizeVerification(id).from(m.cast.seller)).await;
     assert_eq!(
         open,
         AgentPactErrors::VerificationOpen(AgentPact::VerificationOpen {
@@ -102,7 +108,10 @@ async fn silent_oracles_count_as_zero_once_the_verification_window_closes() -> R
     m.chain.increase_time(VERIFICATION_PERIOD + 1).await?;
     send(m.chain.pact.finalizeVerification(id).from(m.cast.seller)).await?;
     let p = m.chain.pact.getPact(id).call().await?;
-    assert_eq!((PactStatus::try_from(p.status), p.finalScore, p.scoreCount), (Ok(PactStatus::Disputed), 60, 1));
+    assert_eq!(
+        (PactStatus::try_from(p.status), p.finalScore, p.scoreCount),
+        (Ok(PactStatus::Disputed), 60, 1)
+    );
     Ok(())
 }
 
@@ -128,9 +137,13 @@ async fn a_silent_arbitrator_ends_in_each_side_getting_back_what_it_put_in() -> 
         send(m.chain.pact.rejectWork(id).from(m.cast.buyer)).await?;
         let disputed_at = m.chain.pact.getPact(id).call().await?.disputedAt;
 
-        let early = revert_of::<AgentPactErrors, _, _>(m.chain.pact.claimTimeout(id).from(m.cast.seller)).await;
+        let early =
+            revert_of::<AgentPactErrors, _, _>(m.chain.pact.claimTimeout(id).from(m.cast.seller)).await;
         let ends_at = disputed_at + DISPUTE_PERIOD;
-        assert_eq!(early, AgentPactErrors::DisputePeriodActive(AgentPact::DisputePeriodActive { endsAt: ends_at }));
+        assert_eq!(
+            early,
+            AgentPactErrors::DisputePeriodActive(AgentPact::DisputePeriodActive { endsAt: ends_at })
+        );
 
         m.chain.increase_time(DISPUTE_PERIOD + 1).await?;
         send(m.chain.pact.claimTimeout(id).from(m.cast.seller)).await?;

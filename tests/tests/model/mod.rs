@@ -129,7 +129,9 @@ impl Escrow {
             (Action::Cancel, Negotiating) if caller == p.creator => Some(Refunded),
             (Action::Start, Funded) if caller == p.seller && now <= p.deadline => Some(InProgress),
             (Action::Submit, InProgress) if caller == p.seller && now <= p.deadline => Some(PendingVerify),
-            (Action::Score(s), PendingVerify) if s <= 100 && p.oracles.contains(&caller) && !p.scores.contains_key(&caller) => {
+            (Action::Score(s), PendingVerify)
+                if s <= 100 && p.oracles.contains(&caller) && !p.scores.contains_key(&caller) =>
+            {
                 Some(PendingVerify)
             }
             (Action::Finalize, PendingVerify)
@@ -139,7 +141,9 @@ impl Escrow {
             }
             (Action::Approve, PendingApproval) if caller == p.buyer => Some(Completed),
             (Action::Reject, PendingApproval) if caller == p.buyer => Some(Disputed),
-            (Action::AutoApprove, PendingApproval) if now > p.verified_at + p.review_period => Some(Completed),
+            (Action::AutoApprove, PendingApproval) if now > p.verified_at + p.review_period => {
+                Some(Completed)
+            }
             (Action::RaiseDispute, Funded | InProgress | PendingVerify) if party => Some(Disputed),
             (Action::Resolve { seller_wins }, Disputed) if caller == p.arbitrator => {
                 Some(if seller_wins { Completed } else { Refunded })
