@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {ReentrancyGuard} from "./ReentrancyGuard.sol";
 import {OracleRegistry} from "./OracleRegistry.sol";
 
 /// @title AgentPact
@@ -17,7 +18,7 @@ import {OracleRegistry} from "./OracleRegistry.sol";
 ///         PENDING_VERIFY-> anyone finalizes after the verification window     (silent oracles score 0)
 ///         PENDING_APPROVAL -> anyone auto-approves after the review period    (seller paid)
 ///         DISPUTED      -> anyone after the dispute window                    (each side refunded)
-contract AgentPact {
+contract AgentPact is ReentrancyGuard {
     /// @notice Pact status; the numbers are part of the public interface.
     enum Status {
         NEGOTIATING, // 0: open for the counterparty to accept
@@ -104,7 +105,6 @@ contract AgentPact {
 
     mapping(uint256 => Pact) private pacts;
     mapping(uint256 => mapping(address => Verification)) private verifications;
-    uint256 private locked = 1;
 
     /// @notice A pact was proposed; carries every term. `deposit` is what the creator paid in.
     event PactCreated(
@@ -186,14 +186,6 @@ contract AgentPact {
     error DisputePeriodActive(uint64 endsAt);
     error NothingToWithdraw();
     error TransferFailed();
-    error Reentrancy();
-
-    modifier nonReentrant() {
-        if (locked != 1) revert Reentrancy();
-        locked = 2;
-        _;
-        locked = 1;
-    }
 
     constructor(OracleRegistry registry_) {
         registry = registry_;

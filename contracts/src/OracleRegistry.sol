@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {ReentrancyGuard} from "./ReentrancyGuard.sol";
+
 /// @title OracleRegistry
 /// @notice Oracles stake ETH and list their capabilities here; AgentPact only lets a pact name oracles
 ///         that are active in this registry. Leaving takes two steps: `deregister` stops new pacts from
 ///         naming the oracle and starts a cooldown, after which `withdrawStake` returns the stake.
-contract OracleRegistry {
+contract OracleRegistry is ReentrancyGuard {
     /// @notice One oracle's record. `unlockAt` is zero while the oracle is active.
     struct Oracle {
         uint256 stake;
@@ -22,7 +24,6 @@ contract OracleRegistry {
     uint64 public immutable cooldown;
 
     mapping(address => Oracle) private oracles;
-    uint256 private locked = 1;
 
     /// @notice An oracle joined with `stake` wei and these capabilities.
     event OracleRegistered(address indexed oracle, uint256 stake, string[] capabilities);
@@ -44,14 +45,6 @@ contract OracleRegistry {
     error StillActive();
     error CooldownActive(uint64 unlockAt);
     error TransferFailed();
-    error Reentrancy();
-
-    modifier nonReentrant() {
-        if (locked != 1) revert Reentrancy();
-        locked = 2;
-        _;
-        locked = 1;
-    }
 
     constructor(uint256 minStake_, uint64 cooldown_) {
         minStake = minStake_;
