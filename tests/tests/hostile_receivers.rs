@@ -170,3 +170,29 @@ async fn re_entering_the_registry_stake_withdrawal_is_stopped() -> Result {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn an_oracle_that_refuses_its_stake_keeps_it_in_the_registry() -> Result {
+    let s = Scene::new().await?;
+    let (chain, registry, hostile) = (&s.m.chain, s.m.chain.deployment.oracle_registry, *s.hostile.address());
+    let min = chain.options.min_oracle_stake;
+    let register = OracleRegistry::registerCall { capabilities: vec!["testing".into()] };
+    send(s.exec(registry, register, min)).await?;
+    send(s.exec(registry, OracleRegistry::deregisterCall {}, U256::ZERO)).await?;
+    chain.increase_time(chain.options.oracle_cooldown_secs).await?;
+
+    s.configure(REFUSE, OracleRegistry::withdrawStakeCall {}).await?;
+    let refused = revert_of::<OracleRegistryErrors, _, _>(s.exec(
+        registry,
+        OracleRegistry::withdrawStakeCall {},
+        U256::ZERO,
+    ))
+    .await;
+    assert_eq!(refused, OracleRegistryErrors::TransferFailed(OracleRegistry::TransferFailed {}));
+    assert_eq!(
+        chain.registry.getOracle(hostile).call().await?.stake,
+        min,
+        "a failed withdrawal keeps the stake"
+    );
+    Ok(())
+}
