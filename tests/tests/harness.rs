@@ -18,6 +18,9 @@ async fn each_test_gets_a_fresh_migrated_database_that_is_dropped_afterwards() -
     let migrated: bool =
         sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL").fetch_one(a.pool()).await?;
     assert!(migrated, "migrations were not applied");
+    let journal: bool =
+        sqlx::query_scalar("SELECT to_regclass('events') IS NOT NULL").fetch_one(a.pool()).await?;
+    assert!(journal, "the schema of migrations/ is missing");
 
     sqlx::query("CREATE TABLE only_in_a (x int)").execute(a.pool()).await?;
     let in_b: bool =
