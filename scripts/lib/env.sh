@@ -11,3 +11,7 @@ fi
 
 # 2 cores: keep the test runner from starting more anvils than the machine can serve.
 export NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-4}"
+
+# sqlx checks queries at compile time against the committed offline data in .sqlx/; after changing a
+# query, refresh it with a migrated database: DATABASE_URL=... SQLX_OFFLINE=false cargo sqlx prepare --workspace
+export SQLX_OFFLINE="${SQLX_OFFLINE:-true}"

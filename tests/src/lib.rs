@@ -41,6 +41,9 @@ pub enum HarnessError {
     /// Migrations did not apply.
     #[error("migrations failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The indexer stopped with an error.
+    #[error("indexer: {0}")]
+    Index(Box<agentpact_indexer::IndexError>),
     /// A local process (initdb, pg_ctl) failed.
     #[error("{0}")]
     Process(String),
@@ -55,5 +58,11 @@ impl From<agentpact_contracts::DeployError> for HarnessError {
 impl From<alloy::contract::Error> for HarnessError {
     fn from(e: alloy::contract::Error) -> Self {
         Self::Contract(Box::new(e))
+    }
+}
+
+impl From<agentpact_indexer::IndexError> for HarnessError {
+    fn from(e: agentpact_indexer::IndexError) -> Self {
+        Self::Index(Box::new(e))
     }
 }

@@ -1,0 +1,199 @@
+//! The journal's unit: one decoded contract event and where on the chain it happened.
+//!
+//! [`EventBody`] is what the journal stores as JSON (`events.data`), tagged by `kind`; the
+//! projections are rebuilt from it alone, so it carries every field of the on-chain event.
+
+use alloy::primitives::{Address, B256, U256};
+use serde::{Deserialize, Serialize};
+
+/// One event in the journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalEvent {
+    /// The chain it happened on.
+    pub chain_id: u64,
+    /// Its block.
+    pub block_number: u64,
+    /// Its position in the block.
+    pub log_index: u64,
+    /// The hash of its block (to tell an orphaned event from a canonical one).
+    pub block_hash: B256,
+    /// The transaction that emitted it.
+    pub tx_hash: B256,
+    /// The timestamp of its block, in seconds.
+    pub block_time: u64,
+    /// The contract that emitted it.
+    pub contract: Address,
+    /// What happened.
+    pub body: EventBody,
+}
+
+/// What happened: one variant per event of AgentPact and OracleRegistry, with all its fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all_fields = "camelCase")]
+#[allow(missing_docs)] // the fields are the events' own, documented in docs/contracts.md
+pub enum EventBody {
+    PactCreated {
+        pact_id: U256,
+        creator: Address,
+        initiator: u8,
+        arbitrator: Address,
+        spec_hash: B256,
+        spec_uri: String,
+        deadline: u64,
+        review_period: u64,
+        threshold: u8,
+        payment: U256,
+        stake: U256,
+        deposit: U256,
+        oracles: Vec<Address>,
+        weights: Vec<u8>,
+    },
+    PactAccepted {
+        pact_id: U256,
+        accepter: Address,
+        buyer: Address,
+        seller: Address,
+        deposit: U256,
+    },
+    PactCancelled {
+        pact_id: U256,
+        creator: Address,
+    },
+    WorkStarted {
+        pact_id: U256,
+        seller: Address,
+    },
+    WorkSubmitted {
+        pact_id: U256,
+        seller: Address,
+        proof_hash: B256,
+    },
+    VerificationSubmitted {
+        pact_id: U256,
+        oracle: Address,
+        score: u8,
+        proof: B256,
+    },
+    VerificationFinalized {
+        pact_id: U256,
+        score: u8,
+        passed: bool,
+        score_count: u8,
+    },
+    WorkApproved {
+        pact_id: U256,
+        by: Address,
+        automatic: bool,
+    },
+    WorkRejected {
+        pact_id: U256,
+        buyer: Address,
+    },
+    DisputeRaised {
+        pact_id: U256,
+        by: Address,
+        arbitrator: Address,
+    },
+    DisputeResolved {
+        pact_id: U256,
+        arbitrator: Address,
+        seller_wins: bool,
+    },
+    TimeoutClaimed {
+        pact_id: U256,
+        caller: Address,
+        from: u8,
+    },
+    Payout {
+        pact_id: U256,
+        to: Address,
+        amount: U256,
+    },
+    Withdrawn {
+        account: Address,
+        amount: U256,
+    },
+    OracleRegistered {
+        oracle: Address,
+        stake: U256,
+        capabilities: Vec<String>,
+    },
+    StakeIncreased {
+        oracle: Address,
+        amount: U256,
+        total_stake: U256,
+    },
+    CapabilitiesUpdated {
+        oracle: Address,
+        capabilities: Vec<String>,
+    },
+    OracleDeregistered {
+        oracle: Address,
+        unlock_at: u64,
+    },
+    StakeWithdrawn {
+        oracle: Address,
+        amount: U256,
+    },
+}
+
+impl EventBody {
+    /// The event's name, as in the contract (`events.kind`).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Self::PactCreated { .. } => "PactCreated",
+            Self::PactAccepted { .. } => "PactAccepted",
+            Self::PactCancelled { .. } => "PactCancelled",
+            Self::WorkStarted { .. } => "WorkStarted",
+            Self::WorkSubmitted { .. } => "WorkSubmitted",
+            Self::VerificationSubmitted { .. } => "VerificationSubmitted",
+            Self::VerificationFinalized { .. } => "VerificationFinalized",
+            Self::WorkApproved { .. } => "WorkApproved",
+            Self::WorkRejected { .. } => "WorkRejected",
+            Self::DisputeRaised { .. } => "DisputeRaised",
+            Self::DisputeResolved { .. } => "DisputeResolved",
+            Self::TimeoutClaimed { .. } => "TimeoutClaimed",
+            Self::Payout { .. } => "Payout",
+            Self::Withdrawn { .. } => "Withdrawn",
+            Self::OracleRegistered { .. } => "OracleRegistered",
+            Self::StakeIncreased { .. } => "StakeIncreased",
+            Self::CapabilitiesUpdated { .. } => "CapabilitiesUpdated",
+            Self::OracleDeregistered { .. } => "OracleDeregistered",
+            Self::StakeWithdrawn { .. } => "StakeWithdrawn",
+        }
+    }
+
+    /// The pact the event is about, if any (`events.pact_id`).
+    pub const fn pact_id(&self) -> Option<U256> {
+        match self {
+            Self::PactCreated { pact_id, .. }
+            | Self::PactAccepted { pact_id, .. }
+            | Self::PactCancelled { pact_id, .. }
+            | Self::WorkStarted { pact_id, .. }
+            | Self::WorkSubmitted { pact_id, .. }
+            | Self::VerificationSubmitted { pact_id, .. }
+            | Self::VerificationFinalized { pact_id, .. }
+            | Self::WorkApproved { pact_id, .. }
+            | Self::WorkRejected { pact_id, .. }
+            | Self::DisputeRaised { pact_id, .. }
+            | Self::DisputeResolved { pact_id, .. }
+            | Self::TimeoutClaimed { pact_id, .. }
+            | Self::Payout { pact_id, .. } => Some(*pact_id),
+            _ => None,
+        }
+    }
+
+    /// The account the event is about when it is not about a pact (`events.account`): the oracle
+    /// of a registry event, the withdrawer of a withdrawal.
+    pub const fn account(&self) -> Option<Address> {
+        match self {
+            Self::Withdrawn { account, .. } => Some(*account),
+            Self::OracleRegistered { oracle, .. }
+            | Self::StakeIncreased { oracle, .. }
+            | Self::CapabilitiesUpdated { oracle, .. }
+            | Self::OracleDeregistered { oracle, .. }
+            | Self::StakeWithdrawn { oracle, .. } => Some(*oracle),
+            _ => None,
+        }
+    }
+}
