@@ -3,9 +3,11 @@
 -- Amounts are wei as NUMERIC(78,0) (any uint256 fits); addresses (20 bytes) and hashes (32 bytes)
 -- are BYTEA; times are the timestamps of the blocks that carried the events.
 
--- What is indexed on each chain.
+-- What is indexed on each chain. The genesis hash tells a chain from a new one under the same id
+-- (an anvil restarted from block 0): the indexer refuses to mix the two.
 CREATE TABLE chains (
     chain_id          BIGINT PRIMARY KEY,
+    genesis_hash      BYTEA  NOT NULL,
     agent_pact        BYTEA  NOT NULL,
     oracle_registry   BYTEA  NOT NULL,
     deployment_block  BIGINT NOT NULL

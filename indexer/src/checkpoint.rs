@@ -1,10 +1,11 @@
-//! Per-chain bookkeeping: which contracts are indexed and the last block fully in the journal.
-//! The checkpoint is written in the same transaction as the batch it covers.
+//! Per-chain bookkeeping: which chain and contracts are indexed, the last block fully in the
+//! journal (written in the same transaction as the batch it covers), and the recent block hashes
+//! that reveal a reorganisation.
 
-use alloy::primitives::B256;
+use alloy::primitives::{Address, B256};
 use sqlx::PgConnection;
 
-use crate::{decode::Contracts, journal::to_i64};
+use crate::journal::to_i64;
 
 /// The last block whose events are all journaled and projected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,24 +16,49 @@ pub struct Checkpoint {
     pub block_hash: B256,
 }
 
-/// Records which contracts `chain_id` indexes (once; later calls must name the same contracts).
+/// What makes a chain the one an index was built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainIdentity {
+    /// The hash of block 0.
+    pub genesis_hash: B256,
+    /// AgentPact.
+    pub agent_pact: Address,
+    /// OracleRegistry.
+    pub oracle_registry: Address,
+    /// The first block read.
+    pub deployment_block: u64,
+}
+
+/// Records what `chain_id` indexes, the first time; returns what the database holds, which differs
+/// from `identity` when the database was built from another chain or other contracts.
 pub async fn register_chain(
     conn: &mut PgConnection,
     chain_id: u64,
-    contracts: Contracts,
-    deployment_block: u64,
-) -> Result<(), sqlx::Error> {
+    identity: ChainIdentity,
+) -> Result<ChainIdentity, sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO chains (chain_id, agent_pact, oracle_registry, deployment_block) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (chain_id) DO NOTHING",
+        "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, deployment_block)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (chain_id) DO NOTHING",
         to_i64(chain_id),
-        contracts.agent_pact.as_slice(),
-        contracts.oracle_registry.as_slice(),
-        to_i64(deployment_block),
+        identity.genesis_hash.as_slice(),
+        identity.agent_pact.as_slice(),
+        identity.oracle_registry.as_slice(),
+        to_i64(identity.deployment_block),
     )
-    .execute(conn)
-    .await
-    .map(drop)
+    .execute(&mut *conn)
+    .await?;
+    let row = sqlx::query!(
+        "SELECT genesis_hash, agent_pact, oracle_registry, deployment_block FROM chains WHERE chain_id = $1",
+        to_i64(chain_id)
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(ChainIdentity {
+        genesis_hash: hash(&row.genesis_hash),
+        agent_pact: Address::try_from(row.agent_pact.as_slice()).unwrap_or_default(),
+        oracle_registry: Address::try_from(row.oracle_registry.as_slice()).unwrap_or_default(),
+        deployment_block: u64::try_from(row.deployment_block).unwrap_or(0),
+    })
 }
 
 /// The checkpoint of `chain_id`, if it has one.
@@ -45,7 +71,7 @@ pub async fn load(conn: &mut PgConnection, chain_id: u64) -> Result<Option<Check
     .await?;
     Ok(row.map(|r| Checkpoint {
         block_number: u64::try_from(r.block_number).unwrap_or(0),
-        block_hash: B256::try_from(r.block_hash.as_slice()).unwrap_or_default(),
+        block_hash: hash(&r.block_hash),
     }))
 }
 
@@ -61,4 +87,66 @@ pub async fn save(conn: &mut PgConnection, chain_id: u64, checkpoint: Checkpoint
     .execute(conn)
     .await
     .map(drop)
+}
+
+/// One block's place in the chain, kept while it could still be reorganised away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRef {
+    /// Its number.
+    pub number: u64,
+    /// Its hash.
+    pub hash: B256,
+    /// Its parent's hash.
+    pub parent_hash: B256,
+}
+
+/// Remembers `blocks` and forgets those at or below `final_below` (no reorg reaches them).
+pub async fn record_blocks(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    blocks: &[BlockRef],
+    final_below: u64,
+) -> Result<(), sqlx::Error> {
+    let numbers: Vec<i64> = blocks.iter().map(|b| to_i64(b.number)).collect();
+    let hashes: Vec<Vec<u8>> = blocks.iter().map(|b| b.hash.to_vec()).collect();
+    let parents: Vec<Vec<u8>> = blocks.iter().map(|b| b.parent_hash.to_vec()).collect();
+    sqlx::query!(
+        "INSERT INTO blocks (chain_id, number, hash, parent_hash)
+         SELECT $1, n, h, p FROM UNNEST($2::bigint[], $3::bytea[], $4::bytea[]) AS u(n, h, p)
+         ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash",
+        to_i64(chain_id),
+        &numbers,
+        &hashes,
+        &parents,
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "DELETE FROM blocks WHERE chain_id = $1 AND number < $2",
+        to_i64(chain_id),
+        to_i64(final_below)
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// The recorded hashes of `chain_id` from `from` down, newest first.
+pub async fn recent_blocks(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    from: u64,
+) -> Result<Vec<(u64, B256)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "SELECT number, hash FROM blocks WHERE chain_id = $1 AND number <= $2 ORDER BY number DESC",
+        to_i64(chain_id),
+        to_i64(from)
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (u64::try_from(r.number).unwrap_or(0), hash(&r.hash))).collect())
+}
+
+fn hash(bytes: &[u8]) -> B256 {
+    B256::try_from(bytes).unwrap_or_default()
 }

@@ -3,15 +3,24 @@
 //! The data's way, one module a step: [`fetch`] logs over adaptive block ranges, [`decode`] them
 //! into [`event::EventBody`] values, append them to the [`journal`], [`project`] them into the
 //! tables the API reads, and move the [`checkpoint`] — all of a range in one transaction
-//! ([`backfill`]).
+//! ([`sync`]). [`reorg`] notices and rolls back reorganisations; [`lock`] keeps one writer per
+//! chain; [`run`] follows the head with retries; [`metrics`] counts.
 
-pub mod backfill;
 pub mod checkpoint;
+pub mod config;
 pub mod decode;
 pub mod event;
 pub mod fetch;
 pub mod journal;
+pub mod lock;
+pub mod metrics;
 pub mod project;
+pub mod reorg;
+pub mod run;
+pub mod sync;
 
-pub use backfill::{Backfill, IndexError, Target};
+pub use config::Config;
 pub use decode::Contracts;
+pub use metrics::Metrics;
+pub use run::run;
+pub use sync::{IndexError, Indexer, PACT_CHANNEL, Pass, Target};

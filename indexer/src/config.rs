@@ -1,0 +1,33 @@
+//! Settings of the indexer that do not name the chain (see [`crate::Target`] for that).
+
+use std::time::Duration;
+
+/// How the indexer reads and how careful it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Blocks below `head - finality_depth` are taken as final: their hashes are forgotten and no
+    /// reorganisation is expected to reach them.
+    pub finality_depth: u64,
+    /// How often to ask for a new head while following it.
+    pub poll_interval: Duration,
+    /// Blocks in the first `eth_getLogs` range.
+    pub initial_range: u64,
+    /// Most blocks in one `eth_getLogs` range.
+    pub max_range: u64,
+    /// The longest wait between retries after an RPC or database error.
+    pub max_backoff: Duration,
+}
+
+impl Default for Config {
+    /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
+    /// 1,000 up to 50,000 blocks, retries at most 30 seconds apart.
+    fn default() -> Self {
+        Self {
+            finality_depth: 64,
+            poll_interval: Duration::from_secs(1),
+            initial_range: 1_000,
+            max_range: 50_000,
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}

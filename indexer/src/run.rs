@@ -1,0 +1,85 @@
+//! The indexer as a service: take the writer lock, then follow the head forever, retrying RPC and
+//! database failures with backoff (an RPC that is down or a Postgres restart makes it wait and
+//! resume, not exit or spin) and stopping only on errors that need a person.
+
+use std::time::Duration;
+
+use alloy::providers::Provider;
+
+use crate::{
+    lock,
+    sync::{IndexError, Indexer, Pass},
+};
+
+/// Runs until `shutdown` resolves (returns `Ok`) or a fatal error (returns it).
+pub async fn run<P: Provider>(
+    mut indexer: Indexer<P>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), IndexError> {
+    tokio::pin!(shutdown);
+    let mut backoff = Backoff::new(indexer.config().max_backoff);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            result = session(&mut indexer, &mut backoff) => {
+                let Err(e) = result;
+                indexer.metrics().error(e.kind());
+                if e.is_fatal() {
+                    tracing::error!(error = %e, "indexer stopped");
+                    return Err(e);
+                }
+                let wait = backoff.next();
+                tracing::warn!(error = %e, retry_in = ?wait, "indexer error; retrying");
+                tokio::select! {
+                    () = &mut shutdown => return Ok(()),
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+}
+
+/// One connection's life: lock, check the chain, then follow the head until something fails.
+async fn session<P: Provider>(
+    indexer: &mut Indexer<P>,
+    backoff: &mut Backoff,
+) -> Result<std::convert::Infallible, IndexError> {
+    let target = indexer.target();
+    let poll = indexer.config().poll_interval;
+    let mut conn = indexer.pool().acquire().await?.detach();
+    lock::acquire(&mut conn, target.chain_id, poll).await?;
+    indexer.prepare(&mut conn).await?;
+    loop {
+        match indexer.pass(&mut conn).await? {
+            Pass::Indexed(cp) => tracing::trace!(block = cp.block_number, "caught up"),
+            Pass::Waiting { head } => tracing::trace!(head, "waiting for the RPC"),
+        }
+        backoff.reset();
+        tokio::time::sleep(poll).await;
+    }
+}
+
+/// Exponential backoff from 100 ms, doubling up to a cap.
+#[derive(Debug)]
+struct Backoff {
+    next: Duration,
+    max: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(100);
+
+    fn new(max: Duration) -> Self {
+        Self { next: Self::FIRST, max }
+    }
+
+    fn next(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (self.next * 2).min(self.max);
+        wait
+    }
+
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+}

@@ -1,0 +1,366 @@
+//! One pass of the indexer: check that the indexed blocks are still the chain's (rolling back a
+//! reorganisation), then index from the checkpoint to the head one adaptive range at a time. Each
+//! range is a single transaction of journal rows, projections, recent block hashes, notifications
+//! and the new checkpoint, so a crash at any instant loses nothing and duplicates nothing.
+
+use std::collections::{BTreeSet, HashMap};
+
+use alloy::{
+    eips::BlockNumberOrTag,
+    primitives::{B256, U256},
+    providers::Provider,
+    rpc::types::Log,
+    transports::TransportError,
+};
+use sqlx::{Connection, PgConnection, PgPool};
+
+use crate::{
+    checkpoint::{self, BlockRef, ChainIdentity, Checkpoint},
+    config::Config,
+    decode::{Contracts, DecodeError},
+    event::JournalEvent,
+    fetch::{self, RangeSize},
+    journal::{self, to_i64},
+    metrics::Metrics,
+    project,
+    reorg::{self, Continuity},
+};
+
+/// The channel on which every committed pact change is announced (payload: JSON with `chainId`,
+/// `pactId`, `status`, `block`).
+pub const PACT_CHANNEL: &str = "pact_updated";
+
+/// Why indexing stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The RPC failed; retried with backoff.
+    #[error("RPC: {0}")]
+    Rpc(#[from] TransportError),
+    /// Postgres failed; retried with backoff.
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    /// A log of the contracts could not be decoded: the contracts are not the ones this build knows.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The RPC returned a block or log without the fields every node sends; retried.
+    #[error("the RPC returned incomplete data: {0}")]
+    Incomplete(String),
+    /// The database indexes another chain (or other contracts) under this chain id: e.g. an anvil
+    /// restarted from block 0. The indexer writes nothing; index into a fresh database or delete
+    /// this chain's rows.
+    #[error(
+        "this database indexes chain {chain_id} from genesis {stored_genesis} (AgentPact {stored_pact}), \
+         but the RPC's chain has genesis {rpc_genesis} (AgentPact {rpc_pact}). Refusing to mix them: \
+         use a fresh database for the new chain"
+    )]
+    ChainMismatch {
+        /// The chain id.
+        chain_id: u64,
+        /// The genesis hash the database was built from.
+        stored_genesis: B256,
+        /// The genesis hash the RPC reports.
+        rpc_genesis: B256,
+        /// The AgentPact address the database was built from.
+        stored_pact: alloy::primitives::Address,
+        /// The AgentPact address configured now.
+        rpc_pact: alloy::primitives::Address,
+    },
+    /// A reorganisation reached below every block still remembered (deeper than the finality
+    /// depth). The indexer writes nothing; re-index into a fresh database, with a larger
+    /// `--finality-depth` if this chain reorganises that deep.
+    #[error("chain {chain_id} reorganised below block {lowest_checked}, deeper than the finality depth")]
+    ReorgTooDeep {
+        /// The chain id.
+        chain_id: u64,
+        /// The lowest remembered block, which no longer matches the chain.
+        lowest_checked: u64,
+    },
+}
+
+impl IndexError {
+    /// Whether retrying can help: false for errors that need a person.
+    pub const fn is_fatal(&self) -> bool {
+        matches!(self, Self::Decode(_) | Self::ChainMismatch { .. } | Self::ReorgTooDeep { .. })
+    }
+
+    /// A short label for metrics and logs.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Self::Rpc(_) => "rpc",
+            Self::Db(_) => "db",
+            Self::Decode(_) => "decode",
+            Self::Incomplete(_) => "incomplete",
+            Self::ChainMismatch { .. } => "chain_mismatch",
+            Self::ReorgTooDeep { .. } => "reorg_too_deep",
+        }
+    }
+}
+
+/// What the indexer follows on one chain.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// The chain id.
+    pub chain_id: u64,
+    /// The two contracts.
+    pub contracts: Contracts,
+    /// The block the contracts were deployed in: nothing before it is read.
+    pub deployment_block: u64,
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Indexed up to the head; the new checkpoint.
+    Indexed(Checkpoint),
+    /// The RPC's head is behind the index (a lagging node); nothing was written.
+    Waiting {
+        /// The RPC's head.
+        head: u64,
+    },
+}
+
+/// Indexes one chain into one database.
+pub struct Indexer<P> {
+    pool: PgPool,
+    provider: P,
+    target: Target,
+    config: Config,
+    range: RangeSize,
+    metrics: Metrics,
+}
+
+impl<P: Provider> Indexer<P> {
+    /// An indexer for `target`, reading through `provider` and writing to `pool`.
+    pub fn new(pool: PgPool, provider: P, target: Target, config: Config) -> Self {
+        let range = RangeSize::new(config.initial_range, config.max_range);
+        Self { pool, provider, target, config, range, metrics: Metrics::for_chain(target.chain_id) }
+    }
+
+    /// The indexer's counters and gauges.
+    pub fn metrics(&self) -> Metrics {
+        self.metrics.clone()
+    }
+
+    /// The database pool the indexer writes through.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The chain and contracts followed.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// One pass on a connection from the pool (no lock): what tests and one-shot runs use.
+    pub async fn catch_up(&mut self) -> Result<Pass, IndexError> {
+        let mut conn = self.pool.acquire().await?;
+        self.prepare(&mut conn).await?;
+        self.pass(&mut conn).await
+    }
+
+    /// Registers the chain in the database, or checks that the database indexes this very chain.
+    pub async fn prepare(&self, conn: &mut PgConnection) -> Result<(), IndexError> {
+        let t = self.target;
+        let genesis =
+            self.hash_at(0).await?.ok_or_else(|| IndexError::Incomplete("no genesis block".into()))?;
+        let ours = ChainIdentity {
+            genesis_hash: genesis,
+            agent_pact: t.contracts.agent_pact,
+            oracle_registry: t.contracts.oracle_registry,
+            deployment_block: t.deployment_block,
+        };
+        let stored = checkpoint::register_chain(conn, t.chain_id, ours).await?;
+        if stored != ours {
+            return Err(IndexError::ChainMismatch {
+                chain_id: t.chain_id,
+                stored_genesis: stored.genesis_hash,
+                rpc_genesis: genesis,
+                stored_pact: stored.agent_pact,
+                rpc_pact: ours.agent_pact,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks continuity with the chain, rolls back a reorg, then indexes up to the head.
+    pub async fn pass(&mut self, conn: &mut PgConnection) -> Result<Pass, IndexError> {
+        let head = self.provider.get_block_number().await?;
+        self.metrics.set_head(head);
+        let chain_id = self.target.chain_id;
+        let mut from = self.target.deployment_block;
+        let mut at = None;
+        if let Some(cp) = checkpoint::load(conn, chain_id).await? {
+            match reorg::check(conn, chain_id, cp, head, |n| self.hash_at(n)).await? {
+                Continuity::Intact => {}
+                Continuity::Lagging { head } => {
+                    tracing::info!(
+                        head,
+                        checkpoint = cp.block_number,
+                        "RPC head is behind the index; waiting"
+                    );
+                    return Ok(Pass::Waiting { head });
+                }
+                Continuity::Forked { fork } => {
+                    let mut tx = conn.begin().await?;
+                    let undone = reorg::rollback(&mut tx, chain_id, fork).await?;
+                    notify_pacts(&mut tx, chain_id, &undone.pacts.iter().copied().collect()).await?;
+                    tx.commit().await?;
+                    self.metrics.reorg();
+                    tracing::warn!(
+                        fork = fork.block_number,
+                        from = cp.block_number,
+                        orphaned = undone.orphaned_events,
+                        pacts = undone.pacts.len(),
+                        "reorg rolled back"
+                    );
+                    at = Some(fork);
+                    from = fork.block_number + 1;
+                }
+                Continuity::TooDeep { lowest_checked } => {
+                    return Err(IndexError::ReorgTooDeep { chain_id, lowest_checked });
+                }
+            }
+            if at.is_none() {
+                at = Some(cp);
+                from = cp.block_number + 1;
+            }
+        }
+        while from <= head {
+            let to = self.range.end(from, head);
+            let started = std::time::Instant::now();
+            let logs = match fetch::logs(&self.provider, self.target.contracts, from, to).await {
+                Ok(logs) => logs,
+                Err(e) if fetch::is_result_too_large(&e) && self.range.shrink() => {
+                    tracing::debug!(from, to, blocks = self.range.blocks(), "log range too large; shrinking");
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            self.range.succeeded(logs.len());
+            let (checkpoint, events) = self.commit(conn, from, to, head, &logs).await?;
+            self.metrics.batch(to, events, started.elapsed());
+            at = Some(checkpoint);
+            from = to + 1;
+        }
+        match at {
+            Some(cp) => Ok(Pass::Indexed(cp)),
+            None => Ok(Pass::Waiting { head }),
+        }
+    }
+
+    /// Journals, projects, remembers recent blocks, announces changed pacts and moves the
+    /// checkpoint for blocks `from..=to`, in one transaction. Returns the checkpoint and the number
+    /// of new events.
+    async fn commit(
+        &self,
+        conn: &mut PgConnection,
+        from: u64,
+        to: u64,
+        head: u64,
+        logs: &[Log],
+    ) -> Result<(Checkpoint, u64), IndexError> {
+        let events = self.journal_events(logs).await?;
+        let final_below = head.saturating_sub(self.config.finality_depth);
+        let recent = self.block_refs(from.max(final_below), to).await?;
+        let end = match recent.last() {
+            Some(b) if b.number == to => b.hash,
+            _ => self
+                .hash_at(to)
+                .await?
+                .ok_or_else(|| IndexError::Incomplete(format!("block {to} not found")))?,
+        };
+        let chain_id = self.target.chain_id;
+        let mut tx = conn.begin().await?;
+        let new = journal::append(&mut tx, &events).await?;
+        for event in &new {
+            project::apply(&mut tx, event).await?;
+        }
+        let touched: BTreeSet<U256> = new.iter().filter_map(|e| e.body.pact_id()).collect();
+        notify_pacts(&mut tx, chain_id, &touched).await?;
+        checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
+        let checkpoint = Checkpoint { block_number: to, block_hash: end };
+        checkpoint::save(&mut tx, chain_id, checkpoint).await?;
+        tx.commit().await?;
+        tracing::debug!(from, to, events = new.len(), "indexed");
+        Ok((checkpoint, new.len() as u64))
+    }
+
+    async fn journal_events(&self, logs: &[Log]) -> Result<Vec<JournalEvent>, IndexError> {
+        let mut times: HashMap<u64, u64> = HashMap::new();
+        let mut events = Vec::with_capacity(logs.len());
+        for log in logs {
+            let missing = || IndexError::Incomplete(format!("log without its block or index: {log:?}"));
+            let block_number = log.block_number.ok_or_else(missing)?;
+            let block_time = match (log.block_timestamp, times.get(&block_number)) {
+                (Some(t), _) | (None, Some(&t)) => t,
+                (None, None) => {
+                    let t = self.block(block_number).await?.header.timestamp;
+                    times.insert(block_number, t);
+                    t
+                }
+            };
+            events.push(JournalEvent {
+                chain_id: self.target.chain_id,
+                block_number,
+                log_index: log.log_index.ok_or_else(missing)?,
+                block_hash: log.block_hash.ok_or_else(missing)?,
+                tx_hash: log.transaction_hash.ok_or_else(missing)?,
+                block_time,
+                contract: log.address(),
+                body: self.target.contracts.decode(&log.inner)?,
+            });
+        }
+        Ok(events)
+    }
+
+    /// The hashes of blocks `from..=to` (empty when `from > to`).
+    async fn block_refs(&self, from: u64, to: u64) -> Result<Vec<BlockRef>, IndexError> {
+        let mut refs = Vec::new();
+        for number in from..=to {
+            let header = self.block(number).await?.header;
+            refs.push(BlockRef { number, hash: header.hash, parent_hash: header.parent_hash });
+        }
+        Ok(refs)
+    }
+
+    async fn block(&self, number: u64) -> Result<alloy::rpc::types::Block, IndexError> {
+        self.provider
+            .get_block_by_number(BlockNumberOrTag::Number(number))
+            .await?
+            .ok_or_else(|| IndexError::Incomplete(format!("block {number} not found")))
+    }
+
+    /// The chain's hash of block `number`, or `None` when it has no such block.
+    async fn hash_at(&self, number: u64) -> Result<Option<B256>, IndexError> {
+        let block = self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).await?;
+        Ok(block.map(|b| b.header.hash))
+    }
+}
+
+/// Announces the current state of `pacts` on [`PACT_CHANNEL`]; delivered when the transaction commits.
+async fn notify_pacts(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    pacts: &BTreeSet<U256>,
+) -> Result<(), sqlx::Error> {
+    if pacts.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
+    sqlx::query!(
+        "SELECT pg_notify($3, json_build_object('chainId', chain_id, 'pactId', pact_id::text, 'status', status,
+                'block', updated_block)::text)
+         FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2)",
+        to_i64(chain_id),
+        &ids,
+        PACT_CHANNEL,
+    )
+    .fetch_all(conn)
+    .await
+    .map(drop)
+}
