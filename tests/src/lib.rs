@@ -10,6 +10,7 @@
 
 pub mod anvil;
 pub mod chain;
+pub mod index;
 pub mod pacts;
 pub mod postgres;
 pub mod receiver;

@@ -1,0 +1,151 @@
+//! Reorganisations: after the chain abandons indexed blocks, the orphaned events disappear and the
+//! index equals a fresh index of the canonical chain, for depths 1 to 6. A node that merely lags
+//! behind the index is waited for, not taken for a reorg. Reorgs are made with `evm_snapshot` /
+//! `evm_revert`: the reverted blocks are replaced by different ones at the same heights.
+
+use agentpact_contracts::Initiator;
+use agentpact_indexer::Pass;
+use agentpact_tests::{
+    HarnessError,
+    chain::{ether, send},
+    index::{dump, indexer, small_ranges},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::{primitives::U256, providers::Provider};
+
+type Result = std::result::Result<(), HarnessError>;
+
+/// Pacts the two branches act on, made before the fork.
+struct Before {
+    a: U256,
+    b: U256,
+}
+
+async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError> {
+    let done = m.pending_approval(Initiator::Seller, ether(1)).await?;
+    send(m.chain.pact.approveWork(done).from(m.cast.buyer)).await?;
+    let a = m.funded(Initiator::Buyer, ether(2)).await?;
+    let b = m.funded(Initiator::Seller, ether(3)).await?;
+    Ok(Before { a, b })
+}
+
+/// Step `i` of the branch that will be abandoned: one transaction, one block.
+async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result<(), HarnessError> {
+    let pact = &m.chain.pact;
+    match i {
+        0 => drop(send(pact.startWork(p.a).from(m.cast.seller)).await?),
+        1 => drop(send(pact.raiseDispute(p.b, m.cast.arbitrator).from(m.cast.seller)).await?),
+        2 => drop(m.create(m.terms(Initiator::Seller, ether(4)).await?).await?),
+        3 => drop(m.register_oracle(m.chain.accounts[10]).await?),
+        4 => drop(m.withdraw_all(m.cast.seller).await?),
+        _ => drop(m.create(m.terms(Initiator::Buyer, ether(5)).await?).await?),
+    }
+    Ok(())
+}
+
+/// Step `i` of the branch that wins: different transactions at the same heights.
+async fn canonical_step(m: &Market, p: &Before, i: usize) -> std::result::Result<(), HarnessError> {
+    let pact = &m.chain.pact;
+    match i {
+        0 => drop(send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?),
+        1 => drop(m.create(m.terms(Initiator::Buyer, ether(6)).await?).await?),
+        2 => drop(m.register_oracle(m.chain.accounts[11]).await?),
+        3 => drop(m.withdraw_all(m.cast.buyer).await?),
+        4 => drop(send(pact.startWork(p.b).from(m.cast.seller)).await?),
+        _ => drop(m.register_oracle(m.chain.accounts[12]).await?),
+    }
+    Ok(())
+}
+
+async fn snapshot(m: &Market) -> std::result::Result<U256, HarnessError> {
+    Ok(m.chain.provider.raw_request("evm_snapshot".into(), ()).await?)
+}
+
+async fn revert(m: &Market, id: U256) -> Result {
+    let reverted: bool = m.chain.provider.raw_request("evm_revert".into(), (id,)).await?;
+    assert!(reverted, "evm_revert refused snapshot {id}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn reorged_blocks_leave_the_index_equal_to_a_fresh_index_of_the_canonical_chain() -> Result {
+    for depth in [1usize, 2, 3, 6] {
+        let m = Market::open().await?;
+        let before = shared_history(&m).await?;
+        let db = TestDatabase::create().await?;
+        let mut ix = indexer(&m.chain, db.pool(), small_ranges());
+        ix.catch_up().await?;
+
+        let fork = m.chain.provider.get_block_number().await?;
+        let snap = snapshot(&m).await?;
+        for i in 0..depth {
+            abandoned_step(&m, &before, i).await?;
+        }
+        ix.catch_up().await?;
+        let on_abandoned_branch = dump(db.pool()).await?;
+
+        // The node goes back to the fork: the same blocks up to there, nothing after. That is a
+        // lagging node as far as anyone can tell; the index must wait and change nothing.
+        revert(&m, snap).await?;
+        assert_eq!(ix.catch_up().await?, Pass::Waiting { head: fork }, "depth {depth}");
+        assert_eq!(dump(db.pool()).await?, on_abandoned_branch, "a lagging node changed the index");
+
+        for i in 0..depth {
+            canonical_step(&m, &before, i).await?;
+        }
+        ix.catch_up().await?;
+
+        let fresh = TestDatabase::create().await?;
+        indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
+        let (rebuilt, expected) = (dump(db.pool()).await?, dump(fresh.pool()).await?);
+        assert_eq!(rebuilt, expected, "depth {depth}: the reorged index differs from a fresh one");
+        assert_ne!(rebuilt, on_abandoned_branch, "depth {depth}: the reorg changed nothing");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_reorg_deeper_than_the_finality_depth_stops_the_indexer_without_writing() -> Result {
+    let m = Market::open().await?;
+    let before = shared_history(&m).await?;
+    let db = TestDatabase::create().await?;
+    let config = agentpact_indexer::Config { finality_depth: 2, ..small_ranges() };
+    let snap = snapshot(&m).await?;
+    for i in 0..6 {
+        abandoned_step(&m, &before, i).await?;
+    }
+    let mut ix = indexer(&m.chain, db.pool(), config);
+    ix.catch_up().await?;
+    let indexed = dump(db.pool()).await?;
+    revert(&m, snap).await?;
+    for i in 0..6 {
+        canonical_step(&m, &before, i).await?;
+    }
+    let err = ix.catch_up().await.expect_err("a reorg below the finality depth went unnoticed");
+    assert!(matches!(err, agentpact_indexer::IndexError::ReorgTooDeep { .. }), "{err}");
+    assert!(err.is_fatal());
+    assert_eq!(dump(db.pool()).await?, indexed, "the indexer wrote after a reorg it cannot repair");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_restarted_chain_under_the_same_id_is_refused() -> Result {
+    let first = Market::open().await?;
+    shared_history(&first).await?;
+    let db = TestDatabase::create().await?;
+    indexer(&first.chain, db.pool(), small_ranges()).catch_up().await?;
+    let indexed = dump(db.pool()).await?;
+    drop(first);
+
+    // "anvil restarted": a new chain from block 0 with the same chain id.
+    let second = Market::open().await?;
+    let err = indexer(&second.chain, db.pool(), small_ranges())
+        .catch_up()
+        .await
+        .expect_err("a new chain was indexed into the old chain's tables");
+    assert!(matches!(err, agentpact_indexer::IndexError::ChainMismatch { .. }), "{err}");
+    assert!(err.to_string().contains("fresh database"), "the error says what to do: {err}");
+    assert_eq!(dump(db.pool()).await?, indexed);
+    Ok(())
+}
