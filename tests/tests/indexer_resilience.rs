@@ -1,0 +1,139 @@
+//! The indexer survives what production does to it: killed at any moment, two of them on one
+//! database, a range read twice. Each time the result must equal one clean run.
+
+use std::time::Duration;
+
+use agentpact_contracts::Initiator;
+use agentpact_indexer::{Config, Pass};
+use agentpact_tests::{
+    HarnessError,
+    chain::{ether, send},
+    index::{dump, indexer, small_ranges},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::providers::Provider;
+use sqlx::{PgPool, postgres::PgPoolOptions};
+
+type Result = std::result::Result<(), HarnessError>;
+
+/// A chain with a few dozen events spread over many blocks.
+async fn busy_market() -> std::result::Result<Market, HarnessError> {
+    let m = Market::open().await?;
+    for round in 0..3u64 {
+        for initiator in [Initiator::Buyer, Initiator::Seller] {
+            let id = m.pending_approval(initiator, ether(1 + round)).await?;
+            send(m.chain.pact.approveWork(id).from(m.cast.buyer)).await?;
+        }
+        m.funded(Initiator::Buyer, ether(1)).await?;
+        m.withdraw_all(m.cast.seller).await?;
+    }
+    Ok(m)
+}
+
+async fn checkpoint(pool: &PgPool) -> std::result::Result<i64, HarnessError> {
+    Ok(sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints").fetch_one(pool).await?)
+}
+
+async fn fresh_dump(m: &Market) -> std::result::Result<String, HarnessError> {
+    let fresh = TestDatabase::create().await?;
+    indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
+    dump(fresh.pool()).await
+}
+
+#[tokio::test]
+async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result {
+    let m = busy_market().await?;
+    let head = m.chain.provider.get_block_number().await?;
+    let db = TestDatabase::create().await?;
+    let mut stopped_partway = 0;
+    for attempt in 0..24u64 {
+        // A pool of its own, closed after the kill: the killed run's connections die with it,
+        // and with them any transaction it had open.
+        let pool = PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
+        let mut ix = indexer(&m.chain, &pool, small_ranges());
+        let run = tokio::spawn(async move { ix.catch_up().await });
+        tokio::time::sleep(Duration::from_millis(attempt * 7 % 60)).await;
+        run.abort();
+        let _ = run.await;
+        pool.close().await;
+        let at = checkpoint(db.pool()).await?;
+        if at >= 0 && (at as u64) < head {
+            stopped_partway += 1;
+        }
+    }
+    assert!(stopped_partway > 3, "the kills did not land during the backfill ({stopped_partway} did)");
+    indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_range_read_twice_is_indexed_once() -> Result {
+    let m = busy_market().await?;
+    let db = TestDatabase::create().await?;
+    indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
+    let once = dump(db.pool()).await?;
+    // As if a second reader had started from an older checkpoint: move it back 8 blocks (to a
+    // block still on the chain) and index again.
+    sqlx::query(
+        "UPDATE checkpoints c SET block_number = b.number, block_hash = b.hash
+         FROM blocks b WHERE b.chain_id = c.chain_id AND b.number = c.block_number - 8",
+    )
+    .execute(db.pool())
+    .await?;
+    assert!(checkpoint(db.pool()).await? < m.chain.provider.get_block_number().await? as i64);
+    indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
+    assert_eq!(dump(db.pool()).await?, once, "events at the overlap were indexed twice");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_standby_indexer_takes_over_when_the_writer_dies() -> Result {
+    let m = busy_market().await?;
+    let db = TestDatabase::create().await?;
+    let config = Config { poll_interval: Duration::from_millis(50), ..small_ranges() };
+    let first =
+        tokio::spawn(agentpact_indexer::run(indexer(&m.chain, db.pool(), config), std::future::pending()));
+    let head = m.chain.provider.get_block_number().await?;
+    wait_for_checkpoint(db.pool(), head).await?;
+    let standby =
+        tokio::spawn(agentpact_indexer::run(indexer(&m.chain, db.pool(), config), std::future::pending()));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let holders: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
+            .fetch_one(db.pool())
+            .await?;
+    assert_eq!(holders, 1, "exactly one indexer holds the writer lock");
+
+    first.abort();
+    let _ = first.await;
+    let id = m.funded(Initiator::Seller, ether(2)).await?;
+    send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
+    let head = m.chain.provider.get_block_number().await?;
+    wait_for_checkpoint(db.pool(), head).await?;
+    assert!(!standby.is_finished(), "the standby stopped");
+    standby.abort();
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?, "a gap or a duplicate at the hand-over");
+    Ok(())
+}
+
+#[tokio::test]
+async fn catching_up_reports_the_new_checkpoint() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let head = m.chain.provider.get_block_number().await?;
+    let pass = indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
+    assert!(matches!(pass, Pass::Indexed(cp) if cp.block_number == head), "{pass:?}");
+    Ok(())
+}
+
+async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result {
+    for _ in 0..200 {
+        if checkpoint(pool).await? >= block as i64 {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(HarnessError::Process(format!("the indexer did not reach block {block} in 10 s")))
+}
