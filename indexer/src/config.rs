@@ -16,11 +16,13 @@ pub struct Config {
     pub max_range: u64,
     /// The longest wait between retries after an RPC or database error.
     pub max_backoff: Duration,
+    /// Tries of one RPC call before the pass gives up and the run loop backs off.
+    pub rpc_attempts: u32,
 }
 
 impl Default for Config {
     /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
-    /// 1,000 up to 50,000 blocks, retries at most 30 seconds apart.
+    /// 1,000 up to 50,000 blocks, 5 tries of each RPC call, retries at most 30 seconds apart.
     fn default() -> Self {
         Self {
             finality_depth: 64,
@@ -28,6 +30,7 @@ impl Default for Config {
             initial_range: 1_000,
             max_range: 50_000,
             max_backoff: Duration::from_secs(30),
+            rpc_attempts: 5,
         }
     }
 }

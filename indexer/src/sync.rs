@@ -3,7 +3,10 @@
 //! range is a single transaction of journal rows, projections, recent block hashes, notifications
 //! and the new checkpoint, so a crash at any instant loses nothing and duplicates nothing.
 
-use std::collections::{BTreeSet, HashMap};
+use std::{
+    collections::{BTreeSet, HashMap},
+    future::IntoFuture,
+};
 
 use alloy::{
     eips::BlockNumberOrTag,
@@ -189,7 +192,7 @@ impl<P: Provider> Indexer<P> {
 
     /// Checks continuity with the chain, rolls back a reorg, then indexes up to the head.
     pub async fn pass(&mut self, conn: &mut PgConnection) -> Result<Pass, IndexError> {
-        let head = self.provider.get_block_number().await?;
+        let head = self.rpc(|| self.provider.get_block_number()).await?;
         self.metrics.set_head(head);
         let chain_id = self.target.chain_id;
         let mut from = self.target.deployment_block;
@@ -233,7 +236,7 @@ impl<P: Provider> Indexer<P> {
         while from <= head {
             let to = self.range.end(from, head);
             let started = std::time::Instant::now();
-            let logs = match fetch::logs(&self.provider, self.target.contracts, from, to).await {
+            let logs = match self.rpc(|| fetch::logs(&self.provider, self.target.contracts, from, to)).await {
                 Ok(logs) => logs,
                 Err(e) if fetch::is_result_too_large(&e) && self.range.shrink() => {
                     tracing::debug!(from, to, blocks = self.range.blocks(), "log range too large; shrinking");
@@ -329,16 +332,41 @@ impl<P: Provider> Indexer<P> {
     }
 
     async fn block(&self, number: u64) -> Result<alloy::rpc::types::Block, IndexError> {
-        self.provider
-            .get_block_by_number(BlockNumberOrTag::Number(number))
+        self.rpc(|| self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).into_future())
             .await?
             .ok_or_else(|| IndexError::Incomplete(format!("block {number} not found")))
     }
 
     /// The chain's hash of block `number`, or `None` when it has no such block.
     async fn hash_at(&self, number: u64) -> Result<Option<B256>, IndexError> {
-        let block = self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).await?;
+        let block = self
+            .rpc(|| self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).into_future())
+            .await?;
         Ok(block.map(|b| b.header.hash))
+    }
+
+    /// Runs one RPC call, retrying a failure a few times with a short backoff before giving up:
+    /// public endpoints drop single requests often, and a retry is far cheaper than restarting
+    /// the pass. A refusal of a too-large log range is returned at once (the range shrinks).
+    async fn rpc<T, F, Fut>(&self, call: F) -> Result<T, TransportError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::IntoFuture<Output = Result<T, TransportError>>,
+    {
+        let mut wait = std::time::Duration::from_millis(50);
+        let mut attempt = 1;
+        loop {
+            match call().await {
+                Err(e) if attempt < self.config.rpc_attempts && !fetch::is_result_too_large(&e) => {
+                    tracing::debug!(error = %e, attempt, "RPC call failed; retrying");
+                    self.metrics.error("rpc");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(self.config.max_backoff);
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
     }
 }
 

@@ -14,6 +14,7 @@ pub mod index;
 pub mod pacts;
 pub mod postgres;
 pub mod receiver;
+pub mod rpc_proxy;
 
 /// Why the harness could not give a test the parts it asked for.
 #[derive(Debug, thiserror::Error)]

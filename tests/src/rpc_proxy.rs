@@ -1,0 +1,162 @@
+//! A JSON-RPC proxy in front of anvil that misbehaves on purpose, the way public RPC endpoints do:
+//! it fails every k-th request, and it refuses `eth_getLogs` answers longer than a cap with the
+//! "query returned more than N results" error real providers send.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use alloy::providers::{DynProvider, Provider};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+};
+
+use crate::HarnessError;
+
+/// What the proxy does wrong.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Faults {
+    /// Answer every k-th request with an error instead of forwarding it.
+    pub fail_every: Option<u64>,
+    /// Refuse `eth_getLogs` results with more logs than this.
+    pub max_logs: Option<usize>,
+}
+
+/// A running proxy; stops when dropped.
+pub struct FaultyRpc {
+    url: String,
+    requests: Arc<AtomicU64>,
+    failed: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FaultyRpc {
+    /// Starts a proxy on a free loopback port that forwards to `upstream` with `faults`.
+    pub async fn start(upstream: DynProvider, faults: Faults) -> Result<Self, HarnessError> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| HarnessError::Process(format!("proxy bind: {e}")))?;
+        let url = format!(
+            "http://{}",
+            listener.local_addr().map_err(|e| HarnessError::Process(format!("proxy address: {e}")))?
+        );
+        let (requests, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let shared = Shared { upstream, faults, requests: requests.clone(), failed: failed.clone() };
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, shared.clone()));
+            }
+        });
+        Ok(Self { url, requests, failed, task })
+    }
+
+    /// The proxy's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Requests answered with an injected error so far.
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for FaultyRpc {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Clone)]
+struct Shared {
+    upstream: DynProvider,
+    faults: Faults,
+    requests: Arc<AtomicU64>,
+    failed: Arc<AtomicU64>,
+}
+
+/// Serves HTTP/1.1 requests on one connection until the client closes it.
+async fn serve(mut stream: TcpStream, shared: Shared) {
+    let mut buf = Vec::new();
+    loop {
+        let Some(body) = read_request(&mut stream, &mut buf).await else { return };
+        let answer = match serde_json::from_slice::<Value>(&body) {
+            Ok(request) => answer(&shared, request).await,
+            Err(e) => {
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": e.to_string()}})
+            }
+        };
+        let body = answer.to_string();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        if stream.write_all(head.as_bytes()).await.is_err()
+            || stream.write_all(body.as_bytes()).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Reads one request's body; `None` when the connection closed or sent something else than HTTP.
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            let start = end + 4;
+            while buf.len() < start + length {
+                let mut chunk = [0u8; 8192];
+                let n = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            let body = buf[start..start + length].to_vec();
+            buf.drain(..start + length);
+            return Some(body);
+        }
+        let mut chunk = [0u8; 8192];
+        let n = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+async fn answer(shared: &Shared, request: Value) -> Value {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let params = request.get("params").cloned().unwrap_or(Value::Array(vec![]));
+    let n = shared.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    let error = |code: i64, message: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    if shared.faults.fail_every.is_some_and(|k| n % k == 0) {
+        shared.failed.fetch_add(1, Ordering::Relaxed);
+        return error(-32603, "proxy: injected failure".into());
+    }
+    match shared.upstream.raw_request::<_, Value>(method.clone().into(), params).await {
+        Ok(result) => {
+            let too_many = method == "eth_getLogs"
+                && shared.faults.max_logs.zip(result.as_array()).is_some_and(|(cap, logs)| logs.len() > cap);
+            if too_many {
+                shared.failed.fetch_add(1, Ordering::Relaxed);
+                let cap = shared.faults.max_logs.unwrap_or_default();
+                return error(-32005, format!("query returned more than {cap} results"));
+            }
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        }
+        Err(alloy::transports::RpcError::ErrorResp(payload)) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": payload})
+        }
+        Err(e) => error(-32603, format!("proxy: upstream failed: {e}")),
+    }
+}

@@ -1,0 +1,124 @@
+//! An RPC that fails, an RPC that caps `eth_getLogs`, a database connection that drops: the indexer
+//! recovers each time and the index still equals one clean run.
+
+use std::time::Duration;
+
+use agentpact_contracts::Initiator;
+use agentpact_indexer::{Config, Indexer};
+use agentpact_tests::{
+    HarnessError,
+    chain::{ether, send},
+    index::{dump, indexer, small_ranges, target},
+    pacts::Market,
+    postgres::TestDatabase,
+    rpc_proxy::{Faults, FaultyRpc},
+};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use sqlx::PgPool;
+
+type Result = std::result::Result<(), HarnessError>;
+
+async fn some_history(m: &Market) -> Result {
+    for initiator in [Initiator::Buyer, Initiator::Seller, Initiator::Buyer] {
+        let id = m.pending_approval(initiator, ether(1)).await?;
+        send(m.chain.pact.approveWork(id).from(m.cast.buyer)).await?;
+    }
+    m.withdraw_all(m.cast.seller).await?;
+    Ok(())
+}
+
+fn through(proxy: &FaultyRpc) -> std::result::Result<DynProvider, HarnessError> {
+    let url = proxy.url().parse().map_err(|e| HarnessError::Process(format!("proxy url: {e}")))?;
+    Ok(ProviderBuilder::new().connect_http(url).erased())
+}
+
+async fn fresh_dump(m: &Market) -> std::result::Result<String, HarnessError> {
+    let fresh = TestDatabase::create().await?;
+    indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
+    dump(fresh.pool()).await
+}
+
+fn quick_retries() -> Config {
+    Config {
+        poll_interval: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(200),
+        ..small_ranges()
+    }
+}
+
+async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result {
+    for _ in 0..300 {
+        let at: i64 = sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints")
+            .fetch_one(pool)
+            .await?;
+        if at >= block as i64 {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(HarnessError::Process(format!("the indexer did not reach block {block} in 15 s")))
+}
+
+#[tokio::test]
+async fn an_rpc_failing_every_third_request_is_retried_and_the_index_is_exact() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let proxy =
+        FaultyRpc::start(m.chain.provider.clone(), Faults { fail_every: Some(3), ..Faults::default() })
+            .await?;
+    let db = TestDatabase::create().await?;
+    let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), quick_retries());
+    let metrics = ix.metrics();
+    let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
+    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    task.abort();
+    assert!(proxy.failed() >= 3, "the proxy injected {} failures", proxy.failed());
+    assert!(metrics.render().contains("kind=\"rpc\""), "RPC errors are counted:\n{}", metrics.render());
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_rpc_that_caps_get_logs_makes_the_ranges_shrink_and_the_backfill_completes() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let proxy =
+        FaultyRpc::start(m.chain.provider.clone(), Faults { max_logs: Some(3), ..Faults::default() }).await?;
+    let db = TestDatabase::create().await?;
+    let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
+    Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide).catch_up().await?;
+    assert!(proxy.failed() > 0, "the cap never bit: the test proves nothing");
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_dropped_database_connection_is_recovered() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let db = TestDatabase::create().await?;
+    let ix = indexer(&m.chain, db.pool(), quick_retries());
+    let metrics = ix.metrics();
+    let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
+    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+
+    // What a Postgres restart does to the indexer's sessions.
+    sqlx::query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .execute(db.pool())
+    .await?;
+    let id = m.funded(Initiator::Seller, ether(3)).await?;
+    send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
+    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    assert!(!task.is_finished(), "the indexer exited instead of recovering");
+    task.abort();
+    assert!(
+        metrics.render().contains("kind=\"db\""),
+        "the dropped connection went unnoticed:\n{}",
+        metrics.render()
+    );
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    Ok(())
+}
