@@ -139,7 +139,7 @@ async fn answer(shared: &Shared, request: Value) -> Value {
     let params = request.get("params").cloned().unwrap_or(Value::Array(vec![]));
     let n = shared.requests.fetch_add(1, Ordering::Relaxed) + 1;
     let error = |code: i64, message: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    if shared.faults.fail_every.is_some_and(|k| n % k == 0) {
+    if shared.faults.fail_every.is_some_and(|k| n.is_multiple_of(k)) {
         shared.failed.fetch_add(1, Ordering::Relaxed);
         return error(-32603, "proxy: injected failure".into());
     }
