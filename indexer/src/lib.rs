@@ -24,3 +24,7 @@ pub use decode::Contracts;
 pub use metrics::Metrics;
 pub use run::run;
 pub use sync::{IndexError, Indexer, PACT_CHANNEL, Pass, Target};
+
+/// The schema of the index (`migrations/`). The indexer owns every table; `agentpact migrate`
+/// and the test harness apply it.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

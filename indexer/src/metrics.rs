@@ -40,6 +40,11 @@ impl Metrics {
         self.0.head.store(head, Ordering::Relaxed);
     }
 
+    /// The index stands at block `block` (on start, after a rollback).
+    pub fn set_indexed(&self, block: u64) {
+        self.0.indexed.store(block, Ordering::Relaxed);
+    }
+
     /// A batch up to block `to` committed `events` new events in `took`.
     pub fn batch(&self, to: u64, events: u64, took: Duration) {
         self.0.indexed.store(to, Ordering::Relaxed);
@@ -63,6 +68,11 @@ impl Metrics {
     /// The last indexed block.
     pub fn indexed_block(&self) -> u64 {
         self.0.indexed.load(Ordering::Relaxed)
+    }
+
+    /// The RPC's latest block, as last seen.
+    pub fn head_block(&self) -> u64 {
+        self.0.head.load(Ordering::Relaxed)
     }
 
     /// The metrics in the Prometheus text exposition format.
@@ -124,6 +134,18 @@ impl Metrics {
         }
         out
     }
+}
+
+/// Serves `GET /metrics` on `listener` until the task is dropped.
+pub async fn serve(listener: tokio::net::TcpListener, metrics: Metrics) -> std::io::Result<()> {
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let metrics = metrics.clone();
+            async move { ([("content-type", "text/plain; version=0.0.4")], metrics.render()) }
+        }),
+    );
+    axum::serve(listener, app).await
 }
 
 #[cfg(test)]

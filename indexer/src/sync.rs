@@ -198,6 +198,7 @@ impl<P: Provider> Indexer<P> {
         let mut from = self.target.deployment_block;
         let mut at = None;
         if let Some(cp) = checkpoint::load(conn, chain_id).await? {
+            self.metrics.set_indexed(cp.block_number);
             match reorg::check(conn, chain_id, cp, head, |n| self.hash_at(n)).await? {
                 Continuity::Intact => {}
                 Continuity::Lagging { head } => {
@@ -214,6 +215,7 @@ impl<P: Provider> Indexer<P> {
                     notify_pacts(&mut tx, chain_id, &undone.pacts.iter().copied().collect()).await?;
                     tx.commit().await?;
                     self.metrics.reorg();
+                    self.metrics.set_indexed(fork.block_number);
                     tracing::warn!(
                         fork = fork.block_number,
                         from = cp.block_number,

@@ -22,9 +22,6 @@ use testcontainers::{
 
 use crate::HarnessError;
 
-/// The schema every database starts with.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
-
 /// A database of one test's own. Dropping it drops the database (and stops a private server).
 pub struct TestDatabase {
     name: String,
@@ -58,7 +55,7 @@ impl TestDatabase {
 
         let url = with_database(&admin_url, &name);
         let pool = PgPoolOptions::new().max_connections(4).connect(&url).await?;
-        MIGRATOR.run(&pool).await?;
+        agentpact_indexer::MIGRATOR.run(&pool).await?;
         Ok(Self { name, url, pool, server })
     }
 

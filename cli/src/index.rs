@@ -1,0 +1,79 @@
+//! `agentpact index`: follow the contracts' events into Postgres until interrupted.
+
+use std::{net::SocketAddr, time::Duration};
+
+use agentpact_indexer::{Config, Indexer, MIGRATOR, metrics};
+use alloy::providers::{Provider, ProviderBuilder};
+use anyhow::{Context, bail};
+
+use crate::{
+    progress,
+    settings::{ChainArgs, DatabaseArgs},
+};
+
+/// Flags of `agentpact index`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IndexArgs {
+    #[command(flatten)]
+    chain: ChainArgs,
+    #[command(flatten)]
+    database: DatabaseArgs,
+    /// Blocks below head minus this are taken as final (no reorg reaches them).
+    #[arg(long, env = "FINALITY_DEPTH", default_value_t = Config::default().finality_depth)]
+    finality_depth: u64,
+    /// How often to ask the RPC for a new head, in milliseconds.
+    #[arg(long, env = "POLL_INTERVAL_MS", default_value_t = 1000)]
+    poll_interval_ms: u64,
+    /// Where to serve Prometheus metrics (GET /metrics).
+    #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9464")]
+    metrics_addr: SocketAddr,
+}
+
+/// Runs the indexer until Ctrl-C (or SIGTERM); an error that needs a person ends it.
+pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let target = args.chain.target()?;
+    let provider = ProviderBuilder::new().connect_http(args.chain.rpc_url()?).erased();
+    let served =
+        provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;
+    if served != target.chain_id {
+        bail!(
+            "RPC_URL serves chain {served}, but CHAIN_ID is {}: point them at the same chain",
+            target.chain_id
+        );
+    }
+    let pool = args.database.connect(4).await?;
+    MIGRATOR.run(&pool).await.context("applying migrations")?;
+
+    let config = Config {
+        finality_depth: args.finality_depth,
+        poll_interval: Duration::from_millis(args.poll_interval_ms.max(10)),
+        ..Config::default()
+    };
+    let indexer = Indexer::new(pool, provider, target, config);
+    let listener = tokio::net::TcpListener::bind(args.metrics_addr)
+        .await
+        .with_context(|| format!("binding the metrics address {} (METRICS_ADDR)", args.metrics_addr))?;
+    tokio::spawn(metrics::serve(listener, indexer.metrics()));
+    tokio::spawn(progress::report(indexer.metrics()));
+    tracing::info!(chain_id = target.chain_id, agent_pact = %target.contracts.agent_pact, metrics = %args.metrics_addr, "indexing");
+    agentpact_indexer::run(indexer, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => drop(s.recv().await),
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { () = ctrl_c => {}, () = term => {} }
+}

@@ -1,0 +1,158 @@
+//! `agentpact index` as a user runs it: a process that indexes, serves metrics, survives `kill -9`
+//! and refuses bad configuration with a message that says what to do.
+
+use std::{
+    io::{Read, Write},
+    path::PathBuf,
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use agentpact_contracts::Initiator;
+use agentpact_tests::{
+    HarnessError,
+    chain::{ether, send},
+    index::{dump, indexer, small_ranges},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::providers::Provider;
+
+type Result = std::result::Result<(), HarnessError>;
+
+/// The `agentpact` binary cargo built next to this test (`cargo nextest run --workspace` builds it).
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let dir = exe.parent().and_then(|deps| deps.parent()).map(PathBuf::from).unwrap_or_default();
+    let binary = dir.join("agentpact");
+    assert!(binary.is_file(), "{} is missing: build it with `cargo build -p agentpact`", binary.display());
+    binary
+}
+
+fn free_port() -> std::result::Result<u16, HarnessError> {
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| HarnessError::Process(e.to_string()))?;
+    Ok(listener.local_addr().map_err(|e| HarnessError::Process(e.to_string()))?.port())
+}
+
+/// `agentpact index` for the market's chain, with addresses from a deployments file.
+fn spawn_indexer(
+    m: &Market,
+    db: &TestDatabase,
+    dir: &std::path::Path,
+    metrics_port: u16,
+) -> std::io::Result<Child> {
+    Command::new(binary())
+        .arg("index")
+        .args(["--rpc-url", m.chain.anvil.endpoint().as_str()])
+        .args(["--chain-id", &m.chain.anvil.chain_id().to_string()])
+        .arg("--deployments-dir")
+        .arg(dir)
+        .args(["--database-url", db.url()])
+        .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+        .args(["--poll-interval-ms", "50", "--finality-depth", "12"])
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+}
+
+async fn wait_for_checkpoint(db: &TestDatabase, block: u64) -> Result {
+    for _ in 0..300 {
+        let at: i64 = sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints")
+            .fetch_one(db.pool())
+            .await?;
+        if at >= block as i64 {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(HarnessError::Process(format!("agentpact index did not reach block {block} in 15 s")))
+}
+
+fn get_metrics(port: u16) -> std::result::Result<String, HarnessError> {
+    let io = |e: std::io::Error| HarnessError::Process(format!("metrics: {e}"));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(io)?;
+    stream.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").map_err(io)?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(io)?;
+    Ok(response)
+}
+
+#[tokio::test]
+async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Result {
+    let m = Market::open().await?;
+    let id = m.funded(Initiator::Buyer, ether(1)).await?;
+    let db = TestDatabase::create().await?;
+    let dir = std::env::temp_dir().join(format!("agentpact-deployments-{}", db.name()));
+    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::Process(e.to_string()))?;
+    let file = dir.join(format!("{}.json", m.chain.anvil.chain_id()));
+    let json =
+        serde_json::to_string(&m.chain.deployment).map_err(|e| HarnessError::Process(e.to_string()))?;
+    std::fs::write(&file, json).map_err(|e| HarnessError::Process(e.to_string()))?;
+
+    let port = free_port()?;
+    let mut process = spawn_indexer(&m, &db, &dir, port).map_err(|e| HarnessError::Process(e.to_string()))?;
+    let head = m.chain.provider.get_block_number().await?;
+    wait_for_checkpoint(&db, head).await?;
+    let metrics = get_metrics(port)?;
+    let expected =
+        format!("agentpact_indexer_indexed_block{{chain_id=\"{}\"}} {head}", m.chain.anvil.chain_id());
+    assert!(metrics.contains(&expected), "{metrics}");
+
+    process.kill().map_err(|e| HarnessError::Process(e.to_string()))?; // SIGKILL: no chance to clean up
+    let _ = process.wait();
+    send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
+    m.submitted(m.funded(Initiator::Seller, ether(2)).await?).await?;
+
+    let mut restarted =
+        spawn_indexer(&m, &db, &dir, free_port()?).map_err(|e| HarnessError::Process(e.to_string()))?;
+    wait_for_checkpoint(&db, m.chain.provider.get_block_number().await?).await?;
+    let _ = restarted.kill();
+    let _ = restarted.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let fresh = TestDatabase::create().await?;
+    indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
+    assert_eq!(dump(db.pool()).await?, dump(fresh.pool()).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_configuration_is_refused_with_what_to_do() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let run = |args: &[&str]| {
+        Command::new(binary())
+            .arg("index")
+            .args(["--rpc-url", m.chain.anvil.endpoint().as_str(), "--database-url", db.url()])
+            .args(args)
+            .env_remove("AGENT_PACT_ADDRESS")
+            .env_remove("ORACLE_REGISTRY_ADDRESS")
+            .output()
+    };
+    let io = |e: std::io::Error| HarnessError::Process(e.to_string());
+
+    let nowhere = std::env::temp_dir().join("agentpact-no-deployments-here");
+    let out =
+        run(&["--chain-id", "31337", "--deployments-dir", nowhere.to_str().unwrap_or("x")]).map_err(io)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("AGENT_PACT_ADDRESS") && stderr.contains("agentpact deploy"), "{stderr}");
+
+    let pact = m.chain.deployment.agent_pact.to_string();
+    let registry = m.chain.deployment.oracle_registry.to_string();
+    let out =
+        run(&["--chain-id", "84532", "--agent-pact-address", &pact, "--oracle-registry-address", &registry])
+            .map_err(io)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("serves chain 31337") && stderr.contains("CHAIN_ID is 84532"), "{stderr}");
+
+    let out = run(&["--chain-id", "31337", "--agent-pact-address", "0xnot-an-address"]).map_err(io)?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agent-pact-address"));
+    let tables: i64 = sqlx::query_scalar("SELECT count(*) FROM chains").fetch_one(db.pool()).await?;
+    assert_eq!(tables, 0, "a refused run wrote to the database");
+    Ok(())
+}
