@@ -1,9 +1,13 @@
 //! Helpers for indexer tests: an indexer for a [`TestChain`], and a dump of every index table to
 //! compare two databases.
 
+use agentpact_contracts::PactStatus;
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
-use alloy::providers::DynProvider;
-use sqlx::PgPool;
+use alloy::{
+    primitives::{Address, U256},
+    providers::DynProvider,
+};
+use sqlx::{PgPool, Row};
 
 use crate::{HarnessError, chain::TestChain};
 
@@ -54,4 +58,123 @@ pub async fn dump(pool: &PgPool) -> Result<String, HarnessError> {
         out.push_str(&format!("== {table}\n{rows}\n"));
     }
     Ok(out)
+}
+
+/// Compares the index in `pool` with the contracts on `chain`, field by field: every pact (terms,
+/// status, clocks, scores, oracles and weights, each oracle's verification), every account's
+/// unwithdrawn credit and every oracle. Returns the statuses the pacts are in.
+///
+/// # Panics
+/// On the first difference: that is the test failing.
+pub async fn assert_index_matches_chain(
+    chain: &TestChain,
+    pool: &PgPool,
+) -> Result<std::collections::HashSet<PactStatus>, HarnessError> {
+    let count = chain.pact.pactCount().call().await?;
+    let mut statuses = std::collections::HashSet::new();
+    for n in 0..count.to::<u64>() {
+        let id = U256::from(n);
+        let p = chain.pact.getPact(id).call().await?;
+        let row = sqlx::query(
+            "SELECT status, initiator, buyer, seller, arbitrator, spec_hash, spec_uri, threshold, score_count,
+                    final_score, proof_hash, payment::text, buyer_stake::text, seller_stake::text, review_period,
+                    extract(epoch FROM deadline)::bigint AS deadline,
+                    coalesce(extract(epoch FROM submitted_at)::bigint, 0) AS submitted_at,
+                    coalesce(extract(epoch FROM verified_at)::bigint, 0) AS verified_at,
+                    coalesce(extract(epoch FROM disputed_at)::bigint, 0) AS disputed_at,
+                    extract(epoch FROM created_at)::bigint AS created_at
+             FROM pacts WHERE pact_id = $1::text::numeric",
+        )
+        .bind(id.to_string())
+        .fetch_one(pool)
+        .await?;
+        let address = |col: &str| -> Address {
+            row.get::<Option<Vec<u8>>, _>(col).map(|b| Address::from_slice(&b)).unwrap_or_default()
+        };
+        let amount = |col: &str| -> U256 { row.get::<String, _>(col).parse().unwrap_or(U256::MAX) };
+        let secs = |col: &str| -> u64 { row.get::<i64, _>(col) as u64 };
+        let context = format!("pact {n}");
+        assert_eq!(row.get::<i16, _>("status"), i16::from(p.status), "{context} status");
+        assert_eq!(row.get::<i16, _>("initiator"), i16::from(p.initiator), "{context}");
+        assert_eq!(
+            (address("buyer"), address("seller"), address("arbitrator")),
+            (p.buyer, p.seller, p.arbitrator),
+            "{context}"
+        );
+        assert_eq!(row.get::<Vec<u8>, _>("spec_hash"), p.specHash.to_vec(), "{context}");
+        assert_eq!(row.get::<String, _>("spec_uri"), p.specUri, "{context}");
+        assert_eq!(row.get::<i16, _>("threshold"), i16::from(p.threshold), "{context}");
+        assert_eq!(row.get::<i16, _>("score_count"), i16::from(p.scoreCount), "{context}");
+        assert_eq!(
+            row.get::<Option<i16>, _>("final_score").unwrap_or(0),
+            i16::from(p.finalScore),
+            "{context}"
+        );
+        assert_eq!(
+            row.get::<Option<Vec<u8>>, _>("proof_hash").unwrap_or(vec![0; 32]),
+            p.proofHash.to_vec(),
+            "{context}"
+        );
+        assert_eq!(
+            (amount("payment"), amount("buyer_stake"), amount("seller_stake")),
+            (p.payment, p.buyerStake, p.sellerStake),
+            "{context}"
+        );
+        assert_eq!(row.get::<i64, _>("review_period") as u64, p.reviewPeriod, "{context}");
+        assert_eq!(secs("deadline"), p.deadline, "{context}");
+        assert_eq!(secs("created_at"), p.createdAt, "{context}");
+        assert_eq!(secs("submitted_at"), p.submittedAt, "{context}");
+        assert_eq!(secs("verified_at"), p.verifiedAt, "{context}");
+        assert_eq!(secs("disputed_at"), p.disputedAt, "{context}");
+
+        let oracles: Vec<(Vec<u8>, i16)> = sqlx::query_as(
+            "SELECT oracle, weight FROM pact_oracles WHERE pact_id = $1::text::numeric ORDER BY position",
+        )
+        .bind(id.to_string())
+        .fetch_all(pool)
+        .await?;
+        let expected: Vec<(Vec<u8>, i16)> =
+            p.oracles.iter().zip(&p.weights).map(|(o, w)| (o.to_vec(), i16::from(*w))).collect();
+        assert_eq!(oracles, expected, "{context} oracles");
+        for oracle in &p.oracles {
+            let v = chain.pact.getVerification(id, *oracle).call().await?;
+            let score: Option<i16> = sqlx::query_scalar(
+                "SELECT score FROM verifications WHERE pact_id = $1::text::numeric AND oracle = $2",
+            )
+            .bind(id.to_string())
+            .bind(oracle.to_vec())
+            .fetch_optional(pool)
+            .await?;
+            assert_eq!(score, v.submitted.then_some(i16::from(v.score)), "{context} score of {oracle}");
+        }
+        statuses.insert(PactStatus::try_from(p.status).map_err(|e| HarnessError::Process(e.to_string()))?);
+    }
+
+    for who in &chain.accounts {
+        let owed: String = sqlx::query_scalar(
+            "SELECT ((SELECT coalesce(sum(amount), 0) FROM payouts WHERE account = $1)
+                   - (SELECT coalesce(sum(amount), 0) FROM withdrawals WHERE account = $1))::text",
+        )
+        .bind(who.to_vec())
+        .fetch_one(pool)
+        .await?;
+        assert_eq!(
+            owed.parse::<U256>().ok(),
+            Some(chain.pact.balances(*who).call().await?),
+            "credit of {who}"
+        );
+
+        let o = chain.registry.getOracle(*who).call().await?;
+        let row: Option<(String, Vec<String>, String)> =
+            sqlx::query_as("SELECT stake::text, capabilities, status FROM oracles WHERE address = $1")
+                .bind(who.to_vec())
+                .fetch_optional(pool)
+                .await?;
+        let expected = o.registered.then(|| {
+            let status = if o.active { "active" } else { "deregistered" };
+            (o.stake.to_string(), o.capabilities.clone(), status.to_owned())
+        });
+        assert_eq!(row, expected, "oracle {who}");
+    }
+    Ok(statuses)
 }

@@ -5,7 +5,8 @@
 //! - every credit matches the payout table, and the escrow's ETH balance equals the sum of every
 //!   locked amount plus every unwithdrawn credit;
 //! - once every clock has run out, a bystander can end every pact, and after everyone withdraws
-//!   the escrow holds nothing.
+//!   the escrow holds nothing;
+//! - the indexer, fed the same history, agrees with the contracts field by field.
 //!
 //! The seed is printed; rerun one with `AGENTPACT_SEED=<seed>`.
 
@@ -18,7 +19,9 @@ use agentpact_contracts::{
 use agentpact_tests::{
     HarnessError,
     chain::{Mined, hash, send},
+    index,
     pacts::Market,
+    postgres::TestDatabase,
 };
 use alloy::primitives::{Address, U256};
 use model::{Action, Escrow};
@@ -75,7 +78,15 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
             run.step().await?;
             run.check_books().await?;
         }
+        // The indexer, fed the same random history, must agree with the contracts field by field:
+        // once with pacts in every status, once more (incrementally) after every pact has ended.
+        let db = TestDatabase::create().await?;
+        let mut indexer = index::indexer(&run.m.chain, db.pool(), index::small_ranges());
+        indexer.catch_up().await?;
+        index::assert_index_matches_chain(&run.m.chain, db.pool()).await?;
         run.end_everything().await?;
+        indexer.catch_up().await?;
+        index::assert_index_matches_chain(&run.m.chain, db.pool()).await?;
         eprintln!("seed {seed}: {} calls accepted, {} refused", run.accepted, run.refusals);
         reached.extend(run.model.pacts.iter().map(|p| p.status));
         reached.extend(run.reached);
