@@ -77,6 +77,9 @@ CREATE TABLE pacts (
     verified_at    TIMESTAMPTZ,
     disputed_at    TIMESTAMPTZ,
     closed_at      TIMESTAMPTZ,
+    -- How a terminal pact ended: approved | auto_approved | seller_won | buyer_won | timeout |
+    -- dispute_timeout | cancelled | expired (an unaccepted pact past its deadline).
+    outcome        TEXT,
     created_block  BIGINT         NOT NULL,
     updated_block  BIGINT         NOT NULL,
     spec_search    TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', spec_uri)) STORED,
@@ -175,3 +178,22 @@ CREATE TABLE withdrawals (
     PRIMARY KEY (chain_id, block_number, log_index)
 );
 CREATE INDEX withdrawals_by_account ON withdrawals (chain_id, account);
+
+-- Per-address aggregates by role, refreshed from the projections for the addresses each batch
+-- touches (and for every address after a reorg), so readers never recompute them.
+-- role: buyer | seller | oracle. For buyers and sellers, mean_score is the mean final oracle score
+-- of their pacts; for oracles, the mean score they gave and agreement = 100 - mean |score - final|.
+CREATE TABLE reputation (
+    chain_id       BIGINT         NOT NULL,
+    address        BYTEA          NOT NULL,
+    role           TEXT           NOT NULL,
+    pacts          INTEGER        NOT NULL,
+    completed      INTEGER        NOT NULL,
+    refunded       INTEGER        NOT NULL,
+    disputed       INTEGER        NOT NULL,
+    timed_out      INTEGER        NOT NULL,
+    volume         NUMERIC(78, 0) NOT NULL,
+    mean_score     NUMERIC(6, 2),
+    agreement      NUMERIC(6, 2),
+    PRIMARY KEY (chain_id, address, role)
+);

@@ -4,7 +4,8 @@
 //! into [`event::EventBody`] values, append them to the [`journal`], [`project`] them into the
 //! tables the API reads, and move the [`checkpoint`] — all of a range in one transaction
 //! ([`sync`]). [`reorg`] notices and rolls back reorganisations; [`lock`] keeps one writer per
-//! chain; [`run`] follows the head with retries; [`metrics`] counts.
+//! chain; [`run`] follows the head with retries; [`metrics`] counts; [`reputation`] keeps
+//! per-address aggregates.
 
 pub mod checkpoint;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod lock;
 pub mod metrics;
 pub mod project;
 pub mod reorg;
+pub mod reputation;
 pub mod run;
 pub mod sync;
 

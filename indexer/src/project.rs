@@ -96,20 +96,30 @@ pub async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx
             .await?;
             if *passed { Ok(()) } else { open_dispute(conn, &at, *pact_id, "failed_verification", None).await }
         }
-        EventBody::WorkApproved { pact_id, .. } => close(conn, &at, *pact_id, PactStatus::Completed).await,
+        EventBody::WorkApproved { pact_id, automatic, .. } => {
+            let outcome = if *automatic { "auto_approved" } else { "approved" };
+            close(conn, &at, *pact_id, PactStatus::Completed, outcome).await
+        }
         EventBody::WorkRejected { pact_id, buyer } => {
             open_dispute(conn, &at, *pact_id, "rejected", Some(*buyer)).await
         }
         EventBody::DisputeRaised { pact_id, by, .. } => open_dispute(conn, &at, *pact_id, "raised", Some(*by)).await,
         EventBody::DisputeResolved { pact_id, seller_wins, .. } => {
-            let (status, outcome) =
+            let (status, winner) =
                 if *seller_wins { (PactStatus::Completed, "seller") } else { (PactStatus::Refunded, "buyer") };
-            close(conn, &at, *pact_id, status).await?;
-            close_dispute(conn, &at, *pact_id, outcome).await
+            close(conn, &at, *pact_id, status, &format!("{winner}_won")).await?;
+            close_dispute(conn, &at, *pact_id, winner).await
         }
-        EventBody::PactCancelled { pact_id, .. } => close(conn, &at, *pact_id, PactStatus::Refunded).await,
+        EventBody::PactCancelled { pact_id, .. } => {
+            close(conn, &at, *pact_id, PactStatus::Refunded, "cancelled").await
+        }
         EventBody::TimeoutClaimed { pact_id, from, .. } => {
-            close(conn, &at, *pact_id, PactStatus::Refunded).await?;
+            let outcome = match PactStatus::try_from(*from) {
+                Ok(PactStatus::Negotiating) => "expired",
+                Ok(PactStatus::Disputed) => "dispute_timeout",
+                _ => "timeout",
+            };
+            close(conn, &at, *pact_id, PactStatus::Refunded, outcome).await?;
             if *from == PactStatus::Disputed.code() {
                 close_dispute(conn, &at, *pact_id, "timeout").await?;
             }
@@ -303,21 +313,23 @@ async fn set_status(
     .map(drop)
 }
 
-/// Moves a pact to a terminal status.
+/// Moves a pact to a terminal status, recording how it ended.
 async fn close(
     conn: &mut PgConnection,
     at: &Place,
     pact_id: U256,
     status: PactStatus,
+    outcome: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE pacts SET status = $3, closed_at = to_timestamp($4::bigint), updated_block = $5
+        "UPDATE pacts SET status = $3, closed_at = to_timestamp($4::bigint), updated_block = $5, outcome = $6
          WHERE chain_id = $1 AND pact_id = $2::text::numeric",
         at.chain_id,
         pact_id.to_string(),
         code(status),
         at.time,
         at.block,
+        outcome,
     )
     .execute(conn)
     .await

@@ -27,6 +27,7 @@ use crate::{
     metrics::Metrics,
     project,
     reorg::{self, Continuity},
+    reputation,
 };
 
 /// The channel on which every committed pact change is announced (payload: JSON with `chainId`,
@@ -212,6 +213,7 @@ impl<P: Provider> Indexer<P> {
                 Continuity::Forked { fork } => {
                     let mut tx = conn.begin().await?;
                     let undone = reorg::rollback(&mut tx, chain_id, fork).await?;
+                    reputation::refresh(&mut tx, chain_id, reputation::Scope::All).await?;
                     notify_pacts(&mut tx, chain_id, &undone.pacts.iter().copied().collect()).await?;
                     tx.commit().await?;
                     self.metrics.reorg();
@@ -286,6 +288,8 @@ impl<P: Provider> Indexer<P> {
             project::apply(&mut tx, event).await?;
         }
         let touched: BTreeSet<U256> = new.iter().filter_map(|e| e.body.pact_id()).collect();
+        let touched_list: Vec<U256> = touched.iter().copied().collect();
+        reputation::refresh(&mut tx, chain_id, reputation::Scope::Pacts(&touched_list)).await?;
         notify_pacts(&mut tx, chain_id, &touched).await?;
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };

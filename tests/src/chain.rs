@@ -74,6 +74,8 @@ impl TestChain {
             .wallet(wallet)
             .connect_http(anvil.endpoint_url())
             .erased();
+        // anvil mines on receipt of a transaction; poll for receipts often, not every 250 ms.
+        provider.client().set_poll_interval(std::time::Duration::from_millis(5));
         let deployment = agentpact_contracts::deploy(provider.clone(), options).await?;
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());

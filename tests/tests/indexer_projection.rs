@@ -119,3 +119,45 @@ async fn every_committed_pact_change_is_announced_for_the_api() -> Result {
     assert_eq!(payload["chainId"], serde_json::json!(m.chain.anvil.chain_id()));
     Ok(())
 }
+
+#[tokio::test]
+async fn reputation_aggregates_match_a_hand_computed_history() -> Result {
+    let m = Market::open().await?;
+    let pact = &m.chain.pact;
+    let approved = m.pending_approval(Initiator::Buyer, ether(2)).await?; // scores 90, 80: final 86
+    send(pact.approveWork(approved).from(m.cast.buyer)).await?;
+    let lost = m.funded(Initiator::Seller, ether(1)).await?;
+    m.submitted(lost).await?;
+    m.verified(lost, &[10, 20]).await?; // final 14: disputed
+    send(pact.resolveDispute(lost, false).from(m.cast.arbitrator)).await?;
+    let abandoned = m.funded(Initiator::Buyer, ether(1)).await?;
+    m.chain.increase_time(DEADLINE_IN + 1).await?;
+    send(pact.claimTimeout(abandoned).from(m.cast.buyer)).await?;
+
+    let db = TestDatabase::create().await?;
+    indexer(&m, &db).catch_up().await?;
+    let row = |who: alloy::primitives::Address, role: &'static str| {
+        let pool = db.pool().clone();
+        async move {
+            sqlx::query_as::<_, (i32, i32, i32, i32, i32, String, Option<String>, Option<String>)>(
+                "SELECT pacts, completed, refunded, disputed, timed_out, volume::text, mean_score::text, agreement::text
+                 FROM reputation WHERE address = $1 AND role = $2",
+            )
+            .bind(who.to_vec())
+            .bind(role)
+            .fetch_one(&pool)
+            .await
+        }
+    };
+    let two = ether(2).to_string();
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(row(m.cast.seller, "seller").await?, (3, 1, 2, 1, 1, two.clone(), some("50.00"), None));
+    assert_eq!(row(m.cast.buyer, "buyer").await?, (3, 1, 2, 1, 1, two.clone(), some("50.00"), None));
+    // Oracle 0 gave 90 and 10 against finals 86 and 14; oracle 1 gave 80 and 20.
+    assert_eq!(
+        row(m.cast.oracles[0], "oracle").await?,
+        (2, 1, 1, 1, 0, two.clone(), some("50.00"), some("96.00"))
+    );
+    assert_eq!(row(m.cast.oracles[1], "oracle").await?, (2, 1, 1, 1, 0, two, some("50.00"), some("94.00")));
+    Ok(())
+}

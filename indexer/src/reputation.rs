@@ -1,0 +1,99 @@
+//! Per-address reputation aggregates (`reputation`), recomputed from the projections in one
+//! statement for a set of addresses. Being derived, they are always consistent with the pacts
+//! and verifications they summarise, after a reorg as after any batch.
+
+use alloy::primitives::U256;
+use sqlx::PgConnection;
+
+use crate::journal::to_i64;
+
+/// Which addresses to refresh.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// The buyers, sellers and oracles of these pacts (the ones a batch touched).
+    Pacts(&'a [U256]),
+    /// Every address of the chain (after a reorg).
+    All,
+}
+
+/// Recomputes the aggregates of `scope` on `chain_id` as buyer, seller and oracle.
+pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -> Result<(), sqlx::Error> {
+    let chain = to_i64(chain_id);
+    let (all, addresses): (bool, Vec<Vec<u8>>) = match scope {
+        Scope::All => (true, Vec::new()),
+        Scope::Pacts([]) => return Ok(()),
+        Scope::Pacts(pacts) => {
+            let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
+            let addresses = sqlx::query_scalar!(
+                r#"SELECT buyer AS "a!" FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2) AND buyer IS NOT NULL
+                   UNION SELECT seller FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2) AND seller IS NOT NULL
+                   UNION SELECT oracle FROM pact_oracles WHERE chain_id = $1 AND pact_id::text = ANY($2)"#,
+                chain,
+                &ids
+            )
+            .fetch_all(&mut *conn)
+            .await?;
+            (false, addresses)
+        }
+    };
+    sqlx::query!(
+        "DELETE FROM reputation WHERE chain_id = $1 AND ($2 OR address = ANY($3))",
+        chain,
+        all,
+        &addresses
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"
+        WITH parties AS (
+            SELECT p.*, p.buyer AS address, 'buyer' AS role FROM pacts p
+            WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
+            UNION ALL
+            SELECT p.*, p.seller AS address, 'seller' AS role FROM pacts p
+            WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
+        )
+        INSERT INTO reputation
+            (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score, agreement)
+        SELECT $1, address, role,
+               count(*),
+               count(*) FILTER (WHERE status = 4),
+               count(*) FILTER (WHERE status = 6),
+               count(*) FILTER (WHERE disputed_at IS NOT NULL),
+               count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')),
+               coalesce(sum(payment) FILTER (WHERE status = 4), 0),
+               round(avg(final_score), 2),
+               NULL
+        FROM parties GROUP BY address, role
+        "#,
+        chain,
+        all,
+        &addresses
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"
+        INSERT INTO reputation
+            (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score, agreement)
+        SELECT $1, v.oracle, 'oracle',
+               count(*),
+               count(*) FILTER (WHERE p.status = 4),
+               count(*) FILTER (WHERE p.status = 6),
+               count(*) FILTER (WHERE p.disputed_at IS NOT NULL),
+               count(*) FILTER (WHERE p.outcome IN ('timeout', 'dispute_timeout')),
+               coalesce(sum(p.payment) FILTER (WHERE p.status = 4), 0),
+               round(avg(v.score), 2),
+               round(100 - avg(abs(v.score - p.final_score)) FILTER (WHERE p.final_score IS NOT NULL), 2)
+        FROM verifications v JOIN pacts p USING (chain_id, pact_id)
+        WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
+        GROUP BY v.oracle
+        "#,
+        chain,
+        all,
+        &addresses
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
