@@ -34,11 +34,19 @@ pub struct ChainArgs {
 }
 
 impl ChainArgs {
-    /// The RPC URL, parsed.
+    /// The RPC URL, parsed. Only plain http for now: this build has no TLS (see docs/indexer.md).
     pub fn rpc_url(&self) -> anyhow::Result<alloy::transports::http::reqwest::Url> {
-        self.rpc_url
-            .parse()
-            .with_context(|| format!("RPC_URL {:?} is not a URL (e.g. http://127.0.0.1:8545)", self.rpc_url))
+        let url: alloy::transports::http::reqwest::Url = self.rpc_url.parse().with_context(|| {
+            format!("RPC_URL {:?} is not a URL (e.g. http://127.0.0.1:8545)", self.rpc_url)
+        })?;
+        if url.scheme() != "http" {
+            bail!(
+                "RPC_URL uses {}://, but this build speaks plain http only (https arrives with issue #6); \
+                 use an http endpoint, e.g. a local node or proxy",
+                url.scheme()
+            );
+        }
+        Ok(url)
     }
 
     /// What to index: the flags, completed from the deployments file.

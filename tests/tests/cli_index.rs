@@ -149,6 +149,18 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("serves chain 31337") && stderr.contains("CHAIN_ID is 84532"), "{stderr}");
 
+    let out = Command::new(binary())
+        .args(["index", "--rpc-url", "https://rpc.example.invalid", "--database-url", db.url()])
+        .args(["--agent-pact-address", &pact, "--oracle-registry-address", &registry])
+        .output()
+        .map_err(io)?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("plain http"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let out = run(&["--chain-id", "31337", "--agent-pact-address", "0xnot-an-address"]).map_err(io)?;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("agent-pact-address"));
