@@ -128,9 +128,13 @@ pub async fn rollback(
     sqlx::query!("DELETE FROM withdrawals WHERE chain_id = $1 AND block_number > $2", chain, above)
         .execute(&mut *conn)
         .await?;
-    sqlx::query!("DELETE FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2)", chain, &pacts)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
+        chain,
+        &pacts
+    )
+    .execute(&mut *conn)
+    .await?;
     sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = ANY($2)", chain, &oracles)
         .execute(&mut *conn)
         .await?;
@@ -142,7 +146,7 @@ pub async fn rollback(
                 contract, data::text AS data
          FROM events
          WHERE chain_id = $1
-           AND ((pact_id::text = ANY($2) AND kind <> 'Payout') OR (account = ANY($3) AND kind <> 'Withdrawn'))
+           AND ((pact_id = ANY($2::text[]::numeric[]) AND kind <> 'Payout') OR (account = ANY($3) AND kind <> 'Withdrawn'))
          ORDER BY block_number, log_index",
     )
     .bind(chain)

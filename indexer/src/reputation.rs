@@ -25,9 +25,9 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         Scope::Pacts(pacts) => {
             let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
             let addresses = sqlx::query_scalar!(
-                r#"SELECT buyer AS "a!" FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2) AND buyer IS NOT NULL
-                   UNION SELECT seller FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2) AND seller IS NOT NULL
-                   UNION SELECT oracle FROM pact_oracles WHERE chain_id = $1 AND pact_id::text = ANY($2)"#,
+                r#"SELECT buyer AS "a!" FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[]) AND buyer IS NOT NULL
+                   UNION SELECT seller FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[]) AND seller IS NOT NULL
+                   UNION SELECT oracle FROM pact_oracles WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])"#,
                 chain,
                 &ids
             )

@@ -389,7 +389,7 @@ async fn notify_pacts(
     sqlx::query!(
         "SELECT pg_notify($3, json_build_object('chainId', chain_id, 'pactId', pact_id::text, 'status', status,
                 'block', updated_block)::text)
-         FROM pacts WHERE chain_id = $1 AND pact_id::text = ANY($2)",
+         FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
         to_i64(chain_id),
         &ids,
         PACT_CHANNEL,

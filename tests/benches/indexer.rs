@@ -8,21 +8,26 @@
 //! Run: `scripts/bench` (or `cargo bench -p agentpact-tests --bench indexer`), with DATABASE_URL
 //! or a local PostgreSQL install, like the tests. `BENCH_EVENTS` overrides the event count.
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::HashMap,
+    time::{Duration, Instant},
+};
 
 use agentpact_contracts::{AgentPact, Initiator};
 use agentpact_indexer::{Config, PACT_CHANNEL};
 use agentpact_tests::{
     HarnessError,
-    chain::{TestChain, ether, hash, send},
+    chain::{TestChain, hash},
     index::indexer,
     pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::{primitives::Address, providers::Provider};
+use alloy::{
+    primitives::{Address, U256},
+    providers::{DynProvider, Provider},
+};
+use serde_json::Value;
 
-/// Parallel groups of (buyer, seller, oracle) sending lifecycles.
-const GROUPS: usize = 4;
 /// Events one lifecycle emits: created, accepted, started, submitted, scored, finalized,
 /// approved + two payouts.
 const EVENTS_PER_LIFECYCLE: usize = 9;
@@ -38,21 +43,13 @@ fn main() -> Result<(), HarnessError> {
 async fn bench() -> Result<(), HarnessError> {
     let events: usize = std::env::var("BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let m = Market::open().await?;
-    let groups = groups(&m).await?;
+    let cast = Cast::of(&m).await?;
 
-    let lifecycles = events.div_ceil(EVENTS_PER_LIFECYCLE);
     let started = Instant::now();
-    let per_group = lifecycles.div_ceil(GROUPS);
-    let mut tasks = Vec::new();
-    for group in groups.clone() {
-        let chain = ChainRef::of(&m.chain);
-        tasks.push(tokio::spawn(async move { chain.lifecycles(group, per_group).await }));
-    }
-    for task in tasks {
-        task.await.map_err(|e| HarnessError::Process(e.to_string()))??;
-    }
+    let generator = Generator::start(&m.chain, cast.clone()).await?;
+    let lifecycles = generator.run(events.div_ceil(EVENTS_PER_LIFECYCLE)).await?;
     let head = m.chain.provider.get_block_number().await?;
-    println!("generated {} lifecycles in {} blocks in {:.1?}", per_group * GROUPS, head, started.elapsed());
+    println!("generated {lifecycles} lifecycles in {head} blocks in {:.1?}", started.elapsed());
 
     let db = TestDatabase::create().await?;
     let mut ix = indexer(&m.chain, db.pool(), Config::default());
@@ -60,6 +57,13 @@ async fn bench() -> Result<(), HarnessError> {
     ix.catch_up().await?;
     let took = started.elapsed();
     let indexed: i64 = sqlx::query_scalar("SELECT count(*) FROM events").fetch_one(db.pool()).await?;
+    // Every lifecycle emits 9 events: fewer means some generated transaction reverted.
+    let expected = (lifecycles * EVENTS_PER_LIFECYCLE) as i64;
+    if indexed < expected {
+        return Err(HarnessError::Process(format!(
+            "only {indexed} of {expected} events: transactions reverted"
+        )));
+    }
     println!(
         "backfill: {indexed} events, {head} blocks in {took:.2?} = {:.0} events/s, {:.0} blocks/s",
         indexed as f64 / took.as_secs_f64(),
@@ -67,13 +71,13 @@ async fn bench() -> Result<(), HarnessError> {
     );
 
     for poll in [Duration::from_millis(100), Duration::from_secs(1)] {
-        latency(&m, &groups[0], poll).await?;
+        latency(&m, &cast, poll).await?;
     }
     Ok(())
 }
 
 /// Measures block-mined → change-committed delay for 40 transactions with the indexer following.
-async fn latency(m: &Market, group: &Group, poll: Duration) -> Result<(), HarnessError> {
+async fn latency(m: &Market, cast: &Cast, poll: Duration) -> Result<(), HarnessError> {
     let db = TestDatabase::create().await?;
     let config = Config { poll_interval: poll, ..Config::default() };
     let mut ix = indexer(&m.chain, db.pool(), config);
@@ -82,11 +86,17 @@ async fn latency(m: &Market, group: &Group, poll: Duration) -> Result<(), Harnes
     let mut listener = sqlx::postgres::PgListener::connect(db.url()).await?;
     listener.listen(PACT_CHANNEL).await?;
 
-    let chain = ChainRef::of(&m.chain);
     let mut delays = Vec::new();
     for i in 0..40u64 {
         let id = m.chain.pact.pactCount().call().await?.to_string();
-        let call = chain.create_call(group).await?;
+        let deadline = m.chain.now().await? + 30 * 24 * 3600;
+        let oracle = cast.oracles[0];
+        let call = m
+            .chain
+            .pact
+            .createPact(terms(cast, oracle, deadline))
+            .from(cast.buyer)
+            .value(payment() + stake());
         // With automine the block is mined before the node answers the send.
         let _pending = call.send().await?;
         let at = Instant::now();
@@ -117,87 +127,149 @@ fn pact_of(payload: &str) -> Option<String> {
     Some(serde_json::from_str::<serde_json::Value>(payload).ok()?.get("pactId")?.as_str()?.to_owned())
 }
 
-/// One parallel sender: its own buyer, seller and oracle, so nonces never race.
-#[derive(Debug, Clone, Copy)]
-struct Group {
+/// Who sends what: one buyer creates and approves every pact (so pact ids follow its nonces),
+/// sellers and oracles take turns.
+#[derive(Debug, Clone)]
+struct Cast {
     buyer: Address,
-    seller: Address,
-    oracle: Address,
+    sellers: Vec<Address>,
+    oracles: Vec<Address>,
     arbitrator: Address,
 }
 
-async fn groups(m: &Market) -> Result<Vec<Group>, HarnessError> {
-    let a = &m.chain.accounts;
-    let mut groups = Vec::new();
-    for g in 0..GROUPS {
-        let group =
-            Group { buyer: a[1 + 4 * g], seller: a[2 + 4 * g], oracle: a[3 + 4 * g], arbitrator: a[19] };
-        m.register_oracle(group.oracle).await?;
-        groups.push(group);
-    }
-    Ok(groups)
-}
-
-/// What a sender task needs of the chain (the chain itself stays with the main task).
-#[derive(Clone)]
-struct ChainRef {
-    pact: AgentPact::AgentPactInstance<alloy::providers::DynProvider>,
-    provider: alloy::providers::DynProvider,
-}
-
-impl ChainRef {
-    fn of(chain: &TestChain) -> Self {
-        Self { pact: chain.pact.clone(), provider: chain.provider.clone() }
-    }
-
-    /// A buyer-initiated pact create call for group `g`.
-    async fn create_call(
-        &self,
-        g: &Group,
-    ) -> Result<
-        alloy::contract::CallBuilder<
-            &alloy::providers::DynProvider,
-            std::marker::PhantomData<AgentPact::createPactCall>,
-        >,
-        HarnessError,
-    > {
-        let now = self.provider.get_block_by_number(Default::default()).await?.map(|b| b.header.timestamp);
-        let terms = AgentPact::Terms {
-            initiator: Initiator::Buyer.code(),
-            specHash: hash(7),
-            specUri: "ipfs://bench".into(),
-            deadline: now.unwrap_or_default() + 30 * 24 * 3600,
-            reviewPeriod: 0,
-            threshold: 50,
-            arbitrator: g.arbitrator,
-            payment: ether(1),
-            oracles: vec![g.oracle],
-            weights: vec![100],
-        };
-        Ok(self.pact.createPact(terms).from(g.buyer).value(ether(1) + stake()))
-    }
-
-    /// Runs `n` full lifecycles (create → approve) for group `g`.
-    async fn lifecycles(&self, g: Group, n: usize) -> Result<(), HarnessError> {
-        for _ in 0..n {
-            let created = send(self.create_call(&g).await?).await?;
-            let id = created
-                .receipt
-                .decoded_log::<AgentPact::PactCreated>()
-                .map(|log| log.data.pactId)
-                .ok_or_else(|| HarnessError::Process("createPact emitted no PactCreated".into()))?;
-            send(self.pact.acceptPact(id).from(g.seller).value(stake())).await?;
-            send(self.pact.startWork(id).from(g.seller)).await?;
-            send(self.pact.submitWork(id, hash(8)).from(g.seller)).await?;
-            send(self.pact.submitVerification(id, 90, hash(9)).from(g.oracle)).await?;
-            send(self.pact.finalizeVerification(id).from(g.oracle)).await?;
-            send(self.pact.approveWork(id).from(g.buyer)).await?;
+impl Cast {
+    async fn of(m: &Market) -> Result<Self, HarnessError> {
+        let a = &m.chain.accounts;
+        let cast =
+            Self { buyer: a[1], sellers: a[2..=8].to_vec(), oracles: a[9..=12].to_vec(), arbitrator: a[19] };
+        for oracle in &cast.oracles {
+            m.register_oracle(*oracle).await?;
         }
+        Ok(cast)
+    }
+}
+
+/// A small payment, so 10,000 ETH of dev balance pays for many thousand pacts.
+fn payment() -> U256 {
+    U256::from(1_000_000_000_000_000u64)
+}
+
+fn stake() -> U256 {
+    payment() / U256::from(10u8)
+}
+
+fn terms(cast: &Cast, oracle: Address, deadline: u64) -> AgentPact::Terms {
+    AgentPact::Terms {
+        initiator: Initiator::Buyer.code(),
+        specHash: hash(7),
+        specUri: "ipfs://bench".into(),
+        deadline,
+        reviewPeriod: 0,
+        threshold: 50,
+        arbitrator: cast.arbitrator,
+        payment: payment(),
+        oracles: vec![oracle],
+        weights: vec![100],
+    }
+}
+
+/// Fills blocks with many transactions each: automine off, transactions sent with explicit nonces
+/// and gas (no estimation against a state that does not exist yet), then mined in phases so that
+/// each phase only depends on blocks already mined. One round: the buyer creates a batch of pacts;
+/// sellers accept, start and submit; oracles score and finalize; the buyer approves.
+struct Generator {
+    pact: AgentPact::AgentPactInstance<DynProvider>,
+    provider: DynProvider,
+    cast: Cast,
+    nonces: HashMap<Address, u64>,
+}
+
+/// Pacts per round.
+const ROUND: usize = 400;
+
+impl Generator {
+    async fn start(chain: &TestChain, cast: Cast) -> Result<Self, HarnessError> {
+        let provider = chain.provider.clone();
+        let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+        let _: Value =
+            provider.raw_request("evm_setBlockGasLimit".into(), (U256::from(2_000_000_000u64),)).await?;
+        let mut nonces = HashMap::new();
+        for who in cast.sellers.iter().chain(&cast.oracles).chain([&cast.buyer]) {
+            nonces.insert(*who, provider.get_transaction_count(*who).await?);
+        }
+        Ok(Self { pact: chain.pact.clone(), provider, cast, nonces })
+    }
+
+    /// Runs whole rounds until at least `lifecycles` pacts went from creation to approval.
+    async fn run(mut self, lifecycles: usize) -> Result<usize, HarnessError> {
+        let mut done = 0;
+        while done < lifecycles {
+            self.round().await?;
+            done += ROUND;
+        }
+        let _: Value = self.provider.raw_request("evm_setAutomine".into(), (true,)).await?;
+        Ok(done)
+    }
+
+    async fn round(&mut self) -> Result<(), HarnessError> {
+        let first: u64 = self.pact.pactCount().call().await?.to();
+        let deadline =
+            self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp)
+                + 30 * 24 * 3600;
+        let ids: Vec<U256> = (first..first + ROUND as u64).map(U256::from).collect();
+        let (buyer, cast, pact) = (self.cast.buyer, self.cast.clone(), self.pact.clone());
+        let value = payment() + stake();
+        for (i, _) in ids.iter().enumerate() {
+            let oracle = cast.oracles[i % cast.oracles.len()];
+            self.fire(buyer, pact.createPact(terms(&cast, oracle, deadline)).value(value)).await?;
+        }
+        self.mine().await?;
+        for (i, id) in ids.iter().enumerate() {
+            let seller = cast.sellers[i % cast.sellers.len()];
+            self.fire(seller, pact.acceptPact(*id).value(stake())).await?;
+            self.fire(seller, pact.startWork(*id)).await?;
+            self.fire(seller, pact.submitWork(*id, hash(8))).await?;
+        }
+        self.mine().await?;
+        for (i, id) in ids.iter().enumerate() {
+            let oracle = cast.oracles[i % cast.oracles.len()];
+            self.fire(oracle, pact.submitVerification(*id, 90, hash(9))).await?;
+            self.fire(oracle, pact.finalizeVerification(*id)).await?;
+        }
+        self.mine().await?;
+        for id in &ids {
+            self.fire(buyer, pact.approveWork(*id)).await?;
+        }
+        self.mine().await
+    }
+
+    /// Sends `call` from `from` with the next nonce, without waiting for it to be mined.
+    async fn fire<C: alloy::contract::CallDecoder>(
+        &mut self,
+        from: Address,
+        call: alloy::contract::CallBuilder<&DynProvider, C>,
+    ) -> Result<(), HarnessError> {
+        let nonce = self.nonces.entry(from).or_default();
+        let call = call
+            .from(from)
+            .nonce(*nonce)
+            .gas(1_000_000)
+            .max_fee_per_gas(100_000_000_000)
+            .max_priority_fee_per_gas(0);
+        drop(call.send().await?);
+        *nonce += 1;
         Ok(())
     }
-}
 
-/// Each side's stake on a 1 ETH pact.
-fn stake() -> alloy::primitives::U256 {
-    ether(1) / alloy::primitives::U256::from(10u8)
+    /// Mines until the pool is empty.
+    async fn mine(&self) -> Result<(), HarnessError> {
+        loop {
+            let _: Value = self.provider.raw_request("evm_mine".into(), ()).await?;
+            let status: Value = self.provider.raw_request("txpool_status".into(), ()).await?;
+            let pending = status.get("pending").and_then(Value::as_str).unwrap_or("0x0");
+            if pending == "0x0" || pending == "0" {
+                return Ok(());
+            }
+        }
+    }
 }
