@@ -46,6 +46,30 @@ const TABLES: [&str; 9] = [
     "checkpoints",
 ];
 
+/// The dump of a fresh, uninterrupted index of `chain`: what any other way of building the index
+/// must equal.
+pub async fn fresh_dump(chain: &TestChain) -> Result<String, HarnessError> {
+    let fresh = crate::postgres::TestDatabase::create().await?;
+    indexer(chain, fresh.pool(), small_ranges()).catch_up().await?;
+    dump(fresh.pool()).await
+}
+
+/// The block of the checkpoint in `pool` (-1 before the first batch).
+pub async fn checkpoint_block(pool: &PgPool) -> Result<i64, HarnessError> {
+    Ok(sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints").fetch_one(pool).await?)
+}
+
+/// Waits (up to 15 s) until an indexer running elsewhere has committed block `block`.
+pub async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result<(), HarnessError> {
+    for _ in 0..300 {
+        if checkpoint_block(pool).await? >= block as i64 {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Err(HarnessError::Process(format!("the indexer did not reach block {block} in 15 s")))
+}
+
 /// Every row of the index tables as sorted text, table by table (checkpoint times left out).
 pub async fn dump(pool: &PgPool) -> Result<String, HarnessError> {
     let mut out = String::new();

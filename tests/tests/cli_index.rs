@@ -5,14 +5,13 @@ use std::{
     io::{Read, Write},
     path::PathBuf,
     process::{Child, Command, Stdio},
-    time::Duration,
 };
 
 use agentpact_contracts::Initiator;
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
-    index::{dump, indexer, small_ranges},
+    index::{dump, fresh_dump, wait_for_checkpoint},
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -57,19 +56,6 @@ fn spawn_indexer(
         .spawn()
 }
 
-async fn wait_for_checkpoint(db: &TestDatabase, block: u64) -> Result {
-    for _ in 0..300 {
-        let at: i64 = sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints")
-            .fetch_one(db.pool())
-            .await?;
-        if at >= block as i64 {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(HarnessError::Process(format!("agentpact index did not reach block {block} in 15 s")))
-}
-
 fn get_metrics(port: u16) -> std::result::Result<String, HarnessError> {
     let io = |e: std::io::Error| HarnessError::Process(format!("metrics: {e}"));
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(io)?;
@@ -94,7 +80,7 @@ async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Resul
     let port = free_port()?;
     let mut process = spawn_indexer(&m, &db, &dir, port).map_err(|e| HarnessError::Process(e.to_string()))?;
     let head = m.chain.provider.get_block_number().await?;
-    wait_for_checkpoint(&db, head).await?;
+    wait_for_checkpoint(db.pool(), head).await?;
     let metrics = get_metrics(port)?;
     let expected =
         format!("agentpact_indexer_indexed_block{{chain_id=\"{}\"}} {head}", m.chain.anvil.chain_id());
@@ -107,14 +93,12 @@ async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Resul
 
     let mut restarted =
         spawn_indexer(&m, &db, &dir, free_port()?).map_err(|e| HarnessError::Process(e.to_string()))?;
-    wait_for_checkpoint(&db, m.chain.provider.get_block_number().await?).await?;
+    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
     let _ = restarted.kill();
     let _ = restarted.wait();
     let _ = std::fs::remove_dir_all(&dir);
 
-    let fresh = TestDatabase::create().await?;
-    indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
-    assert_eq!(dump(db.pool()).await?, dump(fresh.pool()).await?);
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
 }
 

@@ -74,6 +74,18 @@ impl Scene {
         Ok(id)
     }
 
+    /// The hostile contract registers as an oracle, leaves, and waits out the cooldown: its stake
+    /// is ready to withdraw. Returns the stake.
+    async fn retired_oracle(&self) -> std::result::Result<U256, HarnessError> {
+        let (chain, registry) = (&self.m.chain, self.m.chain.deployment.oracle_registry);
+        let min = chain.options.min_oracle_stake;
+        let register = OracleRegistry::registerCall { capabilities: vec!["testing".into()] };
+        send(self.exec(registry, register, min)).await?;
+        send(self.exec(registry, OracleRegistry::deregisterCall {}, U256::ZERO)).await?;
+        chain.increase_time(chain.options.oracle_cooldown_secs).await?;
+        Ok(min)
+    }
+
     async fn configure<C: SolCall>(&self, mode: u8, reentry: C) -> std::result::Result<(), HarnessError> {
         send(self.hostile.configure(mode, Bytes::from(reentry.abi_encode())).from(self.owner)).await?;
         Ok(())
@@ -153,11 +165,7 @@ async fn a_receiver_that_refuses_payment_locks_only_its_own_credit() -> Result {
 async fn re_entering_the_registry_stake_withdrawal_is_stopped() -> Result {
     let s = Scene::new().await?;
     let (chain, registry, hostile) = (&s.m.chain, s.m.chain.deployment.oracle_registry, *s.hostile.address());
-    let min = chain.options.min_oracle_stake;
-    let register = OracleRegistry::registerCall { capabilities: vec!["testing".into()] };
-    send(s.exec(registry, register, min)).await?;
-    send(s.exec(registry, OracleRegistry::deregisterCall {}, U256::ZERO)).await?;
-    chain.increase_time(chain.options.oracle_cooldown_secs).await?;
+    let min = s.retired_oracle().await?;
 
     s.configure(REENTER, OracleRegistry::withdrawStakeCall {}).await?;
     send(s.exec(registry, OracleRegistry::withdrawStakeCall {}, U256::ZERO)).await?;
@@ -175,11 +183,7 @@ async fn re_entering_the_registry_stake_withdrawal_is_stopped() -> Result {
 async fn an_oracle_that_refuses_its_stake_keeps_it_in_the_registry() -> Result {
     let s = Scene::new().await?;
     let (chain, registry, hostile) = (&s.m.chain, s.m.chain.deployment.oracle_registry, *s.hostile.address());
-    let min = chain.options.min_oracle_stake;
-    let register = OracleRegistry::registerCall { capabilities: vec!["testing".into()] };
-    send(s.exec(registry, register, min)).await?;
-    send(s.exec(registry, OracleRegistry::deregisterCall {}, U256::ZERO)).await?;
-    chain.increase_time(chain.options.oracle_cooldown_secs).await?;
+    let min = s.retired_oracle().await?;
 
     s.configure(REFUSE, OracleRegistry::withdrawStakeCall {}).await?;
     let refused = revert_of::<OracleRegistryErrors, _, _>(s.exec(

@@ -8,13 +8,12 @@ use agentpact_indexer::{Config, Indexer};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
-    index::{dump, indexer, small_ranges, target},
+    index::{dump, fresh_dump, indexer, small_ranges, target, wait_for_checkpoint},
     pacts::Market,
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc},
 };
 use alloy::providers::{DynProvider, Provider, ProviderBuilder};
-use sqlx::PgPool;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -32,31 +31,12 @@ fn through(proxy: &FaultyRpc) -> std::result::Result<DynProvider, HarnessError> 
     Ok(ProviderBuilder::new().connect_http(url).erased())
 }
 
-async fn fresh_dump(m: &Market) -> std::result::Result<String, HarnessError> {
-    let fresh = TestDatabase::create().await?;
-    indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
-    dump(fresh.pool()).await
-}
-
 fn quick_retries() -> Config {
     Config {
         poll_interval: Duration::from_millis(20),
         max_backoff: Duration::from_millis(200),
         ..small_ranges()
     }
-}
-
-async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result {
-    for _ in 0..300 {
-        let at: i64 = sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints")
-            .fetch_one(pool)
-            .await?;
-        if at >= block as i64 {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(HarnessError::Process(format!("the indexer did not reach block {block} in 15 s")))
 }
 
 #[tokio::test]
@@ -74,7 +54,7 @@ async fn an_rpc_failing_every_third_request_is_retried_and_the_index_is_exact() 
     task.abort();
     assert!(proxy.failed() >= 3, "the proxy injected {} failures", proxy.failed());
     assert!(metrics.render().contains("kind=\"rpc\""), "RPC errors are counted:\n{}", metrics.render());
-    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
 }
 
@@ -88,7 +68,7 @@ async fn an_rpc_that_caps_get_logs_makes_the_ranges_shrink_and_the_backfill_comp
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
     Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide).catch_up().await?;
     assert!(proxy.failed() > 0, "the cap never bit: the test proves nothing");
-    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
 }
 
@@ -119,6 +99,6 @@ async fn a_dropped_database_connection_is_recovered() -> Result {
         "the dropped connection went unnoticed:\n{}",
         metrics.render()
     );
-    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
 }

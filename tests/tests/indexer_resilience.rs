@@ -8,12 +8,12 @@ use agentpact_indexer::{Config, Pass};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
-    index::{dump, indexer, small_ranges},
+    index::{checkpoint_block, dump, fresh_dump, indexer, small_ranges, wait_for_checkpoint},
     pacts::Market,
     postgres::TestDatabase,
 };
 use alloy::providers::Provider;
-use sqlx::{PgPool, postgres::PgPoolOptions};
+use sqlx::postgres::PgPoolOptions;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -29,16 +29,6 @@ async fn busy_market() -> std::result::Result<Market, HarnessError> {
         m.withdraw_all(m.cast.seller).await?;
     }
     Ok(m)
-}
-
-async fn checkpoint(pool: &PgPool) -> std::result::Result<i64, HarnessError> {
-    Ok(sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints").fetch_one(pool).await?)
-}
-
-async fn fresh_dump(m: &Market) -> std::result::Result<String, HarnessError> {
-    let fresh = TestDatabase::create().await?;
-    indexer(&m.chain, fresh.pool(), small_ranges()).catch_up().await?;
-    dump(fresh.pool()).await
 }
 
 #[tokio::test]
@@ -57,14 +47,14 @@ async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result 
         run.abort();
         let _ = run.await;
         pool.close().await;
-        let at = checkpoint(db.pool()).await?;
+        let at = checkpoint_block(db.pool()).await?;
         if at >= 0 && (at as u64) < head {
             stopped_partway += 1;
         }
     }
     assert!(stopped_partway > 3, "the kills did not land during the backfill ({stopped_partway} did)");
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
-    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?);
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
 }
 
@@ -82,7 +72,7 @@ async fn a_range_read_twice_is_indexed_once() -> Result {
     )
     .execute(db.pool())
     .await?;
-    assert!(checkpoint(db.pool()).await? < m.chain.provider.get_block_number().await? as i64);
+    assert!(checkpoint_block(db.pool()).await? < m.chain.provider.get_block_number().await? as i64);
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
     assert_eq!(dump(db.pool()).await?, once, "events at the overlap were indexed twice");
     Ok(())
@@ -100,10 +90,12 @@ async fn a_standby_indexer_takes_over_when_the_writer_dies() -> Result {
     let standby =
         tokio::spawn(agentpact_indexer::run(indexer(&m.chain, db.pool(), config), std::future::pending()));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let holders: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
-            .fetch_one(db.pool())
-            .await?;
+    let holders: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .fetch_one(db.pool())
+    .await?;
     assert_eq!(holders, 1, "exactly one indexer holds the writer lock");
 
     first.abort();
@@ -114,7 +106,7 @@ async fn a_standby_indexer_takes_over_when_the_writer_dies() -> Result {
     wait_for_checkpoint(db.pool(), head).await?;
     assert!(!standby.is_finished(), "the standby stopped");
     standby.abort();
-    assert_eq!(dump(db.pool()).await?, fresh_dump(&m).await?, "a gap or a duplicate at the hand-over");
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?, "a gap or a duplicate at the hand-over");
     Ok(())
 }
 
@@ -126,14 +118,4 @@ async fn catching_up_reports_the_new_checkpoint() -> Result {
     let pass = indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
     assert!(matches!(pass, Pass::Indexed(cp) if cp.block_number == head), "{pass:?}");
     Ok(())
-}
-
-async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result {
-    for _ in 0..200 {
-        if checkpoint(pool).await? >= block as i64 {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(HarnessError::Process(format!("the indexer did not reach block {block} in 10 s")))
 }
