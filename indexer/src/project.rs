@@ -11,6 +11,38 @@ use crate::{
     journal::{to_i32, to_i64},
 };
 
+/// Applies a batch of new journal events, in journal order, with as few statements as the
+/// projections allow: creations, verifications, payouts and withdrawals are each one multi-row
+/// statement per batch; every other event is one statement. Equivalent to [`apply`] on each event
+/// in order: a creation is always its pact's first event, and verifications, payouts and
+/// withdrawals change rows no other event reads.
+pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Result<(), sqlx::Error> {
+    let mut created = Vec::new();
+    let mut later = Bulk::default();
+    for e in events {
+        match &e.body {
+            EventBody::PactCreated { .. } => created.push(e),
+            EventBody::VerificationSubmitted { .. }
+            | EventBody::Payout { .. }
+            | EventBody::Withdrawn { .. } => later.push(e),
+            _ => {}
+        }
+    }
+    insert_created(conn, &created).await?;
+    for e in events {
+        if !matches!(
+            e.body,
+            EventBody::PactCreated { .. }
+                | EventBody::VerificationSubmitted { .. }
+                | EventBody::Payout { .. }
+                | EventBody::Withdrawn { .. }
+        ) {
+            apply(conn, e).await?;
+        }
+    }
+    later.write(conn).await
+}
+
 /// Applies one event (already in the journal) to the projections.
 pub async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
     let at =
@@ -387,4 +419,251 @@ async fn close_dispute(
     .execute(conn)
     .await
     .map(drop)
+}
+
+/// Inserts the pacts (and their oracles) of many `PactCreated` events in two statements.
+async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Result<(), sqlx::Error> {
+    let Some(first) = events.first() else { return Ok(()) };
+    let mut c = CreatedColumns::default();
+    for e in events {
+        c.push(e);
+    }
+    sqlx::query!(
+        "INSERT INTO pacts (chain_id, pact_id, initiator, status, creator, buyer, seller, arbitrator, spec_hash,
+             spec_uri, deadline, review_period, threshold, payment, buyer_stake, seller_stake, created_at,
+             created_block, updated_block)
+         SELECT $1, id::numeric, i, $2, cr, b, s, a, sh, su, to_timestamp(dl), rp, th, pay::numeric,
+                bs::numeric, ss::numeric, to_timestamp(t), blk, blk
+         FROM UNNEST($3::text[], $4::smallint[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bytea[], $9::bytea[],
+                     $10::text[], $11::bigint[], $12::bigint[], $13::smallint[], $14::text[], $15::text[],
+                     $16::text[], $17::bigint[], $18::bigint[])
+              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk)",
+        to_i64(first.chain_id),
+        code(PactStatus::Negotiating),
+        &c.pact_id,
+        &c.initiator,
+        &c.creator,
+        &c.buyer as &[Option<Vec<u8>>],
+        &c.seller as &[Option<Vec<u8>>],
+        &c.arbitrator,
+        &c.spec_hash,
+        &c.spec_uri,
+        &c.deadline,
+        &c.review_period,
+        &c.threshold,
+        &c.payment,
+        &c.buyer_stake,
+        &c.seller_stake,
+        &c.time,
+        &c.block,
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "INSERT INTO pact_oracles (chain_id, pact_id, position, oracle, weight)
+         SELECT $1, id::numeric, p, o, w FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::smallint[])
+              AS u(id, p, o, w)",
+        to_i64(first.chain_id),
+        &c.oracle_pact,
+        &c.oracle_position,
+        &c.oracle,
+        &c.oracle_weight,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// The columns of many `PactCreated` events, for UNNEST.
+#[derive(Default)]
+struct CreatedColumns {
+    pact_id: Vec<String>,
+    initiator: Vec<i16>,
+    creator: Vec<Vec<u8>>,
+    buyer: Vec<Option<Vec<u8>>>,
+    seller: Vec<Option<Vec<u8>>>,
+    arbitrator: Vec<Vec<u8>>,
+    spec_hash: Vec<Vec<u8>>,
+    spec_uri: Vec<String>,
+    deadline: Vec<i64>,
+    review_period: Vec<i64>,
+    threshold: Vec<i16>,
+    payment: Vec<String>,
+    buyer_stake: Vec<String>,
+    seller_stake: Vec<String>,
+    time: Vec<i64>,
+    block: Vec<i64>,
+    oracle_pact: Vec<String>,
+    oracle_position: Vec<i16>,
+    oracle: Vec<Vec<u8>>,
+    oracle_weight: Vec<i16>,
+}
+
+impl CreatedColumns {
+    fn push(&mut self, e: &JournalEvent) {
+        let EventBody::PactCreated {
+            pact_id,
+            creator,
+            initiator,
+            arbitrator,
+            spec_hash,
+            spec_uri,
+            deadline,
+            review_period,
+            threshold,
+            payment,
+            stake,
+            oracles,
+            weights,
+            ..
+        } = &e.body
+        else {
+            return;
+        };
+        let by_buyer = *initiator == agentpact_contracts::Initiator::Buyer.code();
+        let id = pact_id.to_string();
+        self.pact_id.push(id.clone());
+        self.initiator.push(i16::from(*initiator));
+        self.creator.push(creator.to_vec());
+        self.buyer.push(by_buyer.then(|| creator.to_vec()));
+        self.seller.push((!by_buyer).then(|| creator.to_vec()));
+        self.arbitrator.push(arbitrator.to_vec());
+        self.spec_hash.push(spec_hash.to_vec());
+        self.spec_uri.push(spec_uri.clone());
+        self.deadline.push(to_i64(*deadline));
+        self.review_period.push(to_i64(*review_period));
+        self.threshold.push(i16::from(*threshold));
+        self.payment.push(payment.to_string());
+        let (buyer_stake, seller_stake) = if by_buyer { (*stake, U256::ZERO) } else { (U256::ZERO, *stake) };
+        self.buyer_stake.push(buyer_stake.to_string());
+        self.seller_stake.push(seller_stake.to_string());
+        self.time.push(to_i64(e.block_time));
+        self.block.push(to_i64(e.block_number));
+        for (position, (oracle, weight)) in oracles.iter().zip(weights).enumerate() {
+            self.oracle_pact.push(id.clone());
+            self.oracle_position.push(i16::try_from(position).unwrap_or(i16::MAX));
+            self.oracle.push(oracle.to_vec());
+            self.oracle_weight.push(i16::from(*weight));
+        }
+    }
+}
+
+/// Verifications, payouts and withdrawals of a batch, written after its other events.
+#[derive(Default)]
+struct Bulk {
+    chain_id: i64,
+    verification_pact: Vec<String>,
+    verification_oracle: Vec<Vec<u8>>,
+    verification_score: Vec<i16>,
+    verification_proof: Vec<Vec<u8>>,
+    verification_time: Vec<i64>,
+    verification_block: Vec<i64>,
+    payout_block: Vec<i64>,
+    payout_log: Vec<i32>,
+    payout_pact: Vec<String>,
+    payout_account: Vec<Vec<u8>>,
+    payout_amount: Vec<String>,
+    payout_time: Vec<i64>,
+    withdrawal_block: Vec<i64>,
+    withdrawal_log: Vec<i32>,
+    withdrawal_account: Vec<Vec<u8>>,
+    withdrawal_amount: Vec<String>,
+    withdrawal_time: Vec<i64>,
+}
+
+impl Bulk {
+    fn push(&mut self, e: &JournalEvent) {
+        self.chain_id = to_i64(e.chain_id);
+        let (block, log, time) = (to_i64(e.block_number), to_i32(e.log_index), to_i64(e.block_time));
+        match &e.body {
+            EventBody::VerificationSubmitted { pact_id, oracle, score, proof } => {
+                self.verification_pact.push(pact_id.to_string());
+                self.verification_oracle.push(oracle.to_vec());
+                self.verification_score.push(i16::from(*score));
+                self.verification_proof.push(proof.to_vec());
+                self.verification_time.push(time);
+                self.verification_block.push(block);
+            }
+            EventBody::Payout { pact_id, to, amount } => {
+                self.payout_block.push(block);
+                self.payout_log.push(log);
+                self.payout_pact.push(pact_id.to_string());
+                self.payout_account.push(to.to_vec());
+                self.payout_amount.push(amount.to_string());
+                self.payout_time.push(time);
+            }
+            EventBody::Withdrawn { account, amount } => {
+                self.withdrawal_block.push(block);
+                self.withdrawal_log.push(log);
+                self.withdrawal_account.push(account.to_vec());
+                self.withdrawal_amount.push(amount.to_string());
+                self.withdrawal_time.push(time);
+            }
+            _ => {}
+        }
+    }
+
+    async fn write(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+        if !self.verification_pact.is_empty() {
+            sqlx::query!(
+                "INSERT INTO verifications (chain_id, pact_id, oracle, score, proof, submitted_at, block_number)
+                 SELECT $1, id::numeric, o, s, p, to_timestamp(t), b
+                 FROM UNNEST($2::text[], $3::bytea[], $4::smallint[], $5::bytea[], $6::bigint[], $7::bigint[])
+                      AS u(id, o, s, p, t, b)",
+                self.chain_id,
+                &self.verification_pact,
+                &self.verification_oracle,
+                &self.verification_score,
+                &self.verification_proof,
+                &self.verification_time,
+                &self.verification_block,
+            )
+            .execute(&mut *conn)
+            .await?;
+            sqlx::query!(
+                "UPDATE pacts p SET score_count = p.score_count + n.count, updated_block = greatest(p.updated_block, n.block)
+                 FROM (SELECT id::numeric AS id, count(*)::smallint AS count, max(b) AS block
+                       FROM UNNEST($2::text[], $3::bigint[]) AS u(id, b) GROUP BY id) n
+                 WHERE p.chain_id = $1 AND p.pact_id = n.id",
+                self.chain_id,
+                &self.verification_pact,
+                &self.verification_block,
+            )
+            .execute(&mut *conn)
+            .await?;
+        }
+        if !self.payout_block.is_empty() {
+            sqlx::query!(
+                "INSERT INTO payouts (chain_id, block_number, log_index, pact_id, account, amount, paid_at)
+                 SELECT $1, b, l, id::numeric, a, amt::numeric, to_timestamp(t)
+                 FROM UNNEST($2::bigint[], $3::int[], $4::text[], $5::bytea[], $6::text[], $7::bigint[])
+                      AS u(b, l, id, a, amt, t)",
+                self.chain_id,
+                &self.payout_block,
+                &self.payout_log,
+                &self.payout_pact,
+                &self.payout_account,
+                &self.payout_amount,
+                &self.payout_time,
+            )
+            .execute(&mut *conn)
+            .await?;
+        }
+        if !self.withdrawal_block.is_empty() {
+            sqlx::query!(
+                "INSERT INTO withdrawals (chain_id, block_number, log_index, account, amount, withdrawn_at)
+                 SELECT $1, b, l, a, amt::numeric, to_timestamp(t)
+                 FROM UNNEST($2::bigint[], $3::int[], $4::bytea[], $5::text[], $6::bigint[]) AS u(b, l, a, amt, t)",
+                self.chain_id,
+                &self.withdrawal_block,
+                &self.withdrawal_log,
+                &self.withdrawal_account,
+                &self.withdrawal_amount,
+                &self.withdrawal_time,
+            )
+            .execute(conn)
+            .await?;
+        }
+        Ok(())
+    }
 }

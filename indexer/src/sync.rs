@@ -284,9 +284,7 @@ impl<P: Provider> Indexer<P> {
         let chain_id = self.target.chain_id;
         let mut tx = conn.begin().await?;
         let new = journal::append(&mut tx, &events).await?;
-        for event in &new {
-            project::apply(&mut tx, event).await?;
-        }
+        project::apply_batch(&mut tx, &new).await?;
         let touched: BTreeSet<U256> = new.iter().filter_map(|e| e.body.pact_id()).collect();
         let touched_list: Vec<U256> = touched.iter().copied().collect();
         reputation::refresh(&mut tx, chain_id, reputation::Scope::Pacts(&touched_list)).await?;
