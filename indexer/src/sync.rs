@@ -262,7 +262,9 @@ impl<P: Provider> Indexer<P> {
 
     /// Journals, projects, remembers recent blocks, announces changed pacts and moves the
     /// checkpoint for blocks `from..=to`, in one transaction. Returns the checkpoint and the number
-    /// of new events.
+    /// of new events. Runs in a `batch` span (chain, from, to, logs) that every log line inside carries.
+    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, head, logs),
+        fields(chain_id = self.target.chain_id, logs = logs.len()))]
     async fn commit(
         &self,
         conn: &mut PgConnection,
