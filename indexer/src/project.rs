@@ -11,10 +11,10 @@ use crate::{
     journal::{to_i32, to_i64},
 };
 
-/// Applies a batch of new journal events, in journal order, with as few statements as the
-/// projections allow: creations, verifications, payouts and withdrawals are each one multi-row
-/// statement per batch; every other event is one statement. Equivalent to [`apply`] on each event
-/// in order: a creation is always its pact's first event, and verifications, payouts and
+/// Applies journal events (new ones, or a replay after a reorg), in journal order, with as few
+/// statements as the projections allow: creations, verifications, payouts and withdrawals are each
+/// one multi-row statement per batch; every other event is one statement. The same as applying each
+/// event in order: a creation is always its pact's first event, and verifications, payouts and
 /// withdrawals change rows no other event reads.
 pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Result<(), sqlx::Error> {
     let mut created = Vec::new();
@@ -30,25 +30,22 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Re
     }
     insert_created(conn, &created).await?;
     for e in events {
-        if !matches!(
-            e.body,
-            EventBody::PactCreated { .. }
-                | EventBody::VerificationSubmitted { .. }
-                | EventBody::Payout { .. }
-                | EventBody::Withdrawn { .. }
-        ) {
-            apply(conn, e).await?;
-        }
+        apply_ordered(conn, e).await?;
     }
     later.write(conn).await
 }
 
-/// Applies one event (already in the journal) to the projections.
-pub async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
+/// Applies one event that must be applied in journal order (a status change, a dispute, an oracle
+/// update); the kinds `apply_batch` writes in bulk are skipped here.
+async fn apply_ordered(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
     let at =
         Place { chain_id: to_i64(e.chain_id), block: to_i64(e.block_number), time: to_i64(e.block_time) };
     match &e.body {
-        EventBody::PactCreated { .. } => created(conn, &at, &e.body).await,
+        // Written in bulk by `apply_batch`.
+        EventBody::PactCreated { .. }
+        | EventBody::VerificationSubmitted { .. }
+        | EventBody::Payout { .. }
+        | EventBody::Withdrawn { .. } => Ok(()),
         EventBody::PactAccepted { pact_id, buyer, seller, .. } => {
             sqlx::query!(
                 "UPDATE pacts SET buyer = $3, seller = $4, buyer_stake = greatest(buyer_stake, seller_stake),
@@ -77,31 +74,6 @@ pub async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx
                 code(PactStatus::PendingVerify),
                 proof_hash.as_slice(),
                 at.time,
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::VerificationSubmitted { pact_id, oracle, score, proof } => {
-            sqlx::query!(
-                "INSERT INTO verifications (chain_id, pact_id, oracle, score, proof, submitted_at, block_number)
-                 VALUES ($1, $2::text::numeric, $3, $4, $5, to_timestamp($6::bigint), $7)",
-                at.chain_id,
-                pact_id.to_string(),
-                oracle.as_slice(),
-                i16::from(*score),
-                proof.as_slice(),
-                at.time,
-                at.block,
-            )
-            .execute(&mut *conn)
-            .await?;
-            sqlx::query!(
-                "UPDATE pacts SET score_count = score_count + 1, updated_block = $3
-                 WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-                at.chain_id,
-                pact_id.to_string(),
                 at.block,
             )
             .execute(conn)
@@ -156,37 +128,6 @@ pub async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx
                 close_dispute(conn, &at, *pact_id, "timeout").await?;
             }
             Ok(())
-        }
-        EventBody::Payout { pact_id, to, amount } => {
-            sqlx::query!(
-                "INSERT INTO payouts (chain_id, block_number, log_index, pact_id, account, amount, paid_at)
-                 VALUES ($1, $2, $3, $4::text::numeric, $5, $6::text::numeric, to_timestamp($7::bigint))",
-                at.chain_id,
-                at.block,
-                to_i32(e.log_index),
-                pact_id.to_string(),
-                to.as_slice(),
-                amount.to_string(),
-                at.time,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::Withdrawn { account, amount } => {
-            sqlx::query!(
-                "INSERT INTO withdrawals (chain_id, block_number, log_index, account, amount, withdrawn_at)
-                 VALUES ($1, $2, $3, $4, $5::text::numeric, to_timestamp($6::bigint))",
-                at.chain_id,
-                at.block,
-                to_i32(e.log_index),
-                account.as_slice(),
-                amount.to_string(),
-                at.time,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
         }
         EventBody::OracleRegistered { oracle, stake, capabilities } => {
             sqlx::query!(
@@ -258,73 +199,6 @@ struct Place {
 
 fn code(status: PactStatus) -> i16 {
     i16::from(status.code())
-}
-
-async fn created(conn: &mut PgConnection, at: &Place, body: &EventBody) -> Result<(), sqlx::Error> {
-    let EventBody::PactCreated {
-        pact_id,
-        creator,
-        initiator,
-        arbitrator,
-        spec_hash,
-        spec_uri,
-        deadline,
-        review_period,
-        threshold,
-        payment,
-        stake,
-        oracles,
-        weights,
-        ..
-    } = body
-    else {
-        return Ok(());
-    };
-    let by_buyer = *initiator == agentpact_contracts::Initiator::Buyer.code();
-    let (buyer, seller) = if by_buyer { (Some(creator), None) } else { (None, Some(creator)) };
-    let (buyer_stake, seller_stake) = if by_buyer { (*stake, U256::ZERO) } else { (U256::ZERO, *stake) };
-    sqlx::query!(
-        "INSERT INTO pacts (chain_id, pact_id, initiator, status, creator, buyer, seller, arbitrator, spec_hash,
-             spec_uri, deadline, review_period, threshold, payment, buyer_stake, seller_stake, created_at,
-             created_block, updated_block)
-         VALUES ($1, $2::text::numeric, $3, $4, $5, $6, $7, $8, $9, $10, to_timestamp($11::bigint), $12, $13,
-             $14::text::numeric, $15::text::numeric, $16::text::numeric, to_timestamp($17::bigint), $18, $18)",
-        at.chain_id,
-        pact_id.to_string(),
-        i16::from(*initiator),
-        code(PactStatus::Negotiating),
-        creator.as_slice(),
-        buyer.map(|a| a.as_slice()),
-        seller.map(|a| a.as_slice()),
-        arbitrator.as_slice(),
-        spec_hash.as_slice(),
-        spec_uri,
-        to_i64(*deadline),
-        to_i64(*review_period),
-        i16::from(*threshold),
-        payment.to_string(),
-        buyer_stake.to_string(),
-        seller_stake.to_string(),
-        at.time,
-        at.block,
-    )
-    .execute(&mut *conn)
-    .await?;
-    let positions: Vec<i16> = (0..oracles.len()).map(|i| i16::try_from(i).unwrap_or(i16::MAX)).collect();
-    let addresses: Vec<Vec<u8>> = oracles.iter().map(|o| o.to_vec()).collect();
-    let weights: Vec<i16> = weights.iter().map(|w| i16::from(*w)).collect();
-    sqlx::query!(
-        "INSERT INTO pact_oracles (chain_id, pact_id, position, oracle, weight)
-         SELECT $1, $2::text::numeric, p, o, w FROM UNNEST($3::smallint[], $4::bytea[], $5::smallint[]) AS u(p, o, w)",
-        at.chain_id,
-        pact_id.to_string(),
-        &positions,
-        &addresses,
-        &weights,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
 }
 
 async fn set_status(

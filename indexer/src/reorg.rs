@@ -154,10 +154,8 @@ pub async fn rollback(
     .bind(&oracles)
     .fetch_all(&mut *conn)
     .await?;
-    for row in rows {
-        let event = journal_event(chain_id, &row)?;
-        project::apply(conn, &event).await?;
-    }
+    let events = rows.iter().map(|row| journal_event(chain_id, row)).collect::<Result<Vec<_>, _>>()?;
+    project::apply_batch(conn, &events).await?;
     checkpoint::save(conn, chain_id, fork).await?;
     Ok(Rollback {
         orphaned_events: orphaned,
