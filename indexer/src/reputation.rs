@@ -46,12 +46,18 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
     .await?;
     sqlx::query!(
         r#"
-        WITH parties AS (
-            SELECT p.*, p.buyer AS address, 'buyer' AS role FROM pacts p
-            WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
+        WITH roles AS (
+            SELECT p.buyer AS address, 'buyer' AS role, p.status, p.disputed_at, p.outcome, p.payment,
+                   p.final_score::numeric AS score, NULL::numeric AS miss
+            FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
-            SELECT p.*, p.seller AS address, 'seller' AS role FROM pacts p
-            WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
+            SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.final_score, NULL
+            FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
+            UNION ALL
+            SELECT v.oracle, 'oracle', p.status, p.disputed_at, p.outcome, p.payment, v.score,
+                   abs(v.score - p.final_score)
+            FROM verifications v JOIN pacts p USING (chain_id, pact_id)
+            WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
         )
         INSERT INTO reputation
             (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score, agreement)
@@ -62,32 +68,9 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
                count(*) FILTER (WHERE disputed_at IS NOT NULL),
                count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')),
                coalesce(sum(payment) FILTER (WHERE status = 4), 0),
-               round(avg(final_score), 2),
-               NULL
-        FROM parties GROUP BY address, role
-        "#,
-        chain,
-        all,
-        &addresses
-    )
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query!(
-        r#"
-        INSERT INTO reputation
-            (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score, agreement)
-        SELECT $1, v.oracle, 'oracle',
-               count(*),
-               count(*) FILTER (WHERE p.status = 4),
-               count(*) FILTER (WHERE p.status = 6),
-               count(*) FILTER (WHERE p.disputed_at IS NOT NULL),
-               count(*) FILTER (WHERE p.outcome IN ('timeout', 'dispute_timeout')),
-               coalesce(sum(p.payment) FILTER (WHERE p.status = 4), 0),
-               round(avg(v.score), 2),
-               round(100 - avg(abs(v.score - p.final_score)) FILTER (WHERE p.final_score IS NOT NULL), 2)
-        FROM verifications v JOIN pacts p USING (chain_id, pact_id)
-        WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
-        GROUP BY v.oracle
+               round(avg(score), 2),
+               round(100 - avg(miss), 2)
+        FROM roles GROUP BY address, role
         "#,
         chain,
         all,
