@@ -7,7 +7,6 @@ use agentpact_contracts::{
 };
 use alloy::{
     contract::{CallBuilder, CallDecoder},
-    network::TransactionBuilder,
     node_bindings::AnvilInstance,
     primitives::{Address, B256, U256},
     providers::{DynProvider, Provider, ProviderBuilder},
@@ -102,15 +101,6 @@ impl TestChain {
     pub async fn increase_time(&self, secs: u64) -> Result<(), HarnessError> {
         let _: serde_json::Value = self.provider.raw_request("evm_increaseTime".into(), (secs,)).await?;
         let _: serde_json::Value = self.provider.raw_request("evm_mine".into(), ()).await?;
-        Ok(())
-    }
-
-    /// Sends `value` wei from `from` to `to` (a plain transfer).
-    pub async fn transfer(&self, from: Address, to: Address, value: U256) -> Result<(), HarnessError> {
-        let tx =
-            alloy::rpc::types::TransactionRequest::default().with_from(from).with_to(to).with_value(value);
-        let pending = self.provider.send_transaction(tx).await?;
-        pending.get_receipt().await.map_err(|e| HarnessError::Process(format!("transfer receipt: {e}")))?;
         Ok(())
     }
 }

@@ -28,7 +28,6 @@ pub struct Faults {
 /// A running proxy; stops when dropped.
 pub struct FaultyRpc {
     url: String,
-    requests: Arc<AtomicU64>,
     failed: Arc<AtomicU64>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -43,24 +42,20 @@ impl FaultyRpc {
             "http://{}",
             listener.local_addr().map_err(|e| HarnessError::Process(format!("proxy address: {e}")))?
         );
-        let (requests, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-        let shared = Shared { upstream, faults, requests: requests.clone(), failed: failed.clone() };
+        let failed = Arc::new(AtomicU64::new(0));
+        let shared =
+            Shared { upstream, faults, requests: Arc::new(AtomicU64::new(0)), failed: failed.clone() };
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(serve(stream, shared.clone()));
             }
         });
-        Ok(Self { url, requests, failed, task })
+        Ok(Self { url, failed, task })
     }
 
     /// The proxy's URL.
     pub fn url(&self) -> &str {
         &self.url
-    }
-
-    /// Requests received so far.
-    pub fn requests(&self) -> u64 {
-        self.requests.load(Ordering::Relaxed)
     }
 
     /// Requests answered with an injected error so far.
