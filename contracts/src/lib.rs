@@ -12,3 +12,12 @@ mod status;
 pub use bindings::{AgentPact, OracleRegistry};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use status::{Initiator, PactStatus, UnknownCode};
+
+/// The committed compiler artifacts (`abi`, `bytecode`, `deployedBytecode`), for tools that hand
+/// the ABI to clients.
+pub mod artifacts {
+    /// AgentPact's artifact JSON.
+    pub const AGENT_PACT: &str = include_str!("../artifacts/AgentPact.json");
+    /// OracleRegistry's artifact JSON.
+    pub const ORACLE_REGISTRY: &str = include_str!("../artifacts/OracleRegistry.json");
+}

@@ -75,14 +75,54 @@ pub async fn load(conn: &mut PgConnection, chain_id: u64) -> Result<Option<Check
     }))
 }
 
-/// Moves the checkpoint of `chain_id` to `checkpoint`.
-pub async fn save(conn: &mut PgConnection, chain_id: u64, checkpoint: Checkpoint) -> Result<(), sqlx::Error> {
+/// The chain's head as the indexer saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// Its number.
+    pub number: u64,
+    /// Its timestamp (Unix seconds).
+    pub time: u64,
+}
+
+/// Moves the checkpoint of `chain_id` to `checkpoint`, whose block was mined at `block_time`
+/// (Unix seconds) when known, and records `head` when given (else keeps the last one).
+pub async fn save(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    checkpoint: Checkpoint,
+    block_time: Option<u64>,
+    head: Option<Head>,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO checkpoints (chain_id, block_number, block_hash) VALUES ($1, $2, $3)
-         ON CONFLICT (chain_id) DO UPDATE SET block_number = $2, block_hash = $3, updated_at = now()",
+        "INSERT INTO checkpoints (chain_id, block_number, block_hash, block_time, head_block, head_time, head_seen_at)
+         VALUES ($1, $2, $3, to_timestamp($4::bigint), $5, to_timestamp($6::bigint),
+                 CASE WHEN $5::bigint IS NULL THEN NULL ELSE now() END)
+         ON CONFLICT (chain_id) DO UPDATE
+         SET block_number = $2, block_hash = $3, block_time = to_timestamp($4::bigint), updated_at = now(),
+             head_block = coalesce($5, checkpoints.head_block),
+             head_time = coalesce(to_timestamp($6::bigint), checkpoints.head_time),
+             head_seen_at = CASE WHEN $5::bigint IS NULL THEN checkpoints.head_seen_at ELSE now() END",
         to_i64(chain_id),
         to_i64(checkpoint.block_number),
         checkpoint.block_hash.as_slice(),
+        block_time.map(to_i64),
+        head.map(|h| to_i64(h.number)),
+        head.map(|h| to_i64(h.time)),
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Records the chain's head as the indexer saw it just now, so readers know the lag and that the
+/// indexer is alive. Does nothing before the first checkpoint (the first batch records it).
+pub async fn record_head(conn: &mut PgConnection, chain_id: u64, head: Head) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE checkpoints SET head_block = $2, head_time = to_timestamp($3::bigint), head_seen_at = now()
+         WHERE chain_id = $1",
+        to_i64(chain_id),
+        to_i64(head.number),
+        to_i64(head.time),
     )
     .execute(conn)
     .await
@@ -98,6 +138,8 @@ pub struct BlockRef {
     pub hash: B256,
     /// Its parent's hash.
     pub parent_hash: B256,
+    /// When it was mined (Unix seconds).
+    pub timestamp: u64,
 }
 
 /// Remembers `blocks` and forgets those at or below `final_below` (no reorg reaches them).

@@ -33,6 +33,7 @@ pub struct JournalEvent {
 #[allow(missing_docs)] // the fields are the events' own, documented in docs/contracts.md
 pub enum EventBody {
     PactCreated {
+        #[serde(with = "decimal")]
         pact_id: U256,
         creator: Address,
         initiator: u8,
@@ -42,85 +43,106 @@ pub enum EventBody {
         deadline: u64,
         review_period: u64,
         threshold: u8,
+        #[serde(with = "decimal")]
         payment: U256,
+        #[serde(with = "decimal")]
         stake: U256,
+        #[serde(with = "decimal")]
         deposit: U256,
         oracles: Vec<Address>,
         weights: Vec<u8>,
     },
     PactAccepted {
+        #[serde(with = "decimal")]
         pact_id: U256,
         accepter: Address,
         buyer: Address,
         seller: Address,
+        #[serde(with = "decimal")]
         deposit: U256,
     },
     PactCancelled {
+        #[serde(with = "decimal")]
         pact_id: U256,
         creator: Address,
     },
     WorkStarted {
+        #[serde(with = "decimal")]
         pact_id: U256,
         seller: Address,
     },
     WorkSubmitted {
+        #[serde(with = "decimal")]
         pact_id: U256,
         seller: Address,
         proof_hash: B256,
     },
     VerificationSubmitted {
+        #[serde(with = "decimal")]
         pact_id: U256,
         oracle: Address,
         score: u8,
         proof: B256,
     },
     VerificationFinalized {
+        #[serde(with = "decimal")]
         pact_id: U256,
         score: u8,
         passed: bool,
         score_count: u8,
     },
     WorkApproved {
+        #[serde(with = "decimal")]
         pact_id: U256,
         by: Address,
         automatic: bool,
     },
     WorkRejected {
+        #[serde(with = "decimal")]
         pact_id: U256,
         buyer: Address,
     },
     DisputeRaised {
+        #[serde(with = "decimal")]
         pact_id: U256,
         by: Address,
         arbitrator: Address,
     },
     DisputeResolved {
+        #[serde(with = "decimal")]
         pact_id: U256,
         arbitrator: Address,
         seller_wins: bool,
     },
     TimeoutClaimed {
+        #[serde(with = "decimal")]
         pact_id: U256,
         caller: Address,
         from: u8,
     },
     Payout {
+        #[serde(with = "decimal")]
         pact_id: U256,
         to: Address,
+        #[serde(with = "decimal")]
         amount: U256,
     },
     Withdrawn {
         account: Address,
+        #[serde(with = "decimal")]
         amount: U256,
     },
     OracleRegistered {
         oracle: Address,
+        #[serde(with = "decimal")]
         stake: U256,
         capabilities: Vec<String>,
     },
     StakeIncreased {
         oracle: Address,
+        #[serde(with = "decimal")]
         amount: U256,
+        #[serde(with = "decimal")]
         total_stake: U256,
     },
     CapabilitiesUpdated {
@@ -133,6 +155,7 @@ pub enum EventBody {
     },
     StakeWithdrawn {
         oracle: Address,
+        #[serde(with = "decimal")]
         amount: U256,
     },
 }
@@ -195,5 +218,21 @@ impl EventBody {
             | Self::StakeWithdrawn { oracle, .. } => Some(*oracle),
             _ => None,
         }
+    }
+}
+
+/// uint256 values in the journal as decimal strings, as the API shows amounts and ids. Reading
+/// also accepts the 0x-hex form that journals written before this change hold.
+mod decimal {
+    use alloy::primitives::U256;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(value: &U256, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(value)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<U256, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not a uint256")))
     }
 }

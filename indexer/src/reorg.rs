@@ -156,7 +156,7 @@ pub async fn rollback(
     .await?;
     let events = rows.iter().map(|row| journal_event(chain_id, row)).collect::<Result<Vec<_>, _>>()?;
     project::apply_batch(conn, &events).await?;
-    checkpoint::save(conn, chain_id, fork).await?;
+    checkpoint::save(conn, chain_id, fork, None, None).await?;
     Ok(Rollback {
         orphaned_events: orphaned,
         pacts: pacts.iter().filter_map(|id| id.parse().ok()).collect(),

@@ -1,6 +1,14 @@
 //! Per-address reputation aggregates (`reputation`), recomputed from the projections in one
 //! statement for a set of addresses. Being derived, they are always consistent with the pacts
 //! and verifications they summarise, after a reorg as after any batch.
+//!
+//! Besides the counts, each row holds the inputs of the 0-5 score (docs/api.md §Reputation):
+//! `rated`, the finished pacts (or scored verifications) that say something about the address in
+//! that role, and `credit`, the sum of their credits between 0 and 1. A seller earns the final
+//! oracle score of an approved pact (1 without oracles) and 1 for a dispute won; a buyer earns 1
+//! for approving, 0.75 for letting the review period lapse, 1 for a dispute won or a timeout
+//! claimed against a silent seller, 0 for a dispute lost; an unresolved dispute earns both 0.5;
+//! an oracle earns 1 - |its score - the final score| / 100. Cancelled and expired pacts are not rated.
 
 use alloy::primitives::U256;
 use sqlx::PgConnection;
@@ -48,19 +56,25 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         r#"
         WITH roles AS (
             SELECT p.buyer AS address, 'buyer' AS role, p.status, p.disputed_at, p.outcome, p.payment,
-                   p.final_score::numeric AS score, NULL::numeric AS miss
+                   p.final_score::numeric AS score, NULL::numeric AS miss,
+                   CASE p.outcome WHEN 'approved' THEN 1 WHEN 'auto_approved' THEN 0.75 WHEN 'buyer_won' THEN 1
+                        WHEN 'timeout' THEN 1 WHEN 'seller_won' THEN 0 WHEN 'dispute_timeout' THEN 0.5 END AS credit
             FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
-            SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.final_score, NULL
+            SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.final_score, NULL,
+                   CASE p.outcome WHEN 'approved' THEN coalesce(p.final_score / 100.0, 1)
+                        WHEN 'auto_approved' THEN coalesce(p.final_score / 100.0, 1) WHEN 'seller_won' THEN 1
+                        WHEN 'buyer_won' THEN 0 WHEN 'timeout' THEN 0 WHEN 'dispute_timeout' THEN 0.5 END
             FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
             UNION ALL
             SELECT v.oracle, 'oracle', p.status, p.disputed_at, p.outcome, p.payment, v.score,
-                   abs(v.score - p.final_score)
+                   abs(v.score - p.final_score), 1 - abs(v.score - p.final_score) / 100.0
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
             WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
         )
         INSERT INTO reputation
-            (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score, agreement)
+            (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score,
+             agreement, rated, credit)
         SELECT $1, address, role,
                count(*),
                count(*) FILTER (WHERE status = 4),
@@ -69,7 +83,9 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
                count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')),
                coalesce(sum(payment) FILTER (WHERE status = 4), 0),
                round(avg(score), 2),
-               round(100 - avg(miss), 2)
+               round(100 - avg(miss), 2),
+               count(credit),
+               coalesce(sum(credit), 0)
         FROM roles GROUP BY address, role
         "#,
         chain,

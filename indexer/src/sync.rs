@@ -18,7 +18,7 @@ use alloy::{
 use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::{
-    checkpoint::{self, BlockRef, ChainIdentity, Checkpoint},
+    checkpoint::{self, BlockRef, ChainIdentity, Checkpoint, Head},
     config::Config,
     decode::{Contracts, DecodeError},
     event::JournalEvent,
@@ -49,6 +49,13 @@ pub enum IndexError {
     /// The RPC returned a block or log without the fields every node sends; retried.
     #[error("the RPC returned incomplete data: {0}")]
     Incomplete(String),
+    /// The chain reorganised while a batch was being read (its logs and block hashes disagree);
+    /// nothing was written, and the next pass rolls the reorganisation back.
+    #[error("the chain changed at block {block} while the batch was read; retrying")]
+    ChainMoved {
+        /// The first block whose hash disagreed.
+        block: u64,
+    },
     /// The database indexes another chain (or other contracts) under this chain id: e.g. an anvil
     /// restarted from block 0. The indexer writes nothing; index into a fresh database or delete
     /// this chain's rows.
@@ -94,6 +101,7 @@ impl IndexError {
             Self::Db(_) => "db",
             Self::Decode(_) => "decode",
             Self::Incomplete(_) => "incomplete",
+            Self::ChainMoved { .. } => "chain_moved",
             Self::ChainMismatch { .. } => "chain_mismatch",
             Self::ReorgTooDeep { .. } => "reorg_too_deep",
         }
@@ -193,9 +201,12 @@ impl<P: Provider> Indexer<P> {
 
     /// Checks continuity with the chain, rolls back a reorg, then indexes up to the head.
     pub async fn pass(&mut self, conn: &mut PgConnection) -> Result<Pass, IndexError> {
-        let head = self.rpc(|| self.provider.get_block_number()).await?;
+        let latest = self.block(BlockNumberOrTag::Latest).await?.header;
+        let seen = Head { number: latest.number, time: latest.timestamp };
+        let head = seen.number;
         self.metrics.set_head(head);
         let chain_id = self.target.chain_id;
+        checkpoint::record_head(conn, chain_id, seen).await?;
         let mut from = self.target.deployment_block;
         let mut at = None;
         if let Some(cp) = checkpoint::load(conn, chain_id).await? {
@@ -249,7 +260,7 @@ impl<P: Provider> Indexer<P> {
                 Err(e) => return Err(e.into()),
             };
             self.range.succeeded(logs.len());
-            let (checkpoint, events) = self.commit(conn, from, to, head, &logs).await?;
+            let (checkpoint, events) = self.commit(conn, from, to, seen, &logs).await?;
             self.metrics.batch(to, events, started.elapsed());
             at = Some(checkpoint);
             from = to + 1;
@@ -270,18 +281,25 @@ impl<P: Provider> Indexer<P> {
         conn: &mut PgConnection,
         from: u64,
         to: u64,
-        head: u64,
+        head: Head,
         logs: &[Log],
     ) -> Result<(Checkpoint, u64), IndexError> {
         let events = self.journal_events(logs).await?;
-        let final_below = head.saturating_sub(self.config.finality_depth);
+        let final_below = head.number.saturating_sub(self.config.finality_depth);
         let recent = self.block_refs(from.max(final_below), to).await?;
-        let end = match recent.last() {
-            Some(b) if b.number == to => b.hash,
-            _ => self
-                .hash_at(to)
-                .await?
-                .ok_or_else(|| IndexError::Incomplete(format!("block {to} not found")))?,
+        let mut hashes: HashMap<u64, B256> = recent.iter().map(|b| (b.number, b.hash)).collect();
+        for number in events.iter().map(|e| e.block_number).collect::<BTreeSet<_>>() {
+            if let std::collections::hash_map::Entry::Vacant(slot) = hashes.entry(number) {
+                slot.insert(self.block(BlockNumberOrTag::Number(number)).await?.header.hash);
+            }
+        }
+        consistent(&recent, &hashes, &events)?;
+        let (end, end_time) = match recent.last() {
+            Some(b) if b.number == to => (b.hash, b.timestamp),
+            _ => {
+                let header = self.block(BlockNumberOrTag::Number(to)).await?.header;
+                (header.hash, header.timestamp)
+            }
         };
         let chain_id = self.target.chain_id;
         let mut tx = conn.begin().await?;
@@ -293,7 +311,7 @@ impl<P: Provider> Indexer<P> {
         notify_pacts(&mut tx, chain_id, &touched).await?;
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
-        checkpoint::save(&mut tx, chain_id, checkpoint).await?;
+        checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(head)).await?;
         tx.commit().await?;
         tracing::debug!(from, to, events = new.len(), "indexed");
         Ok((checkpoint, new.len() as u64))
@@ -308,7 +326,7 @@ impl<P: Provider> Indexer<P> {
             let block_time = match (log.block_timestamp, times.get(&block_number)) {
                 (Some(t), _) | (None, Some(&t)) => t,
                 (None, None) => {
-                    let t = self.block(block_number).await?.header.timestamp;
+                    let t = self.block(BlockNumberOrTag::Number(block_number)).await?.header.timestamp;
                     times.insert(block_number, t);
                     t
                 }
@@ -331,14 +349,19 @@ impl<P: Provider> Indexer<P> {
     async fn block_refs(&self, from: u64, to: u64) -> Result<Vec<BlockRef>, IndexError> {
         let mut refs = Vec::new();
         for number in from..=to {
-            let header = self.block(number).await?.header;
-            refs.push(BlockRef { number, hash: header.hash, parent_hash: header.parent_hash });
+            let header = self.block(BlockNumberOrTag::Number(number)).await?.header;
+            refs.push(BlockRef {
+                number,
+                hash: header.hash,
+                parent_hash: header.parent_hash,
+                timestamp: header.timestamp,
+            });
         }
         Ok(refs)
     }
 
-    async fn block(&self, number: u64) -> Result<alloy::rpc::types::Block, IndexError> {
-        self.rpc(|| self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).into_future())
+    async fn block(&self, number: BlockNumberOrTag) -> Result<alloy::rpc::types::Block, IndexError> {
+        self.rpc(|| self.provider.get_block_by_number(number).into_future())
             .await?
             .ok_or_else(|| IndexError::Incomplete(format!("block {number} not found")))
     }
@@ -373,6 +396,26 @@ impl<P: Provider> Indexer<P> {
                 result => return result,
             }
         }
+    }
+}
+
+/// Checks that a batch was read from one chain: the recent blocks link parent to child, and each
+/// event's block hash is the chain's hash of its block as read after the logs (`hashes`, which
+/// holds every block with an event). A reorganisation between reading the logs and reading the
+/// blocks would otherwise journal events of an abandoned branch under the new branch's hashes,
+/// where no later check could see them — even below the finality depth, when a lagging indexer
+/// reads a range that was still the tip when its logs were served (the chaos soak found this).
+fn consistent(
+    recent: &[BlockRef],
+    hashes: &HashMap<u64, B256>,
+    events: &[JournalEvent],
+) -> Result<(), IndexError> {
+    if let Some(pair) = recent.windows(2).find(|pair| pair[1].parent_hash != pair[0].hash) {
+        return Err(IndexError::ChainMoved { block: pair[1].number });
+    }
+    match events.iter().find(|e| hashes.get(&e.block_number).is_some_and(|h| *h != e.block_hash)) {
+        Some(e) => Err(IndexError::ChainMoved { block: e.block_number }),
+        None => Ok(()),
     }
 }
 
