@@ -1,1 +1,16 @@
-//! placeholder
+//! The read side of AgentPact (DESIGN.md §GraphQL API).
+//!
+//! [`read`] is the read layer: typed queries over the index returning domain types, shared by the
+//! GraphQL schema ([`graphql`]) and the MCP server. [`server`] serves the schema over HTTP with
+//! health, readiness and metrics; [`live`] turns the indexer's notifications into subscription
+//! events.
+
+pub mod graphql;
+pub mod live;
+mod metrics;
+pub mod rate_limit;
+pub mod read;
+pub mod server;
+
+pub use read::Reader;
+pub use server::{ServeConfig, ServeError, app, serve};

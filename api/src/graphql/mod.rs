@@ -1,0 +1,65 @@
+//! The GraphQL schema (DESIGN.md §GraphQL API): read-only over the index, with limits on depth,
+//! complexity and page size, and a code on every error.
+
+mod errors;
+mod query;
+pub mod scalars;
+mod subscription;
+mod types;
+
+use async_graphql::{EmptyMutation, Schema};
+
+pub use errors::to_graphql;
+pub use query::QueryRoot;
+pub use subscription::SubscriptionRoot;
+
+use crate::{live::Live, read::Reader};
+
+/// The API's schema type.
+pub type ApiSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
+
+/// The chain a query means when it names none.
+#[derive(Debug, Clone, Copy)]
+pub struct ChainId(pub u64);
+
+/// The deepest selection accepted: `pacts { edges { node { oracles { address } } } }` is 5.
+pub const MAX_DEPTH: usize = 10;
+
+/// The most expensive query accepted: each field costs 1, a list of pacts costs its page size
+/// times its selection, so a full page of 100 pacts with every field fits and ten do not.
+pub const MAX_COMPLEXITY: usize = 5_000;
+
+/// The schema over `reader`, announcing changes from `live`, defaulting to `chain`.
+pub fn schema(reader: Reader, live: Live, chain: ChainId) -> ApiSchema {
+    builder().data(reader).data(live).data(chain).finish()
+}
+
+/// The schema in SDL, as checked in at `api/schema.graphql`.
+pub fn sdl() -> String {
+    builder().finish().sdl()
+}
+
+fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, SubscriptionRoot> {
+    Schema::build(QueryRoot, EmptyMutation, SubscriptionRoot)
+        .limit_depth(MAX_DEPTH)
+        .limit_complexity(MAX_COMPLEXITY)
+        .extension(errors::ErrorCodes)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in SDL matches the code; `UPDATE_SCHEMA=1 cargo test -p agentpact-api` rewrites it.
+    #[test]
+    fn checked_in_sdl_matches_the_code() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema.graphql");
+        let sdl = super::sdl();
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(path, &sdl).expect("write api/schema.graphql");
+        }
+        let checked_in = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            checked_in == sdl,
+            "api/schema.graphql is out of date: run `UPDATE_SCHEMA=1 cargo test -p agentpact-api` and commit it"
+        );
+    }
+}

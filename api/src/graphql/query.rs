@@ -1,0 +1,288 @@
+//! The root query: pacts, verifications, oracles, reputation, stats and the indexer's status.
+
+use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
+use chrono::{DateTime, Utc};
+
+use super::{
+    ChainId,
+    errors::to_graphql,
+    scalars::{Address, BigInt, Initiator, Status},
+    types::{IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
+};
+use crate::read::{self, PactFilter as ReadFilter, Reader};
+
+/// Which pacts to list; every field narrows the list.
+#[derive(InputObject, Default)]
+pub struct PactFilter {
+    /// Any of these statuses.
+    status: Option<Vec<Status>>,
+    /// This buyer.
+    buyer: Option<Address>,
+    /// This seller.
+    seller: Option<Address>,
+    /// This account in any role: creator, buyer, seller, arbitrator or oracle.
+    party: Option<Address>,
+    /// Naming this oracle.
+    oracle: Option<Address>,
+    /// Created by this side.
+    initiator: Option<Initiator>,
+    /// Payment at least this (wei).
+    min_payment: Option<BigInt>,
+    /// Payment at most this (wei).
+    max_payment: Option<BigInt>,
+    /// Deadline at or after.
+    deadline_from: Option<DateTime<Utc>>,
+    /// Deadline at or before.
+    deadline_to: Option<DateTime<Utc>>,
+    /// Created at or after.
+    created_from: Option<DateTime<Utc>>,
+    /// Created at or before.
+    created_to: Option<DateTime<Utc>>,
+    /// Words that must all appear in the spec URI (case-insensitive; punctuation separates words).
+    search: Option<String>,
+}
+
+impl From<PactFilter> for ReadFilter {
+    fn from(f: PactFilter) -> Self {
+        Self {
+            statuses: f.status.unwrap_or_default().into_iter().map(Into::into).collect(),
+            buyer: f.buyer.map(|a| a.0),
+            seller: f.seller.map(|a| a.0),
+            party: f.party.map(|a| a.0),
+            oracle: f.oracle.map(|a| a.0),
+            initiator: f.initiator.map(Into::into),
+            min_payment: f.min_payment.map(|n| n.0),
+            max_payment: f.max_payment.map(|n| n.0),
+            deadline_from: f.deadline_from,
+            deadline_to: f.deadline_to,
+            created_from: f.created_from,
+            created_to: f.created_to,
+            search: f.search,
+        }
+    }
+}
+
+/// The field pacts are sorted by; the pact id breaks ties.
+#[derive(async_graphql::Enum, Clone, Copy, PartialEq, Eq, Default)]
+#[graphql(remote = "crate::read::PactOrderField")]
+pub enum PactOrderField {
+    /// Creation order.
+    #[default]
+    Created,
+    /// Payment.
+    Payment,
+    /// Deadline.
+    Deadline,
+    /// The block of the last change.
+    Updated,
+}
+
+/// Ascending or descending.
+#[derive(async_graphql::Enum, Clone, Copy, PartialEq, Eq, Default)]
+#[graphql(remote = "crate::read::SortDirection")]
+pub enum SortDirection {
+    /// Smallest (oldest) first.
+    Asc,
+    /// Largest (newest) first.
+    #[default]
+    Desc,
+}
+
+/// How pacts are sorted (default: newest first).
+#[derive(InputObject, Clone, Copy, Default)]
+pub struct PactOrder {
+    /// The field.
+    #[graphql(default)]
+    field: PactOrderField,
+    /// The direction.
+    #[graphql(default)]
+    direction: SortDirection,
+}
+
+/// Which oracles to list.
+#[derive(InputObject, Default)]
+pub struct OracleFilter {
+    /// Offering this capability (exact name).
+    capability: Option<String>,
+    /// Staking at least this (wei).
+    min_stake: Option<BigInt>,
+    /// In this status.
+    status: Option<OracleStatus>,
+}
+
+/// A page of pacts (Relay connection).
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct PactConnection {
+    /// The pacts of the page with their cursors.
+    edges: Vec<PactEdge>,
+    /// Where the page sits in the whole list.
+    page_info: PageInfo,
+    #[graphql(skip)]
+    chain_id: u64,
+    #[graphql(skip)]
+    filter: ReadFilter,
+}
+
+#[async_graphql::ComplexObject]
+impl PactConnection {
+    /// The pacts of the page.
+    async fn nodes(&self) -> Vec<&Pact> {
+        self.edges.iter().map(|e| &e.node).collect()
+    }
+
+    /// How many pacts pass the filter, on all pages.
+    async fn total_count(&self, ctx: &Context<'_>) -> Result<u64> {
+        ctx.data::<Reader>()?.count_pacts(self.chain_id, &self.filter).await.map_err(to_graphql)
+    }
+}
+
+/// One pact of a page and its cursor.
+#[derive(SimpleObject)]
+pub struct PactEdge {
+    /// Pass to `after` or `before` to page from this pact.
+    cursor: String,
+    /// The pact.
+    node: Pact,
+}
+
+/// Relay page information.
+#[derive(SimpleObject)]
+pub struct PageInfo {
+    /// More pacts follow this page.
+    has_next_page: bool,
+    /// More pacts precede this page.
+    has_previous_page: bool,
+    /// The cursor of the first pact of the page.
+    start_cursor: Option<String>,
+    /// The cursor of the last pact of the page.
+    end_cursor: Option<String>,
+}
+
+/// The root of every query.
+pub struct QueryRoot;
+
+/// The root of every query.
+#[Object]
+impl QueryRoot {
+    /// One pact, or null when the index has no such pact (yet).
+    async fn pact(&self, ctx: &Context<'_>, chain_id: Option<u64>, id: BigInt) -> Result<Option<Pact>> {
+        let chain = chain(ctx, chain_id)?;
+        Ok(ctx.data::<Reader>()?.pact(chain, id.0).await.map_err(to_graphql)?.map(Pact))
+    }
+
+    /// Pacts passing `filter`, sorted by `orderBy`, a page at a time: `first` (at most 100) after
+    /// the cursor `after`, or `last` before `before`.
+    #[graphql(
+        complexity = "first.or(last).unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * child_complexity + 1"
+    )]
+    #[allow(clippy::too_many_arguments)] // the Relay arguments plus filter and order
+    async fn pacts(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        filter: Option<PactFilter>,
+        order_by: Option<PactOrder>,
+        first: Option<u32>,
+        after: Option<String>,
+        last: Option<u32>,
+        before: Option<String>,
+    ) -> Result<PactConnection> {
+        let chain = chain(ctx, chain_id)?;
+        let filter: ReadFilter = filter.unwrap_or_default().into();
+        let order = order_by.unwrap_or_default();
+        let order = read::PactOrder { field: order.field.into(), direction: order.direction.into() };
+        let request = read::PageRequest { first, after, last, before };
+        let page = ctx.data::<Reader>()?.pacts(chain, &filter, order, &request).await.map_err(to_graphql)?;
+        let edges: Vec<PactEdge> =
+            page.items.into_iter().map(|(cursor, pact)| PactEdge { cursor, node: Pact(pact) }).collect();
+        let page_info = PageInfo {
+            has_next_page: page.has_next_page,
+            has_previous_page: page.has_previous_page,
+            start_cursor: edges.first().map(|e| e.cursor.clone()),
+            end_cursor: edges.last().map(|e| e.cursor.clone()),
+        };
+        Ok(PactConnection { edges, page_info, chain_id: chain, filter })
+    }
+
+    /// Scores given on a pact (in submission order) or by an oracle (newest first); name at
+    /// least one of `pactId` and `oracle`.
+    async fn verifications(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        pact_id: Option<BigInt>,
+        oracle: Option<Address>,
+        #[graphql(default = 100)] first: u32,
+    ) -> Result<Vec<Verification>> {
+        let chain = chain(ctx, chain_id)?;
+        let list = ctx
+            .data::<Reader>()?
+            .verifications(chain, pact_id.map(|p| p.0), oracle.map(|a| a.0), first)
+            .await
+            .map_err(to_graphql)?;
+        Ok(list.into_iter().map(Verification).collect())
+    }
+
+    /// One oracle, or null when it is not registered.
+    async fn oracle(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        address: Address,
+    ) -> Result<Option<Oracle>> {
+        let chain = chain(ctx, chain_id)?;
+        Ok(ctx.data::<Reader>()?.oracle(chain, address.0).await.map_err(to_graphql)?.map(Oracle))
+    }
+
+    /// Oracles passing `filter`, largest stake first, at most `first` (≤ 100).
+    async fn oracles(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        filter: Option<OracleFilter>,
+        #[graphql(default = 100)] first: u32,
+    ) -> Result<Vec<Oracle>> {
+        let chain = chain(ctx, chain_id)?;
+        let f = filter.unwrap_or_default();
+        let filter = read::OracleFilter {
+            capability: f.capability,
+            min_stake: f.min_stake.map(|s| s.0),
+            status: f.status.map(Into::into),
+        };
+        let list = ctx.data::<Reader>()?.oracles(chain, &filter, first).await.map_err(to_graphql)?;
+        Ok(list.into_iter().map(Oracle).collect())
+    }
+
+    /// An address's reputation as seller, buyer and oracle (zeros and a 3.0 score without history).
+    async fn reputation(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        address: Address,
+    ) -> Result<Reputation> {
+        let chain = chain(ctx, chain_id)?;
+        Ok(Reputation(ctx.data::<Reader>()?.reputation(chain, address.0).await.map_err(to_graphql)?))
+    }
+
+    /// Pacts by status, volumes and active oracles.
+    async fn stats(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Stats> {
+        let chain = chain(ctx, chain_id)?;
+        Ok(Stats(ctx.data::<Reader>()?.stats(chain).await.map_err(to_graphql)?))
+    }
+
+    /// Where the indexer stands: null before its first batch.
+    async fn indexer_status(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+    ) -> Result<Option<IndexerStatus>> {
+        let chain = chain(ctx, chain_id)?;
+        Ok(ctx.data::<Reader>()?.indexer_status(chain).await.map_err(to_graphql)?.map(Into::into))
+    }
+}
+
+/// The chain asked for, or the server's.
+fn chain(ctx: &Context<'_>, asked: Option<u64>) -> Result<u64> {
+    Ok(asked.unwrap_or(ctx.data::<ChainId>()?.0))
+}

@@ -1,0 +1,139 @@
+//! The API's scalars and enums: uint256 amounts as decimal strings (`BigInt`), checksummed
+//! addresses (`Address`), 32-byte hashes (`Bytes32`), and the contract's enums by name.
+//! Timestamps use async-graphql's `DateTime` (RFC 3339, UTC).
+
+use alloy::primitives::{self, B256, U256};
+use async_graphql::{Enum, InputValueError, InputValueResult, Scalar, ScalarType, Value};
+
+/// A uint256 as a decimal string, e.g. wei amounts and pact ids: `"500000000000000000"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BigInt(pub U256);
+
+/// Prefix of every `BigInt` parse error, which the error extension recognises.
+pub const BIG_INT_ERROR: &str = "not a BigInt";
+/// Prefix of every `Address` parse error.
+pub const ADDRESS_ERROR: &str = "not an Address";
+/// Prefix of every `Bytes32` parse error.
+pub const BYTES32_ERROR: &str = "not a Bytes32";
+
+/// A uint256 as a decimal string, e.g. wei amounts and pact ids: "500000000000000000".
+#[Scalar(name = "BigInt")]
+impl ScalarType for BigInt {
+    fn parse(value: Value) -> InputValueResult<Self> {
+        let text = match &value {
+            Value::String(s) => s.clone(),
+            Value::Number(n) if n.is_u64() => n.to_string(),
+            _ => {
+                return Err(InputValueError::custom(format!(
+                    "{BIG_INT_ERROR}: expected a decimal string such as \"500000000000000000\", got {value}"
+                )));
+            }
+        };
+        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        match text.parse::<U256>() {
+            Ok(n) if digits => Ok(Self(n)),
+            _ => Err(InputValueError::custom(format!(
+                "{BIG_INT_ERROR}: {text:?} is not a whole decimal number between 0 and 2^256-1"
+            ))),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        Value::String(self.0.to_string())
+    }
+}
+
+/// An Ethereum address, written EIP-55 checksummed. Input may be all lower- or upper-case, or
+/// checksummed; mixed case with a wrong checksum is refused as a likely typo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Address(pub primitives::Address);
+
+/// An Ethereum address, output EIP-55 checksummed; input in lower case or checksummed.
+#[Scalar(name = "Address")]
+impl ScalarType for Address {
+    fn parse(value: Value) -> InputValueResult<Self> {
+        let Value::String(text) = &value else {
+            return Err(InputValueError::custom(format!(
+                "{ADDRESS_ERROR}: expected a 0x-prefixed string, got {value}"
+            )));
+        };
+        parse_address(text)
+            .map(Self)
+            .map_err(|why| InputValueError::custom(format!("{ADDRESS_ERROR}: {why}")))
+    }
+
+    fn to_value(&self) -> Value {
+        Value::String(self.0.to_checksum(None))
+    }
+}
+
+/// Reads an address the way the API accepts one, saying what is wrong otherwise.
+pub fn parse_address(text: &str) -> Result<primitives::Address, String> {
+    let hex = text.strip_prefix("0x").ok_or_else(|| format!("{text:?} does not start with 0x"))?;
+    if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{text:?} is not 0x followed by 40 hex digits"));
+    }
+    let mixed = hex.bytes().any(|b| b.is_ascii_lowercase()) && hex.bytes().any(|b| b.is_ascii_uppercase());
+    if mixed {
+        primitives::Address::parse_checksummed(text, None).map_err(|_| {
+            format!("{text:?} has a wrong EIP-55 checksum; check it for a typo, or write it in lower case")
+        })
+    } else {
+        text.parse().map_err(|_| format!("{text:?} is not an address"))
+    }
+}
+
+/// A 32-byte hash as 0x-prefixed hex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes32(pub B256);
+
+/// A 32-byte hash as 0x-prefixed hex.
+#[Scalar(name = "Bytes32")]
+impl ScalarType for Bytes32 {
+    fn parse(value: Value) -> InputValueResult<Self> {
+        match &value {
+            Value::String(s) if s.starts_with("0x") && s.len() == 66 => s.parse().map(Self).map_err(|_| {
+                InputValueError::custom(format!("{BYTES32_ERROR}: {s:?} is not 0x and 64 hex digits"))
+            }),
+            _ => Err(InputValueError::custom(format!(
+                "{BYTES32_ERROR}: expected 0x and 64 hex digits, got {value}"
+            ))),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        Value::String(self.0.to_string())
+    }
+}
+
+/// Where a pact stands (the contract's `Status`).
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(name = "PactStatus", remote = "agentpact_contracts::PactStatus")]
+pub enum Status {
+    /// Open for the counterparty to accept.
+    Negotiating,
+    /// Both parties deposited, ready to start.
+    Funded,
+    /// Work underway.
+    InProgress,
+    /// Work submitted, awaiting oracle scores.
+    PendingVerify,
+    /// Successfully completed, payment released.
+    Completed,
+    /// Under dispute.
+    Disputed,
+    /// Refunded to the buyer (or to the creator of a pact nobody accepted).
+    Refunded,
+    /// Oracle verification passed, awaiting buyer approval.
+    PendingApproval,
+}
+
+/// Which side created a pact.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_contracts::Initiator")]
+pub enum Initiator {
+    /// The buyer created it and deposited payment + stake.
+    Buyer,
+    /// The seller created it and deposited its stake.
+    Seller,
+}

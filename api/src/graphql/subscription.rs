@@ -1,0 +1,89 @@
+//! `pactUpdated`: the pacts that change, as the indexer commits them.
+
+use async_graphql::{Context, InputObject, Result, Subscription};
+use futures::{Stream, stream};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{
+    ChainId,
+    scalars::{Address, BigInt, Status},
+    types::Pact,
+};
+use crate::{
+    live::{Live, PactChange},
+    read::{self, Reader},
+};
+
+/// Which changes to receive; every field narrows them.
+#[derive(InputObject, Default)]
+pub struct PactUpdateFilter {
+    /// Only this pact.
+    pact_id: Option<BigInt>,
+    /// Only pacts where this account is creator, buyer, seller, arbitrator or oracle.
+    party: Option<Address>,
+    /// Only changes into one of these statuses.
+    status: Option<Vec<Status>>,
+}
+
+impl PactUpdateFilter {
+    fn wants_change(&self, chain_id: u64, change: &PactChange) -> bool {
+        change.chain_id == chain_id
+            && self.pact_id.is_none_or(|id| id.0 == change.pact_id)
+            && self.status.as_ref().is_none_or(|statuses| {
+                statuses.iter().any(|&s| agentpact_contracts::PactStatus::from(s).code() == change.status)
+            })
+    }
+
+    fn wants_pact(&self, pact: &read::Pact) -> bool {
+        self.party.is_none_or(|Address(a)| {
+            pact.creator == a
+                || pact.buyer == Some(a)
+                || pact.seller == Some(a)
+                || pact.arbitrator == a
+                || pact.oracles.iter().any(|o| o.address == a)
+        })
+    }
+}
+
+/// The root of every subscription.
+pub struct SubscriptionRoot;
+
+/// The root of every subscription.
+#[Subscription]
+impl SubscriptionRoot {
+    /// Each pact passing `filter` as it stands after every committed change (a reorg that undoes
+    /// a change sends the pact again). Changes arrive within the indexer's poll interval.
+    async fn pact_updated(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        filter: Option<PactUpdateFilter>,
+    ) -> Result<impl Stream<Item = Pact> + use<>> {
+        let chain = chain_id.unwrap_or(ctx.data::<ChainId>()?.0);
+        let reader = ctx.data::<Reader>()?.clone();
+        let receiver = ctx.data::<Live>()?.subscribe();
+        let filter = filter.unwrap_or_default();
+        Ok(stream::unfold((receiver, reader, filter), move |(mut receiver, reader, filter)| async move {
+            loop {
+                let change = match receiver.recv().await {
+                    Ok(change) => change,
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "a pactUpdated subscriber fell behind; skipping ahead");
+                        continue;
+                    }
+                    Err(RecvError::Closed) => return None,
+                };
+                if !filter.wants_change(chain, &change) {
+                    continue;
+                }
+                match reader.pact(chain, change.pact_id).await {
+                    Ok(Some(pact)) if filter.wants_pact(&pact) => {
+                        return Some((Pact(pact), (receiver, reader, filter)));
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "reading a changed pact failed; skipping it"),
+                }
+            }
+        }))
+    }
+}

@@ -1,0 +1,452 @@
+//! The GraphQL object types, each a thin view of a read-layer type.
+
+use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
+use chrono::{DateTime, Utc};
+
+use super::{
+    errors::to_graphql,
+    scalars::{Address, BigInt, Bytes32, Initiator, Status},
+};
+use crate::read::{self, Reader};
+
+/// A pact: an escrowed piece of work between a buyer and a seller.
+pub struct Pact(pub read::Pact);
+
+/// A pact: an escrowed piece of work between a buyer and a seller.
+#[Object]
+impl Pact {
+    /// The chain it lives on.
+    async fn chain_id(&self) -> u64 {
+        self.0.chain_id
+    }
+    /// Its id in the contract.
+    async fn id(&self) -> BigInt {
+        BigInt(self.0.id)
+    }
+    /// Which side created it.
+    async fn initiator(&self) -> Initiator {
+        self.0.initiator.into()
+    }
+    /// Where it stands.
+    async fn status(&self) -> Status {
+        self.0.status.into()
+    }
+    /// What the status means, in a sentence.
+    async fn status_description(&self) -> &'static str {
+        self.0.status.description()
+    }
+    /// The account that created it.
+    async fn creator(&self) -> Address {
+        Address(self.0.creator)
+    }
+    /// The buyer, once known.
+    async fn buyer(&self) -> Option<Address> {
+        self.0.buyer.map(Address)
+    }
+    /// The seller, once known.
+    async fn seller(&self) -> Option<Address> {
+        self.0.seller.map(Address)
+    }
+    /// Who settles disputes.
+    async fn arbitrator(&self) -> Address {
+        Address(self.0.arbitrator)
+    }
+    /// Hash of the work specification.
+    async fn spec_hash(&self) -> Bytes32 {
+        Bytes32(self.0.spec_hash)
+    }
+    /// Where the specification lives.
+    async fn spec_uri(&self) -> &str {
+        &self.0.spec_uri
+    }
+    /// When the work is due.
+    async fn deadline(&self) -> DateTime<Utc> {
+        self.0.deadline
+    }
+    /// Seconds the buyer has to review verified work before anyone may auto-approve it.
+    async fn review_period(&self) -> u64 {
+        self.0.review_period
+    }
+    /// The weighted oracle score (0-100) that passes verification.
+    async fn threshold(&self) -> u8 {
+        self.0.threshold
+    }
+    /// The price, in wei.
+    async fn payment(&self) -> BigInt {
+        BigInt(self.0.payment)
+    }
+    /// The buyer's stake, in wei.
+    async fn buyer_stake(&self) -> BigInt {
+        BigInt(self.0.buyer_stake)
+    }
+    /// The seller's stake, in wei.
+    async fn seller_stake(&self) -> BigInt {
+        BigInt(self.0.seller_stake)
+    }
+    /// Hash of the delivered work, once submitted.
+    async fn proof_hash(&self) -> Option<Bytes32> {
+        self.0.proof_hash.map(Bytes32)
+    }
+    /// How many oracles have scored.
+    async fn score_count(&self) -> u16 {
+        self.0.score_count
+    }
+    /// The weighted score (0-100), once verification finished.
+    async fn final_score(&self) -> Option<u8> {
+        self.0.final_score
+    }
+    /// Its oracles in order, with their weights (summing to 100).
+    async fn oracles(&self) -> Vec<PactOracle> {
+        self.0.oracles.iter().map(|o| PactOracle { address: Address(o.address), weight: o.weight }).collect()
+    }
+    /// When it was created.
+    async fn created_at(&self) -> DateTime<Utc> {
+        self.0.created_at
+    }
+    /// When the counterparty accepted it.
+    async fn accepted_at(&self) -> Option<DateTime<Utc>> {
+        self.0.accepted_at
+    }
+    /// When work was submitted.
+    async fn submitted_at(&self) -> Option<DateTime<Utc>> {
+        self.0.submitted_at
+    }
+    /// When verification finished.
+    async fn verified_at(&self) -> Option<DateTime<Utc>> {
+        self.0.verified_at
+    }
+    /// When a dispute opened.
+    async fn disputed_at(&self) -> Option<DateTime<Utc>> {
+        self.0.disputed_at
+    }
+    /// When it reached COMPLETED or REFUNDED.
+    async fn closed_at(&self) -> Option<DateTime<Utc>> {
+        self.0.closed_at
+    }
+    /// How a finished pact ended: approved, auto_approved, seller_won, buyer_won, timeout,
+    /// dispute_timeout, cancelled or expired.
+    async fn outcome(&self) -> Option<&str> {
+        self.0.outcome.as_deref()
+    }
+    /// The block that created it.
+    async fn created_block(&self) -> u64 {
+        self.0.created_block
+    }
+    /// The block of its last change.
+    async fn updated_block(&self) -> u64 {
+        self.0.updated_block
+    }
+    /// The oracles' scores, in submission order.
+    async fn verifications(&self, ctx: &Context<'_>) -> Result<Vec<Verification>> {
+        let reader = ctx.data::<Reader>()?;
+        let list = reader
+            .verifications(self.0.chain_id, Some(self.0.id), None, read::MAX_PAGE_SIZE)
+            .await
+            .map_err(to_graphql)?;
+        Ok(list.into_iter().map(Verification).collect())
+    }
+    /// Every event of the pact, oldest first.
+    async fn timeline(&self, ctx: &Context<'_>) -> Result<Vec<TimelineEvent>> {
+        let reader = ctx.data::<Reader>()?;
+        let events = reader.timeline(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
+        Ok(events.into_iter().map(TimelineEvent).collect())
+    }
+}
+
+/// An oracle named by a pact.
+#[derive(SimpleObject)]
+pub struct PactOracle {
+    /// The oracle.
+    address: Address,
+    /// Its weight, in percent.
+    weight: u8,
+}
+
+/// One oracle's score on one pact.
+pub struct Verification(pub read::Verification);
+
+/// One oracle's score on one pact.
+#[Object]
+impl Verification {
+    /// The pact.
+    async fn pact_id(&self) -> BigInt {
+        BigInt(self.0.pact_id)
+    }
+    /// The oracle.
+    async fn oracle(&self) -> Address {
+        Address(self.0.oracle)
+    }
+    /// Its score, 0-100.
+    async fn score(&self) -> u8 {
+        self.0.score
+    }
+    /// Hash of its evidence.
+    async fn proof(&self) -> Bytes32 {
+        Bytes32(self.0.proof)
+    }
+    /// When it was submitted.
+    async fn submitted_at(&self) -> DateTime<Utc> {
+        self.0.submitted_at
+    }
+    /// The block that carried it.
+    async fn block_number(&self) -> u64 {
+        self.0.block_number
+    }
+}
+
+/// Whether an oracle takes work.
+#[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "crate::read::OracleStatus")]
+pub enum OracleStatus {
+    /// Registered and staked: pacts may name it.
+    Active,
+    /// Deregistered; its stake unlocks at `unlockAt`.
+    Deregistered,
+}
+
+/// An oracle of the registry.
+pub struct Oracle(pub read::Oracle);
+
+/// An oracle of the registry.
+#[Object]
+impl Oracle {
+    /// Its address.
+    async fn address(&self) -> Address {
+        Address(self.0.address)
+    }
+    /// Its stake, in wei.
+    async fn stake(&self) -> BigInt {
+        BigInt(self.0.stake)
+    }
+    /// What it can verify.
+    async fn capabilities(&self) -> &[String] {
+        &self.0.capabilities
+    }
+    /// Active or deregistered.
+    async fn status(&self) -> OracleStatus {
+        self.0.status.into()
+    }
+    /// When it registered.
+    async fn registered_at(&self) -> DateTime<Utc> {
+        self.0.registered_at
+    }
+    /// When a deregistered oracle's stake can be withdrawn.
+    async fn unlock_at(&self) -> Option<DateTime<Utc>> {
+        self.0.unlock_at
+    }
+}
+
+/// A 0-5 score and how many rated pacts it rests on (formula: docs/api.md §Reputation).
+#[derive(SimpleObject)]
+pub struct Score {
+    /// 0 to 5; 3.0 without history, moving away from it as rated pacts accumulate.
+    value: f64,
+    /// The rated pacts (or verifications) behind it.
+    rated: u64,
+}
+
+impl From<read::Score> for Score {
+    fn from(s: read::Score) -> Self {
+        Self { value: s.value, rated: s.rated }
+    }
+}
+
+/// What one role's history says.
+pub struct RoleReputation(read::RoleReputation);
+
+/// What one role's history says.
+#[Object]
+impl RoleReputation {
+    /// Pacts in this role (for an oracle: pacts it scored).
+    async fn pacts(&self) -> u64 {
+        self.0.pacts
+    }
+    /// Of those, completed.
+    async fn completed(&self) -> u64 {
+        self.0.completed
+    }
+    /// Refunded.
+    async fn refunded(&self) -> u64 {
+        self.0.refunded
+    }
+    /// Disputed at some point.
+    async fn disputed(&self) -> u64 {
+        self.0.disputed
+    }
+    /// Ended by a timeout.
+    async fn timed_out(&self) -> u64 {
+        self.0.timed_out
+    }
+    /// Payment of the completed ones, in wei.
+    async fn volume(&self) -> BigInt {
+        BigInt(self.0.volume)
+    }
+    /// Buyer or seller: the mean final oracle score of their pacts; oracle: the mean score given.
+    async fn mean_score(&self) -> Option<f64> {
+        self.0.mean_score
+    }
+    /// Oracle only: 100 minus the mean distance between its score and the final score.
+    async fn agreement(&self) -> Option<f64> {
+        self.0.agreement
+    }
+    /// Disputed pacts per pact, 0 to 1.
+    async fn dispute_rate(&self) -> f64 {
+        self.0.dispute_rate()
+    }
+    /// Timed-out pacts per pact, 0 to 1.
+    async fn timeout_rate(&self) -> f64 {
+        self.0.timeout_rate()
+    }
+    /// This role's 0-5 score.
+    async fn score(&self) -> Score {
+        self.0.score().into()
+    }
+}
+
+/// An address's reputation as seller, buyer and oracle.
+pub struct Reputation(pub read::Reputation);
+
+/// An address's reputation as seller, buyer and oracle.
+#[Object]
+impl Reputation {
+    /// The address.
+    async fn address(&self) -> Address {
+        Address(self.0.address)
+    }
+    /// As seller.
+    async fn as_seller(&self) -> RoleReputation {
+        RoleReputation(self.0.as_seller.clone())
+    }
+    /// As buyer.
+    async fn as_buyer(&self) -> RoleReputation {
+        RoleReputation(self.0.as_buyer.clone())
+    }
+    /// As oracle.
+    async fn as_oracle(&self) -> RoleReputation {
+        RoleReputation(self.0.as_oracle.clone())
+    }
+    /// The 0-5 score over all roles together.
+    async fn score(&self) -> Score {
+        self.0.overall().into()
+    }
+}
+
+/// One event of a pact's history.
+pub struct TimelineEvent(pub read::TimelineEvent);
+
+/// One event of a pact's history.
+#[Object]
+impl TimelineEvent {
+    /// The event's name, as in the contract (e.g. `WorkSubmitted`).
+    async fn kind(&self) -> &str {
+        &self.0.kind
+    }
+    /// The block that carried it.
+    async fn block_number(&self) -> u64 {
+        self.0.block_number
+    }
+    /// Its index among the block's logs.
+    async fn log_index(&self) -> u32 {
+        self.0.log_index
+    }
+    /// The block's hash.
+    async fn block_hash(&self) -> Bytes32 {
+        Bytes32(self.0.block_hash)
+    }
+    /// The transaction that emitted it.
+    async fn tx_hash(&self) -> Bytes32 {
+        Bytes32(self.0.tx_hash)
+    }
+    /// The block's timestamp.
+    async fn timestamp(&self) -> DateTime<Utc> {
+        self.0.time
+    }
+    /// The contract that emitted it.
+    async fn contract(&self) -> Address {
+        Address(self.0.contract)
+    }
+    /// All of the event's fields (camelCase; amounts as decimal strings).
+    async fn data(&self) -> Json<&serde_json::Value> {
+        Json(&self.0.data)
+    }
+}
+
+/// Pacts of one status.
+#[derive(SimpleObject)]
+pub struct StatusCount {
+    /// The status.
+    status: Status,
+    /// How many pacts are in it.
+    count: u64,
+}
+
+/// The market at a glance.
+pub struct Stats(pub read::Stats);
+
+/// The market at a glance.
+#[Object]
+impl Stats {
+    /// All pacts.
+    async fn pacts(&self) -> u64 {
+        self.0.pacts
+    }
+    /// Pacts per status, every status listed.
+    async fn by_status(&self) -> Vec<StatusCount> {
+        self.0.by_status.iter().map(|s| StatusCount { status: s.status.into(), count: s.count }).collect()
+    }
+    /// Payment of completed pacts, in wei.
+    async fn completed_volume(&self) -> BigInt {
+        BigInt(self.0.completed_volume)
+    }
+    /// Payment held by pacts not yet finished, in wei.
+    async fn open_volume(&self) -> BigInt {
+        BigInt(self.0.open_volume)
+    }
+    /// Oracles registered and active.
+    async fn active_oracles(&self) -> u64 {
+        self.0.active_oracles
+    }
+}
+
+/// Where the indexer stands on a chain.
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct IndexerStatus {
+    /// The chain.
+    chain_id: u64,
+    /// The last block fully indexed.
+    indexed_block: u64,
+    /// Its timestamp.
+    indexed_block_time: Option<DateTime<Utc>>,
+    /// The chain's head when the indexer last looked.
+    head_block: Option<u64>,
+    /// When the indexer last looked at the head; old means the indexer is not running.
+    head_seen_at: Option<DateTime<Utc>>,
+    #[graphql(skip)]
+    status: read::IndexerStatus,
+}
+
+impl From<read::IndexerStatus> for IndexerStatus {
+    fn from(s: read::IndexerStatus) -> Self {
+        Self {
+            chain_id: s.chain_id,
+            indexed_block: s.indexed_block,
+            indexed_block_time: s.indexed_block_time,
+            head_block: s.head_block,
+            head_seen_at: s.head_seen_at,
+            status: s,
+        }
+    }
+}
+
+#[ComplexObject]
+impl IndexerStatus {
+    /// Blocks between the index and the head.
+    async fn lag_blocks(&self) -> u64 {
+        self.status.lag_blocks()
+    }
+    /// Chain seconds between the indexed block and the head.
+    async fn lag_seconds(&self) -> u64 {
+        self.status.lag_seconds()
+    }
+}

@@ -1,0 +1,77 @@
+//! The read layer over the index: typed queries that return domain types. The GraphQL schema and
+//! the MCP server both read through [`Reader`], so they answer the same question the same way.
+
+mod convert;
+pub mod cursor;
+pub mod oracles;
+pub mod pacts;
+pub mod reputation;
+pub mod status;
+pub mod timeline;
+
+use sqlx::PgPool;
+
+pub use cursor::Cursor;
+pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
+pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
+pub use reputation::{Reputation, RoleReputation, Score};
+pub use status::{IndexerStatus, Stats, StatusCount};
+pub use timeline::TimelineEvent;
+
+/// The largest page a list query returns; asking for more is an error, not a silent cut.
+pub const MAX_PAGE_SIZE: u32 = 100;
+
+/// The page size when the caller names none.
+pub const DEFAULT_PAGE_SIZE: u32 = 20;
+
+/// Why a read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Postgres failed.
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    /// A cursor that this API did not hand out, or one made for another ordering.
+    #[error("{0}")]
+    BadCursor(String),
+    /// More rows asked for than [`MAX_PAGE_SIZE`].
+    #[error("a page holds at most {max} items; asked for {asked}. Page through with `after`/`before`")]
+    PageTooLarge {
+        /// The limit.
+        max: u32,
+        /// What was asked.
+        asked: u32,
+    },
+    /// Arguments that contradict each other or make no sense (e.g. `first` and `last` together).
+    #[error("{0}")]
+    BadArgument(String),
+}
+
+impl ReadError {
+    /// A stable code for clients (GraphQL `extensions.code`).
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Self::Db(_) => "INTERNAL",
+            Self::BadCursor(_) => "BAD_CURSOR",
+            Self::PageTooLarge { .. } => "PAGE_TOO_LARGE",
+            Self::BadArgument(_) => "BAD_ARGUMENT",
+        }
+    }
+}
+
+/// Reads the index. Cheap to clone (a pool handle).
+#[derive(Debug, Clone)]
+pub struct Reader {
+    pool: PgPool,
+}
+
+impl Reader {
+    /// A reader over the index in `pool`.
+    pub const fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// The pool it reads from.
+    pub const fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}

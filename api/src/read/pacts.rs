@@ -1,0 +1,466 @@
+//! Pacts: one by id, or filtered, ordered pages with keyset cursors (no OFFSET: a page costs the
+//! same on page 1 and page 10,000, and rows added meanwhile neither repeat nor vanish).
+
+use agentpact_contracts::{Initiator, PactStatus};
+use alloy::primitives::{Address, B256, U256};
+use chrono::{DateTime, Utc};
+use sqlx::{Postgres, QueryBuilder};
+
+use super::{
+    DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader,
+    convert::{address, hash, i64_of, u64_of, u256},
+    cursor::Cursor,
+};
+
+/// A pact as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pact {
+    /// The chain it lives on.
+    pub chain_id: u64,
+    /// Its id in the contract.
+    pub id: U256,
+    /// Who created it.
+    pub initiator: Initiator,
+    /// Where it stands.
+    pub status: PactStatus,
+    /// The account that created it.
+    pub creator: Address,
+    /// The buyer, once known.
+    pub buyer: Option<Address>,
+    /// The seller, once known.
+    pub seller: Option<Address>,
+    /// Who settles disputes.
+    pub arbitrator: Address,
+    /// Hash of the work specification.
+    pub spec_hash: B256,
+    /// Where the specification lives.
+    pub spec_uri: String,
+    /// When the work is due.
+    pub deadline: DateTime<Utc>,
+    /// Seconds the buyer has to review verified work.
+    pub review_period: u64,
+    /// The weighted oracle score (0-100) that passes verification.
+    pub threshold: u8,
+    /// The price, in wei.
+    pub payment: U256,
+    /// The buyer's stake, in wei.
+    pub buyer_stake: U256,
+    /// The seller's stake, in wei.
+    pub seller_stake: U256,
+    /// Hash of the delivered work, once submitted.
+    pub proof_hash: Option<B256>,
+    /// How many oracles have scored.
+    pub score_count: u16,
+    /// The weighted score, once verification finished.
+    pub final_score: Option<u8>,
+    /// When it was created, accepted, submitted, verified, disputed and closed.
+    pub created_at: DateTime<Utc>,
+    /// See `created_at`.
+    pub accepted_at: Option<DateTime<Utc>>,
+    /// See `created_at`.
+    pub submitted_at: Option<DateTime<Utc>>,
+    /// See `created_at`.
+    pub verified_at: Option<DateTime<Utc>>,
+    /// See `created_at`.
+    pub disputed_at: Option<DateTime<Utc>>,
+    /// See `created_at`.
+    pub closed_at: Option<DateTime<Utc>>,
+    /// How a finished pact ended (docs/api.md §Outcomes).
+    pub outcome: Option<String>,
+    /// The block that created it.
+    pub created_block: u64,
+    /// The block of its last change.
+    pub updated_block: u64,
+    /// Its oracles in order, with weights.
+    pub oracles: Vec<PactOracle>,
+}
+
+/// One oracle named by a pact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PactOracle {
+    /// The oracle.
+    pub address: Address,
+    /// Its weight, in percent.
+    pub weight: u8,
+}
+
+/// Which pacts to list. Every field narrows the list; an empty filter lists all of a chain.
+#[derive(Debug, Clone, Default)]
+pub struct PactFilter {
+    /// Any of these statuses (none: any status).
+    pub statuses: Vec<PactStatus>,
+    /// This buyer.
+    pub buyer: Option<Address>,
+    /// This seller.
+    pub seller: Option<Address>,
+    /// This account in any role: creator, buyer, seller, arbitrator or oracle.
+    pub party: Option<Address>,
+    /// Naming this oracle.
+    pub oracle: Option<Address>,
+    /// Created by this side.
+    pub initiator: Option<Initiator>,
+    /// Payment at least this (wei).
+    pub min_payment: Option<U256>,
+    /// Payment at most this (wei).
+    pub max_payment: Option<U256>,
+    /// Deadline at or after.
+    pub deadline_from: Option<DateTime<Utc>>,
+    /// Deadline at or before.
+    pub deadline_to: Option<DateTime<Utc>>,
+    /// Created at or after.
+    pub created_from: Option<DateTime<Utc>>,
+    /// Created at or before.
+    pub created_to: Option<DateTime<Utc>>,
+    /// Words that must all appear in the spec URI (full-text, case-insensitive).
+    pub search: Option<String>,
+}
+
+/// The field a page is sorted by; the pact id breaks ties.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PactOrderField {
+    /// Creation order (the pact id).
+    #[default]
+    Created,
+    /// The payment.
+    Payment,
+    /// The deadline.
+    Deadline,
+    /// The block of the last change.
+    Updated,
+}
+
+impl PactOrderField {
+    /// The name used in cursors and GraphQL.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Created => "CREATED",
+            Self::Payment => "PAYMENT",
+            Self::Deadline => "DEADLINE",
+            Self::Updated => "UPDATED",
+        }
+    }
+
+    /// The field named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Created, Self::Payment, Self::Deadline, Self::Updated].into_iter().find(|f| f.name() == name)
+    }
+
+    /// The column sorted by (qualified: the select list shows some columns as text under the
+    /// same names), and the SQL around a cursor's key (text) that makes it comparable.
+    const fn sql(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Self::Created => ("pacts.pact_id", "", "::numeric"),
+            Self::Payment => ("pacts.payment", "", "::numeric"),
+            Self::Deadline => ("pacts.deadline", "to_timestamp(", "::bigint)"),
+            Self::Updated => ("pacts.updated_block", "", "::bigint"),
+        }
+    }
+
+    /// The cursor key of `pact` under this ordering.
+    fn key_of(self, pact: &Pact) -> String {
+        match self {
+            Self::Created => String::new(),
+            Self::Payment => pact.payment.to_string(),
+            Self::Deadline => pact.deadline.timestamp().to_string(),
+            Self::Updated => pact.updated_block.to_string(),
+        }
+    }
+}
+
+/// Ascending or descending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortDirection {
+    /// Smallest first.
+    Asc,
+    /// Largest (newest) first.
+    #[default]
+    Desc,
+}
+
+/// How a list is sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PactOrder {
+    /// The field.
+    pub field: PactOrderField,
+    /// The direction.
+    pub direction: SortDirection,
+}
+
+/// A Relay-style page request: `first` items after a cursor, or `last` items before one.
+#[derive(Debug, Clone, Default)]
+pub struct PageRequest {
+    /// How many from the start (after `after`).
+    pub first: Option<u32>,
+    /// Start after this cursor.
+    pub after: Option<String>,
+    /// How many from the end (before `before`).
+    pub last: Option<u32>,
+    /// End before this cursor.
+    pub before: Option<String>,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    /// The items with their cursors, in list order.
+    pub items: Vec<(String, T)>,
+    /// More items follow the last one.
+    pub has_next_page: bool,
+    /// More items precede the first one.
+    pub has_previous_page: bool,
+}
+
+/// Columns of a pact row, with NUMERIC as text so any uint256 survives, and the pact's oracles as
+/// two arrays (one round trip per page, not two).
+const COLUMNS: &str = "chain_id, pact_id::text AS pact_id, initiator, status, creator, buyer, seller, arbitrator, \
+    spec_hash, spec_uri, deadline, review_period, threshold, payment::text AS payment, \
+    buyer_stake::text AS buyer_stake, seller_stake::text AS seller_stake, proof_hash, score_count, final_score, \
+    created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, created_block, updated_block, \
+    ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
+          ORDER BY o.position) AS oracle_addresses, \
+    ARRAY(SELECT o.weight FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
+          ORDER BY o.position) AS oracle_weights";
+
+#[derive(sqlx::FromRow)]
+struct PactRow {
+    chain_id: i64,
+    pact_id: String,
+    initiator: i16,
+    status: i16,
+    creator: Vec<u8>,
+    buyer: Option<Vec<u8>>,
+    seller: Option<Vec<u8>>,
+    arbitrator: Vec<u8>,
+    spec_hash: Vec<u8>,
+    spec_uri: String,
+    deadline: DateTime<Utc>,
+    review_period: i64,
+    threshold: i16,
+    payment: String,
+    buyer_stake: String,
+    seller_stake: String,
+    proof_hash: Option<Vec<u8>>,
+    score_count: i16,
+    final_score: Option<i16>,
+    created_at: DateTime<Utc>,
+    accepted_at: Option<DateTime<Utc>>,
+    submitted_at: Option<DateTime<Utc>>,
+    verified_at: Option<DateTime<Utc>>,
+    disputed_at: Option<DateTime<Utc>>,
+    closed_at: Option<DateTime<Utc>>,
+    outcome: Option<String>,
+    created_block: i64,
+    updated_block: i64,
+    oracle_addresses: Vec<Vec<u8>>,
+    oracle_weights: Vec<i16>,
+}
+
+impl From<PactRow> for Pact {
+    fn from(r: PactRow) -> Self {
+        let small = |n: i16| u8::try_from(n).unwrap_or(0);
+        Self {
+            chain_id: u64_of(r.chain_id),
+            id: u256(&r.pact_id),
+            initiator: Initiator::try_from(small(r.initiator)).unwrap_or(Initiator::Buyer),
+            status: PactStatus::try_from(small(r.status)).unwrap_or(PactStatus::Negotiating),
+            creator: address(&r.creator),
+            buyer: r.buyer.as_deref().map(address),
+            seller: r.seller.as_deref().map(address),
+            arbitrator: address(&r.arbitrator),
+            spec_hash: hash(&r.spec_hash),
+            spec_uri: r.spec_uri,
+            deadline: r.deadline,
+            review_period: u64_of(r.review_period),
+            threshold: small(r.threshold),
+            payment: u256(&r.payment),
+            buyer_stake: u256(&r.buyer_stake),
+            seller_stake: u256(&r.seller_stake),
+            proof_hash: r.proof_hash.as_deref().map(hash),
+            score_count: u16::try_from(r.score_count).unwrap_or(0),
+            final_score: r.final_score.map(small),
+            created_at: r.created_at,
+            accepted_at: r.accepted_at,
+            submitted_at: r.submitted_at,
+            verified_at: r.verified_at,
+            disputed_at: r.disputed_at,
+            closed_at: r.closed_at,
+            outcome: r.outcome,
+            created_block: u64_of(r.created_block),
+            updated_block: u64_of(r.updated_block),
+            oracles: r
+                .oracle_addresses
+                .iter()
+                .zip(&r.oracle_weights)
+                .map(|(a, &w)| PactOracle { address: address(a), weight: small(w) })
+                .collect(),
+        }
+    }
+}
+
+impl Reader {
+    /// The pact `id` on `chain_id`, if the index has it.
+    pub async fn pact(&self, chain_id: u64, id: U256) -> Result<Option<Pact>, ReadError> {
+        let mut q = select(chain_id);
+        q.push(" AND pact_id = ").push_bind(id.to_string()).push("::numeric");
+        let row: Option<PactRow> = q.build_query_as().fetch_optional(self.pool()).await?;
+        Ok(row.map(Pact::from))
+    }
+
+    /// One page of the pacts of `chain_id` that pass `filter`, sorted by `order`.
+    pub async fn pacts(
+        &self,
+        chain_id: u64,
+        filter: &PactFilter,
+        order: PactOrder,
+        page: &PageRequest,
+    ) -> Result<Page<Pact>, ReadError> {
+        let plan = Plan::new(order, page)?;
+        let mut q = select(chain_id);
+        push_filter(&mut q, filter);
+        for (cursor, towards_end) in [(&plan.after, true), (&plan.before, false)] {
+            if let Some(cursor) = cursor {
+                push_bound(&mut q, order, cursor, towards_end);
+            }
+        }
+        let (key, ..) = order.field.sql();
+        let dir = if plan.scans_ascending() { "ASC" } else { "DESC" };
+        q.push(format_args!(" ORDER BY {key} {dir}, pacts.pact_id {dir} LIMIT "))
+            .push_bind(i64::from(plan.size) + 1);
+        let rows: Vec<PactRow> = q.build_query_as().fetch_all(self.pool()).await?;
+        let more = rows.len() > plan.size as usize;
+        let mut pacts: Vec<Pact> = rows.into_iter().take(plan.size as usize).map(Pact::from).collect();
+        if plan.backward {
+            pacts.reverse();
+        }
+        let items = pacts
+            .into_iter()
+            .map(|p| {
+                let cursor = Cursor { field: order.field, key: order.field.key_of(&p), id: p.id };
+                (cursor.encode(), p)
+            })
+            .collect();
+        let (has_next_page, has_previous_page) =
+            if plan.backward { (plan.before.is_some(), more) } else { (more, plan.after.is_some()) };
+        Ok(Page { items, has_next_page, has_previous_page })
+    }
+
+    /// How many pacts of `chain_id` pass `filter`.
+    pub async fn count_pacts(&self, chain_id: u64, filter: &PactFilter) -> Result<u64, ReadError> {
+        let mut q = QueryBuilder::<Postgres>::new("SELECT count(*) FROM pacts WHERE chain_id = ");
+        q.push_bind(i64_of(chain_id));
+        push_filter(&mut q, filter);
+        let n: i64 = q.build_query_scalar().fetch_one(self.pool()).await?;
+        Ok(u64_of(n))
+    }
+}
+
+/// A checked page request: its size, its cursors and which way it scans.
+struct Plan {
+    size: u32,
+    backward: bool,
+    after: Option<Cursor>,
+    before: Option<Cursor>,
+    ascending: bool,
+}
+
+impl Plan {
+    fn new(order: PactOrder, page: &PageRequest) -> Result<Self, ReadError> {
+        let (size, backward) = match (page.first, page.last) {
+            (Some(_), Some(_)) => {
+                return Err(ReadError::BadArgument(
+                    "pass `first` (to page forward) or `last` (to page backward), not both".into(),
+                ));
+            }
+            (Some(n), None) => (n, false),
+            (None, Some(n)) => (n, true),
+            (None, None) => (DEFAULT_PAGE_SIZE, page.before.is_some() && page.after.is_none()),
+        };
+        if size > MAX_PAGE_SIZE {
+            return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: size });
+        }
+        let decode = |c: &Option<String>| c.as_deref().map(|c| Cursor::decode(c, order.field)).transpose();
+        Ok(Self {
+            size,
+            backward,
+            after: decode(&page.after)?,
+            before: decode(&page.before)?,
+            ascending: order.direction == SortDirection::Asc,
+        })
+    }
+
+    /// Whether the SQL scan runs in ascending key order (a backward page scans against the order).
+    const fn scans_ascending(&self) -> bool {
+        self.ascending != self.backward
+    }
+}
+
+fn select(chain_id: u64) -> QueryBuilder<Postgres> {
+    let mut q = QueryBuilder::new(format!("SELECT {COLUMNS} FROM pacts WHERE chain_id = "));
+    q.push_bind(i64_of(chain_id));
+    q
+}
+
+/// Keeps the rows after `cursor` in list order (`towards_end`), or before it.
+fn push_bound(q: &mut QueryBuilder<Postgres>, order: PactOrder, cursor: &Cursor, towards_end: bool) {
+    let ascending = order.direction == SortDirection::Asc;
+    let op = if ascending == towards_end { ">" } else { "<" };
+    let (key, open, close) = order.field.sql();
+    if order.field == PactOrderField::Created {
+        q.push(format_args!(" AND pacts.pact_id {op} ")).push_bind(cursor.id.to_string()).push("::numeric");
+    } else {
+        q.push(format_args!(" AND ({key}, pacts.pact_id) {op} ({open}"));
+        q.push_bind(cursor.key.clone()).push(format_args!("{close}, "));
+        q.push_bind(cursor.id.to_string()).push("::numeric)");
+    }
+}
+
+fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) {
+    if !f.statuses.is_empty() {
+        let codes: Vec<i16> = f.statuses.iter().map(|s| i16::from(s.code())).collect();
+        q.push(" AND status = ANY(").push_bind(codes).push(")");
+    }
+    for (column, value) in [("buyer", f.buyer), ("seller", f.seller)] {
+        if let Some(a) = value {
+            q.push(format_args!(" AND {column} = ")).push_bind(a.to_vec());
+        }
+    }
+    if let Some(a) = f.party {
+        let a = a.to_vec();
+        q.push(" AND (creator = ").push_bind(a.clone());
+        q.push(" OR buyer = ").push_bind(a.clone());
+        q.push(" OR seller = ").push_bind(a.clone());
+        q.push(" OR arbitrator = ").push_bind(a.clone());
+        q.push(" OR pact_id IN (SELECT pact_id FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.oracle = ")
+            .push_bind(a)
+            .push("))");
+    }
+    if let Some(a) = f.oracle {
+        q.push(" AND pact_id IN (SELECT pact_id FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.oracle = ")
+            .push_bind(a.to_vec())
+            .push(")");
+    }
+    if let Some(i) = f.initiator {
+        q.push(" AND initiator = ").push_bind(i16::from(i.code()));
+    }
+    for (op, value) in [(">=", f.min_payment), ("<=", f.max_payment)] {
+        if let Some(v) = value {
+            q.push(format_args!(" AND payment {op} ")).push_bind(v.to_string()).push("::numeric");
+        }
+    }
+    for (column, op, value) in [
+        ("deadline", ">=", f.deadline_from),
+        ("deadline", "<=", f.deadline_to),
+        ("created_at", ">=", f.created_from),
+        ("created_at", "<=", f.created_to),
+    ] {
+        if let Some(t) = value {
+            q.push(format_args!(" AND {column} {op} ")).push_bind(t);
+        }
+    }
+    if let Some(words) = f.search.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
+        // The same word split as the indexed column (migrations/0002): "logo-design" finds both words.
+        q.push(" AND spec_search @@ plainto_tsquery('simple', regexp_replace(")
+            .push_bind(words.to_owned())
+            .push(", '[^[:alnum:]]+', ' ', 'g'))");
+    }
+}

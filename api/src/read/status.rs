@@ -1,0 +1,133 @@
+//! Market-wide figures and how far the index is behind the chain.
+
+use agentpact_contracts::PactStatus;
+use alloy::primitives::U256;
+use chrono::{DateTime, Utc};
+
+use super::{
+    ReadError, Reader,
+    convert::{i64_of, u64_of, u256},
+};
+
+/// Pacts of one status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusCount {
+    /// The status.
+    pub status: PactStatus,
+    /// How many pacts are in it.
+    pub count: u64,
+}
+
+/// The market at a glance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// All pacts.
+    pub pacts: u64,
+    /// Pacts per status, every status listed (zero included), in code order.
+    pub by_status: Vec<StatusCount>,
+    /// Payment of completed pacts, in wei.
+    pub completed_volume: U256,
+    /// Payment held by pacts not yet finished, in wei.
+    pub open_volume: U256,
+    /// Oracles registered and active.
+    pub active_oracles: u64,
+}
+
+/// Where the indexer stands on a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexerStatus {
+    /// The chain.
+    pub chain_id: u64,
+    /// The last block fully indexed.
+    pub indexed_block: u64,
+    /// Its timestamp, when known.
+    pub indexed_block_time: Option<DateTime<Utc>>,
+    /// The chain's head when the indexer last looked.
+    pub head_block: Option<u64>,
+    /// The head's timestamp.
+    pub head_block_time: Option<DateTime<Utc>>,
+    /// When the indexer last looked at the head (a stale value means it is not running).
+    pub head_seen_at: Option<DateTime<Utc>>,
+}
+
+impl IndexerStatus {
+    /// Blocks between the index and the head (0 when the head is unknown or behind).
+    pub fn lag_blocks(&self) -> u64 {
+        self.head_block.map_or(0, |head| head.saturating_sub(self.indexed_block))
+    }
+
+    /// Chain seconds between the indexed block and the head.
+    pub fn lag_seconds(&self) -> u64 {
+        match (self.head_block_time, self.indexed_block_time) {
+            (Some(head), Some(indexed)) => u64::try_from((head - indexed).num_seconds()).unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Seconds since the indexer last reported, as of `now`.
+    pub fn silent_for(&self, now: DateTime<Utc>) -> Option<u64> {
+        self.head_seen_at.map(|seen| u64::try_from((now - seen).num_seconds()).unwrap_or(0))
+    }
+}
+
+impl Reader {
+    /// Counts and volumes of `chain_id`.
+    pub async fn stats(&self, chain_id: u64) -> Result<Stats, ReadError> {
+        let chain = i64_of(chain_id);
+        let rows = sqlx::query!(
+            r#"SELECT status, count(*) AS "count!",
+                      coalesce(sum(payment), 0)::text AS "volume!"
+               FROM pacts WHERE chain_id = $1 GROUP BY status"#,
+            chain
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let active_oracles = sqlx::query_scalar!(
+            r#"SELECT count(*) AS "n!" FROM oracles WHERE chain_id = $1 AND status = 'active'"#,
+            chain
+        )
+        .fetch_one(self.pool())
+        .await?;
+        let mut stats = Stats {
+            pacts: 0,
+            by_status: PactStatus::ALL.iter().map(|&status| StatusCount { status, count: 0 }).collect(),
+            completed_volume: U256::ZERO,
+            open_volume: U256::ZERO,
+            active_oracles: u64_of(active_oracles),
+        };
+        for row in rows {
+            let Some(entry) = stats.by_status.iter_mut().find(|s| i16::from(s.status.code()) == row.status)
+            else {
+                continue;
+            };
+            let count = u64_of(row.count);
+            entry.count = count;
+            stats.pacts += count;
+            let volume = u256(&row.volume);
+            match entry.status {
+                PactStatus::Completed => stats.completed_volume = volume,
+                PactStatus::Refunded => {}
+                _ => stats.open_volume += volume,
+            }
+        }
+        Ok(stats)
+    }
+
+    /// Where the indexer of `chain_id` stands, or `None` before its first batch.
+    pub async fn indexer_status(&self, chain_id: u64) -> Result<Option<IndexerStatus>, ReadError> {
+        let row = sqlx::query!(
+            "SELECT block_number, block_time, head_block, head_time, head_seen_at FROM checkpoints WHERE chain_id = $1",
+            i64_of(chain_id)
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|r| IndexerStatus {
+            chain_id,
+            indexed_block: u64_of(r.block_number),
+            indexed_block_time: r.block_time,
+            head_block: r.head_block.map(u64_of),
+            head_block_time: r.head_time,
+            head_seen_at: r.head_seen_at,
+        }))
+    }
+}

@@ -1,0 +1,188 @@
+//! The HTTP server: GraphQL (POST `/graphql`, GraphiQL on GET, websocket subscriptions on
+//! `/graphql/ws`), `/healthz`, `/readyz`, `/metrics`, and CORS as configured.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use async_graphql::http::GraphiQLSource;
+use async_graphql_axum::{GraphQLRequest, GraphQLResponse, GraphQLSubscription};
+use axum::{
+    Json, Router,
+    extract::{MatchedPath, Request, State},
+    http::{HeaderValue, StatusCode},
+    middleware::{self, Next},
+    response::{Html, IntoResponse, Response},
+    routing::get,
+};
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tracing::Instrument;
+
+use crate::{
+    graphql::{ApiSchema, ChainId, schema},
+    live::Live,
+    metrics::ApiMetrics,
+    rate_limit::{self, Rate, RateLimiter},
+    read::Reader,
+};
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The chain queries mean when they name none (and the one `/readyz` checks).
+    pub chain_id: u64,
+    /// Origins allowed to call from a browser: empty allows none (no CORS headers), `*` any.
+    pub cors_origins: Vec<String>,
+    /// `/readyz` fails while the index is more than this many blocks behind the head.
+    pub ready_max_lag_blocks: u64,
+    /// `/readyz` fails when the indexer has not reported for this long (it is not running).
+    pub ready_max_silence: Duration,
+    /// Per-client limit on the GraphQL routes; `None` serves everyone as fast as it can.
+    pub rate_limit: Option<Rate>,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A CORS origin is not a valid header value.
+    #[error("CORS origin {0:?} is not an origin such as https://dashboard.example.com (or *)")]
+    BadOrigin(String),
+    /// The notification listener could not connect.
+    #[error("listening for pact changes: {0}")]
+    Listen(#[from] sqlx::Error),
+    /// Serving failed.
+    #[error("serving HTTP: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+#[derive(Clone)]
+struct AppState {
+    schema: ApiSchema,
+    reader: Reader,
+    config: ServeConfig,
+    metrics: ApiMetrics,
+}
+
+/// The application: every route, ready for `axum::serve`.
+pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeError> {
+    let cors = cors(&config.cors_origins)?;
+    let live = Live::start(reader.pool()).await?;
+    let schema = schema(reader.clone(), live, ChainId(config.chain_id));
+    let state = AppState { schema: schema.clone(), reader, config, metrics: ApiMetrics::default() };
+    let mut graphql_routes = Router::new()
+        .route("/graphql", get(graphiql).post(graphql))
+        .route_service("/graphql/ws", GraphQLSubscription::new(schema));
+    if let Some(rate) = state.config.rate_limit {
+        let limiter = Arc::new(RateLimiter::new(rate));
+        graphql_routes = graphql_routes.layer(middleware::from_fn_with_state(limiter, rate_limit::limit));
+    }
+    let mut router = Router::new()
+        .merge(graphql_routes)
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .with_state(state);
+    if let Some(cors) = cors {
+        router = router.layer(cors);
+    }
+    Ok(router)
+}
+
+/// Serves [`app`] on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    reader: Reader,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let app = app(reader, config).await?;
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
+    Ok(())
+}
+
+fn cors(origins: &[String]) -> Result<Option<CorsLayer>, ServeError> {
+    if origins.is_empty() {
+        return Ok(None);
+    }
+    let layer = CorsLayer::new().allow_methods(Any).allow_headers(Any);
+    if origins.iter().any(|o| o == "*") {
+        return Ok(Some(layer.allow_origin(Any)));
+    }
+    let values = origins
+        .iter()
+        .map(|o| HeaderValue::from_str(o).map_err(|_| ServeError::BadOrigin(o.clone())))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(layer.allow_origin(AllowOrigin::list(values))))
+}
+
+async fn graphiql() -> Html<String> {
+    Html(GraphiQLSource::build().endpoint("/graphql").subscription_endpoint("/graphql/ws").finish())
+}
+
+async fn graphql(State(state): State<AppState>, request: GraphQLRequest) -> GraphQLResponse {
+    state.schema.execute(request.into_inner()).await.into()
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Ready when the database answers, the indexer has indexed the chain, is alive, and is close to
+/// the head; otherwise 503 with the reason, so a load balancer sends no traffic to stale data.
+async fn readyz(State(state): State<AppState>) -> Response {
+    let config = &state.config;
+    let not_ready = |reason: String| {
+        (StatusCode::SERVICE_UNAVAILABLE, Json(serde_json::json!({ "ready": false, "reason": reason })))
+            .into_response()
+    };
+    let status = match state.reader.indexer_status(config.chain_id).await {
+        Ok(Some(status)) => status,
+        Ok(None) => return not_ready(format!("chain {} has not been indexed yet", config.chain_id)),
+        Err(e) => return not_ready(format!("the database does not answer: {e}")),
+    };
+    let silent = status.silent_for(chrono::Utc::now()).unwrap_or(u64::MAX);
+    if silent > config.ready_max_silence.as_secs() {
+        return not_ready(format!(
+            "the indexer has not reported for {silent} s; is `agentpact index` running?"
+        ));
+    }
+    if status.lag_blocks() > config.ready_max_lag_blocks {
+        return not_ready(format!(
+            "the index is {} blocks behind the head (bound: {})",
+            status.lag_blocks(),
+            config.ready_max_lag_blocks
+        ));
+    }
+    Json(serde_json::json!({
+        "ready": true,
+        "indexedBlock": status.indexed_block,
+        "lagBlocks": status.lag_blocks(),
+    }))
+    .into_response()
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let status = state.reader.indexer_status(state.config.chain_id).await.ok().flatten();
+    ([("content-type", "text/plain; version=0.0.4")], state.metrics.render(status.as_ref()))
+}
+
+/// Gives every request a span with an id, and counts it.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_owned();
+    let span = tracing::info_span!("request", id = NEXT_ID.fetch_add(1, Ordering::Relaxed), method = %request.method(), route);
+    let started = Instant::now();
+    let response = next.run(request).instrument(span.clone()).await;
+    let took = started.elapsed();
+    state.metrics.request(&route, response.status().as_u16(), took);
+    span.in_scope(|| {
+        tracing::debug!(status = response.status().as_u16(), micros = took.as_micros() as u64, "answered")
+    });
+    response
+}
