@@ -1,1 +1,85 @@
-//! placeholder
+//! The MCP server (DESIGN.md §MCP server): every lifecycle step of seed 002 as a tool an agent can
+//! call, signed with the agent's key, read back from the index.
+//!
+//! [`tools`] holds the tools, grouped as in the seed; each write goes through [`chain::Chain::write`]
+//! (spending cap, funds, simulation, send, receipt, index wait). [`revert`] names a contract's
+//! refusal; [`outcome`] is what a tool answers; [`role`] gates tools; [`keys`] loads the key
+//! without ever showing it; [`server`] speaks MCP over stdio or streamable HTTP.
+
+pub mod chain;
+pub mod input;
+pub mod keys;
+pub mod outcome;
+pub mod revert;
+pub mod role;
+pub mod server;
+mod tools;
+
+use std::sync::Arc;
+
+use agentpact_api::Reader;
+use agentpact_indexer::Contracts;
+use alloy::{
+    network::EthereumWallet,
+    providers::{Provider, ProviderBuilder},
+    signers::local::PrivateKeySigner,
+    transports::http::reqwest::Url,
+};
+pub use chain::{Chain, WriteLimits};
+pub use role::Role;
+pub use server::PactServer;
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The RPC did not answer.
+    #[error("the RPC at {url} does not answer ({why}): is the node up?")]
+    Rpc {
+        /// The URL (never carries a key).
+        url: String,
+        /// What failed.
+        why: String,
+    },
+    /// The RPC serves another chain.
+    #[error("the RPC serves chain {served}, but CHAIN_ID is {configured}: point them at the same chain")]
+    WrongChain {
+        /// The RPC's chain id.
+        served: u64,
+        /// The configured one.
+        configured: u64,
+    },
+    /// No contract at the AgentPact address.
+    #[error(
+        "no contract at AGENT_PACT_ADDRESS {0} on this chain: deploy first (`agentpact deploy`) or fix the address"
+    )]
+    NotDeployed(alloy::primitives::Address),
+}
+
+/// Connects the agent holding `signer` to the chain at `rpc`: checks that the RPC serves
+/// `chain_id` and that AgentPact is deployed there.
+pub async fn connect(
+    rpc: Url,
+    chain_id: u64,
+    contracts: Contracts,
+    signer: PrivateKeySigner,
+    reader: Reader,
+    limits: WriteLimits,
+) -> Result<Arc<Chain>, StartError> {
+    let me = signer.address();
+    let url = rpc.to_string();
+    let provider = ProviderBuilder::new()
+        .with_simple_nonce_management()
+        .wallet(EthereumWallet::from(signer))
+        .connect_http(rpc)
+        .erased();
+    let failed =
+        |e: alloy::transports::TransportError| StartError::Rpc { url: url.clone(), why: e.to_string() };
+    let served = provider.get_chain_id().await.map_err(failed)?;
+    if served != chain_id {
+        return Err(StartError::WrongChain { served, configured: chain_id });
+    }
+    if provider.get_code_at(contracts.agent_pact).await.map_err(failed)?.is_empty() {
+        return Err(StartError::NotDeployed(contracts.agent_pact));
+    }
+    Ok(Arc::new(Chain::new(provider, contracts, me, chain_id, reader, limits)))
+}

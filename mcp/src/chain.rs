@@ -1,0 +1,171 @@
+//! The agent's wallet on the chain: reads through the RPC, and the one path every write takes —
+//! spending cap, funds, simulation (a revert decoded by name), send, receipt, then a bounded wait
+//! until the indexer has the block, so the answer reads the agent's own write.
+
+use std::time::{Duration, Instant};
+
+use agentpact_api::Reader;
+use agentpact_contracts::{AgentPact::AgentPactInstance, OracleRegistry::OracleRegistryInstance};
+use alloy::{
+    contract::{CallBuilder, CallDecoder},
+    primitives::{Address, U256},
+    providers::{DynProvider, Provider},
+    rpc::types::TransactionReceipt,
+    transports::{RpcError, TransportErrorKind},
+};
+use tokio::sync::Mutex;
+
+use crate::{input::eth, outcome::ToolError, revert};
+
+/// Limits on writes.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteLimits {
+    /// No write sends more than this value (wei).
+    pub max_value: U256,
+    /// How long to wait for a receipt.
+    pub receipt_timeout: Duration,
+    /// How long to wait for the indexer to reach the write's block.
+    pub index_wait: Duration,
+}
+
+/// A mined write.
+#[derive(Debug, Clone)]
+pub struct Mined {
+    /// Its receipt.
+    pub receipt: TransactionReceipt,
+    /// Whether the index had the block before the wait ran out.
+    pub indexed: bool,
+}
+
+/// The agent's wallet, contracts and index.
+pub struct Chain {
+    /// Signs as the agent.
+    pub provider: DynProvider,
+    /// AgentPact.
+    pub pact: AgentPactInstance<DynProvider>,
+    /// OracleRegistry.
+    pub registry: OracleRegistryInstance<DynProvider>,
+    /// The agent's address.
+    pub me: Address,
+    /// The chain id.
+    pub chain_id: u64,
+    /// The index.
+    pub reader: Reader,
+    limits: WriteLimits,
+    /// One write at a time from this key: nonces never collide or skip.
+    sending: Mutex<()>,
+}
+
+impl Chain {
+    /// The agent `me` on `chain_id`, signing through `provider`.
+    pub fn new(
+        provider: DynProvider,
+        contracts: agentpact_indexer::Contracts,
+        me: Address,
+        chain_id: u64,
+        reader: Reader,
+        limits: WriteLimits,
+    ) -> Self {
+        let pact = AgentPactInstance::new(contracts.agent_pact, provider.clone());
+        let registry = OracleRegistryInstance::new(contracts.oracle_registry, provider.clone());
+        Self { provider, pact, registry, me, chain_id, reader, limits, sending: Mutex::new(()) }
+    }
+
+    /// The write limits.
+    pub const fn limits(&self) -> WriteLimits {
+        self.limits
+    }
+
+    /// The agent's balance.
+    pub async fn balance(&self) -> Result<U256, ToolError> {
+        self.provider.get_balance(self.me).await.map_err(rpc)
+    }
+
+    /// The chain's latest block timestamp.
+    pub async fn now(&self) -> Result<u64, ToolError> {
+        let block = self.provider.get_block_by_number(Default::default()).await.map_err(rpc)?;
+        block
+            .map(|b| b.header.timestamp)
+            .ok_or_else(|| ToolError::Failed("the RPC returned no latest block".into()))
+    }
+
+    /// Runs `call` (sending `value` wei) as the agent: checks, simulates, sends, waits.
+    pub async fn write<D: CallDecoder>(
+        &self,
+        call: CallBuilder<&DynProvider, D>,
+        value: U256,
+    ) -> Result<Mined, ToolError> {
+        if value > self.limits.max_value {
+            return Err(ToolError::OverCap { value: eth(value), cap: eth(self.limits.max_value) });
+        }
+        let call = call.from(self.me).value(value);
+        let balance = self.balance().await?;
+        if balance < value {
+            return Err(self.insufficient(value, balance));
+        }
+        if let Err(e) = call.call_raw().await {
+            return Err(self.refusal(e, value, balance));
+        }
+        let pending = {
+            let _turn = self.sending.lock().await;
+            call.send().await.map_err(|e| self.refusal(e, value, balance))?
+        };
+        let tx = *pending.tx_hash();
+        let receipt =
+            pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|_| {
+                ToolError::Timeout { tx: tx.to_string(), seconds: self.limits.receipt_timeout.as_secs() }
+            })?;
+        if !receipt.status() {
+            return Err(ToolError::Failed(format!(
+                "Transaction {tx} was mined but reverted (the chain changed after the simulation); read the pact and try again."
+            )));
+        }
+        let indexed = self.wait_for_index(receipt.block_number.unwrap_or_default()).await;
+        Ok(Mined { receipt, indexed })
+    }
+
+    /// Waits (bounded) until the index holds `block`.
+    async fn wait_for_index(&self, block: u64) -> bool {
+        let until = Instant::now() + self.limits.index_wait;
+        loop {
+            if let Ok(Some(status)) = self.reader.indexer_status(self.chain_id).await
+                && status.indexed_block >= block
+            {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    fn insufficient(&self, need: U256, have: U256) -> ToolError {
+        ToolError::InsufficientFunds { need: eth(need), have: eth(have), address: self.me.to_checksum(None) }
+    }
+
+    /// What a failed simulation or send means for the agent.
+    fn refusal(&self, e: alloy::contract::Error, value: U256, balance: U256) -> ToolError {
+        if let Some(data) = e.as_revert_data()
+            && let Some(r) = revert::decode(&data)
+        {
+            return ToolError::Reverted(r);
+        }
+        let text = e.to_string();
+        if text.contains("insufficient funds") || text.contains("Insufficient funds") {
+            return self.insufficient(value, balance);
+        }
+        match e {
+            alloy::contract::Error::TransportError(t) => rpc(t),
+            _ => ToolError::Failed(format!("The transaction could not be prepared: {text}")),
+        }
+    }
+}
+
+/// An RPC failure: unreachable, or an error the node returned.
+pub fn rpc(e: RpcError<TransportErrorKind>) -> ToolError {
+    match e {
+        RpcError::Transport(kind) => ToolError::RpcDown(kind.to_string()),
+        other => ToolError::Failed(format!("The RPC answered with an error: {other}")),
+    }
+}

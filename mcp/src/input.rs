@@ -1,0 +1,91 @@
+//! Reading tool inputs: ETH amounts, addresses, hashes and ids, each with an error that says what
+//! a good value looks like. Amounts are wei (`U256`) inside and decimal ETH strings at the edge.
+
+use agentpact_api::graphql::scalars::parse_address;
+use alloy::primitives::{Address, B256, U256, keccak256, utils};
+
+/// A tool input that cannot be used; the message says what to send instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidInput(pub String);
+
+/// `"0.5"` ETH as wei. At most 18 decimals, no sign, no exponent.
+pub fn eth_amount(field: &str, text: &str) -> Result<U256, InvalidInput> {
+    let t = text.trim();
+    let digits_and_dot =
+        !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && t.matches('.').count() <= 1;
+    let decimals = t.split_once('.').map_or(0, |(_, d)| d.len());
+    if !digits_and_dot || decimals > 18 || t == "." {
+        return Err(InvalidInput(format!(
+            "{field} must be an ETH amount like \"0.5\" (digits, at most 18 decimals), not {text:?}"
+        )));
+    }
+    utils::parse_ether(t).map_err(|_| InvalidInput(format!("{field} {text:?} is too large")))
+}
+
+/// Wei as ETH without trailing zeros: `550000000000000000` → `"0.55"`.
+pub fn eth(wei: U256) -> String {
+    let text = utils::format_ether(wei);
+    let text = text.trim_end_matches('0');
+    text.strip_suffix('.').unwrap_or(text).to_owned()
+}
+
+/// An address, lower-case or correctly checksummed.
+pub fn address(field: &str, text: &str) -> Result<Address, InvalidInput> {
+    parse_address(text.trim()).map_err(|why| InvalidInput(format!("{field}: {why}")))
+}
+
+/// A non-zero 32-byte hash as 0x and 64 hex digits.
+pub fn hash(field: &str, text: &str) -> Result<B256, InvalidInput> {
+    let h: B256 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|_| text.trim().len() == 66 && text.trim().starts_with("0x"))
+        .ok_or_else(|| {
+            InvalidInput(format!("{field} must be 0x followed by 64 hex digits (a bytes32), not {text:?}"))
+        })?;
+    if h.is_zero() {
+        return Err(InvalidInput(format!("{field} must not be zero")));
+    }
+    Ok(h)
+}
+
+/// A specification reference: a bytes32 hash as is, or anything else (an IPFS CID such as
+/// `Qm…`) hashed with keccak256. Returns the hash and the URI to store (`ipfs://<cid>` for a CID).
+pub fn spec(text: &str, uri: Option<&str>) -> Result<(B256, String), InvalidInput> {
+    let t = text.trim();
+    if t.is_empty() || t.len() > 512 {
+        return Err(InvalidInput("specHash must be a bytes32 hash or an IPFS CID (1-512 characters)".into()));
+    }
+    let uri = uri.map(str::trim).filter(|u| !u.is_empty());
+    if t.starts_with("0x") {
+        return Ok((hash("specHash", t)?, uri.unwrap_or_default().to_owned()));
+    }
+    Ok((keccak256(t.as_bytes()), uri.map_or_else(|| format!("ipfs://{t}"), str::to_owned)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eth_amounts_round_trip_and_bad_ones_say_why() {
+        assert_eq!(eth_amount("paymentEth", "0.5"), Ok(U256::from(500_000_000_000_000_000u64)));
+        assert_eq!(eth(U256::from(550_000_000_000_000_000u64)), "0.55");
+        assert_eq!(eth(U256::from(2_000_000_000_000_000_000u64)), "2");
+        assert_eq!(eth(U256::ZERO), "0");
+        for bad in ["", "-1", "1e18", "0.1234567890123456789", "abc", "1.2.3", "."] {
+            let err = eth_amount("paymentEth", bad).expect_err(bad);
+            assert!(err.0.contains("paymentEth"), "{err}");
+        }
+    }
+
+    #[test]
+    fn hashes_and_specs() {
+        assert!(hash("proofHash", "0x12").is_err());
+        assert!(hash("proofHash", &format!("0x{}", "0".repeat(64))).is_err());
+        let (h, uri) = spec("QmHeroSection", None).expect("cid");
+        assert_eq!((h, uri.as_str()), (keccak256("QmHeroSection"), "ipfs://QmHeroSection"));
+    }
+}

@@ -1,0 +1,122 @@
+//! What a tool answers: a sentence for the agent and the same facts as structured JSON; or an
+//! error (`isError: true`) whose kind tells the agent whether to fix its input, fund its wallet,
+//! wait, or retry.
+
+use serde_json::{Value, json};
+
+use crate::{input::InvalidInput, revert::Revert};
+
+/// A tool's success: the sentence and the structured result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// One or two sentences in the spirit of seed 002's examples.
+    pub text: String,
+    /// The same facts for programs.
+    pub data: Value,
+}
+
+impl Answer {
+    /// An answer of `text` and `data`.
+    pub fn new(text: impl Into<String>, data: Value) -> Self {
+        Self { text: text.into(), data }
+    }
+}
+
+/// Why a tool did not do what was asked. None of these carries a secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The input is wrong; nothing was sent.
+    #[error("Invalid input: {0}")]
+    Invalid(String),
+    /// The contract would refuse (found by simulation; nothing was sent), or refused.
+    #[error("The contract refused with {}: {}", .0.name, .0.sentence)]
+    Reverted(Revert),
+    /// The wallet cannot pay the value (plus gas).
+    #[error(
+        "Insufficient funds: this needs {need} ETH plus gas, the wallet {address} holds {have} ETH. Fund it and try again."
+    )]
+    InsufficientFunds {
+        /// ETH needed (value).
+        need: String,
+        /// ETH held.
+        have: String,
+        /// The wallet.
+        address: String,
+    },
+    /// The value is above the configured spending cap; nothing was sent.
+    #[error(
+        "Refused: {value} ETH is above the spending cap of {cap} ETH (MAX_VALUE_ETH). Ask the operator to raise it if this is intended."
+    )]
+    OverCap {
+        /// The value asked.
+        value: String,
+        /// The cap.
+        cap: String,
+    },
+    /// The RPC does not answer; nothing may have been sent.
+    #[error("The chain's RPC is unreachable ({0}). Nothing was sent; retry when it is back.")]
+    RpcDown(String),
+    /// Sent, but no receipt in time: the transaction may still be mined.
+    #[error(
+        "Transaction {tx} was sent but not mined within {seconds} s. It may still be mined: check get-pact before retrying."
+    )]
+    Timeout {
+        /// The transaction hash.
+        tx: String,
+        /// The wait.
+        seconds: u64,
+    },
+    /// The tool is not one of this server's role.
+    #[error("The tool {tool} is not available to the {role} role.")]
+    NotInRole {
+        /// The tool.
+        tool: String,
+        /// The role.
+        role: String,
+    },
+    /// Something else failed (the index, an unexpected RPC answer).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<InvalidInput> for ToolError {
+    fn from(e: InvalidInput) -> Self {
+        Self::Invalid(e.0)
+    }
+}
+
+impl From<agentpact_api::read::ReadError> for ToolError {
+    fn from(e: agentpact_api::read::ReadError) -> Self {
+        match e {
+            agentpact_api::read::ReadError::Db(_) => {
+                Self::Failed("The index is unavailable right now; try again shortly.".into())
+            }
+            other => Self::Invalid(other.to_string()),
+        }
+    }
+}
+
+impl ToolError {
+    /// A stable code for programs (the `error.code` of the structured result).
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid(_) => "INVALID_INPUT",
+            Self::Reverted(_) => "CONTRACT_REVERT",
+            Self::InsufficientFunds { .. } => "INSUFFICIENT_FUNDS",
+            Self::OverCap { .. } => "SPENDING_CAP",
+            Self::RpcDown(_) => "RPC_UNAVAILABLE",
+            Self::Timeout { .. } => "TIMEOUT",
+            Self::NotInRole { .. } => "FORBIDDEN",
+            Self::Failed(_) => "INTERNAL",
+        }
+    }
+
+    /// The structured form: code, message, and the revert's name when there is one.
+    pub fn data(&self) -> Value {
+        let mut error = json!({ "code": self.code(), "message": self.to_string() });
+        if let Self::Reverted(r) = self {
+            error["revert"] = json!(r.name);
+        }
+        json!({ "error": error })
+    }
+}

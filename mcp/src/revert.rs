@@ -1,0 +1,181 @@
+//! A contract's refusal, read back: the custom error's name and a sentence that says what to do.
+
+use agentpact_contracts::{AgentPact::AgentPactErrors, OracleRegistry::OracleRegistryErrors, PactStatus};
+use alloy::sol_types::SolInterface;
+
+/// A decoded revert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revert {
+    /// The custom error's name, as in the contract (e.g. `WrongStatus`).
+    pub name: &'static str,
+    /// What it means for the caller and what to do about it.
+    pub sentence: String,
+}
+
+/// Decodes `data` as an error of AgentPact or OracleRegistry; `None` when it is neither.
+pub fn decode(data: &[u8]) -> Option<Revert> {
+    if let Ok(e) = AgentPactErrors::abi_decode(data) {
+        return Some(agent_pact(e));
+    }
+    OracleRegistryErrors::abi_decode(data).ok().map(registry)
+}
+
+fn status(code: u8) -> String {
+    PactStatus::try_from(code).map_or_else(|_| format!("status {code}"), |s| s.name().to_owned())
+}
+
+fn revert(name: &'static str, sentence: impl Into<String>) -> Revert {
+    Revert { name, sentence: sentence.into() }
+}
+
+fn agent_pact(e: AgentPactErrors) -> Revert {
+    use AgentPactErrors as E;
+    match e {
+        E::PactNotFound(x) => revert(
+            "PactNotFound",
+            format!("Pact #{} does not exist; check the id with get-pact-count.", x.pactId),
+        ),
+        E::WrongStatus(x) => revert(
+            "WrongStatus",
+            format!(
+                "The pact is {}, but this step needs it {}; read it with get-pact first.",
+                status(x.have),
+                status(x.want)
+            ),
+        ),
+        E::NoTimeoutFrom(x) => {
+            revert("NoTimeoutFrom", format!("A pact in {} has no timeout to claim.", status(x.have)))
+        }
+        E::NotDisputable(x) => revert(
+            "NotDisputable",
+            format!(
+                "A pact in {} cannot be disputed (only FUNDED, IN_PROGRESS, PENDING_VERIFY or PENDING_APPROVAL).",
+                status(x.have)
+            ),
+        ),
+        E::NotBuyer(_) => {
+            revert("NotBuyer", "Only the pact's buyer may do this; this wallet is not its buyer.")
+        }
+        E::NotSeller(_) => {
+            revert("NotSeller", "Only the pact's seller may do this; this wallet is not its seller.")
+        }
+        E::NotParty(_) => revert("NotParty", "Only the pact's buyer or seller may do this."),
+        E::NotCreator(_) => revert("NotCreator", "Only the pact's creator may do this."),
+        E::NotArbitrator(_) => {
+            revert("NotArbitrator", "Only the arbitrator named in the pact may resolve its dispute.")
+        }
+        E::NotPactOracle(_) => revert("NotPactOracle", "This wallet is not one of the pact's oracles."),
+        E::WrongValue(x) => {
+            revert("WrongValue", format!("The deposit must be exactly {} wei, not {}.", x.required, x.sent))
+        }
+        E::PaymentTooSmall(x) => revert(
+            "PaymentTooSmall",
+            format!(
+                "A payment of {} wei is too small to stake on; pay at least {} wei.",
+                x.payment, x.minimum
+            ),
+        ),
+        E::DeadlineInPast(x) => revert(
+            "DeadlineInPast",
+            format!(
+                "The deadline {} is not after the chain's time {}; pick a later one.",
+                x.deadline, x.now_
+            ),
+        ),
+        E::DeadlinePassed(x) => revert(
+            "DeadlinePassed",
+            format!("The pact's deadline ({}) has passed; claim-timeout instead.", x.deadline),
+        ),
+        E::DeadlineNotReached(x) => revert(
+            "DeadlineNotReached",
+            format!("The deadline ({}) has not passed yet; try again after it.", x.deadline),
+        ),
+        E::OracleCount(x) => {
+            revert("OracleCount", format!("Name between 1 and {} oracles (got {}).", x.maximum, x.count))
+        }
+        E::LengthMismatch(x) => revert(
+            "LengthMismatch",
+            format!("Give one weight per oracle ({} oracles, {} weights).", x.oracles, x.weights),
+        ),
+        E::WeightsSum(x) => {
+            revert("WeightsSum", format!("Oracle weights must sum to 100 (they sum to {}).", x.sum))
+        }
+        E::ZeroWeight(x) => {
+            revert("ZeroWeight", format!("Oracle {} has weight 0; drop it or give it a weight.", x.oracle))
+        }
+        E::DuplicateOracle(x) => revert("DuplicateOracle", format!("Oracle {} is named twice.", x.oracle)),
+        E::OracleNotActive(x) => revert(
+            "OracleNotActive",
+            format!("{} is not an active registered oracle; pick active ones.", x.oracle),
+        ),
+        E::ThresholdTooHigh(x) => {
+            revert("ThresholdTooHigh", format!("The threshold {} is above 100.", x.threshold))
+        }
+        E::InvalidArbitrator(x) => revert(
+            "InvalidArbitrator",
+            format!("{} cannot arbitrate this pact: name a third party.", x.arbitrator),
+        ),
+        E::ConflictOfInterest(x) => revert(
+            "ConflictOfInterest",
+            format!(
+                "{} is already part of this pact (creator, arbitrator or oracle) and cannot accept it.",
+                x.who
+            ),
+        ),
+        E::ArbitratorMismatch(x) => revert(
+            "ArbitratorMismatch",
+            format!(
+                "The pact's arbitrator is {}, not {}; raise the dispute with the agreed one.",
+                x.agreed, x.given
+            ),
+        ),
+        E::ZeroHash(_) => revert("ZeroHash", "The hash must not be zero."),
+        E::ScoreTooHigh(x) => revert("ScoreTooHigh", format!("A score is 0-100, not {}.", x.score)),
+        E::AlreadyScored(x) => {
+            revert("AlreadyScored", format!("Oracle {} has already scored this pact.", x.oracle))
+        }
+        E::VerificationOpen(x) => revert(
+            "VerificationOpen",
+            format!(
+                "{} of {} oracles have scored; finalize when all have, or after {}.",
+                x.scored, x.total, x.closesAt
+            ),
+        ),
+        E::ReviewPeriodActive(x) => revert(
+            "ReviewPeriodActive",
+            format!("The buyer's review period runs until {}; auto-approve after that.", x.endsAt),
+        ),
+        E::DisputePeriodActive(x) => revert(
+            "DisputePeriodActive",
+            format!("The arbitrator has until {} to rule; claim the timeout after that.", x.endsAt),
+        ),
+        E::NothingToWithdraw(_) => revert("NothingToWithdraw", "This wallet has no credit to withdraw."),
+        E::TransferFailed(_) => revert(
+            "TransferFailed",
+            "The ETH transfer failed; the credit is kept, try again from a wallet that accepts ETH.",
+        ),
+        E::Reentrancy(_) => revert("Reentrancy", "The contract refused a re-entrant call."),
+    }
+}
+
+fn registry(e: OracleRegistryErrors) -> Revert {
+    use OracleRegistryErrors as E;
+    match e {
+        E::AlreadyRegistered(_) => revert("AlreadyRegistered", "This wallet is already a registered oracle."),
+        E::CooldownActive(x) => {
+            revert("CooldownActive", format!("The stake unlocks at {}; withdraw after that.", x.unlockAt))
+        }
+        E::NoCapabilities(_) => revert("NoCapabilities", "Name at least one capability."),
+        E::NotActive(_) => revert("NotActive", "This wallet is not an active oracle."),
+        E::NotRegistered(_) => revert("NotRegistered", "This wallet is not a registered oracle."),
+        E::Reentrancy(_) => revert("Reentrancy", "The registry refused a re-entrant call."),
+        E::StakeTooLow(x) => {
+            revert("StakeTooLow", format!("Stake at least {} wei (sent {}).", x.minimum, x.sent))
+        }
+        E::StillActive(_) => revert("StillActive", "Deregister first, then withdraw after the cooldown."),
+        E::TransferFailed(_) => {
+            revert("TransferFailed", "The ETH transfer failed; try again from a wallet that accepts ETH.")
+        }
+        E::ZeroValue(_) => revert("ZeroValue", "Send a non-zero amount."),
+    }
+}

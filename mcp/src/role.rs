@@ -1,0 +1,108 @@
+//! Roles (seed 000): which tools an agent's server lists and accepts. Every role reads; writes go
+//! to the roles whose part in a pact needs them.
+
+use std::{fmt, str::FromStr};
+
+/// What an agent does in the market.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    /// Hires: creates requests for work, accepts offers, reviews, disputes, reclaims.
+    Seeker,
+    /// Works: offers services, accepts requests, starts and submits work.
+    Worker,
+    /// Verifies: registers as an oracle, scores work, finalizes verification.
+    Oracle,
+    /// Settles disputes.
+    Arbitrator,
+    /// Everything.
+    #[default]
+    Full,
+}
+
+/// Tools every role may call.
+const READS: [&str; 6] =
+    ["get-pact", "get-verification", "get-my-address", "get-pact-count", "list-pacts", "get-reputation"];
+
+impl Role {
+    /// Every role, for help texts.
+    pub const ALL: [Self; 5] = [Self::Seeker, Self::Worker, Self::Oracle, Self::Arbitrator, Self::Full];
+
+    /// The role's name on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Seeker => "seeker",
+            Self::Worker => "worker",
+            Self::Oracle => "oracle",
+            Self::Arbitrator => "arbitrator",
+            Self::Full => "full",
+        }
+    }
+
+    /// The write tools of this role.
+    const fn writes(self) -> &'static [&'static str] {
+        match self {
+            Self::Seeker => &[
+                "create-pact",
+                "accept-pact",
+                "approve-work",
+                "reject-work",
+                "auto-approve",
+                "raise-dispute",
+                "claim-timeout",
+                "withdraw",
+            ],
+            Self::Worker => &[
+                "create-pact",
+                "accept-pact",
+                "start-work",
+                "submit-work",
+                "auto-approve",
+                "raise-dispute",
+                "claim-timeout",
+                "withdraw",
+            ],
+            Self::Oracle => &["register-oracle", "submit-verification", "finalize-verification", "withdraw"],
+            Self::Arbitrator => &["resolve-dispute", "claim-timeout", "withdraw"],
+            Self::Full => &[],
+        }
+    }
+
+    /// Whether an agent in this role may list and call `tool`.
+    pub fn allows(self, tool: &str) -> bool {
+        self == Self::Full || READS.contains(&tool) || self.writes().contains(&tool)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
+            let names: Vec<_> = Self::ALL.iter().map(|r| r.name()).collect();
+            format!("unknown role {s:?}: use one of {}", names.join(", "))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_gate_writes_and_share_reads() {
+        assert!(Role::Seeker.allows("approve-work") && !Role::Seeker.allows("submit-work"));
+        assert!(Role::Worker.allows("submit-work") && !Role::Worker.allows("approve-work"));
+        assert!(Role::Oracle.allows("submit-verification") && !Role::Oracle.allows("create-pact"));
+        assert!(Role::Arbitrator.allows("resolve-dispute") && !Role::Arbitrator.allows("raise-dispute"));
+        assert!(Role::ALL.iter().all(|r| r.allows("get-pact")));
+        assert!(Role::Full.allows("resolve-dispute"));
+        assert_eq!("worker".parse(), Ok(Role::Worker));
+        assert!("boss".parse::<Role>().is_err());
+    }
+}

@@ -1,0 +1,179 @@
+//! The MCP server: lists the tools of its role, runs them, and serves the `pact://` resources.
+//! Tool failures are tool results with `isError: true` (the agent reads them); only an unknown
+//! tool or resource is a JSON-RPC error.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler,
+    model::AnnotateAble,
+    model::{
+        CallToolRequestParams, CallToolResult, Content, Implementation, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, RawResource, ReadResourceRequestParams, ReadResourceResult, ResourceContents,
+        ServerCapabilities, ServerInfo, Tool,
+    },
+    service::RequestContext,
+};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::{
+    chain::Chain,
+    input::eth,
+    outcome::ToolError,
+    role::Role,
+    tools::{self, ToolSpec},
+};
+
+/// One agent's server: its wallet on one chain, its role.
+#[derive(Clone)]
+pub struct PactServer {
+    chain: Arc<Chain>,
+    role: Role,
+    tools: Arc<Vec<ToolSpec>>,
+}
+
+/// The resources every server offers.
+const RESOURCES: [(&str, &str, &str); 3] = [
+    ("pact://config", "config", "Contract addresses, chain, this wallet, its role and spending cap."),
+    ("pact://abi/agent-pact", "agent-pact-abi", "The AgentPact ABI."),
+    ("pact://abi/oracle-registry", "oracle-registry-abi", "The OracleRegistry ABI."),
+];
+
+impl PactServer {
+    /// A server acting as the wallet of `chain` in `role`.
+    pub fn new(chain: Arc<Chain>, role: Role) -> Self {
+        let tools = tools::catalog().into_iter().filter(|t| role.allows(t.name)).collect();
+        Self { chain, role, tools: Arc::new(tools) }
+    }
+
+    fn config(&self) -> Value {
+        let c = &self.chain;
+        json!({
+            "chainId": c.chain_id,
+            "agentPact": c.pact.address(),
+            "oracleRegistry": c.registry.address(),
+            "wallet": c.me,
+            "role": self.role.name(),
+            "maxValueEth": eth(c.limits().max_value),
+        })
+    }
+}
+
+fn abi(artifact: &str) -> Value {
+    serde_json::from_str::<Value>(artifact).map(|a| a["abi"].clone()).unwrap_or(Value::Null)
+}
+
+impl ServerHandler for PactServer {
+    fn get_info(&self) -> ServerInfo {
+        ServerInfo::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("agent-pact", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "On-chain escrow for work between agents. A buyer's request or a seller's offer is a pact; \
+                 the counterparty accepts; the seller starts and submits; oracles score; the buyer approves. \
+                 Amounts are ETH strings like \"0.5\". Every write is simulated first and refused with the \
+                 contract's reason if it would fail. Credits are collected with withdraw.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self
+            .tools
+            .iter()
+            .map(|t| Tool::new(t.name, t.description, Arc::new(t.input_schema.clone())))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| Tool::new(t.name, t.description, Arc::new(t.input_schema.clone())))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let name = request.name.to_string();
+        let known = tools::catalog().iter().any(|t| t.name == name);
+        if !known {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {name:?}: list the tools to see them"),
+                None,
+            ));
+        }
+        let span = tracing::info_span!("tool", id = NEXT.fetch_add(1, Ordering::Relaxed), name = %name);
+        let outcome = if self.role.allows(&name) {
+            let args = request.arguments.map_or(Value::Null, Value::Object);
+            tools::call(&self.chain, &name, args).instrument(span.clone()).await
+        } else {
+            Err(ToolError::NotInRole { tool: name.clone(), role: self.role.name().to_owned() })
+        };
+        Ok(match outcome {
+            Ok(answer) => {
+                span.in_scope(|| tracing::info!("done"));
+                let mut result = CallToolResult::success(vec![Content::text(answer.text)]);
+                result.structured_content = Some(answer.data);
+                result
+            }
+            Err(e) => {
+                span.in_scope(|| tracing::info!(code = e.code(), "refused"));
+                let mut result = CallToolResult::error(vec![Content::text(e.to_string())]);
+                result.structured_content = Some(e.data());
+                result
+            }
+        })
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = RESOURCES
+            .iter()
+            .map(|(uri, name, description)| {
+                RawResource::new(*uri, *name)
+                    .with_description(*description)
+                    .with_mime_type("application/json")
+                    .no_annotation()
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let body = match request.uri.as_str() {
+            "pact://config" => self.config(),
+            "pact://abi/agent-pact" => abi(agentpact_contracts::artifacts::AGENT_PACT),
+            "pact://abi/oracle-registry" => abi(agentpact_contracts::artifacts::ORACLE_REGISTRY),
+            other => {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "no resource {other:?}: the resources are pact://config, pact://abi/agent-pact, pact://abi/oracle-registry"
+                    ),
+                    None,
+                ));
+            }
+        };
+        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
+        ]))
+    }
+}

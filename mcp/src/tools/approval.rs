@@ -1,0 +1,88 @@
+//! The buyer's review: approve, reject, or let the review period lapse.
+
+use agentpact_contracts::{AgentPact, PactStatus};
+use alloy::{
+    contract::{CallBuilder, CallDecoder},
+    primitives::U256,
+    providers::DynProvider,
+};
+use serde_json::json;
+
+use super::{PactId, index_note, receipt};
+use crate::{
+    chain::{Chain, Mined},
+    input::eth,
+    outcome::{Answer, ToolError},
+};
+
+pub async fn approve(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let done = complete(chain, chain.pact.approveWork(id), id).await?;
+    Ok(done.answer(format!(
+        "Pact #{id} approved. {} ETH released to seller, {} ETH stake returned to you (credited: use withdraw to collect).",
+        eth(done.to_seller),
+        eth(done.to_buyer),
+    )))
+}
+
+pub async fn auto_approve(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let done = complete(chain, chain.pact.autoApprove(id), id).await?;
+    Ok(done.answer(format!(
+        "Review period expired. Pact #{id} auto-approved. Payment released to seller ({} ETH; {} ETH stake back to the buyer).",
+        eth(done.to_seller),
+        eth(done.to_buyer),
+    )))
+}
+
+/// A pact completed by approval: what the seller and the buyer were credited.
+struct Completed {
+    id: U256,
+    mined: Mined,
+    to_seller: U256,
+    to_buyer: U256,
+}
+
+impl Completed {
+    fn answer(&self, text: String) -> Answer {
+        Answer::new(
+            text + index_note(self.mined.indexed),
+            json!({
+                "pactId": self.id.to_string(), "status": PactStatus::Completed.name(),
+                "sellerCreditedEth": eth(self.to_seller), "buyerCreditedEth": eth(self.to_buyer),
+                "txHash": self.mined.receipt.transaction_hash,
+            }),
+        )
+    }
+}
+
+/// Sends an approval of pact `id` and reads what it credited to each side.
+async fn complete<D: CallDecoder>(
+    chain: &Chain,
+    call: CallBuilder<&DynProvider, D>,
+    id: U256,
+) -> Result<Completed, ToolError> {
+    let mined = chain.write(call, U256::ZERO).await?;
+    let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    let payouts = receipt::events::<AgentPact::Payout>(&mined.receipt);
+    let to = |who| payouts.iter().filter(|p| p.to == who).map(|p| p.amount).sum::<U256>();
+    let (to_seller, to_buyer) = (to(pact.seller), to(pact.buyer));
+    Ok(Completed { id, mined, to_seller, to_buyer })
+}
+
+pub async fn reject(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let mined = chain.write(chain.pact.rejectWork(id), U256::ZERO).await?;
+    let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    Ok(Answer::new(
+        format!(
+            "Pact #{id} rejected: it is DISPUTED. Its arbitrator {} decides within 7 days.{}",
+            pact.arbitrator,
+            index_note(mined.indexed)
+        ),
+        json!({
+            "pactId": id.to_string(), "status": PactStatus::Disputed.name(), "arbitrator": pact.arbitrator,
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}

@@ -1,0 +1,70 @@
+//! Disputes: raised by a party, resolved by the pact's arbitrator.
+
+use agentpact_contracts::{AgentPact, PactStatus};
+use alloy::primitives::U256;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{index_note, receipt};
+use crate::{
+    chain::Chain,
+    input::{self, eth},
+    outcome::{Answer, ToolError},
+};
+
+/// Input of `raise-dispute`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RaiseDispute {
+    /// The pact ID.
+    pact_id: u64,
+    /// Arbitrator address: must be the one the pact names.
+    arbitrator: String,
+}
+
+/// Input of `resolve-dispute`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResolveDispute {
+    /// The pact ID.
+    pact_id: u64,
+    /// true = seller wins (COMPLETED, seller gets payment and both stakes), false = buyer wins (REFUNDED).
+    seller_wins: bool,
+}
+
+pub async fn raise(chain: &Chain, i: RaiseDispute) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let arbitrator = input::address("arbitrator", &i.arbitrator)?;
+    let mined = chain.write(chain.pact.raiseDispute(id, arbitrator), U256::ZERO).await?;
+    Ok(Answer::new(
+        format!(
+            "Pact #{id} is DISPUTED. Arbitrator {arbitrator} decides within 7 days; after that anyone may claim-timeout.{}",
+            index_note(mined.indexed)
+        ),
+        json!({
+            "pactId": id.to_string(), "status": PactStatus::Disputed.name(), "arbitrator": arbitrator,
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}
+
+pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let mined = chain.write(chain.pact.resolveDispute(id, i.seller_wins), U256::ZERO).await?;
+    let credited: U256 = receipt::events::<AgentPact::Payout>(&mined.receipt).iter().map(|p| p.amount).sum();
+    let (winner, status) =
+        if i.seller_wins { ("seller", PactStatus::Completed) } else { ("buyer", PactStatus::Refunded) };
+    Ok(Answer::new(
+        format!(
+            "Dispute on pact #{id} resolved for the {winner}: the pact is {} and {} ETH was credited.{}",
+            status.name(),
+            eth(credited),
+            index_note(mined.indexed)
+        ),
+        json!({
+            "pactId": id.to_string(), "winner": winner, "status": status.name(), "creditedEth": eth(credited),
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}

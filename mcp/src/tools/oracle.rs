@@ -1,0 +1,112 @@
+//! The oracle's steps: register, score, finalize.
+
+use agentpact_contracts::{AgentPact, PactStatus};
+use alloy::primitives::U256;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{PactId, index_note, receipt};
+use crate::{
+    chain::Chain,
+    input::{self, eth},
+    outcome::{Answer, ToolError},
+};
+
+/// Input of `register-oracle`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegisterOracle {
+    /// What this oracle verifies, e.g. ["code-review", "testing"] (1 to 32 names, each 1-64 characters).
+    #[schemars(length(min = 1, max = 32))]
+    capabilities: Vec<String>,
+    /// Stake in ETH, at least the registry's minimum (e.g. "0.01").
+    stake_eth: String,
+}
+
+/// Input of `submit-verification`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubmitVerification {
+    /// The pact ID.
+    pact_id: u64,
+    /// Score 0-100.
+    #[schemars(range(max = 100))]
+    score: u8,
+    /// Proof hash (bytes32 hex) of the evidence behind the score.
+    proof: String,
+}
+
+pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer, ToolError> {
+    let stake = input::eth_amount("stakeEth", &i.stake_eth)?;
+    let capabilities: Vec<String> = i.capabilities.iter().map(|c| c.trim().to_owned()).collect();
+    if capabilities.is_empty()
+        || capabilities.len() > 32
+        || capabilities.iter().any(|c| c.is_empty() || c.len() > 64)
+    {
+        return Err(ToolError::Invalid("capabilities must be 1 to 32 names of 1-64 characters".into()));
+    }
+    let mined = chain.write(chain.registry.register(capabilities.clone()), stake).await?;
+    Ok(Answer::new(
+        format!(
+            "Registered as an oracle with {} ETH staked for: {}.{}",
+            eth(stake),
+            capabilities.join(", "),
+            index_note(mined.indexed)
+        ),
+        json!({
+            "oracle": chain.me, "stakeEth": eth(stake), "capabilities": capabilities,
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}
+
+pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    if i.score > 100 {
+        return Err(ToolError::Invalid(format!("score is 0-100, not {}", i.score)));
+    }
+    let proof = input::hash("proof", &i.proof)?;
+    let mined = chain.write(chain.pact.submitVerification(id, i.score, proof), U256::ZERO).await?;
+    let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    Ok(Answer::new(
+        format!(
+            "Scored pact #{id}: {}/100. {} of {} oracles have scored; finalize-verification when all have.{}",
+            i.score,
+            pact.scoreCount,
+            pact.oracles.len(),
+            index_note(mined.indexed)
+        ),
+        json!({
+            "pactId": id.to_string(), "score": i.score, "scored": pact.scoreCount, "oracles": pact.oracles.len(),
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}
+
+pub async fn finalize(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let mined = chain.write(chain.pact.finalizeVerification(id), U256::ZERO).await?;
+    let done = receipt::events::<AgentPact::VerificationFinalized>(&mined.receipt);
+    let (score, passed) = done.first().map_or((0, false), |e| (e.score, e.passed));
+    let (status, next) = if passed {
+        (
+            PactStatus::PendingApproval,
+            "the buyer may now approve or reject; auto-approve after the review period",
+        )
+    } else {
+        (PactStatus::Disputed, "the arbitrator decides")
+    };
+    Ok(Answer::new(
+        format!(
+            "Verification of pact #{id} finalized: weighted score {score}/100, {}. Pact is {}: {next}.{}",
+            if passed { "passed" } else { "below the threshold" },
+            status.name(),
+            index_note(mined.indexed)
+        ),
+        json!({
+            "pactId": id.to_string(), "score": score, "passed": passed, "status": status.name(),
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}

@@ -1,0 +1,203 @@
+//! Creating, accepting and timing out pacts.
+
+use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use alloy::primitives::U256;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{PactId, index_note, receipt};
+use crate::{
+    chain::Chain,
+    input::{self, eth},
+    outcome::{Answer, ToolError},
+};
+
+/// Each side's stake is the payment divided by this (the contract's `STAKE_DIVISOR`).
+const STAKE_DIVISOR: u64 = 10;
+/// The most oracles a pact may name (the contract's `MAX_ORACLES`).
+const MAX_ORACLES: usize = 10;
+
+/// Which side the creator takes.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A request for work: the creator pays.
+    Buyer,
+    /// An offer: the creator works.
+    Seller,
+}
+
+/// Input of `create-pact` (seed 002, plus the arbitrator our contract fixes at creation).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreatePact {
+    /// Who is creating this pact: "buyer" (request for work) or "seller" (offer).
+    role: Role,
+    /// The work/service specification: an IPFS hash (e.g. "Qm…", stored as ipfs://…, its keccak256 as the spec hash) or a bytes32 hex hash.
+    #[schemars(length(min = 1, max = 512))]
+    spec_hash: String,
+    /// Unix timestamp (seconds) by which the work must be submitted; in the future.
+    deadline: u64,
+    /// Oracle addresses for verification (1 to 10, registered and active).
+    #[schemars(length(min = 1, max = 10))]
+    oracles: Vec<String>,
+    /// Weight per oracle, in the order of `oracles`; each 1-100, summing to 100.
+    #[schemars(length(min = 1, max = 10))]
+    oracle_weights: Vec<u8>,
+    /// Minimum weighted score (0-100) for the work to pass.
+    #[schemars(range(max = 100))]
+    threshold: u8,
+    /// Payment in ETH, e.g. "0.5". Each side stakes 10% of it.
+    payment_eth: String,
+    /// Buyer review window in seconds after verification passes (default 259200 = 3 days).
+    review_period: Option<u64>,
+    /// Who settles disputes: an address that is neither party (required by the contract).
+    arbitrator: String,
+    /// Where the specification can be read (default: ipfs://<specHash> for an IPFS hash).
+    #[schemars(length(max = 2048))]
+    spec_uri: Option<String>,
+}
+
+pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
+    let payment = input::eth_amount("paymentEth", &i.payment_eth)?;
+    let stake = payment / U256::from(STAKE_DIVISOR);
+    if stake.is_zero() {
+        return Err(ToolError::Invalid("paymentEth is too small: its 10% stake would be 0 wei".into()));
+    }
+    if i.oracles.is_empty() || i.oracles.len() > MAX_ORACLES {
+        return Err(ToolError::Invalid(format!("name 1 to {MAX_ORACLES} oracles (got {})", i.oracles.len())));
+    }
+    if i.oracles.len() != i.oracle_weights.len() {
+        return Err(ToolError::Invalid(format!(
+            "oracleWeights needs one weight per oracle ({} oracles, {} weights)",
+            i.oracles.len(),
+            i.oracle_weights.len()
+        )));
+    }
+    let sum: u32 = i.oracle_weights.iter().map(|&w| u32::from(w)).sum();
+    if sum != 100 || i.oracle_weights.contains(&0) {
+        return Err(ToolError::Invalid(format!(
+            "oracleWeights must each be above 0 and sum to 100 (they sum to {sum})"
+        )));
+    }
+    if i.threshold > 100 {
+        return Err(ToolError::Invalid(format!("threshold is 0-100, not {}", i.threshold)));
+    }
+    let oracles = i
+        .oracles
+        .iter()
+        .enumerate()
+        .map(|(n, o)| input::address(&format!("oracles[{n}]"), o))
+        .collect::<Result<Vec<_>, _>>()?;
+    let arbitrator = input::address("arbitrator", &i.arbitrator)?;
+    if arbitrator == chain.me {
+        return Err(ToolError::Invalid("arbitrator must be a third party, not this wallet".into()));
+    }
+    let (spec_hash, spec_uri) = input::spec(&i.spec_hash, i.spec_uri.as_deref())?;
+    let now = chain.now().await?;
+    if i.deadline <= now {
+        return Err(ToolError::Invalid(format!(
+            "deadline {} is not in the future (the chain's time is {now}); pass a later Unix timestamp",
+            i.deadline
+        )));
+    }
+    let (initiator, deposit) = match i.role {
+        Role::Buyer => (Initiator::Buyer, payment + stake),
+        Role::Seller => (Initiator::Seller, stake),
+    };
+    let terms = AgentPact::Terms {
+        initiator: initiator.code(),
+        specHash: spec_hash,
+        specUri: spec_uri,
+        deadline: i.deadline,
+        reviewPeriod: i.review_period.unwrap_or(0),
+        threshold: i.threshold,
+        arbitrator,
+        payment,
+        oracles,
+        weights: i.oracle_weights,
+    };
+    let mined = chain.write(chain.pact.createPact(terms), deposit).await?;
+    let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
+    let id = created.first().map(|e| e.pactId).unwrap_or_default();
+    let text = match initiator {
+        Initiator::Buyer => format!(
+            "Pact #{id} created as BUYER. Deposited: {} ETH ({} payment + {} stake). Open for sellers.",
+            eth(deposit),
+            eth(payment),
+            eth(stake)
+        ),
+        Initiator::Seller => {
+            format!("Pact #{id} created as SELLER. Staked {} ETH. Listing open for buyers.", eth(stake))
+        }
+    };
+    Ok(Answer::new(
+        text + index_note(mined.indexed),
+        json!({
+            "pactId": id.to_string(), "role": initiator.name(), "depositedEth": eth(deposit),
+            "paymentEth": eth(payment), "stakeEth": eth(stake), "txHash": mined.receipt.transaction_hash,
+            "status": PactStatus::Negotiating.name(),
+        }),
+    ))
+}
+
+pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
+    let initiator = Initiator::try_from(pact.initiator).map_err(|e| ToolError::Failed(e.to_string()))?;
+    let stake = pact.payment / U256::from(STAKE_DIVISOR);
+    let (role, deposit) = match initiator {
+        Initiator::Buyer => (Initiator::Seller, stake),
+        Initiator::Seller => (Initiator::Buyer, pact.payment + stake),
+    };
+    let mined = chain.write(chain.pact.acceptPact(id), deposit).await?;
+    let text = match role {
+        Initiator::Seller => format!("Accepted pact #{id} as SELLER. Staked {} ETH.", eth(deposit)),
+        Initiator::Buyer => format!(
+            "Accepted pact #{id} as BUYER. Deposited {} ETH ({} payment + {} stake).",
+            eth(deposit),
+            eth(pact.payment),
+            eth(stake)
+        ),
+    };
+    Ok(Answer::new(
+        text + index_note(mined.indexed),
+        json!({
+            "pactId": id.to_string(), "role": role.name(), "depositedEth": eth(deposit),
+            "txHash": mined.receipt.transaction_hash, "status": PactStatus::Funded.name(),
+        }),
+    ))
+}
+
+pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+    let id = U256::from(i.pact_id);
+    let mined = chain.write(chain.pact.claimTimeout(id), U256::ZERO).await?;
+    let from = receipt::events::<AgentPact::TimeoutClaimed>(&mined.receipt)
+        .first()
+        .and_then(|e| PactStatus::try_from(e.from).ok())
+        .map_or("its status", PactStatus::name);
+    let credited = receipt::credited(&mined.receipt, chain.me);
+    let text = format!(
+        "Timeout claimed: pact #{id} left {from} and is REFUNDED. Credited to you: {} ETH (use withdraw to collect).",
+        eth(credited)
+    );
+    Ok(Answer::new(
+        text + index_note(mined.indexed),
+        json!({
+            "pactId": id.to_string(), "from": from, "status": PactStatus::Refunded.name(),
+            "creditedEth": eth(credited), "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}
+
+/// A failed read of pact `id`: an unknown pact is the agent's mistake, anything else the RPC's.
+pub fn read_failed(e: alloy::contract::Error, id: U256) -> ToolError {
+    if let Some(r) = e.as_revert_data().and_then(|data| crate::revert::decode(&data)) {
+        return ToolError::Reverted(r);
+    }
+    match e {
+        alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
+        other => ToolError::Failed(format!("reading pact #{id} failed: {other}")),
+    }
+}
