@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use crate::{
     progress,
     settings::{ChainArgs, DatabaseArgs},
+    signal,
 };
 
 /// Flags of `agentpact index`.
@@ -56,24 +57,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     tokio::spawn(metrics::serve(listener, indexer.metrics()));
     tokio::spawn(progress::report(indexer.metrics()));
     tracing::info!(chain_id = target.chain_id, agent_pact = %target.contracts.agent_pact, metrics = %args.metrics_addr, "indexing");
-    agentpact_indexer::run(indexer, shutdown_signal()).await?;
+    agentpact_indexer::run(indexer, signal::shutdown()).await?;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => drop(s.recv().await),
-            Err(_) => std::future::pending().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { () = ctrl_c => {}, () = term => {} }
 }

@@ -1,12 +1,16 @@
 //! `agentpact`: the one binary users run.
 //!
-//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `mcp`, `migrate`. Those not
-//! built yet say which issue brings them.
+//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `mcp`, `migrate`.
 
+mod deploy;
+mod dev;
 mod index;
 mod logging;
+mod mcp;
 mod progress;
+mod serve;
 mod settings;
+mod signal;
 
 use std::process::ExitCode;
 
@@ -25,16 +29,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the whole stack locally: anvil, contracts, Postgres, indexer, API and MCP.
-    Dev,
+    /// Run the whole stack locally: anvil, contracts, demo pacts, Postgres, indexer and API.
+    Dev(dev::DevArgs),
     /// Deploy OracleRegistry and AgentPact and write deployments/<chain_id>.json.
-    Deploy,
+    Deploy(Box<deploy::DeployArgs>),
     /// Follow the contracts' events into Postgres.
     Index(index::IndexArgs),
-    /// Serve the GraphQL API.
-    Serve,
+    /// Serve the GraphQL API over the index.
+    Serve(serve::ServeArgs),
     /// Serve the MCP tools to an agent (stdio by default).
-    Mcp,
+    Mcp(Box<mcp::McpArgs>),
     /// Apply database migrations.
     Migrate(settings::DatabaseArgs),
 }
@@ -46,10 +50,11 @@ async fn main() -> ExitCode {
     logging::init(cli.log_json);
     let result = match cli.command {
         Command::Index(args) => index::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
         Command::Migrate(database) => migrate(database).await,
-        Command::Dev | Command::Deploy => not_yet("dev/deploy", 6),
-        Command::Serve => not_yet("serve", 4),
-        Command::Mcp => not_yet("mcp", 5),
+        Command::Deploy(args) => deploy::run(*args).await,
+        Command::Dev(args) => dev::run(args).await,
+        Command::Mcp(args) => mcp::run(*args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -65,10 +70,4 @@ async fn migrate(database: settings::DatabaseArgs) -> anyhow::Result<()> {
     agentpact_indexer::MIGRATOR.run(&pool).await?;
     tracing::info!("migrations applied");
     Ok(())
-}
-
-fn not_yet(command: &str, issue: u32) -> anyhow::Result<()> {
-    anyhow::bail!(
-        "`{command}` is not built yet; it arrives with issue #{issue}. See README.md for what works today."
-    )
 }

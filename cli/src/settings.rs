@@ -34,15 +34,20 @@ pub struct ChainArgs {
 }
 
 impl ChainArgs {
-    /// The RPC URL, parsed. Only plain http for now: this build has no TLS (see docs/indexer.md).
+    /// The RPC URL, parsed: http or https (e.g. https://sepolia.base.org).
     pub fn rpc_url(&self) -> anyhow::Result<alloy::transports::http::reqwest::Url> {
-        let url: alloy::transports::http::reqwest::Url = self.rpc_url.parse().with_context(|| {
-            format!("RPC_URL {:?} is not a URL (e.g. http://127.0.0.1:8545)", self.rpc_url)
-        })?;
-        if url.scheme() != "http" {
+        Self::parse_rpc_url(&self.rpc_url)
+    }
+
+    /// `text` as an RPC URL, or what is wrong with it.
+    pub fn parse_rpc_url(text: &str) -> anyhow::Result<alloy::transports::http::reqwest::Url> {
+        let url: alloy::transports::http::reqwest::Url = text
+            .parse()
+            .with_context(|| format!("RPC_URL {text:?} is not a URL (e.g. http://127.0.0.1:8545)"))?;
+        if !matches!(url.scheme(), "http" | "https") {
             bail!(
-                "RPC_URL uses {}://, but this build speaks plain http only (https arrives with issue #6); \
-                 use an http endpoint, e.g. a local node or proxy",
+                "RPC_URL uses {}://, but only http:// and https:// endpoints are supported; \
+                 use the node's HTTP JSON-RPC URL",
                 url.scheme()
             );
         }
@@ -99,5 +104,39 @@ impl DatabaseArgs {
             .connect(&self.database_url)
             .await
             .with_context(|| "connecting to DATABASE_URL (is Postgres running, and does the database exist?)")
+    }
+}
+
+/// The key that signs: `PRIVATE_KEY`, or an encrypted keystore and its password. Values are
+/// hidden from `--help`, and nothing here prints them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KeyArgs {
+    /// The signing private key (hex). Prefer --keystore; never pass it on a shared command line.
+    #[arg(long, env = "PRIVATE_KEY", hide_env_values = true)]
+    pub private_key: Option<String>,
+    /// An encrypted JSON keystore holding the key (instead of PRIVATE_KEY).
+    #[arg(long, env = "KEYSTORE")]
+    pub keystore: Option<PathBuf>,
+    /// The keystore's password; asked on the terminal when not set.
+    #[arg(long, env = "KEYSTORE_PASSWORD", hide_env_values = true)]
+    pub keystore_password: Option<String>,
+}
+
+impl KeyArgs {
+    /// The signer, asking for the keystore password on the terminal when it is not set.
+    pub fn signer(&self) -> anyhow::Result<alloy::signers::local::PrivateKeySigner> {
+        let password = match (&self.keystore, &self.keystore_password) {
+            (Some(path), None) => Some(
+                rpassword::prompt_password(format!("Password for {}: ", path.display()))
+                    .context("KEYSTORE_PASSWORD is not set and there is no terminal to ask on")?,
+            ),
+            (_, given) => given.clone(),
+        };
+        let source = agentpact_mcp::keys::KeySource::pick(
+            self.private_key.as_deref(),
+            self.keystore.as_deref(),
+            password.as_deref(),
+        )?;
+        Ok(source.load()?)
     }
 }

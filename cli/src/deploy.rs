@@ -1,0 +1,73 @@
+//! `agentpact deploy`: OracleRegistry and AgentPact on any chain, recorded in
+//! `deployments/<chain_id>.json` for `index`, `serve` and `mcp` to find.
+
+use std::path::PathBuf;
+
+use agentpact_contracts::{DeployOptions, deploy};
+use alloy::{
+    network::EthereumWallet,
+    primitives::U256,
+    providers::{Provider, ProviderBuilder},
+};
+use anyhow::{Context, bail};
+
+use crate::settings::{ChainArgs, KeyArgs};
+
+/// Flags of `agentpact deploy`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DeployArgs {
+    /// JSON-RPC endpoint of the chain (http or https); the chain id is read from it.
+    #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8545")]
+    rpc_url: String,
+    #[command(flatten)]
+    key: KeyArgs,
+    /// The least an oracle must stake, in ETH.
+    #[arg(long, env = "MIN_ORACLE_STAKE_ETH", default_value = "0.01")]
+    min_oracle_stake_eth: String,
+    /// How long a deregistered oracle waits for its stake, in seconds (default 7 days).
+    #[arg(long, env = "ORACLE_COOLDOWN_SECS", default_value_t = DeployOptions::default().oracle_cooldown_secs)]
+    oracle_cooldown_secs: u64,
+    /// Where to write `<chain_id>.json`.
+    #[arg(long, env = "DEPLOYMENTS_DIR", default_value = "deployments")]
+    deployments_dir: PathBuf,
+    /// Replace an existing deployments file for this chain.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Deploys both contracts from the key's account and writes the deployments file.
+pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
+    let url = ChainArgs::parse_rpc_url(&args.rpc_url)?;
+    let signer = args.key.signer()?;
+    let deployer = signer.address();
+    let min_oracle_stake =
+        agentpact_mcp::input::eth_amount("MIN_ORACLE_STAKE_ETH", &args.min_oracle_stake_eth)?;
+    let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(url);
+    let chain_id =
+        provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;
+    let file = args.deployments_dir.join(format!("{chain_id}.json"));
+    if file.exists() && !args.force {
+        bail!("{} exists: this chain already has a deployment. Pass --force to replace it", file.display());
+    }
+    let balance = provider.get_balance(deployer).await.context("reading the deployer's balance")?;
+    if balance == U256::ZERO {
+        bail!(
+            "the deployer {deployer} has no ETH on chain {chain_id}: fund it first (a faucet, on a testnet)"
+        );
+    }
+    let options = DeployOptions { min_oracle_stake, oracle_cooldown_secs: args.oracle_cooldown_secs };
+    tracing::info!(chain_id, %deployer, "deploying OracleRegistry and AgentPact");
+    let deployment = deploy(&provider, options).await?;
+    std::fs::create_dir_all(&args.deployments_dir)
+        .with_context(|| format!("creating {}", args.deployments_dir.display()))?;
+    let json = serde_json::to_string_pretty(&deployment)?;
+    std::fs::write(&file, json + "\n").with_context(|| format!("writing {}", file.display()))?;
+    println!(
+        "Deployed on chain {chain_id} at block {}:\n  AgentPact       {}\n  OracleRegistry  {}\nWrote {}",
+        deployment.block,
+        deployment.agent_pact,
+        deployment.oracle_registry,
+        file.display()
+    );
+    Ok(())
+}

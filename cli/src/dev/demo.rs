@@ -1,0 +1,143 @@
+//! Demo pacts for the local stack: two registered oracles and one pact in every status, so a
+//! dashboard or an agent has something to look at from the first second.
+
+use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry};
+use alloy::{
+    contract::{CallBuilder, CallDecoder},
+    primitives::{Address, B256, U256, utils::parse_ether},
+    providers::{DynProvider, Provider},
+};
+use anyhow::{Context, bail};
+
+/// Who plays which part: dev accounts 1 (buyer), 2 (seller), 3 (arbitrator), 4 and 5 (oracles).
+pub struct Cast {
+    /// Pays.
+    pub buyer: Address,
+    /// Works.
+    pub seller: Address,
+    /// Settles disputes.
+    pub arbitrator: Address,
+    /// Score work.
+    pub oracles: [Address; 2],
+}
+
+impl Cast {
+    /// The parts, from anvil's dev accounts.
+    pub fn of(accounts: &[Address]) -> anyhow::Result<Self> {
+        if accounts.len() < 6 {
+            bail!("anvil started with {} accounts; the demo needs 6", accounts.len());
+        }
+        Ok(Self {
+            buyer: accounts[1],
+            seller: accounts[2],
+            arbitrator: accounts[3],
+            oracles: [accounts[4], accounts[5]],
+        })
+    }
+}
+
+struct Demo<'a> {
+    pact: AgentPact::AgentPactInstance<DynProvider>,
+    provider: &'a DynProvider,
+    cast: &'a Cast,
+    payment: U256,
+}
+
+/// Registers the oracles and creates pacts 0-7, one per status in code order: NEGOTIATING,
+/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL.
+/// `provider` must sign for every account of `cast`.
+pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -> anyhow::Result<()> {
+    let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
+    for oracle in cast.oracles {
+        let stake = registry.minStake().call().await?;
+        send(registry.register(vec!["code-review".into(), "design".into()]).from(oracle).value(stake))
+            .await?;
+    }
+    let d = Demo {
+        pact: AgentPact::new(deployment.agent_pact, provider.clone()),
+        provider,
+        cast,
+        payment: parse_ether("0.1")?,
+    };
+    d.create(Initiator::Buyer).await?; // 0 NEGOTIATING
+    d.funded(Initiator::Buyer).await?; // 1 FUNDED
+    let started = d.funded(Initiator::Seller).await?;
+    send(d.pact.startWork(started).from(cast.seller)).await?; // 2 IN_PROGRESS
+    let scoring = d.delivered().await?;
+    d.score(scoring, cast.oracles[0], 85).await?; // 3 PENDING_VERIFY, one of two scores in
+    let done = d.verified().await?;
+    send(d.pact.approveWork(done).from(cast.buyer)).await?; // 4 COMPLETED
+    let disputed = d.funded(Initiator::Buyer).await?;
+    send(d.pact.raiseDispute(disputed, cast.arbitrator).from(cast.seller)).await?; // 5 DISPUTED
+    let cancelled = d.create(Initiator::Buyer).await?;
+    send(d.pact.cancelPact(cancelled).from(cast.buyer)).await?; // 6 REFUNDED
+    d.verified().await?; // 7 PENDING_APPROVAL
+    Ok(())
+}
+
+impl Demo<'_> {
+    async fn create(&self, initiator: Initiator) -> anyhow::Result<U256> {
+        let now =
+            self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
+        let stake = self.payment / U256::from(10u8);
+        let (creator, deposit) = match initiator {
+            Initiator::Buyer => (self.cast.buyer, self.payment + stake),
+            Initiator::Seller => (self.cast.seller, stake),
+        };
+        let terms = AgentPact::Terms {
+            initiator: initiator.code(),
+            specHash: B256::repeat_byte(0x5e),
+            specUri: "ipfs://QmDemoLandingPageSpec".into(),
+            deadline: now + 14 * 24 * 3600,
+            reviewPeriod: 0,
+            threshold: 70,
+            arbitrator: self.cast.arbitrator,
+            payment: self.payment,
+            oracles: self.cast.oracles.to_vec(),
+            weights: vec![60, 40],
+        };
+        let id = self.pact.pactCount().call().await?;
+        send(self.pact.createPact(terms).from(creator).value(deposit)).await?;
+        Ok(id)
+    }
+
+    async fn funded(&self, initiator: Initiator) -> anyhow::Result<U256> {
+        let id = self.create(initiator).await?;
+        let stake = self.payment / U256::from(10u8);
+        let (accepter, deposit) = match initiator {
+            Initiator::Buyer => (self.cast.seller, stake),
+            Initiator::Seller => (self.cast.buyer, self.payment + stake),
+        };
+        send(self.pact.acceptPact(id).from(accepter).value(deposit)).await?;
+        Ok(id)
+    }
+
+    async fn delivered(&self) -> anyhow::Result<U256> {
+        let id = self.funded(Initiator::Buyer).await?;
+        send(self.pact.startWork(id).from(self.cast.seller)).await?;
+        send(self.pact.submitWork(id, B256::repeat_byte(0xd0)).from(self.cast.seller)).await?;
+        Ok(id)
+    }
+
+    async fn score(&self, id: U256, oracle: Address, score: u8) -> anyhow::Result<()> {
+        send(self.pact.submitVerification(id, score, B256::repeat_byte(0xac)).from(oracle)).await
+    }
+
+    /// Delivered, scored 90 and 80, finalized: PENDING_APPROVAL.
+    async fn verified(&self) -> anyhow::Result<U256> {
+        let id = self.delivered().await?;
+        for (oracle, score) in self.cast.oracles.into_iter().zip([90, 80]) {
+            self.score(id, oracle, score).await?;
+        }
+        send(self.pact.finalizeVerification(id).from(self.cast.buyer)).await?;
+        Ok(id)
+    }
+}
+
+async fn send<D: CallDecoder>(call: CallBuilder<&DynProvider, D>) -> anyhow::Result<()> {
+    let receipt = call.send().await.context("a demo transaction was refused")?.get_receipt().await?;
+    if !receipt.status() {
+        bail!("demo transaction {} reverted", receipt.transaction_hash);
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! `agentpact dev`: the whole stack on this machine with nothing configured — the pinned anvil,
+//! both contracts, demo pacts in every status, Postgres, migrations, the indexer and the API —
+//! and the configuration an MCP client needs. Ctrl-C stops everything it started.
+
+mod demo;
+
+use std::{path::PathBuf, time::Duration};
+
+use agentpact::local::{PrivateCluster, anvil_binary, with_database};
+use agentpact_api::{Reader, ServeConfig};
+use agentpact_contracts::{DeployOptions, deploy};
+use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
+use alloy::{
+    hex,
+    network::EthereumWallet,
+    node_bindings::{Anvil, AnvilInstance},
+    providers::{Provider, ProviderBuilder},
+    signers::local::PrivateKeySigner,
+};
+use anyhow::{Context, bail};
+use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
+use tokio::sync::watch;
+
+use crate::signal;
+
+/// The local chain's id (anvil's default).
+const CHAIN_ID: u64 = 31_337;
+/// The database the stack creates (and re-creates on every start) on a DATABASE_URL server.
+const DATABASE: &str = "agentpact_dev";
+
+/// Flags of `agentpact dev`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DevArgs {
+    /// Port of the local chain's JSON-RPC.
+    #[arg(long, env = "DEV_ANVIL_PORT", default_value_t = 8545)]
+    anvil_port: u16,
+    /// Port of the GraphQL API.
+    #[arg(long, env = "DEV_API_PORT", default_value_t = 8080)]
+    api_port: u16,
+    /// A Postgres server to use instead of a private cluster; the stack (re)creates the
+    /// database `agentpact_dev` on it, so point it at a development server only.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: Option<String>,
+    /// Where to write `31337.json` for `agentpact mcp` and `index` to read.
+    #[arg(long, env = "DEPLOYMENTS_DIR", default_value = "deployments")]
+    deployments_dir: PathBuf,
+}
+
+/// Runs the stack until Ctrl-C or SIGTERM.
+pub async fn run(args: DevArgs) -> anyhow::Result<()> {
+    for (port, flag) in [(args.anvil_port, "--anvil-port"), (args.api_port, "--api-port")] {
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+            bail!(
+                "port {port} is in use (another stack, or a node?): stop it or pass {flag} with a free port"
+            );
+        }
+    }
+    let (database_url, cluster) = database(args.database_url.as_deref()).await?;
+    let anvil = start_anvil(args.anvil_port)?;
+    let (deployment, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
+
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
+    MIGRATOR.run(&pool).await.context("applying migrations")?;
+    let reader = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
+    let target = Target {
+        chain_id: CHAIN_ID,
+        contracts: Contracts {
+            agent_pact: deployment.agent_pact,
+            oracle_registry: deployment.oracle_registry,
+        },
+        deployment_block: deployment.block,
+    };
+    let config = Config { poll_interval: Duration::from_millis(200), ..Config::default() };
+    let (stop, stopped) = watch::channel(false);
+    let until_stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let indexing = tokio::spawn(agentpact_indexer::run(
+        Indexer::new(pool.clone(), reader, target, config),
+        until_stopped(stopped.clone()),
+    ));
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.api_port)).await?;
+    let serve_config = ServeConfig {
+        chain_id: CHAIN_ID,
+        cors_origins: vec!["*".into()],
+        ready_max_lag_blocks: 10,
+        ready_max_silence: Duration::from_secs(30),
+        rate_limit: None,
+    };
+    let reader = Reader::new(pool);
+    let serving =
+        tokio::spawn(agentpact_api::serve(listener, reader.clone(), serve_config, until_stopped(stopped)));
+
+    let head = ProviderBuilder::new().connect_http(anvil.endpoint_url()).get_block_number().await?;
+    wait_until_indexed(&reader, head).await?;
+    let deployments = std::fs::canonicalize(&args.deployments_dir).unwrap_or(args.deployments_dir.clone());
+    print_welcome(&anvil, args.api_port, &database_url, &deployments, &mcp_key);
+    signal::shutdown().await;
+    eprintln!("agentpact dev: stopping");
+    let _ = stop.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(5), indexing).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), serving).await;
+    drop(anvil); // kills the node
+    drop(cluster); // stops and deletes the private cluster
+    Ok(())
+}
+
+/// Waits (up to a minute) until the index holds block `head`, so what is printed next is true.
+async fn wait_until_indexed(reader: &Reader, head: u64) -> anyhow::Result<()> {
+    for _ in 0..600 {
+        if reader.indexer_status(CHAIN_ID).await?.is_some_and(|s| s.indexed_block >= head) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("the indexer did not reach block {head} within a minute; see the log above")
+}
+
+/// The stack's database: a fresh `agentpact_dev` on DATABASE_URL's server, or a private cluster.
+async fn database(server: Option<&str>) -> anyhow::Result<(String, Option<PrivateCluster>)> {
+    let (admin_url, cluster) = match server {
+        Some(url) => (url.to_owned(), None),
+        None => {
+            let cluster = PrivateCluster::start(&format!("agentpact-dev-{}", std::process::id())).map_err(|why| {
+                anyhow::anyhow!(
+                    "no Postgres: set DATABASE_URL to a server the stack may create a database on, or install \
+                     PostgreSQL (initdb, pg_ctl) for a private one ({why})"
+                )
+            })?;
+            (cluster.url(), Some(cluster))
+        }
+    };
+    let mut admin = PgConnection::connect(&admin_url)
+        .await
+        .context("connecting to Postgres (is it running, and may this user create databases?)")?;
+    admin
+        .execute(sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"))))
+        .await?;
+    admin.execute(sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {DATABASE}")))).await?;
+    admin.close().await?;
+    Ok((with_database(&admin_url, DATABASE), cluster))
+}
+
+fn start_anvil(port: u16) -> anyhow::Result<AnvilInstance> {
+    let bin = anvil_binary();
+    if !bin.is_file() {
+        bail!("anvil not found at {}: run scripts/install-tools (or set ANVIL_BIN)", bin.display());
+    }
+    Anvil::at(bin).port(port).chain_id(CHAIN_ID).try_spawn().context("starting anvil")
+}
+
+/// Deploys from dev account 0, runs the demo, writes the deployments file; returns the
+/// deployment and the key the printed MCP configuration uses (dev account 1, the demo's buyer).
+async fn deploy_with_demo(
+    anvil: &AnvilInstance,
+    dir: &std::path::Path,
+) -> anyhow::Result<(agentpact_contracts::Deployment, String)> {
+    let signers: Vec<PrivateKeySigner> = anvil.keys().iter().cloned().map(PrivateKeySigner::from).collect();
+    let mut wallet = EthereumWallet::from(signers[0].clone());
+    for signer in &signers[1..] {
+        wallet.register_signer(signer.clone());
+    }
+    let provider = ProviderBuilder::new()
+        .with_simple_nonce_management()
+        .wallet(wallet)
+        .connect_http(anvil.endpoint_url())
+        .erased();
+    let deployment = deploy(provider.clone(), DeployOptions::default()).await?;
+    let cast = demo::Cast::of(anvil.addresses())?;
+    demo::run(&provider, &deployment, &cast).await.context("creating the demo pacts")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = dir.join(format!("{CHAIN_ID}.json"));
+    std::fs::write(&file, serde_json::to_string_pretty(&deployment)? + "\n")
+        .with_context(|| format!("writing {}", file.display()))?;
+    Ok((deployment, format!("0x{}", hex::encode(signers[1].to_bytes()))))
+}
+
+fn print_welcome(
+    anvil: &AnvilInstance,
+    api_port: u16,
+    database_url: &str,
+    deployments: &std::path::Path,
+    key: &str,
+) {
+    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "agentpact".into());
+    let mcp = serde_json::json!({ "mcpServers": { "agent-pact": {
+        "command": exe,
+        "args": ["mcp", "--role", "full"],
+        "env": {
+            "PRIVATE_KEY": key,
+            "RPC_URL": anvil.endpoint(),
+            "CHAIN_ID": CHAIN_ID.to_string(),
+            "DATABASE_URL": database_url,
+            "DEPLOYMENTS_DIR": deployments.display().to_string(),
+        }
+    } } });
+    println!(
+        "AgentPact dev stack is up (Ctrl-C stops it).\n\
+         \n\
+         GraphQL: http://127.0.0.1:{api_port}/graphql   (GraphiQL in a browser)\n\
+         Chain:   {} (chain id {CHAIN_ID}), contracts in {}/{CHAIN_ID}.json\n\
+         Postgres: {database_url}\n\
+         Demo: pacts 0-7, one in each status; oracles are dev accounts 4 and 5.\n\
+         \n\
+         Try:\n  curl -s http://127.0.0.1:{api_port}/graphql -H 'content-type: application/json' \\\n    \
+         -d '{{\"query\":\"{{ stats {{ pacts byStatus {{ status count }} }} }}\"}}'\n\
+         \n\
+         MCP client configuration (Claude Desktop / Claude Code); the key is anvil's public dev\n\
+         account 1, test ETH only, never for a real network:\n{}",
+        anvil.endpoint(),
+        deployments.display(),
+        serde_json::to_string_pretty(&mcp).unwrap_or_default()
+    );
+}

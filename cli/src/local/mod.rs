@@ -1,0 +1,8 @@
+//! Local services for development and tests (DESIGN.md §External parts): the pinned anvil and a
+//! throw-away PostgreSQL cluster.
+
+mod anvil;
+mod postgres;
+
+pub use anvil::anvil_binary;
+pub use postgres::{PrivateCluster, free_port, with_database};

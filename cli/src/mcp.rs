@@ -1,0 +1,145 @@
+//! `agentpact mcp`: the MCP server for one agent, over stdio (default) or streamable HTTP.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use agentpact_api::{
+    Reader,
+    rate_limit::{self, Rate, RateLimiter},
+};
+use agentpact_mcp::{PactServer, Role, WriteLimits, input};
+use anyhow::{Context, bail};
+use rmcp::{
+    ServiceExt,
+    transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager},
+};
+
+use crate::{
+    settings::{ChainArgs, DatabaseArgs, KeyArgs},
+    signal,
+};
+
+/// Flags of `agentpact mcp`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    chain: ChainArgs,
+    #[command(flatten)]
+    database: DatabaseArgs,
+    #[command(flatten)]
+    key: KeyArgs,
+    /// Which tools this agent gets: seeker, worker, oracle, arbitrator or full.
+    #[arg(long, env = "MCP_ROLE", default_value = "full")]
+    role: Role,
+    /// The most ETH one write may send (a spending cap).
+    #[arg(long, env = "MAX_VALUE_ETH", default_value = "1")]
+    max_value_eth: String,
+    /// How long a write waits for its receipt, in seconds.
+    #[arg(long, env = "RECEIPT_TIMEOUT_SECS", default_value_t = 60)]
+    receipt_timeout_secs: u64,
+    /// How long a write waits for the indexer to reach its block, in milliseconds.
+    #[arg(long, env = "INDEX_WAIT_MS", default_value_t = 5000)]
+    index_wait_ms: u64,
+    /// Serve streamable HTTP on this address (at /mcp) instead of stdio.
+    #[arg(long, env = "MCP_HTTP_ADDR")]
+    http: Option<SocketAddr>,
+    /// A bearer token HTTP clients must send (`Authorization: Bearer <token>`); required when
+    /// --http listens beyond loopback, since whoever reaches the port spends this wallet.
+    #[arg(long, env = "MCP_HTTP_TOKEN", hide_env_values = true)]
+    http_token: Option<String>,
+    /// Requests per second each client address may send over HTTP (sustained); 0 turns the limit
+    /// off. Over it, clients get 429 with Retry-After.
+    #[arg(long, env = "MCP_RATE_LIMIT_PER_SEC", default_value_t = 20)]
+    rate_limit_per_sec: u32,
+    /// Requests a client may send at once after a quiet spell.
+    #[arg(long, env = "MCP_RATE_LIMIT_BURST", default_value_t = 40)]
+    rate_limit_burst: u32,
+}
+
+/// Serves until the client closes stdin (stdio) or Ctrl-C/SIGTERM (HTTP).
+pub async fn run(args: McpArgs) -> anyhow::Result<()> {
+    let signer = args.key.signer()?;
+    let limits = WriteLimits {
+        max_value: input::eth_amount("MAX_VALUE_ETH", &args.max_value_eth)?,
+        receipt_timeout: Duration::from_secs(args.receipt_timeout_secs.max(1)),
+        index_wait: Duration::from_millis(args.index_wait_ms),
+    };
+    if let Some(addr) = args.http
+        && !addr.ip().is_loopback()
+        && args.http_token.is_none()
+    {
+        bail!(
+            "--http {addr} listens beyond this machine, and anyone who reaches it could spend this wallet: \
+             set MCP_HTTP_TOKEN (clients send Authorization: Bearer <token>), or listen on 127.0.0.1"
+        );
+    }
+    let target = args.chain.target()?;
+    let pool = args.database.connect(8).await?;
+    let chain = agentpact_mcp::connect(
+        args.chain.rpc_url()?,
+        target.chain_id,
+        target.contracts,
+        signer,
+        Reader::new(pool),
+        limits,
+    )
+    .await?;
+    tracing::info!(wallet = %chain.me, role = %args.role, chain_id = target.chain_id, "MCP server ready");
+    let server = PactServer::new(chain, args.role);
+    match args.http {
+        None => {
+            let running =
+                server.serve(rmcp::transport::stdio()).await.context("starting the stdio MCP session")?;
+            running.waiting().await.context("serving MCP over stdio")?;
+        }
+        Some(addr) => {
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(LocalSessionManager::default()),
+                Default::default(),
+            );
+            let mut router = axum::Router::new().nest_service("/mcp", service);
+            if let Some(token) = args.http_token {
+                let expected: Arc<str> = format!("Bearer {token}").into();
+                router = router.layer(axum::middleware::from_fn(move |request, next| {
+                    bearer(Arc::clone(&expected), request, next)
+                }));
+            }
+            if args.rate_limit_per_sec > 0 {
+                let rate = Rate {
+                    per_second: f64::from(args.rate_limit_per_sec),
+                    burst: f64::from(args.rate_limit_burst.max(1)),
+                };
+                let limiter = Arc::new(RateLimiter::new(rate));
+                router = router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit));
+            }
+            let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+                format!("binding {addr} (MCP_HTTP_ADDR): is another server using that port?")
+            })?;
+            tracing::info!("MCP over streamable HTTP on http://{addr}/mcp");
+            let app = router.into_make_service_with_connect_info::<SocketAddr>();
+            axum::serve(listener, app).with_graceful_shutdown(signal::shutdown()).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Lets a request through only with the expected `Authorization` header.
+async fn bearer(
+    expected: Arc<str>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let given = request.headers().get(axum::http::header::AUTHORIZATION).map(|v| v.as_bytes());
+    if given.is_some_and(|g| constant_time_eq(g, expected.as_bytes())) {
+        next.run(request).await
+    } else {
+        (axum::http::StatusCode::UNAUTHORIZED, "send Authorization: Bearer <MCP_HTTP_TOKEN>\n")
+            .into_response()
+    }
+}
+
+/// Compares without returning early, so timing does not reveal how much of a guess was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}

@@ -1,0 +1,77 @@
+//! `agentpact serve`: the GraphQL API over the index until interrupted.
+
+use std::{net::SocketAddr, time::Duration};
+
+use agentpact_api::{Reader, ServeConfig, rate_limit::Rate};
+use anyhow::{Context, bail};
+
+use crate::{settings::DatabaseArgs, signal};
+
+/// Flags of `agentpact serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    database: DatabaseArgs,
+    /// The chain queries mean when they name none, and the one /readyz checks.
+    #[arg(long, env = "CHAIN_ID", default_value_t = 84532)]
+    chain_id: u64,
+    /// Where to listen: GraphQL on /graphql (GraphiQL in a browser), subscriptions on
+    /// /graphql/ws, and /healthz, /readyz, /metrics.
+    #[arg(long, env = "API_ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Browser origins allowed to call the API (comma-separated, or * for any); none by default.
+    #[arg(long, env = "CORS_ORIGINS", value_delimiter = ',')]
+    cors_origin: Vec<String>,
+    /// /readyz fails while the index is more than this many blocks behind the head.
+    #[arg(long, env = "READY_MAX_LAG_BLOCKS", default_value_t = 10)]
+    ready_max_lag_blocks: u64,
+    /// /readyz fails when the indexer has not reported for this many seconds.
+    #[arg(long, env = "READY_MAX_SILENCE_SECS", default_value_t = 30)]
+    ready_max_silence_secs: u64,
+    /// Requests per second each client address may send to /graphql (sustained); 0 turns the
+    /// limit off. Over it, clients get 429 with Retry-After.
+    #[arg(long, env = "RATE_LIMIT_PER_SEC", default_value_t = 50)]
+    rate_limit_per_sec: u32,
+    /// Requests a client may send at once after a quiet spell.
+    #[arg(long, env = "RATE_LIMIT_BURST", default_value_t = 100)]
+    rate_limit_burst: u32,
+    /// Database connections for queries.
+    #[arg(long, env = "API_DB_CONNECTIONS", default_value_t = 16)]
+    db_connections: u32,
+}
+
+/// Serves until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let pool = args.database.connect(args.db_connections.max(2)).await?;
+    if let Err(e) = sqlx::query("SELECT 1 FROM checkpoints LIMIT 1").execute(&pool).await {
+        if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("42P01") {
+            bail!(
+                "DATABASE_URL has no index schema yet: run `agentpact migrate` (or `agentpact index`) first"
+            );
+        }
+        return Err(e).context("reading the index");
+    }
+    let config = ServeConfig {
+        chain_id: args.chain_id,
+        cors_origins: args
+            .cors_origin
+            .into_iter()
+            .map(|o| o.trim().to_owned())
+            .filter(|o| !o.is_empty())
+            .collect(),
+        ready_max_lag_blocks: args.ready_max_lag_blocks,
+        ready_max_silence: Duration::from_secs(args.ready_max_silence_secs),
+        rate_limit: (args.rate_limit_per_sec > 0).then(|| Rate {
+            per_second: f64::from(args.rate_limit_per_sec),
+            burst: f64::from(args.rate_limit_burst.max(1)),
+        }),
+    };
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {} (API_ADDR): is another server using that port?", args.listen))?;
+    let addr = listener.local_addr().unwrap_or(args.listen);
+    tracing::info!(chain_id = args.chain_id, "GraphQL API on http://{addr}/graphql");
+    agentpact_api::serve(listener, Reader::new(pool), config, signal::shutdown()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
