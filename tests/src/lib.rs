@@ -1,6 +1,7 @@
 //! The AgentPact test harness: every test gets real parts of its own.
 //!
 //! - [`anvil`]: the pinned anvil binary, spawned on a free port, killed when dropped.
+//! - [`api`]: the GraphQL API on a free port over a test database, with an HTTP and websocket client.
 //! - [`postgres`]: a fresh, migrated database on a Postgres server, dropped when dropped.
 //! - [`chain`]: a [`chain::TestChain`] — an anvil with both contracts deployed and helpers to send
 //!   transactions, decode custom errors, read balances and move time.
@@ -9,8 +10,12 @@
 //! many can run in parallel because nothing is shared between them.
 
 pub mod anvil;
+pub mod api;
 pub mod chain;
+pub mod cli;
 pub mod index;
+pub mod load;
+pub mod mcp;
 pub mod pacts;
 pub mod postgres;
 pub mod receiver;

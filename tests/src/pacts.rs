@@ -6,7 +6,7 @@ use alloy::primitives::{Address, U256};
 
 use crate::{
     HarnessError,
-    chain::{Mined, TestChain, hash, send},
+    chain::{Mined, TestChain, ether, hash, send},
 };
 
 /// Review period of the standard terms, in seconds (one day).
@@ -159,6 +159,71 @@ impl Market {
         self.submitted(id).await?;
         self.verified(id, &[90, 80]).await?;
         Ok(id)
+    }
+
+    /// Pacts in every status, reached through every kind of event: NEGOTIATING, FUNDED,
+    /// IN_PROGRESS, PENDING_VERIFY (one score in), PENDING_APPROVAL, COMPLETED, DISPUTED (failed
+    /// verification; and raised), REFUNDED (by ruling, cancel and timeout); a withdrawal; oracles
+    /// registering, staking more, changing capabilities, deregistering and withdrawing.
+    pub async fn every_status(&self) -> Result<(), HarnessError> {
+        let m = self;
+        let pact = &m.chain.pact;
+        let pay = ether(1) + U256::from(3u8);
+        m.create(m.terms(Initiator::Seller, pay).await?).await?; // NEGOTIATING
+        m.funded(Initiator::Buyer, pay).await?; // FUNDED
+        let started = m.funded(Initiator::Seller, pay).await?;
+        send(pact.startWork(started).from(m.cast.seller)).await?; // IN_PROGRESS
+        let scoring = m.funded(Initiator::Buyer, pay).await?;
+        m.submitted(scoring).await?;
+        m.score(scoring, &[77]).await?; // PENDING_VERIFY with one score
+        m.pending_approval(Initiator::Seller, pay).await?; // PENDING_APPROVAL
+        let approved = m.pending_approval(Initiator::Buyer, pay).await?;
+        send(pact.approveWork(approved).from(m.cast.buyer)).await?; // COMPLETED
+        let failed = m.funded(Initiator::Seller, pay).await?;
+        m.submitted(failed).await?;
+        m.verified(failed, &[10, 20]).await?; // DISPUTED by a failing score
+        let rejected = m.pending_approval(Initiator::Buyer, pay).await?;
+        send(pact.rejectWork(rejected).from(m.cast.buyer)).await?;
+        send(pact.resolveDispute(rejected, false).from(m.cast.arbitrator)).await?; // REFUNDED by ruling
+        let (cancelled, _) = m.create(m.terms(Initiator::Buyer, pay).await?).await?;
+        send(pact.cancelPact(cancelled).from(m.cast.buyer)).await?;
+        let raised = m.funded(Initiator::Buyer, pay).await?;
+        send(pact.raiseDispute(raised, m.cast.arbitrator).from(m.cast.seller)).await?;
+        let timed_out = m.funded(Initiator::Seller, pay).await?;
+        m.chain.increase_time(DEADLINE_IN + 1).await?;
+        send(pact.claimTimeout(timed_out).from(m.cast.buyer)).await?; // REFUNDED by timeout
+        m.withdraw_all(m.cast.buyer).await?;
+
+        let registry = &m.chain.registry;
+        let leaving = m.chain.accounts[8];
+        m.register_oracle(leaving).await?;
+        send(registry.increaseStake().from(m.cast.oracles[0]).value(U256::from(5u8))).await?;
+        send(registry.updateCapabilities(vec!["audit".into()]).from(m.cast.oracles[1])).await?;
+        send(registry.deregister().from(leaving)).await?;
+        let gone = m.chain.accounts[9];
+        m.register_oracle(gone).await?;
+        send(registry.deregister().from(gone)).await?;
+        m.chain.increase_time(m.chain.options.oracle_cooldown_secs).await?;
+        send(registry.withdrawStake().from(gone)).await?;
+        Ok(())
+    }
+
+    /// The history the reputation tests compute by hand, between the cast's buyer and seller:
+    /// a 2 ETH pact approved after scores 90 and 80 (final 86); a 1 ETH pact that failed
+    /// verification with 10 and 20 (final 14) and went to the buyer by ruling; a 1 ETH pact the
+    /// seller abandoned, refunded by a timeout.
+    pub async fn reputation_history(&self) -> Result<(), HarnessError> {
+        let pact = &self.chain.pact;
+        let approved = self.pending_approval(Initiator::Buyer, ether(2)).await?;
+        send(pact.approveWork(approved).from(self.cast.buyer)).await?;
+        let lost = self.funded(Initiator::Seller, ether(1)).await?;
+        self.submitted(lost).await?;
+        self.verified(lost, &[10, 20]).await?;
+        send(pact.resolveDispute(lost, false).from(self.cast.arbitrator)).await?;
+        let abandoned = self.funded(Initiator::Buyer, ether(1)).await?;
+        self.chain.increase_time(DEADLINE_IN + 1).await?;
+        send(pact.claimTimeout(abandoned).from(self.cast.buyer)).await?;
+        Ok(())
     }
 
     /// The pact's status.

@@ -8,10 +8,12 @@
 //! 4. Otherwise an error that says how to get one.
 
 use std::{
-    path::{Path, PathBuf},
-    process::Command,
+    path::Path,
     sync::atomic::{AtomicU32, Ordering},
 };
+
+use agentpact::local::PrivateCluster;
+pub use agentpact::local::with_database;
 
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, PgPool, postgres::PgPoolOptions};
 use testcontainers::{
@@ -110,22 +112,8 @@ fn unique_name() -> String {
     format!("agentpact_test_{}_{n}_{nanos}", std::process::id())
 }
 
-/// `url` with its path (database name) replaced by `database`.
-fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
-    let authority_end = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[authority_end..].find('/') {
-        Some(slash) => &base[..authority_end + slash],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{base}/{database}?{q}"),
-        None => format!("{base}/{database}"),
-    }
-}
-
 async fn start_server() -> Result<(String, Server), HarnessError> {
-    let cluster_error = match PrivateCluster::start() {
+    let cluster_error = match PrivateCluster::start(&unique_name()) {
         Ok(cluster) => return Ok((cluster.url(), Server::Private { _cluster: cluster })),
         Err(e) => e,
     };
@@ -155,108 +143,6 @@ async fn start_container() -> Result<(String, Server), String> {
     let port = container.get_host_port_ipv4(5432).await.map_err(|e| e.to_string())?;
     let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
     Ok((url, Server::Container { _container: Box::new(container) }))
-}
-
-/// A PostgreSQL cluster in a temp dir, listening on 127.0.0.1 on a free port.
-struct PrivateCluster {
-    dir: PathBuf,
-    bin: PathBuf,
-    port: u16,
-    run_as_postgres: bool,
-}
-
-impl PrivateCluster {
-    fn start() -> Result<Self, String> {
-        let bin = postgres_bin_dir().ok_or("initdb not found on PATH or under /usr/lib/postgresql")?;
-        let dir = std::env::temp_dir().join(unique_name());
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        let port = free_port()?;
-        let cluster = Self { dir, bin, port, run_as_postgres: is_root() };
-        if cluster.run_as_postgres {
-            cluster.run(Command::new("chown").args(["-R", "postgres:"]).arg(&cluster.dir))?;
-        }
-        let data = cluster.dir.join("data");
-        let socket_dir = cluster.dir.display().to_string();
-        let log = cluster.dir.join("log");
-        cluster.run(
-            cluster
-                .command("initdb")
-                .args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "-D"])
-                .arg(&data),
-        )?;
-        let options = format!("-p {port} -k {socket_dir} -h 127.0.0.1 -F");
-        cluster.run(
-            cluster
-                .command("pg_ctl")
-                .args(["-w", "-o", &options, "-l"])
-                .arg(&log)
-                .arg("-D")
-                .arg(&data)
-                .arg("start"),
-        )?;
-        Ok(cluster)
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-
-    /// A command for one of the server's programs, run as `postgres` when we are root.
-    fn command(&self, program: &str) -> Command {
-        let program = self.bin.join(program);
-        if self.run_as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(program);
-            c
-        } else {
-            Command::new(program)
-        }
-    }
-
-    fn run(&self, command: &mut Command) -> Result<(), String> {
-        let out = command.output().map_err(|e| format!("{command:?}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!("{command:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
-        }
-    }
-}
-
-impl Drop for PrivateCluster {
-    fn drop(&mut self) {
-        let data = self.dir.join("data");
-        let stopped = self.run(self.command("pg_ctl").args(["-m", "immediate", "-D"]).arg(&data).arg("stop"));
-        if let Err(e) = stopped {
-            eprintln!("warning: could not stop the private Postgres cluster: {e}");
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn postgres_bin_dir() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .find(|dir| dir.join("initdb").is_file());
-    on_path.or_else(|| {
-        let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-            .ok()?
-            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-            .filter(|bin| bin.join("initdb").is_file())
-            .collect();
-        versions.sort_by_key(|p| p.parent().and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok()));
-        versions.pop()
-    })
-}
-
-fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
-}
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A JSON-RPC proxy in front of anvil that misbehaves on purpose, the way public RPC endpoints do:
-//! it fails every k-th request, and it refuses `eth_getLogs` answers longer than a cap with the
-//! "query returned more than N results" error real providers send.
+//! it fails every k-th request, answers every k-th with garbage, refuses `eth_getLogs` answers
+//! longer than a cap with the "query returned more than N results" error real providers send, and
+//! can slip a forged, undecodable log from a given address into the first logs it returns.
 
 use std::sync::{
     Arc,
@@ -23,6 +24,11 @@ pub struct Faults {
     pub fail_every: Option<u64>,
     /// Refuse `eth_getLogs` results with more logs than this.
     pub max_logs: Option<usize>,
+    /// Answer every k-th request with a result of the wrong shape.
+    pub garbage_every: Option<u64>,
+    /// Add a log with an unknown event and junk data, "emitted" by this address, to the first
+    /// non-empty `eth_getLogs` answer.
+    pub forge_log_from: Option<alloy::primitives::Address>,
 }
 
 /// A running proxy; stops when dropped.
@@ -43,8 +49,13 @@ impl FaultyRpc {
             listener.local_addr().map_err(|e| HarnessError::Process(format!("proxy address: {e}")))?
         );
         let failed = Arc::new(AtomicU64::new(0));
-        let shared =
-            Shared { upstream, faults, requests: Arc::new(AtomicU64::new(0)), failed: failed.clone() };
+        let shared = Shared {
+            upstream,
+            faults,
+            requests: Arc::new(AtomicU64::new(0)),
+            failed: failed.clone(),
+            forged: Default::default(),
+        };
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(serve(stream, shared.clone()));
@@ -76,6 +87,7 @@ struct Shared {
     faults: Faults,
     requests: Arc<AtomicU64>,
     failed: Arc<AtomicU64>,
+    forged: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Serves HTTP/1.1 requests on one connection until the client closes it.
@@ -128,6 +140,23 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u
     }
 }
 
+/// Appends a forged log (same block as the first real one) to the first non-empty log list.
+fn forge_once(shared: &Shared, from: alloy::primitives::Address, mut logs: Value) -> Value {
+    let Some(list) = logs.as_array_mut() else { return logs };
+    let Some(first) = list.first().cloned() else { return logs };
+    if shared.forged.swap(true, Ordering::Relaxed) {
+        return logs;
+    }
+    let mut forged = first;
+    forged["address"] = json!(from);
+    forged["topics"] = json!([alloy::primitives::keccak256("Bogus(uint256)")]);
+    forged["data"] = json!("0xdeadbeef");
+    forged["logIndex"] = json!("0x7fff");
+    list.push(forged);
+    shared.failed.fetch_add(1, Ordering::Relaxed);
+    logs
+}
+
 async fn answer(shared: &Shared, request: Value) -> Value {
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -138,6 +167,10 @@ async fn answer(shared: &Shared, request: Value) -> Value {
         shared.failed.fetch_add(1, Ordering::Relaxed);
         return error(-32603, "proxy: injected failure".into());
     }
+    if shared.faults.garbage_every.is_some_and(|k| n.is_multiple_of(k)) {
+        shared.failed.fetch_add(1, Ordering::Relaxed);
+        return json!({"jsonrpc": "2.0", "id": id, "result": {"garbage": [1, "two", null]}});
+    }
     match shared.upstream.raw_request::<_, Value>(method.clone().into(), params).await {
         Ok(result) => {
             let too_many = method == "eth_getLogs"
@@ -147,6 +180,10 @@ async fn answer(shared: &Shared, request: Value) -> Value {
                 let cap = shared.faults.max_logs.unwrap_or_default();
                 return error(-32005, format!("query returned more than {cap} results"));
             }
+            let result = match (method.as_str(), shared.faults.forge_log_from) {
+                ("eth_getLogs", Some(from)) => forge_once(shared, from, result),
+                _ => result,
+            };
             json!({"jsonrpc": "2.0", "id": id, "result": result})
         }
         Err(alloy::transports::RpcError::ErrorResp(payload)) => {

@@ -3,7 +3,6 @@
 
 use std::{
     io::{Read, Write},
-    path::PathBuf,
     process::{Child, Command, Stdio},
 };
 
@@ -11,6 +10,7 @@ use agentpact_contracts::Initiator;
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
+    cli::{binary, free_port},
     index::{dump, fresh_dump, wait_for_checkpoint},
     pacts::Market,
     postgres::TestDatabase,
@@ -18,21 +18,6 @@ use agentpact_tests::{
 use alloy::providers::Provider;
 
 type Result = std::result::Result<(), HarnessError>;
-
-/// The `agentpact` binary cargo built next to this test (`cargo nextest run --workspace` builds it).
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_default();
-    let dir = exe.parent().and_then(|deps| deps.parent()).map(PathBuf::from).unwrap_or_default();
-    let binary = dir.join("agentpact");
-    assert!(binary.is_file(), "{} is missing: build it with `cargo build -p agentpact`", binary.display());
-    binary
-}
-
-fn free_port() -> std::result::Result<u16, HarnessError> {
-    let listener =
-        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| HarnessError::Process(e.to_string()))?;
-    Ok(listener.local_addr().map_err(|e| HarnessError::Process(e.to_string()))?.port())
-}
 
 /// `agentpact index` for the market's chain, with addresses from a deployments file.
 fn spawn_indexer(
@@ -134,13 +119,13 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
     assert!(stderr.contains("serves chain 31337") && stderr.contains("CHAIN_ID is 84532"), "{stderr}");
 
     let out = Command::new(binary())
-        .args(["index", "--rpc-url", "https://rpc.example.invalid", "--database-url", db.url()])
+        .args(["index", "--rpc-url", "ws://rpc.example.invalid", "--database-url", db.url()])
         .args(["--agent-pact-address", &pact, "--oracle-registry-address", &registry])
         .output()
         .map_err(io)?;
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("plain http"),
+        String::from_utf8_lossy(&out.stderr).contains("only http:// and https://"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -39,19 +39,27 @@ fn quick_retries() -> Config {
     }
 }
 
-#[tokio::test]
-async fn an_rpc_failing_every_third_request_is_retried_and_the_index_is_exact() -> Result {
-    let m = Market::open().await?;
-    some_history(&m).await?;
-    let proxy =
-        FaultyRpc::start(m.chain.provider.clone(), Faults { fail_every: Some(3), ..Faults::default() })
-            .await?;
+/// Runs the indexer through a proxy with `faults` until it holds the chain's head.
+async fn follow_through(
+    m: &Market,
+    faults: Faults,
+) -> std::result::Result<(FaultyRpc, TestDatabase, agentpact_indexer::Metrics), HarnessError> {
+    let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
     let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), quick_retries());
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
     wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
     task.abort();
+    Ok((proxy, db, metrics))
+}
+
+#[tokio::test]
+async fn an_rpc_failing_every_third_request_is_retried_and_the_index_is_exact() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let (proxy, db, metrics) =
+        follow_through(&m, Faults { fail_every: Some(3), ..Faults::default() }).await?;
     assert!(proxy.failed() >= 3, "the proxy injected {} failures", proxy.failed());
     assert!(metrics.render().contains("kind=\"rpc\""), "RPC errors are counted:\n{}", metrics.render());
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
@@ -100,5 +108,33 @@ async fn a_dropped_database_connection_is_recovered() -> Result {
         metrics.render()
     );
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn garbage_answers_are_retried_and_never_become_rows() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let (proxy, db, _) = follow_through(&m, Faults { garbage_every: Some(4), ..Faults::default() }).await?;
+    assert!(proxy.failed() >= 3, "the proxy sent {} garbage answers", proxy.failed());
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_undecodable_log_from_the_contract_stops_the_indexer_without_writing_it() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let faults = Faults { forge_log_from: Some(m.chain.deployment.agent_pact), ..Faults::default() };
+    let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
+    let db = TestDatabase::create().await?;
+    let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
+    let outcome = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide).catch_up().await;
+    let error = outcome.expect_err("a log this build cannot decode must stop the indexer");
+    assert_eq!(error.kind(), "decode", "{error}");
+    assert!(error.is_fatal(), "not retried: the contracts are not the ones this build knows");
+    assert_eq!(proxy.failed(), 1, "the forged log was served");
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM events").fetch_one(db.pool()).await?;
+    assert_eq!(rows, 0, "nothing of the batch holding the forged log may be written");
     Ok(())
 }

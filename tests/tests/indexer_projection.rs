@@ -7,10 +7,10 @@ use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
     index::assert_index_matches_chain,
-    pacts::{DEADLINE_IN, Market},
+    pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::{primitives::U256, providers::Provider};
+use alloy::providers::Provider;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -18,53 +18,10 @@ fn indexer(m: &Market, db: &TestDatabase) -> Indexer<alloy::providers::DynProvid
     agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default())
 }
 
-/// Pacts in every status, reached through every kind of event.
-async fn every_status(m: &Market) -> std::result::Result<(), HarnessError> {
-    let pact = &m.chain.pact;
-    let pay = ether(1) + U256::from(3u8);
-    m.create(m.terms(Initiator::Seller, pay).await?).await?; // NEGOTIATING
-    m.funded(Initiator::Buyer, pay).await?; // FUNDED
-    let started = m.funded(Initiator::Seller, pay).await?;
-    send(pact.startWork(started).from(m.cast.seller)).await?; // IN_PROGRESS
-    let scoring = m.funded(Initiator::Buyer, pay).await?;
-    m.submitted(scoring).await?;
-    m.score(scoring, &[77]).await?; // PENDING_VERIFY with one score
-    m.pending_approval(Initiator::Seller, pay).await?; // PENDING_APPROVAL
-    let approved = m.pending_approval(Initiator::Buyer, pay).await?;
-    send(pact.approveWork(approved).from(m.cast.buyer)).await?; // COMPLETED
-    let failed = m.funded(Initiator::Seller, pay).await?;
-    m.submitted(failed).await?;
-    m.verified(failed, &[10, 20]).await?; // DISPUTED by a failing score
-    let rejected = m.pending_approval(Initiator::Buyer, pay).await?;
-    send(pact.rejectWork(rejected).from(m.cast.buyer)).await?;
-    send(pact.resolveDispute(rejected, false).from(m.cast.arbitrator)).await?; // REFUNDED by ruling
-    let (cancelled, _) = m.create(m.terms(Initiator::Buyer, pay).await?).await?;
-    send(pact.cancelPact(cancelled).from(m.cast.buyer)).await?;
-    let raised = m.funded(Initiator::Buyer, pay).await?;
-    send(pact.raiseDispute(raised, m.cast.arbitrator).from(m.cast.seller)).await?;
-    let timed_out = m.funded(Initiator::Seller, pay).await?;
-    m.chain.increase_time(DEADLINE_IN + 1).await?;
-    send(pact.claimTimeout(timed_out).from(m.cast.buyer)).await?; // REFUNDED by timeout
-    m.withdraw_all(m.cast.buyer).await?;
-
-    let registry = &m.chain.registry;
-    let leaving = m.chain.accounts[8];
-    m.register_oracle(leaving).await?;
-    send(registry.increaseStake().from(m.cast.oracles[0]).value(U256::from(5u8))).await?;
-    send(registry.updateCapabilities(vec!["audit".into()]).from(m.cast.oracles[1])).await?;
-    send(registry.deregister().from(leaving)).await?;
-    let gone = m.chain.accounts[9];
-    m.register_oracle(gone).await?;
-    send(registry.deregister().from(gone)).await?;
-    m.chain.increase_time(m.chain.options.oracle_cooldown_secs).await?;
-    send(registry.withdrawStake().from(gone)).await?;
-    Ok(())
-}
-
 #[tokio::test]
 async fn projections_match_the_contracts_field_by_field() -> Result {
     let m = Market::open().await?;
-    every_status(&m).await?;
+    m.every_status().await?;
     let db = TestDatabase::create().await?;
     let pass = indexer(&m, &db).catch_up().await?;
     let head = m.chain.provider.get_block_number().await?;
@@ -123,16 +80,7 @@ async fn every_committed_pact_change_is_announced_for_the_api() -> Result {
 #[tokio::test]
 async fn reputation_aggregates_match_a_hand_computed_history() -> Result {
     let m = Market::open().await?;
-    let pact = &m.chain.pact;
-    let approved = m.pending_approval(Initiator::Buyer, ether(2)).await?; // scores 90, 80: final 86
-    send(pact.approveWork(approved).from(m.cast.buyer)).await?;
-    let lost = m.funded(Initiator::Seller, ether(1)).await?;
-    m.submitted(lost).await?;
-    m.verified(lost, &[10, 20]).await?; // final 14: disputed
-    send(pact.resolveDispute(lost, false).from(m.cast.arbitrator)).await?;
-    let abandoned = m.funded(Initiator::Buyer, ether(1)).await?;
-    m.chain.increase_time(DEADLINE_IN + 1).await?;
-    send(pact.claimTimeout(abandoned).from(m.cast.buyer)).await?;
+    m.reputation_history().await?;
 
     let db = TestDatabase::create().await?;
     indexer(&m, &db).catch_up().await?;

@@ -1,0 +1,162 @@
+//! The GraphQL API on a free loopback port over a test database, and a client that speaks to it
+//! over real HTTP and websockets.
+
+use std::time::Duration;
+
+use agentpact_api::{Reader, ServeConfig};
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use tokio::{net::TcpStream, task::JoinHandle};
+use tokio_tungstenite::{
+    MaybeTlsStream, WebSocketStream,
+    tungstenite::{Message, client::IntoClientRequest, http::HeaderValue},
+};
+
+use crate::HarnessError;
+
+/// A running API server; stopped when dropped.
+pub struct TestApi {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    client: reqwest::Client,
+    task: JoinHandle<()>,
+}
+
+/// The settings tests use unless they say otherwise: the chain given, CORS for one origin.
+pub fn config(chain_id: u64) -> ServeConfig {
+    ServeConfig {
+        chain_id,
+        cors_origins: vec!["https://dashboard.example".into()],
+        ready_max_lag_blocks: 10,
+        ready_max_silence: Duration::from_secs(30),
+        rate_limit: None,
+    }
+}
+
+impl TestApi {
+    /// Serves the index in `pool` with `config`.
+    pub async fn start(pool: &PgPool, config: ServeConfig) -> Result<Self, HarnessError> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(io)?;
+        let base = format!("http://{}", listener.local_addr().map_err(io)?);
+        let app = agentpact_api::app(Reader::new(pool.clone()), config)
+            .await
+            .map_err(|e| HarnessError::Process(e.to_string()))?;
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
+                .await;
+        });
+        Ok(Self { base, client: reqwest::Client::new(), task })
+    }
+
+    /// Posts a query; returns the whole response (`data` and `errors`).
+    pub async fn post(&self, query: &str, variables: Value) -> Result<Value, HarnessError> {
+        let body = json!({ "query": query, "variables": variables });
+        let response =
+            self.client.post(format!("{}/graphql", self.base)).json(&body).send().await.map_err(http)?;
+        response.json().await.map_err(http)
+    }
+
+    /// Posts a query that must succeed; returns its `data`.
+    pub async fn data(&self, query: &str, variables: Value) -> Result<Value, HarnessError> {
+        let response = self.post(query, variables).await?;
+        match response.get("errors") {
+            Some(errors) => Err(HarnessError::Process(format!("GraphQL errors: {errors}"))),
+            None => Ok(response["data"].clone()),
+        }
+    }
+
+    /// GETs `path`, returning the status code and body.
+    pub async fn get(&self, path: &str) -> Result<(u16, String), HarnessError> {
+        let response = self.client.get(format!("{}{path}", self.base)).send().await.map_err(http)?;
+        let status = response.status().as_u16();
+        Ok((status, response.text().await.map_err(http)?))
+    }
+
+    /// The HTTP client, for requests the helpers above do not cover.
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Opens a `graphql-transport-ws` subscription to `query`; returns once the server
+    /// acknowledged it.
+    pub async fn subscribe(&self, query: &str, variables: Value) -> Result<Subscription, HarnessError> {
+        let url = format!("{}/graphql/ws", self.base.replacen("http", "ws", 1));
+        let mut request = url.into_client_request().map_err(ws)?;
+        request
+            .headers_mut()
+            .insert("sec-websocket-protocol", HeaderValue::from_static("graphql-transport-ws"));
+        let (mut socket, _) = tokio_tungstenite::connect_async(request).await.map_err(ws)?;
+        socket.send(Message::text(json!({ "type": "connection_init" }).to_string())).await.map_err(ws)?;
+        let mut sub = Subscription { socket };
+        let ack = sub.next_message().await?;
+        if ack["type"] != "connection_ack" {
+            return Err(HarnessError::Process(format!("expected connection_ack, got {ack}")));
+        }
+        let start =
+            json!({ "id": "1", "type": "subscribe", "payload": { "query": query, "variables": variables } });
+        sub.socket.send(Message::text(start.to_string())).await.map_err(ws)?;
+        Ok(sub)
+    }
+}
+
+impl Drop for TestApi {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// An open subscription.
+pub struct Subscription {
+    socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl Subscription {
+    /// The next `next` payload's `data` (errors are returned as errors); waits up to 10 s.
+    pub async fn next_data(&mut self) -> Result<Value, HarnessError> {
+        tokio::time::timeout(Duration::from_secs(10), self.next_payload())
+            .await
+            .map_err(|_| HarnessError::Process("no subscription message within 10 s".into()))?
+    }
+
+    async fn next_payload(&mut self) -> Result<Value, HarnessError> {
+        loop {
+            let message = self.next_message().await?;
+            match message["type"].as_str() {
+                Some("next") if message["payload"].get("errors").is_some() => {
+                    return Err(HarnessError::Process(format!("subscription error: {message}")));
+                }
+                Some("next") => return Ok(message["payload"]["data"].clone()),
+                Some("ping") => self.socket.send(Message::text(r#"{"type":"pong"}"#)).await.map_err(ws)?,
+                _ => {
+                    return Err(HarnessError::Process(format!("unexpected subscription message: {message}")));
+                }
+            }
+        }
+    }
+
+    async fn next_message(&mut self) -> Result<Value, HarnessError> {
+        loop {
+            match self.socket.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    return serde_json::from_str(&text).map_err(|e| HarnessError::Process(e.to_string()));
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(ws(e)),
+                None => return Err(HarnessError::Process("the subscription socket closed".into())),
+            }
+        }
+    }
+}
+
+fn io(e: std::io::Error) -> HarnessError {
+    HarnessError::Process(format!("binding the API port: {e}"))
+}
+
+fn http(e: reqwest::Error) -> HarnessError {
+    HarnessError::Process(format!("HTTP: {e}"))
+}
+
+fn ws(e: tokio_tungstenite::tungstenite::Error) -> HarnessError {
+    HarnessError::Process(format!("websocket: {e}"))
+}

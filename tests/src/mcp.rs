@@ -1,0 +1,222 @@
+//! MCP agents for tests: the real server (`agentpact_mcp::PactServer`) for one dev account, and
+//! rmcp's own client talking to it over an in-memory pipe.
+
+use std::time::Duration;
+
+use agentpact_api::Reader;
+use agentpact_mcp::{PactServer, Role, WriteLimits};
+use alloy::{
+    primitives::{Address, U256},
+    signers::local::PrivateKeySigner,
+};
+use rmcp::{
+    ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+    service::{RoleClient, RunningService},
+};
+use serde_json::Value;
+
+use crate::{HarnessError, chain::TestChain, index::target, postgres::TestDatabase};
+
+/// One agent: a dev account's key behind an MCP server, and a client connected to it.
+pub struct TestAgent {
+    /// The client.
+    pub client: RunningService<RoleClient, ()>,
+    /// The agent's address.
+    pub address: Address,
+}
+
+/// What a tool answered.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// The sentence.
+    pub text: String,
+    /// The structured result.
+    pub data: Value,
+    /// Whether it is an error.
+    pub is_error: bool,
+}
+
+/// The spending cap agents get in tests.
+pub fn test_limits() -> WriteLimits {
+    WriteLimits {
+        max_value: U256::from(10u64) * U256::from(10u64).pow(U256::from(18u64)),
+        receipt_timeout: Duration::from_secs(30),
+        index_wait: Duration::from_secs(10),
+    }
+}
+
+/// The private key of dev account `n` of `chain`.
+pub fn dev_key(chain: &TestChain, n: usize) -> Result<PrivateKeySigner, HarnessError> {
+    let keys = chain.anvil.keys();
+    let key = keys.get(n).ok_or_else(|| HarnessError::Process(format!("no dev key {n}")))?;
+    Ok(PrivateKeySigner::from(key.clone()))
+}
+
+impl TestAgent {
+    /// Dev account `n` as an agent in `role`, reading the index in `db`, writing under `limits`.
+    pub async fn start(
+        chain: &TestChain,
+        db: &TestDatabase,
+        n: usize,
+        role: Role,
+        limits: WriteLimits,
+    ) -> Result<Self, HarnessError> {
+        Self::start_with(chain, db, dev_key(chain, n)?, chain.anvil.endpoint_url(), role, limits).await
+    }
+
+    /// An agent holding `signer`, reaching the chain through `url`.
+    pub async fn start_with(
+        chain: &TestChain,
+        db: &TestDatabase,
+        signer: PrivateKeySigner,
+        url: alloy::transports::http::reqwest::Url,
+        role: Role,
+        limits: WriteLimits,
+    ) -> Result<Self, HarnessError> {
+        let address = signer.address();
+        let t = target(chain);
+        let agent = agentpact_mcp::connect(
+            url,
+            t.chain_id,
+            t.contracts,
+            signer,
+            Reader::new(db.pool().clone()),
+            limits,
+        )
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        let server = PactServer::new(agent, role);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client =
+            ().serve(client_io).await.map_err(|e| HarnessError::Process(format!("MCP client: {e}")))?;
+        Ok(Self { client, address })
+    }
+
+    /// Calls `tool` with `args` (a JSON object).
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Reply, HarnessError> {
+        let mut request = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            request = request.with_arguments(map);
+        }
+        let result: CallToolResult = self
+            .client
+            .call_tool(request)
+            .await
+            .map_err(|e| HarnessError::Process(format!("{tool}: {e}")))?;
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Reply {
+            text,
+            data: result.structured_content.unwrap_or_default(),
+            is_error: result.is_error == Some(true),
+        })
+    }
+
+    /// Calls `tool`, which must succeed.
+    pub async fn ok(&self, tool: &str, args: Value) -> Result<Reply, HarnessError> {
+        let reply = self.call(tool, args).await?;
+        if reply.is_error {
+            return Err(HarnessError::Process(format!("{tool} failed: {}", reply.text)));
+        }
+        Ok(reply)
+    }
+
+    /// Calls `tool`, which must fail; returns the error's code and sentence.
+    pub async fn refused(&self, tool: &str, args: Value) -> Result<(String, String), HarnessError> {
+        let reply = self.call(tool, args).await?;
+        if !reply.is_error {
+            return Err(HarnessError::Process(format!("{tool} should have failed but said: {}", reply.text)));
+        }
+        let code = reply.data["error"]["code"].as_str().unwrap_or_default().to_owned();
+        Ok((code, reply.text))
+    }
+}
+
+/// The real `agentpact mcp` binary over stdio, spoken to in JSON-RPC: an agent as an MCP client
+/// runs it. Killed when dropped.
+pub struct StdioAgent {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    next_id: u64,
+}
+
+impl StdioAgent {
+    /// Starts `agentpact mcp` with `env` (PRIVATE_KEY, RPC_URL, …) and completes the handshake.
+    pub async fn start(env: &[(&str, String)]) -> Result<Self, HarnessError> {
+        use tokio::io::AsyncBufReadExt;
+        let failed = |e: std::io::Error| HarnessError::Process(format!("agentpact mcp: {e}"));
+        let mut command = tokio::process::Command::new(crate::cli::binary());
+        command.arg("mcp").env_remove("DATABASE_URL").kill_on_drop(true);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(failed)?;
+        let stdin = child.stdin.take().ok_or_else(|| HarnessError::Process("no stdin".into()))?;
+        let stdout = child.stdout.take().ok_or_else(|| HarnessError::Process("no stdout".into()))?;
+        let mut agent = Self { child, stdin, stdout: tokio::io::BufReader::new(stdout).lines(), next_id: 1 };
+        let init = serde_json::json!({
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "0" }
+        });
+        agent.request("initialize", init).await?;
+        agent.send(&serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await?;
+        Ok(agent)
+    }
+
+    /// Calls `tool`, which must succeed; returns its structured result.
+    pub async fn ok(&mut self, tool: &str, args: Value) -> Result<Value, HarnessError> {
+        let result =
+            self.request("tools/call", serde_json::json!({ "name": tool, "arguments": args })).await?;
+        if result["isError"] == true {
+            return Err(HarnessError::Process(format!("{tool} failed: {result}")));
+        }
+        Ok(result["structuredContent"].clone())
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await?;
+        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
+            .await
+            .map_err(|_| HarnessError::Process(format!("no answer to {method} in 60 s")))?
+            .map_err(|e| HarnessError::Process(e.to_string()))?
+            .ok_or_else(|| HarnessError::Process("agentpact mcp closed stdout".into()))?;
+        let answer: Value =
+            serde_json::from_str(&line).map_err(|e| HarnessError::Process(format!("{line:?}: {e}")))?;
+        if answer["id"] != id {
+            return Err(HarnessError::Process(format!("answer out of order: {answer}")));
+        }
+        Ok(answer["result"].clone())
+    }
+
+    async fn send(&mut self, message: &Value) -> Result<(), HarnessError> {
+        use tokio::io::AsyncWriteExt;
+        self.stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .map_err(|e| HarnessError::Process(format!("writing to agentpact mcp: {e}")))
+    }
+}
+
+impl Drop for StdioAgent {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}

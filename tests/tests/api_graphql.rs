@@ -1,0 +1,344 @@
+//! The GraphQL API over a real index: every query and filter against pacts made on chain in every
+//! status, compared with what the contracts' getters say.
+
+use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use agentpact_indexer::Config;
+use agentpact_tests::{
+    HarnessError,
+    api::{self, TestApi},
+    chain::{ether, send},
+    pacts::{Market, creator_deposit},
+    postgres::TestDatabase,
+};
+use alloy::{
+    primitives::{Address, U256},
+    providers::Provider,
+};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+/// A pact as the contract's getter returns it.
+struct Truth {
+    id: U256,
+    status: PactStatus,
+    buyer: Address,
+    seller: Address,
+    arbitrator: Address,
+    initiator: u8,
+    payment: U256,
+    deadline: u64,
+    created_at: u64,
+    spec_uri: String,
+    oracles: Vec<Address>,
+}
+
+async fn truths(m: &Market) -> Result<Vec<Truth>> {
+    let count: u64 = m.chain.pact.pactCount().call().await?.to();
+    let mut out = Vec::new();
+    for id in 0..count {
+        let id = U256::from(id);
+        let p = m.chain.pact.getPact(id).call().await?;
+        out.push(Truth {
+            id,
+            status: PactStatus::try_from(p.status).map_err(|e| HarnessError::Process(e.to_string()))?,
+            buyer: p.buyer,
+            seller: p.seller,
+            arbitrator: p.arbitrator,
+            initiator: p.initiator,
+            payment: p.payment,
+            deadline: p.deadline,
+            created_at: p.createdAt,
+            spec_uri: p.specUri,
+            oracles: p.oracles,
+        });
+    }
+    Ok(out)
+}
+
+/// Pacts in every status plus three with their own buyer, oracle, payment, deadline and spec.
+async fn market() -> Result<(Market, TestDatabase, TestApi)> {
+    let m = Market::open().await?;
+    m.every_status().await?;
+    let outsider = m.chain.accounts[7];
+    let mut special = m.terms(Initiator::Buyer, ether(5)).await?;
+    special.specUri = "https://specs.example/logo-design.json".into();
+    special.deadline += 30 * 24 * 60 * 60;
+    special.oracles = vec![m.cast.oracles[0]];
+    special.weights = vec![100];
+    create_as(&m, outsider, special).await?;
+    let mut cheap = m.terms(Initiator::Seller, U256::from(1000u64)).await?;
+    cheap.specUri = "ipfs://QmTranslation/french-german".into();
+    m.create(cheap).await?;
+    m.funded(Initiator::Seller, ether(3)).await?;
+
+    let db = TestDatabase::create().await?;
+    agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
+    let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
+    Ok((m, db, api))
+}
+
+async fn create_as(m: &Market, who: Address, terms: AgentPact::Terms) -> Result {
+    let deposit = creator_deposit(Initiator::Buyer, terms.payment);
+    send(m.chain.pact.createPact(terms).from(who).value(deposit)).await?;
+    Ok(())
+}
+
+/// The ids of the pacts passing `filter`, newest first, through GraphQL (one page of 100).
+async fn ids(api: &TestApi, filter: Value) -> Result<Vec<U256>> {
+    let data = api
+        .data(
+            "query($f: PactFilter) { pacts(filter: $f, first: 100) { totalCount edges { node { id } } } }",
+            json!({ "f": filter }),
+        )
+        .await?;
+    let ids: Vec<U256> = data["pacts"]["edges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["node"]["id"].as_str().and_then(|s| s.parse().ok()).unwrap_or(U256::MAX))
+        .collect();
+    assert_eq!(data["pacts"]["totalCount"], json!(ids.len()), "totalCount of {filter}");
+    Ok(ids)
+}
+
+fn expected(truths: &[Truth], keep: impl Fn(&Truth) -> bool) -> Vec<U256> {
+    truths.iter().rev().filter(|t| keep(t)).map(|t| t.id).collect()
+}
+
+fn iso(secs: u64) -> String {
+    chrono::DateTime::from_timestamp(secs as i64, 0).map(|t| t.to_rfc3339()).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn every_filter_selects_what_the_chain_says() -> Result {
+    let (m, _db, api) = market().await?;
+    let all = truths(&m).await?;
+    let c = &m.cast;
+    let outsider = m.chain.accounts[7];
+    let name = |s: PactStatus| s.name();
+    let special_deadline = all.iter().map(|t| t.deadline).max().unwrap_or_default();
+    // The last pacts were created after the scenario moved the clock on by days.
+    let late = all.last().map(|t| t.created_at).unwrap_or_default();
+    let lower = |a: Address| format!("{a:#x}");
+    let cases: Vec<(Value, Vec<U256>)> = vec![
+        (json!({}), expected(&all, |_| true)),
+        (json!({ "status": [name(PactStatus::Funded)] }), expected(&all, |t| t.status == PactStatus::Funded)),
+        (
+            json!({ "status": [name(PactStatus::Completed), name(PactStatus::Refunded)] }),
+            expected(&all, |t| matches!(t.status, PactStatus::Completed | PactStatus::Refunded)),
+        ),
+        (json!({ "buyer": lower(c.buyer) }), expected(&all, |t| t.buyer == c.buyer)),
+        (json!({ "seller": c.seller.to_checksum(None) }), expected(&all, |t| t.seller == c.seller)),
+        (json!({ "buyer": lower(outsider) }), expected(&all, |t| t.buyer == outsider)),
+        (
+            json!({ "party": lower(c.seller) }),
+            expected(&all, |t| t.seller == c.seller || t.buyer == c.seller || t.arbitrator == c.seller),
+        ),
+        (json!({ "party": lower(outsider) }), expected(&all, |t| t.buyer == outsider)),
+        (json!({ "oracle": lower(c.oracles[1]) }), expected(&all, |t| t.oracles.contains(&c.oracles[1]))),
+        (json!({ "initiator": "SELLER" }), expected(&all, |t| t.initiator == Initiator::Seller.code())),
+        (
+            json!({ "minPayment": ether(2).to_string(), "maxPayment": ether(5).to_string() }),
+            expected(&all, |t| t.payment >= ether(2) && t.payment <= ether(5)),
+        ),
+        (json!({ "maxPayment": "1000" }), expected(&all, |t| t.payment <= U256::from(1000u64))),
+        (
+            json!({ "deadlineFrom": iso(special_deadline) }),
+            expected(&all, |t| t.deadline >= special_deadline),
+        ),
+        (
+            json!({ "deadlineTo": iso(special_deadline - 1) }),
+            expected(&all, |t| t.deadline < special_deadline),
+        ),
+        (json!({ "createdFrom": iso(late) }), expected(&all, |t| t.created_at >= late)),
+        (json!({ "createdTo": iso(late - 1) }), expected(&all, |t| t.created_at < late)),
+        (json!({ "search": "logo" }), expected(&all, |t| t.spec_uri.contains("logo"))),
+        (json!({ "search": "Logo-Design" }), expected(&all, |t| t.spec_uri.contains("logo-design"))),
+        (json!({ "search": "german french" }), expected(&all, |t| t.spec_uri.contains("french-german"))),
+        (json!({ "search": "no-such-words" }), vec![]),
+        (
+            json!({ "status": ["NEGOTIATING"], "initiator": "SELLER", "maxPayment": "1000" }),
+            expected(&all, |t| {
+                t.status == PactStatus::Negotiating && t.initiator == 1 && t.payment <= U256::from(1000u64)
+            }),
+        ),
+    ];
+    for (filter, want) in cases {
+        assert!(
+            want.len() < all.len() || filter == json!({}),
+            "filter {filter} narrows nothing: a weak case"
+        );
+        assert_eq!(ids(&api, filter.clone()).await?, want, "filter {filter}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_pact_reads_as_the_contract_holds_it_with_its_story() -> Result {
+    let (m, _db, api) = market().await?;
+    let all = truths(&m).await?;
+    let completed = all.iter().find(|t| t.status == PactStatus::Completed).map(|t| t.id).unwrap_or_default();
+    let q =
+        "query($id: BigInt!) { pact(id: $id) { id status statusDescription initiator buyer seller arbitrator
+               payment buyerStake sellerStake threshold finalScore outcome deadline createdAt closedAt
+               oracles { address weight } verifications { oracle score }
+               timeline { kind blockNumber txHash timestamp data } } }";
+    let p = &api.data(q, json!({ "id": completed.to_string() })).await?["pact"];
+    let chain = m.chain.pact.getPact(completed).call().await?;
+    assert_eq!(p["status"], "COMPLETED");
+    assert_eq!(p["statusDescription"], PactStatus::Completed.description());
+    assert_eq!(p["buyer"], json!(chain.buyer.to_checksum(None)));
+    assert_eq!(p["seller"], json!(chain.seller.to_checksum(None)));
+    assert_eq!(p["payment"], json!(chain.payment.to_string()));
+    assert_eq!(p["buyerStake"], json!(chain.buyerStake.to_string()));
+    assert_eq!(p["finalScore"], json!(chain.finalScore));
+    assert_eq!(p["outcome"], "approved");
+    assert_eq!(p["deadline"], json!(iso(chain.deadline)));
+    let oracles: Vec<(String, u64)> = p["oracles"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| (o["address"].as_str().unwrap_or_default().to_owned(), o["weight"].as_u64().unwrap_or(0)))
+        .collect();
+    let chain_oracles: Vec<(String, u64)> =
+        chain.oracles.iter().zip(&chain.weights).map(|(a, w)| (a.to_checksum(None), u64::from(*w))).collect();
+    assert_eq!(oracles, chain_oracles);
+    assert_eq!(
+        p["verifications"],
+        json!([
+            { "oracle": m.cast.oracles[0].to_checksum(None), "score": 90 },
+            { "oracle": m.cast.oracles[1].to_checksum(None), "score": 80 },
+        ])
+    );
+    let kinds: Vec<&str> =
+        p["timeline"].as_array().into_iter().flatten().filter_map(|e| e["kind"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "PactCreated",
+            "PactAccepted",
+            "WorkStarted",
+            "WorkSubmitted",
+            "VerificationSubmitted",
+            "VerificationSubmitted",
+            "VerificationFinalized",
+            "WorkApproved",
+            "Payout",
+            "Payout"
+        ]
+    );
+    let approved =
+        p["timeline"].as_array().and_then(|t| t.iter().find(|e| e["kind"] == "WorkApproved")).cloned();
+    let approved = approved.unwrap_or_default();
+    let tx: alloy::primitives::B256 =
+        approved["txHash"].as_str().and_then(|s| s.parse().ok()).unwrap_or_default();
+    let receipt = m.chain.provider.get_transaction_receipt(tx).await?;
+    assert_eq!(
+        receipt.and_then(|r| r.block_number),
+        approved["blockNumber"].as_u64(),
+        "the event's tx is real"
+    );
+    assert_eq!(approved["data"]["pactId"], json!(completed.to_string()));
+
+    let missing = api.data(q, json!({ "id": "999999" })).await?;
+    assert_eq!(missing["pact"], Value::Null);
+    Ok(())
+}
+
+#[tokio::test]
+async fn oracles_verifications_stats_and_indexer_status() -> Result {
+    let (m, _db, api) = market().await?;
+    let all = truths(&m).await?;
+    let c = &m.cast;
+    let d = api
+        .data(
+            "query($o: Address!, $gone: Address!, $min: BigInt!) {
+               audit: oracles(filter: { capability: \"audit\" }) { address capabilities }
+               rich: oracles(filter: { minStake: $min }) { address stake }
+               leaving: oracles(filter: { status: DEREGISTERED }) { address unlockAt }
+               one: oracle(address: $o) { status stake }
+               gone: oracle(address: $gone) { status }
+               byOracle: verifications(oracle: $o, first: 2) { pactId score }
+               stats { pacts byStatus { status count } activeOracles completedVolume }
+               indexerStatus { indexedBlock headBlock lagBlocks lagSeconds headSeenAt } }",
+            json!({
+                "o": c.oracles[0].to_checksum(None),
+                "gone": m.chain.accounts[9].to_checksum(None),
+                "min": (m.chain.options.min_oracle_stake + U256::from(1)).to_string(),
+            }),
+        )
+        .await?;
+    assert_eq!(d["audit"], json!([{ "address": c.oracles[1].to_checksum(None), "capabilities": ["audit"] }]));
+    assert_eq!(d["rich"].as_array().map(Vec::len), Some(1), "only oracle 0 staked more: {}", d["rich"]);
+    assert_eq!(d["rich"][0]["address"], json!(c.oracles[0].to_checksum(None)));
+    assert_eq!(d["leaving"][0]["address"], json!(m.chain.accounts[8].to_checksum(None)));
+    assert!(d["leaving"][0]["unlockAt"].is_string());
+    assert_eq!(d["one"]["status"], "ACTIVE");
+    assert_eq!(d["gone"], Value::Null, "a withdrawn oracle is gone");
+    assert_eq!(d["byOracle"].as_array().map(Vec::len), Some(2));
+
+    let stats = &d["stats"];
+    assert_eq!(stats["pacts"], json!(all.len()));
+    for s in PactStatus::ALL {
+        let want = all.iter().filter(|t| t.status == s).count();
+        let row = stats["byStatus"].as_array().and_then(|l| l.iter().find(|r| r["status"] == s.name()));
+        assert_eq!(row.map(|r| r["count"].clone()), Some(json!(want)), "{s}");
+        assert!(want > 0, "the market misses {s}");
+    }
+    assert_eq!(stats["activeOracles"], json!(2), "the cast's two; one left, one withdrew");
+    let volume: U256 = all.iter().filter(|t| t.status == PactStatus::Completed).map(|t| t.payment).sum();
+    assert_eq!(stats["completedVolume"], json!(volume.to_string()));
+
+    let head = m.chain.provider.get_block_number().await?;
+    let status = &d["indexerStatus"];
+    assert_eq!((status["indexedBlock"].as_u64(), status["headBlock"].as_u64()), (Some(head), Some(head)));
+    assert_eq!((status["lagBlocks"].as_u64(), status["lagSeconds"].as_u64()), (Some(0), Some(0)));
+    Ok(())
+}
+
+#[tokio::test]
+async fn reputation_scores_a_hand_computed_history() -> Result {
+    let m = Market::open().await?;
+    m.reputation_history().await?;
+    let db = TestDatabase::create().await?;
+    agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
+    let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
+
+    let q = "query($a: Address!) { reputation(address: $a) { score { value rated }
+        asSeller { pacts completed refunded disputed timedOut volume meanScore disputeRate timeoutRate score { value rated } }
+        asBuyer { score { value rated } }
+        asOracle { pacts meanScore agreement score { value rated } } } }";
+    let rep = |who: Address| {
+        let api = &api;
+        async move { api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"].clone()) }
+    };
+    // Seller: credits 0.86 (approved at 86) + 0 (dispute lost) + 0 (timed out) over 3 rated pacts:
+    // 5 × (0.86 + 5 × 0.6) / (3 + 5) = 2.41.
+    let seller = rep(m.cast.seller).await?;
+    assert_eq!(seller["score"], json!({ "value": 2.41, "rated": 3 }));
+    let s = &seller["asSeller"];
+    assert_eq!(
+        (&s["pacts"], &s["completed"], &s["refunded"], &s["disputed"], &s["timedOut"]),
+        (&json!(3), &json!(1), &json!(2), &json!(1), &json!(1))
+    );
+    assert_eq!(s["volume"], json!(ether(2).to_string()));
+    assert_eq!(s["meanScore"], json!(50.0));
+    assert_eq!(s["disputeRate"].as_f64().map(|r| (r * 1000.0).round()), Some(333.0));
+    assert_eq!(s["score"], json!({ "value": 2.41, "rated": 3 }));
+    // Buyer: approved (1), dispute won (1), timeout claimed against a silent seller (1): 5 × 6 / 8.
+    let buyer = rep(m.cast.buyer).await?;
+    assert_eq!(buyer["asBuyer"]["score"], json!({ "value": 3.75, "rated": 3 }));
+    assert_eq!(buyer["score"], json!({ "value": 3.75, "rated": 3 }));
+    // Oracles: 1 - |score - final| / 100 per verification; oracle 0 missed by 4 twice, oracle 1 by 6.
+    let o0 = rep(m.cast.oracles[0]).await?;
+    assert_eq!(o0["asOracle"]["agreement"], json!(96.0));
+    assert_eq!(o0["asOracle"]["score"], json!({ "value": 3.51, "rated": 2 }));
+    let o1 = rep(m.cast.oracles[1]).await?;
+    assert_eq!(o1["asOracle"]["score"], json!({ "value": 3.49, "rated": 2 }));
+    // No history: the prior, 3.0.
+    let nobody = rep(m.cast.stranger).await?;
+    assert_eq!(nobody["score"], json!({ "value": 3.0, "rated": 0 }));
+    assert_eq!(nobody["asSeller"]["pacts"], json!(0));
+    Ok(())
+}

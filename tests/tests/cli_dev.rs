@@ -1,0 +1,156 @@
+//! `agentpact dev` as a newcomer runs it: a process that brings the whole stack up with nothing
+//! configured, serves demo pacts in every status, takes a new pact from MCP agents (the real stdio
+//! binary) to COMPLETED, and leaves nothing running after Ctrl-C.
+
+use std::{process::Stdio, time::Duration};
+
+use agentpact_contracts::PactStatus;
+use agentpact_tests::{
+    HarnessError, anvil,
+    cli::{binary, free_port},
+    mcp::StdioAgent,
+};
+use alloy::{hex, signers::local::PrivateKeySigner};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+/// The port of an `http://host:port/…` URL.
+fn port_of(url: &str) -> Option<u16> {
+    url.split("://").nth(1)?.split('/').next()?.rsplit(':').next()?.parse().ok()
+}
+
+#[tokio::test]
+async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() -> Result {
+    let (anvil_port, api_port) = (free_port()?, free_port()?);
+    let dir = std::env::temp_dir().join(format!("agentpact-dev-test-{}", std::process::id()));
+    let mut dev = tokio::process::Command::new(binary())
+        .args(["dev", "--anvil-port", &anvil_port.to_string(), "--api-port", &api_port.to_string()])
+        .arg("--deployments-dir")
+        .arg(&dir)
+        .env_remove("DATABASE_URL") // nothing configured: the stack starts its own Postgres
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(process)?;
+    let mut stderr = dev.stderr.take().ok_or_else(|| process("no stderr"))?;
+    let logs = tokio::spawn(async move {
+        let mut all = String::new();
+        let _ = stderr.read_to_string(&mut all).await;
+        all
+    });
+    let mut stdout = BufReader::new(dev.stdout.take().ok_or_else(|| process("no stdout"))?).lines();
+    let (mut graphql, mut rpc, mut database) = (None, None, None);
+    while graphql.is_none() || rpc.is_none() || database.is_none() {
+        let line = tokio::time::timeout(Duration::from_secs(120), stdout.next_line())
+            .await
+            .map_err(|_| process("agentpact dev printed no URLs within 120 s"))?
+            .map_err(process)?
+            .ok_or_else(|| process("agentpact dev exited before printing its URLs"))?;
+        let word = |prefix: &str| {
+            line.strip_prefix(prefix).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned)
+        };
+        graphql = graphql.or(word("GraphQL: "));
+        rpc = rpc.or(word("Chain:   "));
+        database = database.or(word("Postgres: "));
+    }
+    let (graphql, rpc, database) =
+        (graphql.unwrap_or_default(), rpc.unwrap_or_default(), database.unwrap_or_default());
+    let client = reqwest::Client::new();
+    let query = |q: &'static str| {
+        let (client, graphql) = (client.clone(), graphql.clone());
+        async move {
+            let response = client.post(graphql).json(&json!({ "query": q })).send().await.map_err(process)?;
+            let body: Value = response.json().await.map_err(process)?;
+            Ok::<_, HarnessError>(body["data"].clone())
+        }
+    };
+    let stats = query("{ stats { byStatus { status count } } }").await?;
+    for s in PactStatus::ALL {
+        let row =
+            stats["stats"]["byStatus"].as_array().and_then(|l| l.iter().find(|r| r["status"] == s.name()));
+        assert!(row.is_some_and(|r| r["count"].as_u64() >= Some(1)), "no demo pact is {s}: {stats}");
+    }
+
+    // A new pact through the real MCP binary: buyer, seller and both oracles, each its own process.
+    let node = anvil::spawn(31_337)?; // only for anvil's dev keys, the same on every anvil
+    let key =
+        |n: usize| format!("0x{}", hex::encode(PrivateKeySigner::from(node.keys()[n].clone()).to_bytes()));
+    let address = |n: usize| node.addresses()[n].to_string();
+    let agent = |n: usize| {
+        let env = vec![
+            ("PRIVATE_KEY", key(n)),
+            ("RPC_URL", rpc.clone()),
+            ("CHAIN_ID", "31337".to_owned()),
+            ("DATABASE_URL", database.clone()),
+            ("DEPLOYMENTS_DIR", dir.display().to_string()),
+        ];
+        async move { StdioAgent::start(&env).await }
+    };
+    let (mut buyer, mut seller) = (agent(1).await?, agent(2).await?);
+    let (mut oracle_a, mut oracle_b) = (agent(4).await?, agent(5).await?);
+    let deadline =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(process)?.as_secs()
+            + 86_400;
+    let created = buyer
+        .ok(
+            "create-pact",
+            json!({
+                "role": "buyer", "specHash": "QmDevStackTest", "deadline": deadline,
+                "oracles": [address(4), address(5)], "oracleWeights": [60, 40], "threshold": 70,
+                "paymentEth": "0.2", "arbitrator": address(3),
+            }),
+        )
+        .await?;
+    let id: u64 = created["pactId"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| process(format!("{created}")))?;
+    seller.ok("accept-pact", json!({ "pactId": id })).await?;
+    seller.ok("start-work", json!({ "pactId": id })).await?;
+    seller.ok("submit-work", json!({ "pactId": id, "proofHash": format!("0x{}", "ab".repeat(32)) })).await?;
+    let proof = format!("0x{}", "cd".repeat(32));
+    oracle_a.ok("submit-verification", json!({ "pactId": id, "score": 90, "proof": proof })).await?;
+    oracle_b.ok("submit-verification", json!({ "pactId": id, "score": 80, "proof": proof })).await?;
+    oracle_a.ok("finalize-verification", json!({ "pactId": id })).await?;
+    buyer.ok("approve-work", json!({ "pactId": id })).await?;
+    let seen = client
+        .post(&graphql)
+        .json(&json!({ "query": "query($id: BigInt!) { pact(id: $id) { status outcome } }", "variables": { "id": id.to_string() } }))
+        .send()
+        .await
+        .map_err(process)?
+        .json::<Value>()
+        .await
+        .map_err(process)?;
+    assert_eq!(seen["data"]["pact"], json!({ "status": "COMPLETED", "outcome": "approved" }), "{seen}");
+    drop((buyer, seller, oracle_a, oracle_b));
+
+    // Ctrl-C: everything the stack started stops.
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &dev.id().unwrap_or_default().to_string()])
+        .status()
+        .map_err(process)?;
+    assert!(killed.success());
+    let status =
+        tokio::time::timeout(Duration::from_secs(30), dev.wait()).await.map_err(process)?.map_err(process)?;
+    let logs = logs.await.map_err(process)?;
+    assert!(status.success(), "exit after Ctrl-C: {status:?}\n{logs}");
+    for (what, port) in
+        [("anvil", port_of(&rpc)), ("Postgres", port_of(&database)), ("the API", Some(api_port))]
+    {
+        let port = port.ok_or_else(|| process(format!("no port for {what}")))?;
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "{what} still listens on {port} after Ctrl-C"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! The MCP tools end to end, as agents use them: seed 002's three example flows with the exact
+//! amounts, disputes won by each side, a timeout — through rmcp's own client, against a real
+//! anvil, indexer and Postgres.
+
+use std::time::Duration;
+
+use agentpact_indexer::Config;
+use agentpact_mcp::Role;
+use agentpact_tests::{
+    HarnessError,
+    chain::ether,
+    mcp::{Reply, TestAgent, test_limits},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::{
+    primitives::{Address, B256, U256},
+    providers::Provider,
+};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+/// A market with its index followed in the background, and one agent per part.
+struct Stage {
+    m: Market,
+    _db: TestDatabase,
+    buyer: TestAgent,
+    seller: TestAgent,
+    oracles: [TestAgent; 2],
+    arbitrator: TestAgent,
+    stranger: TestAgent,
+    _indexer: tokio::task::JoinHandle<()>,
+}
+
+impl Stage {
+    async fn open() -> Result<Self> {
+        let m = Market::open().await?;
+        let db = TestDatabase::create().await?;
+        let config = Config { poll_interval: Duration::from_millis(25), ..Config::default() };
+        let indexer = agentpact_tests::index::indexer(&m.chain, db.pool(), config);
+        let indexer = tokio::spawn(async move {
+            let _ = agentpact_indexer::run(indexer, std::future::pending()).await;
+        });
+        let agent = |n, role| TestAgent::start(&m.chain, &db, n, role, test_limits());
+        let (buyer, seller) = (agent(1, Role::Seeker).await?, agent(2, Role::Worker).await?);
+        let oracles = [agent(4, Role::Oracle).await?, agent(5, Role::Oracle).await?];
+        let (arbitrator, stranger) = (agent(3, Role::Arbitrator).await?, agent(6, Role::Full).await?);
+        Ok(Self { m, _db: db, buyer, seller, oracles, arbitrator, stranger, _indexer: indexer })
+    }
+
+    /// The create-pact input of the seed's examples: oracles 60/40, threshold 70, arbitrator 3.
+    async fn terms(&self, role: &str, payment: &str) -> Result<Value> {
+        Ok(json!({
+            "role": role,
+            "specHash": "QmHeroSectionSpec",
+            "deadline": self.m.chain.now().await? + 7 * 24 * 3600,
+            "oracles": [self.m.cast.oracles[0].to_string(), self.m.cast.oracles[1].to_string()],
+            "oracleWeights": [60, 40],
+            "threshold": 70,
+            "paymentEth": payment,
+            "arbitrator": self.m.cast.arbitrator.to_string(),
+        }))
+    }
+
+    /// The seller starts and submits; both oracles score; a stranger finalizes.
+    async fn deliver_and_verify(&self, id: &str, scores: [u8; 2]) -> Result<Reply> {
+        let pact = json!({ "pactId": id.parse::<u64>().unwrap_or_default() });
+        self.seller.ok("start-work", pact.clone()).await?;
+        let submitted = self
+            .seller
+            .ok("submit-work", json!({ "pactId": pact["pactId"], "proofHash": hex(0x51) }))
+            .await?;
+        assert_eq!(submitted.text, "Work submitted. Awaiting oracle verification.");
+        for (oracle, score) in self.oracles.iter().zip(scores) {
+            oracle
+                .ok(
+                    "submit-verification",
+                    json!({ "pactId": pact["pactId"], "score": score, "proof": hex(0x77) }),
+                )
+                .await?;
+        }
+        self.stranger.ok("finalize-verification", pact).await
+    }
+
+    async fn credit(&self, who: Address) -> Result<U256> {
+        Ok(self.m.chain.pact.balances(who).call().await?)
+    }
+
+    /// `agent` withdraws through the tool; its balance rises by exactly its credit less gas.
+    async fn withdraw_exactly(&self, agent: &TestAgent, expected: U256) -> Result {
+        assert_eq!(self.credit(agent.address).await?, expected);
+        let before = self.m.chain.balance(agent.address).await?;
+        let reply = agent.ok("withdraw", json!({})).await?;
+        let tx: B256 = reply.data["txHash"].as_str().and_then(|s| s.parse().ok()).unwrap_or_default();
+        let receipt = self
+            .m
+            .chain
+            .provider
+            .get_transaction_receipt(tx)
+            .await?
+            .ok_or_else(|| HarnessError::Process("no receipt".into()))?;
+        let gas = U256::from(receipt.gas_used) * U256::from(receipt.effective_gas_price);
+        assert_eq!(self.m.chain.balance(agent.address).await?, before + expected - gas);
+        assert_eq!(self.credit(agent.address).await?, U256::ZERO);
+        Ok(())
+    }
+}
+
+fn hex(byte: u8) -> String {
+    format!("0x{}", format!("{byte:02x}").repeat(32))
+}
+
+fn id_of(reply: &Reply) -> String {
+    reply.data["pactId"].as_str().unwrap_or_default().to_owned()
+}
+
+fn finney(n: u64) -> U256 {
+    U256::from(n) * U256::from(1_000_000_000_000_000u64)
+}
+
+#[tokio::test]
+async fn flow_1_a_buyers_request_is_accepted_delivered_verified_and_approved() -> Result {
+    let s = Stage::open().await?;
+    let created = s.buyer.ok("create-pact", s.terms("buyer", "0.5").await?).await?;
+    assert_eq!(
+        created.text,
+        "Pact #0 created as BUYER. Deposited: 0.55 ETH (0.5 payment + 0.05 stake). Open for sellers."
+    );
+    let accepted = s.seller.ok("accept-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!(accepted.text, "Accepted pact #0 as SELLER. Staked 0.05 ETH.");
+    let finalized = s.deliver_and_verify(&id_of(&created), [85, 90]).await?;
+    assert_eq!(finalized.data["status"], "PENDING_APPROVAL", "{}", finalized.text);
+    assert_eq!(finalized.data["score"], 87); // 85 × 60% + 90 × 40%
+    let approved = s.buyer.ok("approve-work", json!({ "pactId": 0 })).await?;
+    assert!(
+        approved
+            .text
+            .starts_with("Pact #0 approved. 0.55 ETH released to seller, 0.05 ETH stake returned to you"),
+        "{}",
+        approved.text
+    );
+    let pact = s.buyer.ok("get-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!(
+        (pact.data["status"].as_str(), pact.data["outcome"].as_str()),
+        (Some("COMPLETED"), Some("approved"))
+    );
+    s.withdraw_exactly(&s.seller, finney(550)).await?;
+    s.withdraw_exactly(&s.buyer, finney(50)).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn flow_2_a_sellers_offer_is_bought_delivered_and_approved() -> Result {
+    let s = Stage::open().await?;
+    let listed = s.seller.ok("create-pact", s.terms("seller", "0.1").await?).await?;
+    assert_eq!(listed.text, "Pact #0 created as SELLER. Staked 0.01 ETH. Listing open for buyers.");
+    let bought = s.buyer.ok("accept-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!(bought.text, "Accepted pact #0 as BUYER. Deposited 0.11 ETH (0.1 payment + 0.01 stake).");
+    s.deliver_and_verify("0", [80, 80]).await?;
+    let approved = s.buyer.ok("approve-work", json!({ "pactId": 0 })).await?;
+    assert!(
+        approved
+            .text
+            .starts_with("Pact #0 approved. 0.11 ETH released to seller, 0.01 ETH stake returned to you")
+    );
+    s.withdraw_exactly(&s.seller, finney(110)).await?;
+    s.withdraw_exactly(&s.buyer, finney(10)).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn flow_3_a_silent_buyer_is_auto_approved_after_the_review_period() -> Result {
+    let s = Stage::open().await?;
+    s.buyer.ok("create-pact", s.terms("buyer", "0.5").await?).await?;
+    s.seller.ok("accept-pact", json!({ "pactId": 0 })).await?;
+    s.deliver_and_verify("0", [90, 90]).await?;
+    let early = s.stranger.refused("auto-approve", json!({ "pactId": 0 })).await?;
+    assert_eq!(early.0, "CONTRACT_REVERT");
+    assert!(early.1.contains("ReviewPeriodActive"), "{}", early.1);
+    s.m.chain.increase_time(3 * 24 * 3600 + 1).await?; // the default review period
+    let auto = s.stranger.ok("auto-approve", json!({ "pactId": 0 })).await?;
+    assert!(
+        auto.text.starts_with("Review period expired. Pact #0 auto-approved. Payment released to seller"),
+        "{}",
+        auto.text
+    );
+    assert_eq!(s.credit(s.m.cast.seller).await?, finney(550));
+    assert_eq!(s.credit(s.m.cast.buyer).await?, finney(50));
+    Ok(())
+}
+
+#[tokio::test]
+async fn disputes_are_won_by_either_side_and_a_timeout_refunds_the_buyer() -> Result {
+    let s = Stage::open().await?;
+    let arbitrator = s.m.cast.arbitrator.to_string();
+    for (pact, seller_wins) in [(0u64, true), (1, false)] {
+        s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+        s.seller.ok("accept-pact", json!({ "pactId": pact })).await?;
+        let raised =
+            s.seller.ok("raise-dispute", json!({ "pactId": pact, "arbitrator": arbitrator })).await?;
+        assert!(raised.text.starts_with(&format!("Pact #{pact} is DISPUTED.")), "{}", raised.text);
+        let ruled =
+            s.arbitrator.ok("resolve-dispute", json!({ "pactId": pact, "sellerWins": seller_wins })).await?;
+        let winner = if seller_wins { "seller" } else { "buyer" };
+        assert!(
+            ruled.text.starts_with(&format!("Dispute on pact #{pact} resolved for the {winner}")),
+            "{}",
+            ruled.text
+        );
+        assert_eq!(ruled.data["creditedEth"], "1.2"); // payment + both stakes to the winner
+    }
+    assert_eq!(s.credit(s.m.cast.seller).await?, ether(1) + finney(200));
+    assert_eq!(s.credit(s.m.cast.buyer).await?, ether(1) + finney(200));
+
+    s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+    s.seller.ok("accept-pact", json!({ "pactId": 2 })).await?;
+    let early = s.buyer.refused("claim-timeout", json!({ "pactId": 2 })).await?;
+    assert!(early.1.contains("DeadlineNotReached"), "{}", early.1);
+    s.m.chain.increase_time(7 * 24 * 3600 + 1).await?;
+    let claimed = s.buyer.ok("claim-timeout", json!({ "pactId": 2 })).await?;
+    assert_eq!(
+        claimed.text,
+        "Timeout claimed: pact #2 left FUNDED and is REFUNDED. Credited to you: 1.2 ETH (use withdraw to collect)."
+    );
+    Ok(())
+}

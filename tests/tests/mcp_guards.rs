@@ -1,0 +1,299 @@
+//! What the MCP server refuses, and how: every validation error, a revert decoded by name, role
+//! filtering, the spending cap, missing funds, an RPC that is down, a receipt that never comes —
+//! each a clear `isError` result, and nothing sent. Plus the resources and concurrent writes.
+
+use std::time::Duration;
+
+use agentpact_mcp::Role;
+use agentpact_tests::{
+    HarnessError,
+    chain::ether,
+    mcp::{TestAgent, test_limits},
+    pacts::Market,
+    postgres::TestDatabase,
+    rpc_proxy::{Faults, FaultyRpc},
+};
+use alloy::{primitives::U256, providers::Provider, signers::local::PrivateKeySigner};
+use rmcp::model::ReadResourceRequestParams;
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+/// No indexer runs in these tests: writes answer without waiting for one.
+fn limits() -> agentpact_mcp::WriteLimits {
+    agentpact_mcp::WriteLimits { index_wait: Duration::ZERO, ..test_limits() }
+}
+
+async fn terms(m: &Market, payment: &str) -> Result<Value> {
+    Ok(json!({
+        "role": "buyer",
+        "specHash": "QmSpec",
+        "deadline": m.chain.now().await? + 7 * 24 * 3600,
+        "oracles": [m.cast.oracles[0].to_string(), m.cast.oracles[1].to_string()],
+        "oracleWeights": [60, 40],
+        "threshold": 70,
+        "paymentEth": payment,
+        "arbitrator": m.cast.arbitrator.to_string(),
+    }))
+}
+
+/// The agent's transaction count: unchanged means nothing was sent.
+async fn nonce(m: &Market, agent: &TestAgent) -> Result<u64> {
+    Ok(m.chain.provider.get_transaction_count(agent.address).await?)
+}
+
+fn with(mut base: Value, key: &str, value: Value) -> Value {
+    base[key] = value;
+    base
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_what_to_fix_and_nothing_is_sent() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let good = terms(&m, "0.5").await?;
+    let mut no_role = good.clone();
+    no_role.as_object_mut().map(|o| o.remove("role"));
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "create-pact",
+            with(good.clone(), "oracles", json!(["0x1234", m.cast.oracles[1].to_string()])),
+            "oracles[0]",
+        ),
+        ("create-pact", with(good.clone(), "oracleWeights", json!([50, 40])), "sum to 100"),
+        ("create-pact", with(good.clone(), "oracleWeights", json!([100])), "one weight per oracle"),
+        ("create-pact", with(good.clone(), "oracleWeights", json!([100, 0])), "sum to 100"),
+        ("create-pact", with(good.clone(), "deadline", json!(1_000)), "not in the future"),
+        ("create-pact", with(good.clone(), "paymentEth", json!("lots")), "paymentEth"),
+        ("create-pact", with(good.clone(), "paymentEth", json!("0.000000000000000001")), "too small"),
+        ("create-pact", with(good.clone(), "threshold", json!(101)), "threshold"),
+        ("create-pact", with(good.clone(), "role", json!("boss")), "unknown variant"),
+        ("create-pact", with(good.clone(), "paymentEth", json!(0.5)), "invalid type"),
+        ("create-pact", with(good.clone(), "extra", json!(1)), "unknown field"),
+        ("create-pact", with(good.clone(), "arbitrator", json!(m.cast.buyer.to_string())), "third party"),
+        ("create-pact", with(good.clone(), "specHash", json!("x".repeat(600))), "specHash"),
+        ("create-pact", no_role, "missing field `role`"),
+        ("submit-work", json!({ "pactId": 0, "proofHash": "0x12" }), "proofHash"),
+        ("submit-work", json!({ "pactId": 0, "proofHash": format!("0x{}", "0".repeat(64)) }), "zero"),
+        (
+            "submit-verification",
+            json!({ "pactId": 0, "score": 101, "proof": format!("0x{}", "1".repeat(64)) }),
+            "0-100",
+        ),
+        ("accept-pact", json!({ "pactId": -1 }), "invalid value"),
+        ("accept-pact", json!({}), "missing field `pactId`"),
+        ("register-oracle", json!({ "capabilities": [], "stakeEth": "0.01" }), "capabilities"),
+        ("raise-dispute", json!({ "pactId": 0, "arbitrator": "nobody" }), "arbitrator"),
+        ("get-reputation", json!({ "address": "0xZZ" }), "address"),
+        ("list-pacts", json!({ "status": ["DONE"] }), "status"),
+        ("list-pacts", json!({ "first": 1000 }), "at most 100"),
+        ("list-pacts", json!({ "cursor": "not-a-cursor" }), "cursor"),
+    ];
+    let sent_before = nonce(&m, &agent).await?;
+    for (tool, args, says) in cases {
+        let (code, text) = agent.refused(tool, args.clone()).await?;
+        assert_eq!(code, "INVALID_INPUT", "{tool} {args}: {text}");
+        assert!(text.contains(says), "{tool} {args}: {text:?} should mention {says:?}");
+    }
+    assert_eq!(nonce(&m, &agent).await?, sent_before, "a refused call sent a transaction");
+    assert_eq!(m.chain.pact.pactCount().call().await?, U256::ZERO);
+
+    let unknown = agent.client.call_tool(rmcp::model::CallToolRequestParams::new("delete-everything")).await;
+    assert!(unknown.is_err(), "an unknown tool is a protocol error: {unknown:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_contract_refusal_is_named_and_explained_before_anything_is_sent() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let stranger = TestAgent::start(&m.chain, &db, 6, Role::Full, limits()).await?;
+    let id = m.funded(agentpact_contracts::Initiator::Buyer, ether(1)).await?;
+    let sent_before = nonce(&m, &stranger).await?;
+    let (code, text) = stranger.refused("approve-work", json!({ "pactId": id.to::<u64>() })).await?;
+    assert_eq!(code, "CONTRACT_REVERT");
+    assert!(
+        text.contains("WrongStatus") && text.contains("FUNDED") && text.contains("PENDING_APPROVAL"),
+        "{text}"
+    );
+    let (_, text) = stranger.refused("start-work", json!({ "pactId": id.to::<u64>() })).await?;
+    assert!(text.contains("NotSeller"), "{text}");
+    let (_, text) = stranger.refused("accept-pact", json!({ "pactId": 99 })).await?;
+    assert!(text.contains("PactNotFound"), "{text}");
+    let (_, text) = stranger.refused("withdraw", json!({})).await?;
+    assert!(text.contains("NothingToWithdraw"), "{text}");
+    let reply = stranger.call("get-pact", json!({ "pactId": 99 })).await?;
+    assert!(reply.is_error && reply.text.contains("PactNotFound"), "{}", reply.text);
+    assert_eq!(nonce(&m, &stranger).await?, sent_before, "a simulated refusal must not be sent");
+
+    // Nothing indexes this chain: get-pact reads the contract and says the index lags.
+    let lagging = stranger.ok("get-pact", json!({ "pactId": id.to::<u64>() })).await?;
+    assert!(
+        lagging.text.contains("is FUNDED on chain") && lagging.text.contains("not caught up"),
+        "{}",
+        lagging.text
+    );
+    assert_eq!(lagging.data["onChain"]["status"], "FUNDED");
+    Ok(())
+}
+
+#[tokio::test]
+async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let listed = |role| {
+        let (m, db) = (&m, &db);
+        async move {
+            let agent = TestAgent::start(&m.chain, db, 1, role, limits()).await?;
+            let tools =
+                agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+            Ok::<_, HarnessError>((agent, tools.into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>()))
+        }
+    };
+    let (_, full) = listed(Role::Full).await?;
+    assert_eq!(full.len(), 20, "{full:?}");
+    let (worker, tools) = listed(Role::Worker).await?;
+    assert!(
+        tools.contains(&"submit-work".to_owned()) && !tools.contains(&"approve-work".to_owned()),
+        "{tools:?}"
+    );
+    let (code, text) = worker.refused("approve-work", json!({ "pactId": 0 })).await?;
+    assert_eq!(
+        (code.as_str(), text.as_str()),
+        ("FORBIDDEN", "The tool approve-work is not available to the worker role.")
+    );
+    let (_, tools) = listed(Role::Arbitrator).await?;
+    assert!(
+        tools.contains(&"resolve-dispute".to_owned()) && !tools.contains(&"create-pact".to_owned()),
+        "{tools:?}"
+    );
+    let (_, tools) = listed(Role::Oracle).await?;
+    assert!(
+        tools.contains(&"submit-verification".to_owned()) && tools.contains(&"get-pact".to_owned()),
+        "{tools:?}"
+    );
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let tools = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    let create =
+        tools.iter().find(|t| t.name == "create-pact").map(|t| Value::Object((*t.input_schema).clone()));
+    let create = create.unwrap_or_default();
+    assert_eq!(create["properties"]["threshold"]["maximum"], 100, "{create}");
+    assert!(create["properties"]["paymentEth"]["description"].as_str().is_some_and(|d| d.contains("ETH")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_spending_cap_missing_funds_a_dead_rpc_and_a_lost_receipt_each_say_so() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let mut capped = limits();
+    capped.max_value = ether(1) / U256::from(10u8);
+    let careful = TestAgent::start(&m.chain, &db, 1, Role::Full, capped).await?;
+    let (code, text) = careful.refused("create-pact", terms(&m, "0.5").await?).await?;
+    assert_eq!(code, "SPENDING_CAP");
+    assert!(text.contains("0.55 ETH is above the spending cap of 0.1 ETH"), "{text}");
+
+    let pauper = PrivateKeySigner::random();
+    let broke =
+        TestAgent::start_with(&m.chain, &db, pauper, m.chain.anvil.endpoint_url(), Role::Full, limits())
+            .await?;
+    let (code, text) = broke.refused("create-pact", terms(&m, "0.5").await?).await?;
+    assert_eq!(code, "INSUFFICIENT_FUNDS", "{text}");
+    assert!(text.contains("needs 0.55 ETH") && text.contains("holds 0 ETH"), "{text}");
+
+    let proxy = FaultyRpc::start(m.chain.provider.clone(), Faults::default()).await?;
+    let url = proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?;
+    let cut_off = TestAgent::start_with(
+        &m.chain,
+        &db,
+        agentpact_tests::mcp::dev_key(&m.chain, 2)?,
+        url,
+        Role::Full,
+        limits(),
+    )
+    .await?;
+    drop(proxy);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (code, text) = cut_off.refused("create-pact", terms(&m, "0.5").await?).await?;
+    assert_eq!(code, "RPC_UNAVAILABLE", "{text}");
+    assert!(text.contains("Nothing was sent"), "{text}");
+
+    let mut impatient = limits();
+    impatient.receipt_timeout = Duration::from_secs(1);
+    let waiting = TestAgent::start(&m.chain, &db, 7, Role::Full, impatient).await?;
+    let _: Value = m.chain.provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+    let (code, text) = waiting.refused("create-pact", terms(&m, "0.5").await?).await?;
+    let _: Value = m.chain.provider.raw_request("evm_setAutomine".into(), (true,)).await?;
+    assert_eq!(code, "TIMEOUT", "{text}");
+    assert!(text.contains("was sent but not mined within 1 s") && text.contains("check get-pact"), "{text}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn resources_and_concurrent_writes_from_one_key() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Seeker, limits()).await?;
+    let read = |uri: &str| agent.client.read_resource(ReadResourceRequestParams::new(uri.to_owned()));
+    let config = read("pact://config").await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    let text = serde_json::to_value(&config.contents[0]).unwrap_or_default()["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let config: Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(config["agentPact"], json!(m.chain.deployment.agent_pact));
+    assert_eq!((config["role"].as_str(), config["chainId"].as_u64()), (Some("seeker"), Some(31337)));
+    for uri in ["pact://abi/agent-pact", "pact://abi/oracle-registry"] {
+        let abi = read(uri).await.map_err(|e| HarnessError::Process(e.to_string()))?;
+        let text = serde_json::to_value(&abi.contents[0]).unwrap_or_default()["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(text.contains("\"type\": \"function\""), "{uri}");
+    }
+    assert!(read("pact://nothing").await.is_err());
+
+    // Eight writes at once from one key: every one mined, ids 0-7, no nonce collides or skips.
+    let terms = terms(&m, "0.01").await?;
+    let calls = (0..8).map(|_| agent.ok("create-pact", terms.clone()));
+    let replies = futures::future::try_join_all(calls).await?;
+    let mut ids: Vec<u64> = replies.iter().filter_map(|r| r.data["pactId"].as_str()?.parse().ok()).collect();
+    ids.sort();
+    assert_eq!(ids, (0..8).collect::<Vec<_>>());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_thousand_concurrent_calls_from_one_key_neither_deadlock_nor_collide() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let sent_before = nonce(&m, &agent).await?;
+    let terms = terms(&m, "0.01").await?;
+    let calls = (0..1_000).map(|i| {
+        let (agent, terms) = (&agent, terms.clone());
+        async move {
+            match i % 20 {
+                0 => agent.ok("create-pact", terms).await,
+                1 => agent
+                    .refused("approve-work", json!({ "pactId": 999_999 }))
+                    .await
+                    .map(|_| Default::default()),
+                n if n % 2 == 0 => agent.ok("get-pact-count", json!({})).await,
+                _ => agent.ok("get-my-address", json!({})).await,
+            }
+        }
+    });
+    let replies =
+        tokio::time::timeout(Duration::from_secs(120), futures::future::try_join_all(calls)).await.map_err(
+            |_| HarnessError::Process("1,000 calls did not finish within 120 s: a deadlock?".into()),
+        )??;
+    assert_eq!(replies.len(), 1_000);
+    let mut ids: Vec<u64> = replies.iter().filter_map(|r| r.data["pactId"].as_str()?.parse().ok()).collect();
+    ids.sort();
+    assert_eq!(ids, (0..50).collect::<Vec<_>>(), "50 writes, 50 pacts, none lost or doubled");
+    assert_eq!(nonce(&m, &agent).await?, sent_before + 50, "exactly one transaction per write");
+    assert_eq!(m.chain.pact.pactCount().call().await?, U256::from(50));
+    Ok(())
+}

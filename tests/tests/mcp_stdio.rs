@@ -1,0 +1,260 @@
+//! The real `agentpact mcp` binary, over stdio in raw JSON-RPC as an MCP client speaks it, and over
+//! streamable HTTP with `--http`. Over stdio:
+//! nothing but protocol on stdout, tools that work, and the private key nowhere in what it printed.
+
+use std::process::Stdio;
+
+use agentpact_tests::{HarnessError, cli::binary, mcp::dev_key, pacts::Market, postgres::TestDatabase};
+use alloy::hex;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+#[tokio::test]
+async fn the_stdio_binary_speaks_json_rpc_and_never_prints_the_key() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let key = hex::encode(dev_key(&m.chain, 1)?.to_bytes());
+    let d = m.chain.deployment;
+    let mut child = tokio::process::Command::new(binary())
+        .arg("mcp")
+        .env("PRIVATE_KEY", format!("0x{key}"))
+        .env("RPC_URL", m.chain.anvil.endpoint())
+        .env("CHAIN_ID", "31337")
+        .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
+        .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
+        .env("DATABASE_URL", db.url())
+        .env("INDEX_WAIT_MS", "0")
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(process)?;
+    let mut stdin = child.stdin.take().ok_or_else(|| process("no stdin"))?;
+    let mut stdout = BufReader::new(child.stdout.take().ok_or_else(|| process("no stdout"))?).lines();
+    let mut stderr = child.stderr.take().ok_or_else(|| process("no stderr"))?;
+    // Drain stderr as it comes: debug logging fills a pipe buffer long before the test ends.
+    let logged = tokio::spawn(async move {
+        let mut all = String::new();
+        let _ = stderr.read_to_string(&mut all).await;
+        all
+    });
+    let mut printed = Vec::new();
+
+    let terms = json!({
+        "role": "buyer", "specHash": "QmStdio", "deadline": m.chain.now().await? + 86_400,
+        "oracles": [m.cast.oracles[0].to_string()], "oracleWeights": [100], "threshold": 50,
+        "paymentEth": "0.5", "arbitrator": m.cast.arbitrator.to_string(),
+    });
+    let requests = [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } } }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "get-my-address", "arguments": {} } }),
+        json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": { "name": "create-pact", "arguments": terms } }),
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": { "name": "create-pact", "arguments": { "role": "buyer" } } }),
+        json!({ "jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": { "uri": "pact://config" } }),
+    ];
+    let mut answers = std::collections::BTreeMap::new();
+    for request in requests {
+        stdin.write_all(format!("{request}\n").as_bytes()).await.map_err(process)?;
+        let Some(id) = request.get("id").and_then(Value::as_u64) else { continue };
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), stdout.next_line())
+            .await
+            .map_err(|_| process(format!("no answer to request {id}")))?
+            .map_err(process)?
+            .ok_or_else(|| process("stdout closed"))?;
+        printed.push(line.clone());
+        let answer: Value = serde_json::from_str(&line)
+            .map_err(|e| process(format!("not JSON-RPC on stdout: {line:?}: {e}")))?;
+        assert_eq!((answer["jsonrpc"].as_str(), answer["id"].as_u64()), (Some("2.0"), Some(id)), "{line}");
+        answers.insert(id, answer);
+    }
+    drop(stdin); // the client goes away: the server ends
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .map_err(process)?
+        .map_err(process)?;
+    while let Some(line) = stdout.next_line().await.map_err(process)? {
+        printed.push(line);
+    }
+    let errors = logged.await.map_err(process)?;
+    assert!(status.success(), "exit {status:?}: {errors}");
+
+    assert_eq!(answers[&1]["result"]["serverInfo"]["name"], "agent-pact");
+    assert_eq!(answers[&2]["result"]["tools"].as_array().map(Vec::len), Some(20));
+    let me = m.cast.buyer.to_checksum(None);
+    assert!(
+        answers[&3]["result"]["content"][0]["text"].as_str().is_some_and(|t| t.starts_with(&me)),
+        "{}",
+        answers[&3]
+    );
+    assert_eq!(
+        answers[&4]["result"]["content"][0]["text"]
+            .as_str()
+            .map(|t| t.split(" (The index").next().unwrap_or_default()),
+        Some("Pact #0 created as BUYER. Deposited: 0.55 ETH (0.5 payment + 0.05 stake). Open for sellers.")
+    );
+    assert_eq!(answers[&5]["result"]["isError"], true);
+    assert!(
+        answers[&6]["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(&format!("{:#x}", d.agent_pact))),
+        "{}",
+        answers[&6]
+    );
+
+    let everything = format!("{}\n{errors}", printed.join("\n"));
+    assert!(!errors.is_empty(), "debug logging printed nothing: the check below would prove nothing");
+    assert!(!everything.to_lowercase().contains(&key), "the private key appeared in the output");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_binary_serves_streamable_http_to_holders_of_its_token_at_a_limited_rate() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let d = m.chain.deployment;
+    let open = tokio::process::Command::new(binary())
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .env("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes())))
+        .env_remove("MCP_HTTP_TOKEN")
+        .output()
+        .await
+        .map_err(process)?;
+    assert_eq!(open.status.code(), Some(2), "an open wallet on the network must be refused");
+    assert!(String::from_utf8_lossy(&open.stderr).contains("MCP_HTTP_TOKEN"));
+
+    let port = agentpact_tests::cli::free_port()?;
+    let mut child = tokio::process::Command::new(binary())
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--role", "oracle"])
+        .args(["--rate-limit-per-sec", "1", "--rate-limit-burst", "2"])
+        .env("MCP_HTTP_TOKEN", "s3cret-token")
+        .env("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes())))
+        .env("RPC_URL", m.chain.anvil.endpoint())
+        .env("CHAIN_ID", "31337")
+        .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
+        .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
+        .env("DATABASE_URL", db.url())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(process)?;
+    let client = reqwest::Client::new();
+    let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "http", "version": "0" } } });
+    let post = |token: &'static str| {
+        client
+            .post(format!("http://127.0.0.1:{port}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {token}"))
+            .json(&initialize)
+            .send()
+    };
+    let mut refused = None;
+    for _ in 0..200 {
+        if let Ok(response) = post("wrong-token").await {
+            refused = Some(response.status().as_u16());
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(refused, Some(401), "a wrong token must be refused");
+    let response = post("s3cret-token").await.map_err(process)?;
+    assert_eq!(response.status().as_u16(), 200);
+    let body = response.text().await.map_err(process)?;
+    assert!(body.contains("\"agent-pact\""), "initialize over HTTP: {body}");
+    let flooded = post("s3cret-token").await.map_err(process)?;
+    assert_eq!(flooded.status().as_u16(), 429, "a third request within the burst of 2 must wait");
+    assert!(flooded.headers().contains_key("retry-after"));
+    child.kill().await.map_err(process)?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_keystore_unlocks_with_its_password_and_neither_is_ever_printed() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let d = m.chain.deployment;
+    let dir = std::env::temp_dir().join(format!("agentpact-keystore-{}", db.name()));
+    std::fs::create_dir_all(&dir).map_err(process)?;
+    let key = dev_key(&m.chain, 2)?.to_bytes();
+    let password = "correct horse battery staple";
+    let (signer, _) = alloy::signers::local::PrivateKeySigner::encrypt_keystore(
+        &dir,
+        &mut rand08::thread_rng(),
+        key,
+        password,
+        Some("agent.json"),
+    )
+    .map_err(process)?;
+    let run = |given: &str| {
+        let mut command = tokio::process::Command::new(binary());
+        command
+            .args(["mcp", "--keystore"])
+            .arg(dir.join("agent.json"))
+            .env("KEYSTORE_PASSWORD", given)
+            .env_remove("PRIVATE_KEY")
+            .env("RPC_URL", m.chain.anvil.endpoint())
+            .env("CHAIN_ID", "31337")
+            .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
+            .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
+            .env("DATABASE_URL", db.url())
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    };
+    let secrets = [password.to_owned(), hex::encode(key)];
+
+    let wrong = run("tr0ub4dor&3").output().await.map_err(process)?;
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&wrong.stdout), String::from_utf8_lossy(&wrong.stderr));
+    assert_eq!(wrong.status.code(), Some(2), "{said}");
+    assert!(said.contains("wrong password"), "{said}");
+    assert!(!said.contains("tr0ub4dor"), "the password given appeared in the output");
+
+    let mut child = run(password).spawn().map_err(process)?;
+    let mut stdin = child.stdin.take().ok_or_else(|| process("no stdin"))?;
+    let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "ks", "version": "0" } } });
+    let me = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get-my-address", "arguments": {} } });
+    let lines = format!(
+        "{initialize}\n{}\n{me}\n",
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })
+    );
+    stdin.write_all(lines.as_bytes()).await.map_err(process)?;
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        // The answers come before the server notices stdin closing; give it a moment to answer.
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        drop(stdin);
+        child.wait_with_output().await
+    })
+    .await
+    .map_err(process)?
+    .map_err(process)?;
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{said}");
+    assert!(
+        said.contains(&signer.address().to_checksum(None)),
+        "get-my-address answered for the keystore's key: {said}"
+    );
+    for secret in &secrets {
+        assert!(!said.to_lowercase().contains(&secret.to_lowercase()), "a secret appeared in the output");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
