@@ -104,8 +104,7 @@ async fn soak(length: Duration) -> Result {
     // The chaos lasts `length`, and longer (up to ten times) until a lifecycle has completed under
     // it: on a loaded machine a few seconds may not see one through.
     let start = Instant::now();
-    let ran_long_enough =
-        || start.elapsed() >= length && tally.completed.load(Ordering::Relaxed) > 0;
+    let ran_long_enough = || start.elapsed() >= length && tally.completed.load(Ordering::Relaxed) > 0;
     while !ran_long_enough() && start.elapsed() < length * 10 {
         tokio::time::sleep(Duration::from_millis(rng.random_range(200..600))).await;
         match rng.random_range(0..3) {
