@@ -19,7 +19,10 @@ use axum::{
     response::{Html, IntoResponse, Response},
     routing::get,
 };
-use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tower_http::{
+    cors::{AllowOrigin, Any, CorsLayer},
+    limit::RequestBodyLimitLayer,
+};
 use tracing::Instrument;
 
 use crate::{
@@ -59,6 +62,10 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
+/// The largest GraphQL request body accepted; larger ones get 413 before any of it is parsed. A
+/// dashboard's biggest query is a few kilobytes; this leaves room for generated ones.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+
 #[derive(Clone)]
 struct AppState {
     schema: ApiSchema,
@@ -75,7 +82,8 @@ pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeErr
     let state = AppState { schema: schema.clone(), reader, config, metrics: ApiMetrics::default() };
     let mut graphql_routes = Router::new()
         .route("/graphql", get(graphiql).post(graphql))
-        .route_service("/graphql/ws", GraphQLSubscription::new(schema));
+        .route_service("/graphql/ws", GraphQLSubscription::new(schema))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     if let Some(rate) = state.config.rate_limit {
         let limiter = Arc::new(RateLimiter::new(rate));
         graphql_routes = graphql_routes.layer(middleware::from_fn_with_state(limiter, rate_limit::limit));

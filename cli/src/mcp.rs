@@ -14,7 +14,7 @@ use rmcp::{
 };
 
 use crate::{
-    settings::{ChainArgs, DatabaseArgs, KeyArgs},
+    settings::{ChainArgs, DatabaseArgs, KeyArgs, Secret},
     signal,
 };
 
@@ -45,7 +45,7 @@ pub struct McpArgs {
     /// A bearer token HTTP clients must send (`Authorization: Bearer <token>`); required when
     /// --http listens beyond loopback, since whoever reaches the port spends this wallet.
     #[arg(long, env = "MCP_HTTP_TOKEN", hide_env_values = true)]
-    http_token: Option<String>,
+    http_token: Option<Secret>,
     /// Requests per second each client address may send over HTTP (sustained); 0 turns the limit
     /// off. Over it, clients get 429 with Retry-After.
     #[arg(long, env = "MCP_RATE_LIMIT_PER_SEC", default_value_t = 20)]
@@ -99,7 +99,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             );
             let mut router = axum::Router::new().nest_service("/mcp", service);
             if let Some(token) = args.http_token {
-                let expected: Arc<str> = format!("Bearer {token}").into();
+                let expected: Arc<str> = format!("Bearer {}", token.expose()).into();
                 router = router.layer(axum::middleware::from_fn(move |request, next| {
                     bearer(Arc::clone(&expected), request, next)
                 }));

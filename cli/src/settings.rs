@@ -113,13 +113,13 @@ impl DatabaseArgs {
 pub struct KeyArgs {
     /// The signing private key (hex). Prefer --keystore; never pass it on a shared command line.
     #[arg(long, env = "PRIVATE_KEY", hide_env_values = true)]
-    pub private_key: Option<String>,
+    pub private_key: Option<Secret>,
     /// An encrypted JSON keystore holding the key (instead of PRIVATE_KEY).
     #[arg(long, env = "KEYSTORE")]
     pub keystore: Option<PathBuf>,
     /// The keystore's password; asked on the terminal when not set.
     #[arg(long, env = "KEYSTORE_PASSWORD", hide_env_values = true)]
-    pub keystore_password: Option<String>,
+    pub keystore_password: Option<Secret>,
 }
 
 impl KeyArgs {
@@ -130,13 +130,60 @@ impl KeyArgs {
                 rpassword::prompt_password(format!("Password for {}: ", path.display()))
                     .context("KEYSTORE_PASSWORD is not set and there is no terminal to ask on")?,
             ),
-            (_, given) => given.clone(),
+            (_, given) => given.as_ref().map(|p| p.expose().to_owned()),
         };
         let source = agentpact_mcp::keys::KeySource::pick(
-            self.private_key.as_deref(),
+            self.private_key.as_ref().map(Secret::expose),
             self.keystore.as_deref(),
             password.as_deref(),
         )?;
         Ok(source.load()?)
+    }
+}
+
+/// A value that must never be printed (a key, a password, a token): `Debug` shows `<hidden>`, and
+/// the value is read only through [`Secret::expose`], where it is used.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value, for the one place that uses it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<hidden>")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Flags {
+        #[command(flatten)]
+        key: KeyArgs,
+    }
+
+    #[test]
+    fn debug_output_hides_the_key_and_the_password() {
+        let flags = Flags::parse_from(["t", "--private-key", "0xfeedface", "--keystore-password", "hunter2"]);
+        let shown = format!("{flags:?}");
+        assert!(!shown.contains("feedface") && !shown.contains("hunter2"), "{shown}");
+        assert_eq!(flags.key.private_key.as_ref().map(Secret::expose), Some("0xfeedface"));
     }
 }

@@ -26,7 +26,7 @@ impl Answer {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolError {
     /// The input is wrong; nothing was sent.
-    #[error("Invalid input: {0}")]
+    #[error("Invalid input: {}", elide_quoted(.0))]
     Invalid(String),
     /// The contract would refuse (found by simulation; nothing was sent), or refused.
     #[error("The contract refused with {}: {}", .0.name, .0.sentence)]
@@ -118,5 +118,51 @@ impl ToolError {
             error["revert"] = json!(r.name);
         }
         json!({ "error": error })
+    }
+}
+
+/// A message about bad input, without repeating the input at length: a value quoted in it (`"…"`
+/// or `` `…` ``, as serde quotes) longer than 40 characters, a megabyte string sent as an address
+/// say, is cut to its start and an ellipsis.
+fn elide_quoted(message: &str) -> String {
+    const KEEP: usize = 40;
+    let mut said = String::new();
+    let (mut open, mut run) = (None, 0);
+    for c in message.chars() {
+        match open {
+            Some(quote) if c != quote => {
+                run += 1;
+                if run <= KEEP {
+                    said.push(c);
+                } else if run == KEEP + 1 {
+                    said.push('…');
+                }
+                continue;
+            }
+            Some(_) => open = None,
+            None if c == '"' || c == '`' => (open, run) = (Some(c), 0),
+            None => {}
+        }
+        said.push(c);
+    }
+    said
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolError;
+
+    #[test]
+    fn long_quoted_input_is_cut_and_the_rest_of_the_message_kept() {
+        let long = "9".repeat(1 << 20);
+        let error = ToolError::Invalid(format!("accept-pact: invalid type: string \"{long}\", expected u64"));
+        let said = error.to_string();
+        assert!(said.len() < 200, "{said}");
+        assert!(
+            said.ends_with(", expected u64") && said.contains(&format!("\"{}…\"", "9".repeat(40))),
+            "{said}"
+        );
+        let short = ToolError::Invalid("oracles[0]: \"0x1234\" is not an address".into()).to_string();
+        assert_eq!(short, "Invalid input: oracles[0]: \"0x1234\" is not an address");
     }
 }

@@ -143,18 +143,21 @@ impl TestAgent {
 }
 
 /// The real `agentpact mcp` binary over stdio, spoken to in JSON-RPC: an agent as an MCP client
-/// runs it. Killed when dropped.
+/// runs it. Keeps everything the process printed (stdout and stderr) for tests that search it.
+/// Killed when dropped.
 pub struct StdioAgent {
     child: tokio::process::Child,
     stdin: tokio::process::ChildStdin,
     stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    stderr: tokio::task::JoinHandle<String>,
+    printed: Vec<String>,
     next_id: u64,
 }
 
 impl StdioAgent {
     /// Starts `agentpact mcp` with `env` (PRIVATE_KEY, RPC_URL, …) and completes the handshake.
     pub async fn start(env: &[(&str, String)]) -> Result<Self, HarnessError> {
-        use tokio::io::AsyncBufReadExt;
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt};
         let failed = |e: std::io::Error| HarnessError::Process(format!("agentpact mcp: {e}"));
         let mut command = tokio::process::Command::new(crate::cli::binary());
         command.arg("mcp").env_remove("DATABASE_URL").kill_on_drop(true);
@@ -164,12 +167,21 @@ impl StdioAgent {
         let mut child = command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .map_err(failed)?;
-        let stdin = child.stdin.take().ok_or_else(|| HarnessError::Process("no stdin".into()))?;
-        let stdout = child.stdout.take().ok_or_else(|| HarnessError::Process("no stdout".into()))?;
-        let mut agent = Self { child, stdin, stdout: tokio::io::BufReader::new(stdout).lines(), next_id: 1 };
+        let missing = |pipe: &str| HarnessError::Process(format!("no {pipe}"));
+        let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+        let mut stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
+        // Drained as it comes: debug logging fills a pipe buffer long before a test ends.
+        let stderr = tokio::spawn(async move {
+            let mut all = String::new();
+            let _ = stderr.read_to_string(&mut all).await;
+            all
+        });
+        let stdout = tokio::io::BufReader::new(stdout).lines();
+        let mut agent = Self { child, stdin, stdout, stderr, printed: Vec::new(), next_id: 1 };
         let init = serde_json::json!({
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "0" }
         });
@@ -180,15 +192,41 @@ impl StdioAgent {
 
     /// Calls `tool`, which must succeed; returns its structured result.
     pub async fn ok(&mut self, tool: &str, args: Value) -> Result<Value, HarnessError> {
-        let result =
-            self.request("tools/call", serde_json::json!({ "name": tool, "arguments": args })).await?;
+        let result = self.call(tool, args).await?;
         if result["isError"] == true {
             return Err(HarnessError::Process(format!("{tool} failed: {result}")));
         }
         Ok(result["structuredContent"].clone())
     }
 
+    /// Calls `tool`; returns the JSON-RPC answer whole (`result` or `error`), failed calls included.
+    pub async fn call(&mut self, tool: &str, args: Value) -> Result<Value, HarnessError> {
+        let answer =
+            self.exchange("tools/call", serde_json::json!({ "name": tool, "arguments": args })).await?;
+        Ok(answer.get("result").cloned().unwrap_or(answer))
+    }
+
+    /// Closes stdin, waits (bounded) for the server to exit, and returns everything it printed.
+    pub async fn finish(mut self) -> Result<String, HarnessError> {
+        use tokio::io::AsyncWriteExt;
+        let _ = self.stdin.shutdown().await;
+        let exited = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+        if exited.is_err() {
+            let _ = self.child.start_kill();
+        }
+        while let Ok(Some(line)) = self.stdout.next_line().await {
+            self.printed.push(line);
+        }
+        let stderr = (&mut self.stderr).await.map_err(|e| HarnessError::Process(e.to_string()))?;
+        Ok(format!("{}\n{stderr}", self.printed.join("\n")))
+    }
+
     async fn request(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
+        Ok(self.exchange(method, params).await?["result"].clone())
+    }
+
+    /// Sends a request and reads its answer, which must be the next line on stdout.
+    async fn exchange(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
@@ -198,12 +236,13 @@ impl StdioAgent {
             .map_err(|_| HarnessError::Process(format!("no answer to {method} in 60 s")))?
             .map_err(|e| HarnessError::Process(e.to_string()))?
             .ok_or_else(|| HarnessError::Process("agentpact mcp closed stdout".into()))?;
+        self.printed.push(line.clone());
         let answer: Value =
             serde_json::from_str(&line).map_err(|e| HarnessError::Process(format!("{line:?}: {e}")))?;
         if answer["id"] != id {
             return Err(HarnessError::Process(format!("answer out of order: {answer}")));
         }
-        Ok(answer["result"].clone())
+        Ok(answer)
     }
 
     async fn send(&mut self, message: &Value) -> Result<(), HarnessError> {

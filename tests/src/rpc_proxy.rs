@@ -1,5 +1,5 @@
 //! A JSON-RPC proxy in front of anvil that misbehaves on purpose, the way public RPC endpoints do:
-//! it fails every k-th request, answers every k-th with garbage, refuses `eth_getLogs` answers
+//! it answers late, fails every k-th request, answers every k-th with garbage, refuses `eth_getLogs` answers
 //! longer than a cap with the "query returned more than N results" error real providers send, and
 //! can slip a forged, undecodable log from a given address into the first logs it returns.
 
@@ -29,9 +29,11 @@ pub struct Faults {
     /// Add a log with an unknown event and junk data, "emitted" by this address, to the first
     /// non-empty `eth_getLogs` answer.
     pub forge_log_from: Option<alloy::primitives::Address>,
+    /// Delay every answer by a varying number of milliseconds in `[low, high)`.
+    pub latency_ms: Option<(u64, u64)>,
 }
 
-/// A running proxy; stops when dropped.
+/// A running proxy; stops when dropped, closing its open connections.
 pub struct FaultyRpc {
     url: String,
     failed: Arc<AtomicU64>,
@@ -56,9 +58,13 @@ impl FaultyRpc {
             failed: failed.clone(),
             forged: Default::default(),
         };
+        // The connections belong to the accepting task: dropping the proxy aborts it, and with
+        // it every open connection, so clients see the endpoint go away.
         let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, shared.clone()));
+                while connections.try_join_next().is_some() {}
+                connections.spawn(serve(stream, shared.clone()));
             }
         });
         Ok(Self { url, failed, task })
@@ -162,6 +168,11 @@ async fn answer(shared: &Shared, request: Value) -> Value {
     let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
     let params = request.get("params").cloned().unwrap_or(Value::Array(vec![]));
     let n = shared.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    if let Some((low, high)) = shared.faults.latency_ms.filter(|(low, high)| low < high) {
+        // Spread over the range by the request number: varied, and the same for the same run.
+        let delay = low + n.wrapping_mul(7_919) % (high - low);
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
     let error = |code: i64, message: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     if shared.faults.fail_every.is_some_and(|k| n.is_multiple_of(k)) {
         shared.failed.fetch_add(1, Ordering::Relaxed);

@@ -16,6 +16,10 @@ use serde_json::json;
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
+fn http(e: reqwest::Error) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
 async fn indexed_market() -> Result<(Market, TestDatabase)> {
     let m = Market::open().await?;
     m.funded(Initiator::Buyer, ether(1)).await?;
@@ -67,6 +71,10 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
     let full_page = "pacts(first: 100) { edges { node { id status initiator creator buyer seller arbitrator specHash
         specUri deadline reviewPeriod threshold payment buyerStake sellerStake proofHash scoreCount finalScore
         createdAt acceptedAt submittedAt verifiedAt disputedAt closedAt outcome createdBlock updatedBlock } } }";
+    let alias_bomb = format!(
+        "{{ {} }}",
+        (0..3000).map(|i| format!("a{i}: stats {{ activeOracles }}")).collect::<String>()
+    );
     let deep = "{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }";
     let cases = [
         (deep.to_owned(), json!({}), "QUERY_TOO_DEEP"),
@@ -88,6 +96,14 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
         ("{ pact(id: ".into(), json!({}), "GRAPHQL_VALIDATION_FAILED"),
         ("{ verifications { score } }".into(), json!({}), "BAD_ARGUMENT"),
         ("{ oracles(first: 1000) { address } }".into(), json!({}), "PAGE_TOO_LARGE"),
+        ("{ pacts(first: 1000000000) { totalCount } }".into(), json!({}), "PAGE_TOO_LARGE"),
+        (alias_bomb, json!({}), "QUERY_TOO_COMPLEX"),
+        (
+            "query($s: String) { pacts(filter: { search: $s }) { totalCount } }".into(),
+            json!({ "s": "logo ".repeat(100) }),
+            "BAD_ARGUMENT",
+        ),
+        ("{ ...A } fragment A on Query { ...A }".into(), json!({}), "GRAPHQL_VALIDATION_FAILED"),
     ];
     let before = agentpact_tests::index::dump(db.pool()).await?;
     for (query, vars, code) in cases {
@@ -99,6 +115,20 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
             "a message that says what is wrong: {error}"
         );
     }
+    // Past the parser: a body over the limit is refused unread, a batch is not accepted.
+    let post = |body: String| {
+        api.client()
+            .post(format!("{}/graphql", api.base))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let huge = json!({ "query": format!("{{ stats {{ activeOracles }} }}{}", " ".repeat(agentpact_api::server::MAX_BODY_BYTES)) });
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(post(huge.to_string()).await.map(status).map_err(http)?, 413, "an oversized body");
+    let one = json!({ "query": "{ stats { activeOracles } }" });
+    let batch = json!([one, one]);
+    assert_eq!(post(batch.to_string()).await.map(status).map_err(http)?, 400, "a batch");
     let lower = api
         .data(
             "query($a: Address!) { reputation(address: $a) { address } }",

@@ -104,6 +104,43 @@ async fn bad_input_is_refused_with_what_to_fix_and_nothing_is_sent() -> Result {
     Ok(())
 }
 
+/// Every tool, generated from its published schema: no arguments when some are required, then each
+/// argument in turn as an object (a type no argument has) and as a 1 MB string.
+#[tokio::test]
+async fn every_tool_refuses_missing_wrong_typed_and_oversized_arguments() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let tools = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    let sent_before = nonce(&m, &agent).await?;
+    let mut refusals = 0;
+    for tool in &tools {
+        let schema = Value::Object((*tool.input_schema).clone());
+        if schema["required"].as_array().is_some_and(|r| !r.is_empty()) {
+            let (code, text) = agent.refused(&tool.name, json!({})).await?;
+            assert_eq!(code, "INVALID_INPUT", "{} without arguments: {text}", tool.name);
+            assert!(text.contains("missing field"), "{}: {text}", tool.name);
+            refusals += 1;
+        }
+        for name in schema["properties"].as_object().into_iter().flat_map(|p| p.keys()) {
+            for wrong in [json!({ "nested": [1] }), json!("9".repeat(1 << 20))] {
+                let (code, text) = agent.refused(&tool.name, json!({ name: wrong })).await?;
+                assert_eq!(code, "INVALID_INPUT", "{} with a bad {name}: {text}", tool.name);
+                assert!(
+                    text.len() < 1_000,
+                    "{} {name}: the answer echoes the oversized input: {}",
+                    tool.name,
+                    &text[..300]
+                );
+                refusals += 1;
+            }
+        }
+    }
+    assert!(refusals > 60, "only {refusals} refusals over {} tools: the schemas were not read", tools.len());
+    assert_eq!(nonce(&m, &agent).await?, sent_before, "a refused call sent a transaction");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_contract_refusal_is_named_and_explained_before_anything_is_sent() -> Result {
     let m = Market::open().await?;

@@ -1,8 +1,8 @@
 //! The whole stack under fire: agents drive random pact lifecycles through the MCP server while a
 //! chaos loop kills and restarts the indexer, terminates its database sessions and reorganises
-//! the chain, with the indexer's RPC failing every few requests through a proxy. At the end the
-//! index must equal a fresh index of the canonical chain, and every pact must read as the
-//! contract holds it.
+//! the chain, with the indexer's RPC slow (0-30 ms a request) and failing every few requests
+//! through a proxy. At the end the index must equal a fresh index of the canonical chain, and
+//! every pact must read as the contract holds it.
 //!
 //! CI runs the short version; `scripts/soak <seconds>` runs the long one. The seed is printed;
 //! rerun one with `AGENTPACT_SEED=<seed>`.
@@ -62,9 +62,11 @@ async fn soak(length: Duration) -> Result {
     eprintln!("soak: seed {seed} (AGENTPACT_SEED={seed} reruns it), {length:?}");
     let m = Arc::new(Market::open().await?);
     let db = Arc::new(TestDatabase::create().await?);
-    let proxy =
-        FaultyRpc::start(m.chain.provider.clone(), Faults { fail_every: Some(9), ..Faults::default() })
-            .await?;
+    let proxy = FaultyRpc::start(
+        m.chain.provider.clone(),
+        Faults { fail_every: Some(9), latency_ms: Some((0, 30)), ..Faults::default() },
+    )
+    .await?;
     let through: DynProvider = ProviderBuilder::new()
         .connect_http(proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?)
         .erased();

@@ -174,7 +174,8 @@ impl QueryRoot {
     /// Pacts passing `filter`, sorted by `orderBy`, a page at a time: `first` (at most 100) after
     /// the cursor `after`, or `last` before `before`.
     #[graphql(
-        complexity = "first.or(last).unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * child_complexity + 1"
+        complexity = "first.or(last).unwrap_or(read::DEFAULT_PAGE_SIZE).min(read::MAX_PAGE_SIZE) as usize \
+                      * child_complexity + 1"
     )]
     #[allow(clippy::too_many_arguments)] // the Relay arguments plus filter and order
     async fn pacts(

@@ -316,7 +316,7 @@ impl Reader {
     ) -> Result<Page<Pact>, ReadError> {
         let plan = Plan::new(order, page)?;
         let mut q = select(chain_id);
-        push_filter(&mut q, filter);
+        push_filter(&mut q, filter)?;
         for (cursor, towards_end) in [(&plan.after, true), (&plan.before, false)] {
             if let Some(cursor) = cursor {
                 push_bound(&mut q, order, cursor, towards_end);
@@ -348,7 +348,7 @@ impl Reader {
     pub async fn count_pacts(&self, chain_id: u64, filter: &PactFilter) -> Result<u64, ReadError> {
         let mut q = QueryBuilder::<Postgres>::new("SELECT count(*) FROM pacts WHERE chain_id = ");
         q.push_bind(i64_of(chain_id));
-        push_filter(&mut q, filter);
+        push_filter(&mut q, filter)?;
         let n: i64 = q.build_query_scalar().fetch_one(self.pool()).await?;
         Ok(u64_of(n))
     }
@@ -414,7 +414,10 @@ fn push_bound(q: &mut QueryBuilder<Postgres>, order: PactOrder, cursor: &Cursor,
     }
 }
 
-fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) {
+/// The longest `search` accepted, in characters: a few words of a spec URI, not a document.
+pub const MAX_SEARCH_CHARS: usize = 200;
+
+fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) -> Result<(), ReadError> {
     if !f.statuses.is_empty() {
         let codes: Vec<i16> = f.statuses.iter().map(|s| i16::from(s.code())).collect();
         q.push(" AND status = ANY(").push_bind(codes).push(")");
@@ -458,9 +461,15 @@ fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) {
         }
     }
     if let Some(words) = f.search.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
+        if words.chars().count() > MAX_SEARCH_CHARS {
+            return Err(ReadError::BadArgument(format!(
+                "search is a few words of at most {MAX_SEARCH_CHARS} characters in all"
+            )));
+        }
         // The same word split as the indexed column (migrations/0002): "logo-design" finds both words.
         q.push(" AND spec_search @@ plainto_tsquery('simple', regexp_replace(")
             .push_bind(words.to_owned())
             .push(", '[^[:alnum:]]+', ' ', 'g'))");
     }
+    Ok(())
 }

@@ -1,0 +1,141 @@
+//! The private key, hunted through everything the binaries print (stdout, stderr at debug level)
+//! while they fail in every way this project knows: bad input, unknown tools, tools outside the
+//! role, the spending cap, reverts, an RPC that fails and then goes away, an unfunded wallet, a
+//! malformed key, a deploy that cannot pay. (The keystore password has its own hunt in
+//! `mcp_stdio.rs`.)
+
+use agentpact_tests::{
+    HarnessError,
+    cli::binary,
+    mcp::{StdioAgent, dev_key},
+    pacts::Market,
+    postgres::TestDatabase,
+    rpc_proxy::{Faults, FaultyRpc},
+};
+use alloy::{hex, signers::local::PrivateKeySigner};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+/// `agentpact mcp`'s environment for `key` against `rpc`, logging at debug level.
+fn env(m: &Market, db: &TestDatabase, key: &str, rpc: &str, role: &str) -> Vec<(&'static str, String)> {
+    let d = m.chain.deployment;
+    vec![
+        ("PRIVATE_KEY", key.to_owned()),
+        ("RPC_URL", rpc.to_owned()),
+        ("CHAIN_ID", "31337".to_owned()),
+        ("AGENT_PACT_ADDRESS", d.agent_pact.to_string()),
+        ("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string()),
+        ("DATABASE_URL", db.url().to_owned()),
+        ("MCP_ROLE", role.to_owned()),
+        ("INDEX_WAIT_MS", "0".to_owned()),
+        ("RUST_LOG", "debug".to_owned()),
+    ]
+}
+
+/// The error code of a failed tool call (`isError`), or the JSON-RPC error of a refused request.
+fn failure(answer: &Value) -> Option<String> {
+    if answer["isError"] == true {
+        return Some(answer["structuredContent"]["error"]["code"].as_str().unwrap_or("?").to_owned());
+    }
+    answer.get("error").map(|e| format!("json-rpc {}", e["code"]))
+}
+
+fn assert_secret_absent(printed: &str, secret: &str, path: &str) {
+    assert!(!printed.is_empty(), "{path}: nothing printed, the search below would prove nothing");
+    assert!(
+        !printed.to_lowercase().contains(&secret.to_lowercase()),
+        "{path}: the private key appeared in what the process printed"
+    );
+}
+
+#[tokio::test]
+async fn no_failure_path_of_the_mcp_server_prints_the_key() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let signer = dev_key(&m.chain, 1)?;
+    let key = hex::encode(signer.to_bytes());
+    let proxy = FaultyRpc::start(
+        m.chain.provider.clone(),
+        Faults { fail_every: Some(4), latency_ms: Some((0, 20)), ..Faults::default() },
+    )
+    .await?;
+    let terms = |payment: &str| {
+        json!({
+            "role": "buyer", "specHash": "QmSecret", "deadline": 4_000_000_000u64,
+            "oracles": [m.cast.oracles[0].to_string()], "oracleWeights": [100], "threshold": 50,
+            "paymentEth": payment, "arbitrator": m.cast.arbitrator.to_string(),
+        })
+    };
+    let mut seeker = StdioAgent::start(&env(&m, &db, &format!("0x{key}"), proxy.url(), "seeker")).await?;
+    let must_fail = [
+        ("create-pact", json!({ "role": "buyer" })),
+        ("create-pact", json!({ "role": 7, "paymentEth": ["0.1"] })),
+        ("create-pact", terms("1000000")),
+        ("create-pact", json!({ "role": "buyer", "specHash": "x".repeat(100_000) })),
+        ("accept-pact", json!({ "pactId": 999_999 })),
+        ("submit-verification", json!({ "pactId": 0, "score": 50, "proof": "0x00" })),
+        ("steal-everything", json!({ "to": "me" })),
+    ];
+    for (tool, args) in must_fail {
+        let answer = seeker.call(tool, args).await?;
+        assert!(failure(&answer).is_some(), "{tool} must fail: {answer}");
+    }
+    // Through a proxy failing every fourth request: some of these fail, some succeed.
+    for _ in 0..4 {
+        seeker.call("create-pact", terms("0.01")).await?;
+        seeker.call("get-pact", json!({ "pactId": 0 })).await?;
+    }
+    drop(proxy);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let cut_off = seeker.call("create-pact", terms("0.01")).await?;
+    assert_eq!(failure(&cut_off).as_deref(), Some("RPC_UNAVAILABLE"), "{cut_off}");
+    assert_secret_absent(&seeker.finish().await?, &key, "failing tool calls");
+
+    let pauper = PrivateKeySigner::random();
+    let pauper_key = hex::encode(pauper.to_bytes());
+    let rpc = m.chain.anvil.endpoint();
+    let mut broke = StdioAgent::start(&env(&m, &db, &format!("0x{pauper_key}"), &rpc, "full")).await?;
+    let answer = broke.call("create-pact", terms("0.01")).await?;
+    assert_eq!(failure(&answer).as_deref(), Some("INSUFFICIENT_FUNDS"), "{answer}");
+    assert_secret_absent(&broke.finish().await?, &pauper_key, "an unfunded wallet");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_malformed_key_or_a_failed_deploy_is_reported_without_the_key() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let key = hex::encode(dev_key(&m.chain, 1)?.to_bytes());
+    let rpc = m.chain.anvil.endpoint();
+    // One character off: not hex, so not a key, but still almost all of one.
+    let malformed = format!("0x{}z", &key[..63]);
+    let mut command = tokio::process::Command::new(binary());
+    command.arg("mcp").envs(env(&m, &db, &malformed, &rpc, "full"));
+    let output = command.output().await.map_err(process)?;
+    let printed =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(2), "a malformed key must be refused: {printed}");
+    assert_secret_absent(&printed, &key[..63], "a malformed key");
+
+    let pauper_key = hex::encode(PrivateKeySigner::random().to_bytes());
+    let dir = std::env::temp_dir().join(format!("agentpact-secrets-{}", db.name()));
+    let output = tokio::process::Command::new(binary())
+        .args(["deploy", "--rpc-url", &rpc, "--deployments-dir"])
+        .arg(&dir)
+        .env("PRIVATE_KEY", format!("0x{pauper_key}"))
+        .env("RUST_LOG", "debug")
+        .output()
+        .await
+        .map_err(process)?;
+    let printed =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!output.status.success(), "an unfunded deploy must fail: {printed}");
+    assert_secret_absent(&printed, &pauper_key, "a deploy that cannot pay");
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
