@@ -1,5 +1,7 @@
 //! Reads the two contracts' logs with `eth_getLogs` over block ranges whose size adapts: halved
-//! when the RPC says a result is too large, doubled while results stay small.
+//! when the RPC says a result is too large or a result is over twice the target, doubled while
+//! results stay small. Keeping results near the target keeps the indexer's memory bounded however
+//! dense the chain.
 
 use alloy::{
     providers::Provider,
@@ -30,10 +32,12 @@ impl RangeSize {
         from.saturating_add(self.blocks - 1).min(head)
     }
 
-    /// A range returned `logs` logs: grow while results are small.
+    /// A range returned `logs` logs: grow while results are small, shrink when they are large.
     pub fn succeeded(&mut self, logs: usize) {
         if logs < TARGET_LOGS / 2 {
             self.blocks = (self.blocks * 2).min(self.max);
+        } else if logs > TARGET_LOGS * 2 {
+            self.blocks = (self.blocks / 2).max(1);
         }
     }
 
@@ -89,6 +93,9 @@ mod tests {
         assert_eq!(r.blocks(), 200);
         r.succeeded(10_000);
         assert_eq!(r.blocks(), 200, "a full range does not grow");
+        r.succeeded(10_001);
+        assert_eq!(r.blocks(), 100, "an overfull one shrinks");
+        r.succeeded(1);
         for _ in 0..10 {
             r.succeeded(0);
         }

@@ -1,5 +1,6 @@
 //! The indexer's Prometheus metrics: indexed block, head, lag, events and batches (rate() of the
-//! counters gives events/s), batch latency, reorgs and errors by kind.
+//! counters gives events/s), batch latency and where it goes (RPC, decoding, database), reorgs and
+//! errors by kind.
 
 use std::{
     collections::BTreeMap,
@@ -24,7 +25,33 @@ struct Inner {
     batches: AtomicU64,
     batch_micros: AtomicU64,
     reorgs: AtomicU64,
+    phase_micros: [AtomicU64; 3],
     errors: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+/// Where a batch spends its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading logs and block headers from the RPC.
+    Rpc,
+    /// Turning logs into journal events.
+    Decode,
+    /// The database transaction: journal, projections, reputation, checkpoint.
+    Db,
+}
+
+impl Phase {
+    /// Every phase, in pipeline order.
+    pub const ALL: [Self; 3] = [Self::Rpc, Self::Decode, Self::Db];
+
+    /// The phase's label in metrics and reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Rpc => "rpc",
+            Self::Decode => "decode",
+            Self::Db => "db",
+        }
+    }
 }
 
 impl Metrics {
@@ -51,6 +78,22 @@ impl Metrics {
         self.0.events.fetch_add(events, Ordering::Relaxed);
         self.0.batches.fetch_add(1, Ordering::Relaxed);
         self.0.batch_micros.fetch_add(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// `took` was spent in `phase`.
+    pub fn phase(&self, phase: Phase, took: Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.0.phase_micros[phase as usize].fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// Total time spent in `phase` so far.
+    pub fn phase_total(&self, phase: Phase) -> Duration {
+        Duration::from_micros(self.0.phase_micros[phase as usize].load(Ordering::Relaxed))
+    }
+
+    /// Events journaled so far.
+    pub fn events(&self) -> u64 {
+        self.0.events.load(Ordering::Relaxed)
     }
 
     /// A reorganisation was rolled back.
@@ -122,6 +165,19 @@ impl Metrics {
         );
         let _ = writeln!(
             out,
+            "# HELP agentpact_indexer_phase_seconds_total Time spent by phase of a batch.\n\
+             # TYPE agentpact_indexer_phase_seconds_total counter"
+        );
+        for phase in Phase::ALL {
+            let seconds = self.phase_total(phase).as_secs_f64();
+            let _ = writeln!(
+                out,
+                "agentpact_indexer_phase_seconds_total{{chain_id=\"{chain}\",phase=\"{}\"}} {seconds}",
+                phase.name()
+            );
+        }
+        let _ = writeln!(
+            out,
             "# HELP agentpact_indexer_errors_total Errors by kind.\n# TYPE agentpact_indexer_errors_total counter"
         );
         if let Ok(errors) = i.errors.lock() {
@@ -159,7 +215,12 @@ mod tests {
         m.batch(100, 7, Duration::from_millis(250));
         m.error("rpc");
         m.error("rpc");
+        m.phase(Phase::Db, Duration::from_millis(1_500));
         let text = m.render();
+        assert!(
+            text.contains("agentpact_indexer_phase_seconds_total{chain_id=\"84532\",phase=\"db\"} 1.5"),
+            "{text}"
+        );
         assert!(text.contains("agentpact_indexer_lag_blocks{chain_id=\"84532\"} 20"), "{text}");
         assert!(text.contains("agentpact_indexer_events_total{chain_id=\"84532\"} 7"), "{text}");
         assert!(text.contains("agentpact_indexer_errors_total{chain_id=\"84532\",kind=\"rpc\"} 2"), "{text}");

@@ -12,9 +12,10 @@ use alloy::{
     eips::BlockNumberOrTag,
     primitives::{B256, U256},
     providers::Provider,
-    rpc::types::Log,
+    rpc::types::{Header, Log},
     transports::TransportError,
 };
+use futures::{StreamExt, TryStreamExt};
 use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::{
@@ -24,11 +25,15 @@ use crate::{
     event::JournalEvent,
     fetch::{self, RangeSize},
     journal::{self, to_i64},
-    metrics::Metrics,
+    metrics::{Metrics, Phase},
     project,
     reorg::{self, Continuity},
     reputation,
 };
+
+/// Block headers read at once: the node answers them in parallel, and a backfill reads one per
+/// block holding an event.
+const CONCURRENT_HEADER_READS: usize = 16;
 
 /// The channel on which every committed pact change is announced (payload: JSON with `chainId`,
 /// `pactId`, `status`, `block`).
@@ -248,10 +253,18 @@ impl<P: Provider> Indexer<P> {
                 from = cp.block_number + 1;
             }
         }
+        // The next range's logs are read while this range is written: RPC and database overlap.
+        let mut prefetched: Option<(u64, u64, Result<Vec<Log>, TransportError>)> = None;
         while from <= head {
-            let to = self.range.end(from, head);
             let started = std::time::Instant::now();
-            let logs = match self.rpc(|| fetch::logs(&self.provider, self.target.contracts, from, to)).await {
+            let (to, fetched) = match prefetched.take() {
+                Some((start, to, fetched)) if start == from => (to, fetched),
+                _ => {
+                    let to = self.range.end(from, head);
+                    (to, self.logs(from, to).await)
+                }
+            };
+            let logs = match fetched {
                 Ok(logs) => logs,
                 Err(e) if fetch::is_result_too_large(&e) && self.range.shrink() => {
                     tracing::debug!(from, to, blocks = self.range.blocks(), "log range too large; shrinking");
@@ -260,7 +273,16 @@ impl<P: Provider> Indexer<P> {
                 Err(e) => return Err(e.into()),
             };
             self.range.succeeded(logs.len());
-            let (checkpoint, events) = self.commit(conn, from, to, seen, &logs).await?;
+            let (next_from, next_to) = (to + 1, self.range.end(to + 1, head));
+            let next = async {
+                if next_from > head {
+                    return None;
+                }
+                Some((next_from, next_to, self.logs(next_from, next_to).await))
+            };
+            let (committed, next) = tokio::join!(self.commit(conn, from, to, seen, &logs), next);
+            let (checkpoint, events) = committed?;
+            prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
             at = Some(checkpoint);
             from = to + 1;
@@ -284,23 +306,25 @@ impl<P: Provider> Indexer<P> {
         head: Head,
         logs: &[Log],
     ) -> Result<(Checkpoint, u64), IndexError> {
-        let events = self.journal_events(logs).await?;
+        let reading = std::time::Instant::now();
         let final_below = head.number.saturating_sub(self.config.finality_depth);
         let recent = self.block_refs(from.max(final_below), to).await?;
-        let mut hashes: HashMap<u64, B256> = recent.iter().map(|b| (b.number, b.hash)).collect();
-        for number in events.iter().map(|e| e.block_number).collect::<BTreeSet<_>>() {
-            if let std::collections::hash_map::Entry::Vacant(slot) = hashes.entry(number) {
-                slot.insert(self.block(BlockNumberOrTag::Number(number)).await?.header.hash);
-            }
+        let mut blocks: HashMap<u64, (B256, u64)> =
+            recent.iter().map(|b| (b.number, (b.hash, b.timestamp))).collect();
+        // Every block holding a log, and the range's last block, as the chain has them now.
+        let unseen: BTreeSet<u64> =
+            logs.iter().filter_map(|l| l.block_number).chain([to]).filter(|n| !blocks.contains_key(n)).collect();
+        for header in self.headers(unseen).await? {
+            blocks.insert(header.number, (header.hash, header.timestamp));
         }
-        consistent(&recent, &hashes, &events)?;
-        let (end, end_time) = match recent.last() {
-            Some(b) if b.number == to => (b.hash, b.timestamp),
-            _ => {
-                let header = self.block(BlockNumberOrTag::Number(to)).await?.header;
-                (header.hash, header.timestamp)
-            }
-        };
+        self.metrics.phase(Phase::Rpc, reading.elapsed());
+        let decoding = std::time::Instant::now();
+        let events = self.journal_events(logs, &blocks)?;
+        self.metrics.phase(Phase::Decode, decoding.elapsed());
+        consistent(&recent, &blocks, &events)?;
+        let (end, end_time) =
+            blocks.get(&to).copied().ok_or_else(|| IndexError::Incomplete(format!("block {to} not read")))?;
+        let writing = std::time::Instant::now();
         let chain_id = self.target.chain_id;
         let mut tx = conn.begin().await?;
         let new = journal::append(&mut tx, &events).await?;
@@ -313,51 +337,65 @@ impl<P: Provider> Indexer<P> {
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
         checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(head)).await?;
         tx.commit().await?;
+        self.metrics.phase(Phase::Db, writing.elapsed());
         tracing::debug!(from, to, events = new.len(), "indexed");
         Ok((checkpoint, new.len() as u64))
     }
 
-    async fn journal_events(&self, logs: &[Log]) -> Result<Vec<JournalEvent>, IndexError> {
-        let mut times: HashMap<u64, u64> = HashMap::new();
-        let mut events = Vec::with_capacity(logs.len());
-        for log in logs {
-            let missing = || IndexError::Incomplete(format!("log without its block or index: {log:?}"));
-            let block_number = log.block_number.ok_or_else(missing)?;
-            let block_time = match (log.block_timestamp, times.get(&block_number)) {
-                (Some(t), _) | (None, Some(&t)) => t,
-                (None, None) => {
-                    let t = self.block(BlockNumberOrTag::Number(block_number)).await?.header.timestamp;
-                    times.insert(block_number, t);
-                    t
-                }
-            };
-            events.push(JournalEvent {
-                chain_id: self.target.chain_id,
-                block_number,
-                log_index: log.log_index.ok_or_else(missing)?,
-                block_hash: log.block_hash.ok_or_else(missing)?,
-                tx_hash: log.transaction_hash.ok_or_else(missing)?,
-                block_time,
-                contract: log.address(),
-                body: self.target.contracts.decode(&log.inner)?,
-            });
-        }
-        Ok(events)
+    /// The logs as journal events, timed by their blocks (`blocks`: hash and time by number) when
+    /// the node leaves `blockTimestamp` out.
+    fn journal_events(
+        &self,
+        logs: &[Log],
+        blocks: &HashMap<u64, (B256, u64)>,
+    ) -> Result<Vec<JournalEvent>, IndexError> {
+        logs.iter()
+            .map(|log| {
+                let missing = || IndexError::Incomplete(format!("log without its block or index: {log:?}"));
+                let block_number = log.block_number.ok_or_else(missing)?;
+                let block_time = match log.block_timestamp {
+                    Some(t) => t,
+                    None => blocks.get(&block_number).ok_or_else(missing)?.1,
+                };
+                Ok(JournalEvent {
+                    chain_id: self.target.chain_id,
+                    block_number,
+                    log_index: log.log_index.ok_or_else(missing)?,
+                    block_hash: log.block_hash.ok_or_else(missing)?,
+                    tx_hash: log.transaction_hash.ok_or_else(missing)?,
+                    block_time,
+                    contract: log.address(),
+                    body: self.target.contracts.decode(&log.inner)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The contracts' logs in blocks `from..=to`, retried, timed as RPC.
+    async fn logs(&self, from: u64, to: u64) -> Result<Vec<Log>, TransportError> {
+        let started = std::time::Instant::now();
+        let logs = self.rpc(|| fetch::logs(&self.provider, self.target.contracts, from, to)).await;
+        self.metrics.phase(Phase::Rpc, started.elapsed());
+        logs
     }
 
     /// The hashes of blocks `from..=to` (empty when `from > to`).
     async fn block_refs(&self, from: u64, to: u64) -> Result<Vec<BlockRef>, IndexError> {
-        let mut refs = Vec::new();
-        for number in from..=to {
-            let header = self.block(BlockNumberOrTag::Number(number)).await?.header;
-            refs.push(BlockRef {
-                number,
-                hash: header.hash,
-                parent_hash: header.parent_hash,
-                timestamp: header.timestamp,
-            });
-        }
-        Ok(refs)
+        let headers = self.headers(from..=to).await?;
+        Ok(headers
+            .into_iter()
+            .map(|h| BlockRef { number: h.number, hash: h.hash, parent_hash: h.parent_hash, timestamp: h.timestamp })
+            .collect())
+    }
+
+    /// The headers of blocks `numbers`, in that order, a few read at once.
+    async fn headers(&self, numbers: impl IntoIterator<Item = u64>) -> Result<Vec<Header>, IndexError> {
+        futures::stream::iter(numbers)
+            .map(|n| self.block(BlockNumberOrTag::Number(n)))
+            .buffered(CONCURRENT_HEADER_READS)
+            .map_ok(|block| block.header)
+            .try_collect()
+            .await
     }
 
     async fn block(&self, number: BlockNumberOrTag) -> Result<alloy::rpc::types::Block, IndexError> {
@@ -400,20 +438,20 @@ impl<P: Provider> Indexer<P> {
 }
 
 /// Checks that a batch was read from one chain: the recent blocks link parent to child, and each
-/// event's block hash is the chain's hash of its block as read after the logs (`hashes`, which
-/// holds every block with an event). A reorganisation between reading the logs and reading the
+/// event's block hash is the chain's hash of its block as read after the logs (`hashes`: hash and
+/// time of every block with an event). A reorganisation between reading the logs and reading the
 /// blocks would otherwise journal events of an abandoned branch under the new branch's hashes,
 /// where no later check could see them — even below the finality depth, when a lagging indexer
 /// reads a range that was still the tip when its logs were served (the chaos soak found this).
 fn consistent(
     recent: &[BlockRef],
-    hashes: &HashMap<u64, B256>,
+    hashes: &HashMap<u64, (B256, u64)>,
     events: &[JournalEvent],
 ) -> Result<(), IndexError> {
     if let Some(pair) = recent.windows(2).find(|pair| pair[1].parent_hash != pair[0].hash) {
         return Err(IndexError::ChainMoved { block: pair[1].number });
     }
-    match events.iter().find(|e| hashes.get(&e.block_number).is_some_and(|h| *h != e.block_hash)) {
+    match events.iter().find(|e| hashes.get(&e.block_number).is_some_and(|(h, _)| *h != e.block_hash)) {
         Some(e) => Err(IndexError::ChainMoved { block: e.block_number }),
         None => Ok(()),
     }
