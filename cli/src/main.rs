@@ -1,7 +1,9 @@
 //! `agentpact`: the one binary users run.
 //!
-//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `mcp`, `migrate`.
+//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `mcp`, `migrate`, and `bench`
+//! for the figures of BENCHMARKS.md.
 
+mod bench;
 mod deploy;
 mod dev;
 mod index;
@@ -41,6 +43,8 @@ enum Command {
     Mcp(Box<mcp::McpArgs>),
     /// Apply database migrations.
     Migrate(settings::DatabaseArgs),
+    /// Generate load and measure the indexer, the API and the MCP server (BENCHMARKS.md).
+    Bench(bench::BenchArgs),
 }
 
 #[tokio::main]
@@ -55,6 +59,7 @@ async fn main() -> ExitCode {
         Command::Deploy(args) => deploy::run(*args).await,
         Command::Dev(args) => dev::run(args).await,
         Command::Mcp(args) => mcp::run(*args).await,
+        Command::Bench(args) => bench::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

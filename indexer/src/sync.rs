@@ -312,8 +312,12 @@ impl<P: Provider> Indexer<P> {
         let mut blocks: HashMap<u64, (B256, u64)> =
             recent.iter().map(|b| (b.number, (b.hash, b.timestamp))).collect();
         // Every block holding a log, and the range's last block, as the chain has them now.
-        let unseen: BTreeSet<u64> =
-            logs.iter().filter_map(|l| l.block_number).chain([to]).filter(|n| !blocks.contains_key(n)).collect();
+        let unseen: BTreeSet<u64> = logs
+            .iter()
+            .filter_map(|l| l.block_number)
+            .chain([to])
+            .filter(|n| !blocks.contains_key(n))
+            .collect();
         for header in self.headers(unseen).await? {
             blocks.insert(header.number, (header.hash, header.timestamp));
         }
@@ -384,7 +388,12 @@ impl<P: Provider> Indexer<P> {
         let headers = self.headers(from..=to).await?;
         Ok(headers
             .into_iter()
-            .map(|h| BlockRef { number: h.number, hash: h.hash, parent_hash: h.parent_hash, timestamp: h.timestamp })
+            .map(|h| BlockRef {
+                number: h.number,
+                hash: h.hash,
+                parent_hash: h.parent_hash,
+                timestamp: h.timestamp,
+            })
             .collect())
     }
 

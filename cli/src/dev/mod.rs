@@ -6,19 +6,18 @@ mod demo;
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact::local::{PrivateCluster, anvil_binary, with_database};
+use agentpact::local::{fresh_database, spawn_anvil};
 use agentpact_api::{Reader, ServeConfig};
 use agentpact_contracts::{DeployOptions, deploy};
 use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
 use alloy::{
     hex,
     network::EthereumWallet,
-    node_bindings::{Anvil, AnvilInstance},
+    node_bindings::AnvilInstance,
     providers::{Provider, ProviderBuilder},
     signers::local::PrivateKeySigner,
 };
 use anyhow::{Context, bail};
-use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 use tokio::sync::watch;
 
 use crate::signal;
@@ -55,8 +54,8 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let (database_url, cluster) = database(args.database_url.as_deref()).await?;
-    let anvil = start_anvil(args.anvil_port)?;
+    let (database_url, cluster) = fresh_database(args.database_url.as_deref(), DATABASE).await?;
+    let anvil = spawn_anvil(|anvil| anvil.port(args.anvil_port).chain_id(CHAIN_ID))?;
     let (deployment, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
 
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
@@ -114,39 +113,6 @@ async fn wait_until_indexed(reader: &Reader, head: u64) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     bail!("the indexer did not reach block {head} within a minute; see the log above")
-}
-
-/// The stack's database: a fresh `agentpact_dev` on DATABASE_URL's server, or a private cluster.
-async fn database(server: Option<&str>) -> anyhow::Result<(String, Option<PrivateCluster>)> {
-    let (admin_url, cluster) = match server {
-        Some(url) => (url.to_owned(), None),
-        None => {
-            let cluster = PrivateCluster::start(&format!("agentpact-dev-{}", std::process::id())).map_err(|why| {
-                anyhow::anyhow!(
-                    "no Postgres: set DATABASE_URL to a server the stack may create a database on, or install \
-                     PostgreSQL (initdb, pg_ctl) for a private one ({why})"
-                )
-            })?;
-            (cluster.url(), Some(cluster))
-        }
-    };
-    let mut admin = PgConnection::connect(&admin_url)
-        .await
-        .context("connecting to Postgres (is it running, and may this user create databases?)")?;
-    admin
-        .execute(sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"))))
-        .await?;
-    admin.execute(sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {DATABASE}")))).await?;
-    admin.close().await?;
-    Ok((with_database(&admin_url, DATABASE), cluster))
-}
-
-fn start_anvil(port: u16) -> anyhow::Result<AnvilInstance> {
-    let bin = anvil_binary();
-    if !bin.is_file() {
-        bail!("anvil not found at {}: run scripts/install-tools (or set ANVIL_BIN)", bin.display());
-    }
-    Anvil::at(bin).port(port).chain_id(CHAIN_ID).try_spawn().context("starting anvil")
 }
 
 /// Deploys from dev account 0, runs the demo, writes the deployments file; returns the

@@ -4,5 +4,5 @@
 mod anvil;
 mod postgres;
 
-pub use anvil::anvil_binary;
-pub use postgres::{PrivateCluster, free_port, with_database};
+pub use anvil::{anvil_binary, spawn_anvil};
+pub use postgres::{PrivateCluster, free_port, fresh_database, with_database};

@@ -123,3 +123,36 @@ pub fn with_database(url: &str, database: &str) -> String {
         None => format!("{base}/{database}"),
     }
 }
+
+/// A fresh, empty database `name`: (re)created on the server at `server` when given, else in a
+/// new private cluster (returned: it lives as long as the value). Returns its URL.
+pub async fn fresh_database(
+    server: Option<&str>,
+    name: &str,
+) -> anyhow::Result<(String, Option<PrivateCluster>)> {
+    use anyhow::Context;
+    use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
+
+    let (admin_url, cluster) = match server {
+        Some(url) => (url.to_owned(), None),
+        None => {
+            let cluster =
+                PrivateCluster::start(&format!("{name}-{}", std::process::id())).map_err(|why| {
+                    anyhow::anyhow!(
+                        "no Postgres: set DATABASE_URL to a server a database may be created on, or install \
+                     PostgreSQL (initdb, pg_ctl) for a private one ({why})"
+                    )
+                })?;
+            (cluster.url(), Some(cluster))
+        }
+    };
+    let mut admin = PgConnection::connect(&admin_url)
+        .await
+        .context("connecting to Postgres (is it running, and may this user create databases?)")?;
+    admin
+        .execute(sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))))
+        .await?;
+    admin.execute(sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}")))).await?;
+    admin.close().await?;
+    Ok((with_database(&admin_url, name), cluster))
+}

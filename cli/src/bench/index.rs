@@ -1,0 +1,156 @@
+//! `agentpact bench index`: the backfill of a generated chain into an empty database (events/s,
+//! time, peak memory, time by phase), checked against the history that was generated; then the
+//! delay from a block being mined to its pact change being committed, with the indexer following
+//! the head.
+
+use std::time::{Duration, Instant};
+
+use agentpact_contracts::AgentPact;
+use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
+use alloy::primitives::{U256, keccak256};
+use anyhow::{Context, bail};
+
+use super::{
+    Percentiles, Workload,
+    lab::Lab,
+    market::{Fate, Generated},
+    ms, peak_rss_mib, reset_peak_rss,
+};
+
+/// Flags of `agentpact bench index`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IndexArgs {
+    #[command(flatten)]
+    workload: Workload,
+    /// The follower's poll interval while latency is measured, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    poll_ms: u64,
+    /// Transactions whose latency is measured.
+    #[arg(long, default_value_t = 100)]
+    samples: u32,
+}
+
+/// Runs the benchmark and prints its figures.
+pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let lab = Lab::open(&args.workload).await?;
+    let mut indexer = lab.indexer(Config::default());
+    let metrics = indexer.metrics();
+    reset_peak_rss();
+    let started = Instant::now();
+    indexer.catch_up().await?;
+    let took = started.elapsed();
+    let events = metrics.events();
+    println!(
+        "backfill: {events} events in {took:.2?} = {:.0} events/s; peak RSS {}",
+        events as f64 / took.as_secs_f64(),
+        peak_rss_mib().map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB"))
+    );
+    let phases: Vec<String> =
+        Phase::ALL.iter().map(|p| format!("{} {:.2?}", p.name(), metrics.phase_total(*p))).collect();
+    println!("  time by phase (RPC overlaps writing): {}", phases.join(", "));
+    check_statuses(&lab, &lab.generated).await?;
+
+    let delays = follow(&lab, Duration::from_millis(args.poll_ms), args.samples).await?;
+    let p = Percentiles::of(&mut delays.clone()).context("no latency sample")?;
+    println!(
+        "live ({} ms poll, {} transactions): block mined -> committed p50 {}, p95 {}, p99 {}, max {}",
+        args.poll_ms,
+        delays.len(),
+        ms(p.p50),
+        ms(p.p95),
+        ms(p.p99),
+        ms(p.max)
+    );
+    Ok(())
+}
+
+/// Fails unless the index holds exactly the statuses the generator planned: a benchmark of a
+/// history that went wrong would measure the wrong thing.
+async fn check_statuses(lab: &Lab, generated: &Generated) -> anyhow::Result<()> {
+    use std::collections::BTreeMap;
+    let mut planned: BTreeMap<&str, i64> = BTreeMap::new();
+    for (fate, n) in &generated.fates {
+        *planned.entry(status_of(*fate)).or_default() += *n as i64;
+    }
+    let rows: Vec<(i16, i64)> =
+        sqlx::query_as("SELECT status, count(*) FROM pacts GROUP BY status").fetch_all(&lab.pool).await?;
+    let indexed: BTreeMap<&str, i64> = rows
+        .into_iter()
+        .filter_map(|(code, n)| {
+            let status = agentpact_contracts::PactStatus::try_from(u8::try_from(code).ok()?).ok()?;
+            Some((status.name(), n))
+        })
+        .collect();
+    if planned != indexed {
+        bail!("the index holds {indexed:?} but the generator made {planned:?}");
+    }
+    println!("  checked: pacts by status in the index equal the generated history {indexed:?}");
+    Ok(())
+}
+
+/// The status a fate ends in.
+fn status_of(fate: Fate) -> &'static str {
+    match fate {
+        Fate::Open => "NEGOTIATING",
+        Fate::Funded => "FUNDED",
+        Fate::Started => "IN_PROGRESS",
+        Fate::Submitted => "PENDING_VERIFY",
+        Fate::Verified => "PENDING_APPROVAL",
+        Fate::Approved | Fate::SellerWinsDispute => "COMPLETED",
+        Fate::FailedVerification | Fate::Rejected => "DISPUTED",
+        Fate::Cancelled | Fate::BuyerWinsDispute | Fate::TimedOut => "REFUNDED",
+    }
+}
+
+/// With the indexer following the head, sends `samples` pact creations (each mined as it is sent)
+/// and measures until the `pact_updated` notification of each.
+async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<Duration>> {
+    let indexer = lab.indexer(Config { poll_interval: poll, ..Config::default() });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let following = tokio::spawn(agentpact_indexer::run(indexer, async move {
+        let _ = stopped.await;
+    }));
+    let mut listener = sqlx::postgres::PgListener::connect(&lab.database_url).await?;
+    listener.listen(PACT_CHANNEL).await?;
+    let pact = AgentPact::new(lab.deployment.agent_pact, lab.provider.clone());
+    let (buyer, payment) = (lab.cast.buyers[0], U256::from(1_000_000_000_000_000u64));
+    let poll_ms = u64::try_from(poll.as_millis()).unwrap_or(1_000).max(1);
+    let mut delays = Vec::new();
+    for i in 0..samples {
+        let id = pact.pactCount().call().await?.to_string();
+        let now = alloy::providers::Provider::get_block_by_number(&lab.provider, Default::default())
+            .await?
+            .map_or(0, |b| b.header.timestamp);
+        let terms = AgentPact::Terms {
+            initiator: agentpact_contracts::Initiator::Buyer.code(),
+            specHash: keccak256(id.as_bytes()),
+            specUri: format!("ipfs://bench/live/{id}"),
+            deadline: now + 86_400,
+            reviewPeriod: 0,
+            threshold: 50,
+            arbitrator: lab.cast.arbitrator,
+            payment,
+            oracles: vec![lab.cast.oracles[0]],
+            weights: vec![100],
+        };
+        // With automine the node mines the block before it answers the send.
+        let _pending =
+            pact.createPact(terms).from(buyer).value(payment + payment / U256::from(10u8)).send().await?;
+        let sent = Instant::now();
+        loop {
+            let note = tokio::time::timeout(Duration::from_secs(30), listener.recv())
+                .await
+                .context("no pact_updated within 30 s: the indexer stopped following")??;
+            let changed: serde_json::Value = serde_json::from_str(note.payload()).unwrap_or_default();
+            if changed["pactId"].as_str() == Some(id.as_str()) {
+                break;
+            }
+        }
+        delays.push(sent.elapsed());
+        // Land at a different point of the poll cycle each time.
+        tokio::time::sleep(Duration::from_millis(u64::from(i) * 389 % poll_ms)).await;
+    }
+    let _ = stop.send(());
+    let _ = following.await;
+    Ok(delays)
+}

@@ -1,0 +1,80 @@
+//! A benchmark's own world: the pinned anvil with the generated history on it, and an empty,
+//! migrated database. Everything it started stops when it is dropped.
+
+use std::time::Instant;
+
+use agentpact::local::{PrivateCluster, fresh_database, spawn_anvil};
+use agentpact_contracts::{DeployOptions, Deployment, deploy};
+use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
+use alloy::{
+    node_bindings::AnvilInstance,
+    providers::{DynProvider, Provider, ProviderBuilder},
+};
+use sqlx::PgPool;
+
+use super::{
+    Workload,
+    market::{ACCOUNTS, Cast, Generated, Generator},
+};
+
+/// The database every benchmark (re)creates.
+const DATABASE: &str = "agentpact_bench";
+
+/// Anvil, the contracts, the history and a database.
+pub struct Lab {
+    /// The node (killed on drop).
+    pub anvil: AnvilInstance,
+    /// Talks to the node, which signs for its dev accounts.
+    pub provider: DynProvider,
+    /// Where the contracts are.
+    pub deployment: Deployment,
+    /// Who played which part in the history.
+    pub cast: Cast,
+    /// What the generator made.
+    pub generated: Generated,
+    /// The empty, migrated database.
+    pub pool: PgPool,
+    /// Its URL.
+    pub database_url: String,
+    _cluster: Option<PrivateCluster>,
+}
+
+impl Lab {
+    /// Starts anvil, deploys, generates `workload`'s history and prepares a database.
+    pub async fn open(workload: &Workload) -> anyhow::Result<Self> {
+        let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string()]))?;
+        let provider = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
+        let deployment = deploy(super::node_signed(&anvil.endpoint_url()), DeployOptions::default()).await?;
+        let cast = Cast::of(anvil.addresses())?;
+        let started = Instant::now();
+        let generator = Generator::start(provider.clone(), &deployment, cast.clone(), workload.seed).await?;
+        let generated = generator.run(workload.pacts, |_| {}).await?;
+        let head = provider.get_block_number().await?;
+        println!(
+            "history: {} pacts (seed {}), {} transactions in {head} blocks, generated in {:.1?}",
+            workload.pacts,
+            workload.seed,
+            generated.transactions,
+            started.elapsed()
+        );
+        let (database_url, cluster) = fresh_database(workload.database_url.as_deref(), DATABASE).await?;
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(16).connect(&database_url).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Self { anvil, provider, deployment, cast, generated, pool, database_url, _cluster: cluster })
+    }
+
+    /// What the indexer follows.
+    pub fn target(&self) -> Target {
+        let d = self.deployment;
+        Target {
+            chain_id: self.anvil.chain_id(),
+            contracts: Contracts { agent_pact: d.agent_pact, oracle_registry: d.oracle_registry },
+            deployment_block: d.block,
+        }
+    }
+
+    /// An indexer of the history into the database.
+    pub fn indexer(&self, config: Config) -> Indexer<DynProvider> {
+        Indexer::new(self.pool.clone(), self.provider.clone(), self.target(), config)
+    }
+}

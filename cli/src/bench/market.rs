@@ -1,0 +1,441 @@
+//! A market's history, fast and the same for the same seed: pacts in every status, created by
+//! buyers and by sellers, with one to three oracles each, disputes won by each side, failed
+//! verifications and timeouts, and the withdrawals that follow.
+//!
+//! Fast means many transactions per block: automine is off, every sender's nonce is tracked here,
+//! gas is fixed, and a round of pacts is driven in phases, mined after each, so a phase only
+//! depends on blocks already mined. It needs a dev node that signs for its accounts (anvil).
+
+use std::collections::HashMap;
+
+use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry};
+use alloy::{
+    contract::{CallBuilder, CallDecoder},
+    primitives::{Address, B256, U256, keccak256},
+    providers::{DynProvider, Provider},
+};
+use anyhow::{Context, bail};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use serde_json::Value;
+
+/// Pacts driven together, a phase of each mined in one block.
+const ROUND: usize = 500;
+
+/// Accounts the generator needs: anvil's dev accounts 1-19 play every part.
+pub const ACCOUNTS: usize = 20;
+
+/// Words the spec URIs are made of, so search has something to find.
+const SPEC_WORDS: [&str; 8] =
+    ["logo", "translation", "audit", "dataset", "summary", "website", "review", "voice"];
+
+/// Who plays which part (account 0 deploys).
+#[derive(Debug, Clone)]
+pub struct Cast {
+    /// Dev accounts 1-4.
+    pub buyers: Vec<Address>,
+    /// Dev accounts 5-12.
+    pub sellers: Vec<Address>,
+    /// Dev accounts 13-17, registered as oracles.
+    pub oracles: Vec<Address>,
+    /// Dev account 19.
+    pub arbitrator: Address,
+}
+
+impl Cast {
+    /// The parts, from the node's accounts.
+    pub fn of(accounts: &[Address]) -> anyhow::Result<Self> {
+        if accounts.len() < ACCOUNTS {
+            bail!("the node has {} accounts; start anvil with --accounts {ACCOUNTS}", accounts.len());
+        }
+        Ok(Self {
+            buyers: accounts[1..=4].to_vec(),
+            sellers: accounts[5..=12].to_vec(),
+            oracles: accounts[13..=17].to_vec(),
+            arbitrator: accounts[19],
+        })
+    }
+}
+
+/// Where a generated pact ends up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fate {
+    /// Never accepted (NEGOTIATING).
+    Open,
+    /// Cancelled by its creator (REFUNDED).
+    Cancelled,
+    /// Accepted, nothing more (FUNDED).
+    Funded,
+    /// Work started (IN_PROGRESS).
+    Started,
+    /// Work submitted, oracles not done (PENDING_VERIFY).
+    Submitted,
+    /// Verified, the buyer still reviewing (PENDING_APPROVAL).
+    Verified,
+    /// Approved by the buyer (COMPLETED).
+    Approved,
+    /// The oracles' score under the threshold (DISPUTED).
+    FailedVerification,
+    /// Rejected by the buyer, the arbitrator silent (DISPUTED).
+    Rejected,
+    /// Rejected, then the arbitrator sides with the seller (COMPLETED).
+    SellerWinsDispute,
+    /// Rejected, then the arbitrator sides with the buyer (REFUNDED).
+    BuyerWinsDispute,
+    /// Accepted, no work by the deadline, refund claimed (REFUNDED).
+    TimedOut,
+}
+
+impl Fate {
+    /// Every fate with its weight: a market holds more finished pacts than open ones.
+    const WEIGHTED: [(Self, u32); 12] = [
+        (Self::Open, 10),
+        (Self::Cancelled, 3),
+        (Self::Funded, 6),
+        (Self::Started, 6),
+        (Self::Submitted, 6),
+        (Self::Verified, 6),
+        (Self::Approved, 40),
+        (Self::FailedVerification, 3),
+        (Self::Rejected, 3),
+        (Self::SellerWinsDispute, 6),
+        (Self::BuyerWinsDispute, 5),
+        (Self::TimedOut, 6),
+    ];
+
+    fn draw(rng: &mut StdRng) -> Self {
+        let total: u32 = Self::WEIGHTED.iter().map(|(_, w)| w).sum();
+        let mut pick = rng.random_range(0..total);
+        for (fate, weight) in Self::WEIGHTED {
+            if pick < weight {
+                return fate;
+            }
+            pick -= weight;
+        }
+        Self::Approved
+    }
+
+    fn accepted(self) -> bool {
+        !matches!(self, Self::Open | Self::Cancelled)
+    }
+
+    fn started(self) -> bool {
+        self.accepted() && !matches!(self, Self::Funded | Self::TimedOut)
+    }
+
+    fn submitted(self) -> bool {
+        self.started() && self != Self::Started
+    }
+
+    fn scored(self) -> bool {
+        self.submitted() && self != Self::Submitted
+    }
+
+    fn rejected(self) -> bool {
+        matches!(self, Self::Rejected | Self::SellerWinsDispute | Self::BuyerWinsDispute)
+    }
+}
+
+/// One generated pact: who plays it and how it goes.
+#[derive(Debug, Clone)]
+struct Plan {
+    id: U256,
+    fate: Fate,
+    initiator: Initiator,
+    buyer: Address,
+    seller: Address,
+    oracles: Vec<Address>,
+    scores: Vec<u8>,
+    terms: AgentPact::Terms,
+}
+
+impl Plan {
+    fn creator(&self) -> Address {
+        match self.initiator {
+            Initiator::Buyer => self.buyer,
+            Initiator::Seller => self.seller,
+        }
+    }
+
+    fn accepter(&self) -> Address {
+        match self.initiator {
+            Initiator::Buyer => self.seller,
+            Initiator::Seller => self.buyer,
+        }
+    }
+
+    fn stake(&self) -> U256 {
+        self.terms.payment / U256::from(10u8)
+    }
+
+    fn creator_deposit(&self) -> U256 {
+        match self.initiator {
+            Initiator::Buyer => self.terms.payment + self.stake(),
+            Initiator::Seller => self.stake(),
+        }
+    }
+
+    fn accepter_deposit(&self) -> U256 {
+        match self.initiator {
+            Initiator::Buyer => self.stake(),
+            Initiator::Seller => self.terms.payment + self.stake(),
+        }
+    }
+}
+
+/// What a run generated.
+#[derive(Debug, Default)]
+pub struct Generated {
+    /// Pacts by fate.
+    pub fates: std::collections::BTreeMap<Fate, usize>,
+    /// Transactions sent (every one mined without a revert, or the run fails).
+    pub transactions: usize,
+    /// Blocks mined.
+    pub blocks: u64,
+}
+
+/// Fills a chain with pacts.
+pub struct Generator {
+    provider: DynProvider,
+    pact: AgentPact::AgentPactInstance<DynProvider>,
+    cast: Cast,
+    rng: StdRng,
+    nonces: HashMap<Address, u64>,
+    generated: Generated,
+}
+
+impl Generator {
+    /// Registers the cast's oracles (when not yet), turns automine off and learns the nonces.
+    pub async fn start(
+        provider: DynProvider,
+        deployment: &Deployment,
+        cast: Cast,
+        seed: u64,
+    ) -> anyhow::Result<Self> {
+        let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
+        let stake = registry.minStake().call().await?;
+        for oracle in &cast.oracles {
+            if !registry.isActive(*oracle).call().await? {
+                registry
+                    .register(vec!["bench".into()])
+                    .from(*oracle)
+                    .value(stake)
+                    .send()
+                    .await?
+                    .watch()
+                    .await?;
+            }
+        }
+        let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+        let _: Value =
+            provider.raw_request("evm_setBlockGasLimit".into(), (U256::from(3_000_000_000u64),)).await?;
+        let mut nonces = HashMap::new();
+        let everyone = cast.buyers.iter().chain(&cast.sellers).chain(&cast.oracles).chain([&cast.arbitrator]);
+        for who in everyone {
+            nonces.insert(*who, provider.get_transaction_count(*who).await?);
+        }
+        Ok(Self {
+            pact: AgentPact::new(deployment.agent_pact, provider.clone()),
+            provider,
+            cast,
+            rng: StdRng::seed_from_u64(seed),
+            nonces,
+            generated: Generated::default(),
+        })
+    }
+
+    /// Generates `pacts` pacts, `progress` called with the count after each round; turns
+    /// automine back on and returns what was made.
+    pub async fn run(mut self, pacts: usize, progress: impl Fn(usize)) -> anyhow::Result<Generated> {
+        let mut done = 0;
+        while done < pacts {
+            let n = (pacts - done).min(ROUND);
+            self.round(n).await?;
+            done += n;
+            progress(done);
+        }
+        let _: Value = self.provider.raw_request("evm_setAutomine".into(), (true,)).await?;
+        Ok(self.generated)
+    }
+
+    /// `n` pacts through every phase their fates need.
+    async fn round(&mut self, n: usize) -> anyhow::Result<()> {
+        let first: U256 = self.pact.pactCount().call().await?;
+        let (first_block, now) = self.latest().await?;
+        let plans: Vec<Plan> = (0..n).map(|i| self.plan(first + U256::from(i), now)).collect();
+        let pact = self.pact.clone();
+        for p in &plans {
+            *self.generated.fates.entry(p.fate).or_default() += 1;
+            self.fire(p.creator(), pact.createPact(p.terms.clone()).value(p.creator_deposit())).await?;
+        }
+        self.mine().await?;
+        for p in &plans {
+            match p.fate {
+                Fate::Open => {}
+                Fate::Cancelled => self.fire(p.creator(), pact.cancelPact(p.id)).await?,
+                _ => self.fire(p.accepter(), pact.acceptPact(p.id).value(p.accepter_deposit())).await?,
+            }
+        }
+        self.mine().await?;
+        for p in plans.iter().filter(|p| p.fate.started()) {
+            self.fire(p.seller, pact.startWork(p.id)).await?;
+            if p.fate.submitted() {
+                self.fire(p.seller, pact.submitWork(p.id, keccak256(p.id.to_be_bytes::<32>()))).await?;
+            }
+        }
+        self.mine().await?;
+        for p in plans.iter().filter(|p| p.fate.scored()) {
+            for (oracle, score) in p.oracles.iter().zip(&p.scores) {
+                self.fire(*oracle, pact.submitVerification(p.id, *score, B256::repeat_byte(9))).await?;
+            }
+        }
+        self.mine().await?;
+        for p in plans.iter().filter(|p| p.fate.scored()) {
+            self.fire(p.oracles[0], pact.finalizeVerification(p.id)).await?;
+        }
+        self.mine().await?;
+        for p in &plans {
+            match p.fate {
+                Fate::Approved => self.fire(p.buyer, pact.approveWork(p.id)).await?,
+                f if f.rejected() => self.fire(p.buyer, pact.rejectWork(p.id)).await?,
+                _ => {}
+            }
+        }
+        self.mine().await?;
+        for p in &plans {
+            let verdict = match p.fate {
+                Fate::SellerWinsDispute => true,
+                Fate::BuyerWinsDispute => false,
+                _ => continue,
+            };
+            self.fire(self.cast.arbitrator, pact.resolveDispute(p.id, verdict)).await?;
+        }
+        self.mine().await?;
+        self.time_out(&plans, now).await?;
+        self.withdraw_all().await?;
+        self.check_receipts(first_block + 1).await
+    }
+
+    /// Moves past the short deadline of this round's timed-out pacts and claims their refunds.
+    async fn time_out(&mut self, plans: &[Plan], now: u64) -> anyhow::Result<()> {
+        let late: Vec<&Plan> = plans.iter().filter(|p| p.fate == Fate::TimedOut).collect();
+        let Some(deadline) = late.iter().map(|p| p.terms.deadline).max() else { return Ok(()) };
+        let jump = deadline.saturating_sub(now) + 1;
+        let _: Value = self.provider.raw_request("evm_increaseTime".into(), (U256::from(jump),)).await?;
+        self.mine().await?;
+        let pact = self.pact.clone();
+        for p in late {
+            self.fire(p.buyer, pact.claimTimeout(p.id)).await?;
+        }
+        self.mine().await
+    }
+
+    /// Every buyer and seller with a credit withdraws it.
+    async fn withdraw_all(&mut self) -> anyhow::Result<()> {
+        let pact = self.pact.clone();
+        let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
+        for who in parties {
+            if pact.balances(who).call().await? > U256::ZERO {
+                self.fire(who, pact.withdraw()).await?;
+            }
+        }
+        self.mine().await
+    }
+
+    /// The terms and parts of pact `id`, drawn from the seeded generator.
+    fn plan(&mut self, id: U256, now: u64) -> Plan {
+        let rng = &mut self.rng;
+        let fate = Fate::draw(rng);
+        let initiator = if rng.random_bool(0.7) { Initiator::Buyer } else { Initiator::Seller };
+        let buyer = self.cast.buyers[rng.random_range(0..self.cast.buyers.len())];
+        let seller = self.cast.sellers[rng.random_range(0..self.cast.sellers.len())];
+        let count = rng.random_range(1..=3usize);
+        let start = rng.random_range(0..self.cast.oracles.len());
+        let oracles: Vec<Address> =
+            (0..count).map(|k| self.cast.oracles[(start + k) % self.cast.oracles.len()]).collect();
+        let weights: Vec<u8> = match count {
+            1 => vec![100],
+            2 => vec![60, 40],
+            _ => vec![50, 30, 20],
+        };
+        let scores: Vec<u8> = oracles
+            .iter()
+            .map(|_| {
+                if fate == Fate::FailedVerification {
+                    rng.random_range(0..40)
+                } else {
+                    rng.random_range(60..=100)
+                }
+            })
+            .collect();
+        let payment = U256::from(rng.random_range(1..=50u64)) * U256::from(100_000_000_000_000u64);
+        let deadline = if fate == Fate::TimedOut { now + 3_600 } else { now + 30 * 86_400 };
+        let words = (SPEC_WORDS[rng.random_range(0..8)], SPEC_WORDS[rng.random_range(0..8)]);
+        let terms = AgentPact::Terms {
+            initiator: initiator.code(),
+            specHash: keccak256(id.to_be_bytes::<32>()),
+            specUri: format!("ipfs://bench/{}-{}/{id}", words.0, words.1),
+            deadline,
+            reviewPeriod: 0,
+            threshold: 50,
+            arbitrator: self.cast.arbitrator,
+            payment,
+            oracles: oracles.clone(),
+            weights,
+        };
+        Plan { id, fate, initiator, buyer, seller, oracles, scores, terms }
+    }
+
+    /// The latest block's number and time.
+    async fn latest(&self) -> anyhow::Result<(u64, u64)> {
+        let latest = self.provider.get_block_by_number(Default::default()).await?;
+        Ok(latest.map_or((0, 0), |b| (b.header.number, b.header.timestamp)))
+    }
+
+    /// Sends `call` from `from` with its next nonce, without waiting for it to be mined.
+    async fn fire<D: CallDecoder>(
+        &mut self,
+        from: Address,
+        call: CallBuilder<&DynProvider, D>,
+    ) -> anyhow::Result<()> {
+        let nonce = self.nonces.entry(from).or_default();
+        let call = call
+            .from(from)
+            .nonce(*nonce)
+            .gas(1_000_000)
+            .max_fee_per_gas(100_000_000_000)
+            .max_priority_fee_per_gas(0);
+        drop(call.send().await.context("sending a generated transaction")?);
+        *nonce += 1;
+        self.generated.transactions += 1;
+        Ok(())
+    }
+
+    /// Mines until the pool is empty.
+    async fn mine(&mut self) -> anyhow::Result<()> {
+        loop {
+            let _: Value = self.provider.raw_request("evm_mine".into(), ()).await?;
+            self.generated.blocks += 1;
+            let status: Value = self.provider.raw_request("txpool_status".into(), ()).await?;
+            let pending = status.get("pending").and_then(Value::as_str).unwrap_or("0x0");
+            if pending == "0x0" || pending == "0" {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Fails the run if a transaction mined since block `from` reverted: the history would not
+    /// be the one planned.
+    async fn check_receipts(&self, from: u64) -> anyhow::Result<()> {
+        let (to, _) = self.latest().await?;
+        for number in from..=to {
+            let receipts = self.provider.get_block_receipts(number.into()).await?.unwrap_or_default();
+            if let Some(failed) = receipts.iter().find(|r| !r.status()) {
+                bail!(
+                    "generated transaction {} reverted in block {number}: the history is not the planned one",
+                    failed.transaction_hash
+                );
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,110 @@
+//! `agentpact bench`: reproducible load and the figures of BENCHMARKS.md. `gen` fills a running
+//! anvil; `index`, `api` and `mcp` each start their own anvil and database, generate the same
+//! history for the same seed, and print what they measured. Benchmarks measure; tests assert.
+
+mod api;
+mod generate;
+mod index;
+mod lab;
+mod market;
+mod mcp;
+
+use std::time::Duration;
+
+use clap::Subcommand;
+
+/// Flags of `agentpact bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Fill a running anvil with pacts in a realistic mix of lifecycles.
+    Gen(generate::GenArgs),
+    /// Backfill a generated chain into an empty database, then measure follow latency.
+    Index(index::IndexArgs),
+    /// Requests/s and latency of the GraphQL API over a generated, indexed chain.
+    Api(api::ApiArgs),
+    /// The MCP server's own cost per read tool, and a whole lifecycle through the stdio binary.
+    Mcp(mcp::McpBenchArgs),
+}
+
+/// Runs the chosen benchmark.
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    match args.command {
+        BenchCommand::Gen(args) => generate::run(args).await,
+        BenchCommand::Index(args) => index::run(args).await,
+        BenchCommand::Api(args) => api::run(args).await,
+        BenchCommand::Mcp(args) => mcp::run(args).await,
+    }
+}
+
+/// The history a benchmark runs on.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Workload {
+    /// Pacts to generate.
+    #[arg(long, default_value_t = 10_000)]
+    pacts: usize,
+    /// Seed of the generator: the same seed gives the same history.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A Postgres server to create the benchmark's database on (it is dropped and re-created);
+    /// without it, a private cluster.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: Option<String>,
+}
+
+/// A provider that fills nothing in: the node (anvil) picks the sender (its first account), the
+/// nonce and the gas of what is sent through it. Deploys through it need no key.
+fn node_signed(url: &alloy::transports::http::reqwest::Url) -> alloy::providers::DynProvider {
+    use alloy::providers::{Provider, ProviderBuilder};
+    ProviderBuilder::default().connect_http(url.clone()).erased()
+}
+
+/// Latency percentiles of a sample.
+#[derive(Debug, Clone, Copy)]
+struct Percentiles {
+    p50: Duration,
+    p95: Duration,
+    p99: Duration,
+    max: Duration,
+}
+
+impl Percentiles {
+    /// The percentiles of `samples` (sorted here); `None` when there are none.
+    fn of(samples: &mut [Duration]) -> Option<Self> {
+        samples.sort_unstable();
+        let at = |q: f64| {
+            let last = samples.len().checked_sub(1)?;
+            samples.get(((last as f64) * q).round() as usize).copied()
+        };
+        Some(Self { p50: at(0.5)?, p95: at(0.95)?, p99: at(0.99)?, max: at(1.0)? })
+    }
+}
+
+/// Milliseconds with two decimals, for tables.
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// This process's peak resident memory since the last [`reset_peak_rss`], in MiB (Linux).
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Starts a new peak-memory measurement (Linux: writing 5 to clear_refs resets VmHWM).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
