@@ -3,8 +3,12 @@
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::PactStatus;
-use alloy::primitives::{Address, U256};
+use alloy::primitives::U256;
 use sqlx::PgConnection;
+
+mod changes;
+
+use changes::PactChanges;
 
 use crate::{
     event::{EventBody, JournalEvent},
@@ -13,122 +17,37 @@ use crate::{
 
 /// Applies journal events (new ones, or a replay after a reorg), in journal order, with as few
 /// statements as the projections allow: creations, verifications, payouts and withdrawals are each
-/// one multi-row statement per batch; every other event is one statement. The same as applying each
-/// event in order: a creation is always its pact's first event, and verifications, payouts and
-/// withdrawals change rows no other event reads.
+/// one multi-row statement per batch; the status events of a batch are folded into one change per
+/// pact (each column's last value) and written in one statement, their disputes in two; oracle
+/// updates are one statement each. The same as applying each event in order: a creation is always
+/// its pact's first event, a later event's value of a column replaces an earlier one's, and
+/// verifications, payouts and withdrawals change rows no other event reads.
 pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Result<(), sqlx::Error> {
     let mut created = Vec::new();
     let mut later = Bulk::default();
+    let mut changes = PactChanges::default();
     for e in events {
         match &e.body {
             EventBody::PactCreated { .. } => created.push(e),
             EventBody::VerificationSubmitted { .. }
             | EventBody::Payout { .. }
             | EventBody::Withdrawn { .. } => later.push(e),
-            _ => {}
+            _ => changes.push(e),
         }
     }
     insert_created(conn, &created).await?;
+    changes.write(conn).await?;
     for e in events {
-        apply_ordered(conn, e).await?;
+        apply_oracle_event(conn, e).await?;
     }
     later.write(conn).await
 }
 
-/// Applies one event that must be applied in journal order (a status change, a dispute, an oracle
-/// update); the kinds `apply_batch` writes in bulk are skipped here.
-async fn apply_ordered(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
+/// Applies one oracle registry event (other kinds are written in bulk by `apply_batch`).
+async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
     let at =
         Place { chain_id: to_i64(e.chain_id), block: to_i64(e.block_number), time: to_i64(e.block_time) };
     match &e.body {
-        // Written in bulk by `apply_batch`.
-        EventBody::PactCreated { .. }
-        | EventBody::VerificationSubmitted { .. }
-        | EventBody::Payout { .. }
-        | EventBody::Withdrawn { .. } => Ok(()),
-        EventBody::PactAccepted { pact_id, buyer, seller, .. } => {
-            sqlx::query!(
-                "UPDATE pacts SET buyer = $3, seller = $4, buyer_stake = greatest(buyer_stake, seller_stake),
-                     seller_stake = greatest(buyer_stake, seller_stake), status = $5,
-                     accepted_at = to_timestamp($6::bigint), updated_block = $7
-                 WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-                at.chain_id,
-                pact_id.to_string(),
-                buyer.as_slice(),
-                seller.as_slice(),
-                code(PactStatus::Funded),
-                at.time,
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::WorkStarted { pact_id, .. } => set_status(conn, &at, *pact_id, PactStatus::InProgress).await,
-        EventBody::WorkSubmitted { pact_id, proof_hash, .. } => {
-            sqlx::query!(
-                "UPDATE pacts SET status = $3, proof_hash = $4, submitted_at = to_timestamp($5::bigint), updated_block = $6
-                 WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-                at.chain_id,
-                pact_id.to_string(),
-                code(PactStatus::PendingVerify),
-                proof_hash.as_slice(),
-                at.time,
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::VerificationFinalized { pact_id, score, passed, .. } => {
-            let status = if *passed { PactStatus::PendingApproval } else { PactStatus::Disputed };
-            sqlx::query!(
-                "UPDATE pacts SET status = $3, final_score = $4,
-                     verified_at = CASE WHEN $5 THEN to_timestamp($6::bigint) END,
-                     disputed_at = CASE WHEN $5 THEN NULL ELSE to_timestamp($6::bigint) END,
-                     updated_block = $7
-                 WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-                at.chain_id,
-                pact_id.to_string(),
-                code(status),
-                i16::from(*score),
-                passed,
-                at.time,
-                at.block,
-            )
-            .execute(&mut *conn)
-            .await?;
-            if *passed { Ok(()) } else { open_dispute(conn, &at, *pact_id, "failed_verification", None).await }
-        }
-        EventBody::WorkApproved { pact_id, automatic, .. } => {
-            let outcome = if *automatic { "auto_approved" } else { "approved" };
-            close(conn, &at, *pact_id, PactStatus::Completed, outcome).await
-        }
-        EventBody::WorkRejected { pact_id, buyer } => {
-            open_dispute(conn, &at, *pact_id, "rejected", Some(*buyer)).await
-        }
-        EventBody::DisputeRaised { pact_id, by, .. } => open_dispute(conn, &at, *pact_id, "raised", Some(*by)).await,
-        EventBody::DisputeResolved { pact_id, seller_wins, .. } => {
-            let (status, winner) =
-                if *seller_wins { (PactStatus::Completed, "seller") } else { (PactStatus::Refunded, "buyer") };
-            close(conn, &at, *pact_id, status, &format!("{winner}_won")).await?;
-            close_dispute(conn, &at, *pact_id, winner).await
-        }
-        EventBody::PactCancelled { pact_id, .. } => {
-            close(conn, &at, *pact_id, PactStatus::Refunded, "cancelled").await
-        }
-        EventBody::TimeoutClaimed { pact_id, from, .. } => {
-            let outcome = match PactStatus::try_from(*from) {
-                Ok(PactStatus::Negotiating) => "expired",
-                Ok(PactStatus::Disputed) => "dispute_timeout",
-                _ => "timeout",
-            };
-            close(conn, &at, *pact_id, PactStatus::Refunded, outcome).await?;
-            if *from == PactStatus::Disputed.code() {
-                close_dispute(conn, &at, *pact_id, "timeout").await?;
-            }
-            Ok(())
-        }
         EventBody::OracleRegistered { oracle, stake, capabilities } => {
             sqlx::query!(
                 "INSERT INTO oracles (chain_id, address, stake, capabilities, status, registered_at, updated_block)
@@ -187,6 +106,7 @@ async fn apply_ordered(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), 
                 .await
                 .map(drop)
         }
+        _ => Ok(()),
     }
 }
 
@@ -199,100 +119,6 @@ struct Place {
 
 fn code(status: PactStatus) -> i16 {
     i16::from(status.code())
-}
-
-async fn set_status(
-    conn: &mut PgConnection,
-    at: &Place,
-    pact_id: U256,
-    status: PactStatus,
-) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE pacts SET status = $3, updated_block = $4 WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-        at.chain_id,
-        pact_id.to_string(),
-        code(status),
-        at.block,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-/// Moves a pact to a terminal status, recording how it ended.
-async fn close(
-    conn: &mut PgConnection,
-    at: &Place,
-    pact_id: U256,
-    status: PactStatus,
-    outcome: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE pacts SET status = $3, closed_at = to_timestamp($4::bigint), updated_block = $5, outcome = $6
-         WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-        at.chain_id,
-        pact_id.to_string(),
-        code(status),
-        at.time,
-        at.block,
-        outcome,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-/// Moves a pact to DISPUTED and records why.
-async fn open_dispute(
-    conn: &mut PgConnection,
-    at: &Place,
-    pact_id: U256,
-    cause: &str,
-    opened_by: Option<Address>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE pacts SET status = $3, disputed_at = to_timestamp($4::bigint), updated_block = $5
-         WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-        at.chain_id,
-        pact_id.to_string(),
-        code(PactStatus::Disputed),
-        at.time,
-        at.block,
-    )
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query!(
-        "INSERT INTO disputes (chain_id, pact_id, cause, opened_by, arbitrator, opened_at)
-         SELECT chain_id, pact_id, $3, $4, arbitrator, to_timestamp($5::bigint)
-         FROM pacts WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-        at.chain_id,
-        pact_id.to_string(),
-        cause,
-        opened_by.as_ref().map(|a| a.as_slice()),
-        at.time,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-async fn close_dispute(
-    conn: &mut PgConnection,
-    at: &Place,
-    pact_id: U256,
-    outcome: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE disputes SET outcome = $3, closed_at = to_timestamp($4::bigint)
-         WHERE chain_id = $1 AND pact_id = $2::text::numeric",
-        at.chain_id,
-        pact_id.to_string(),
-        outcome,
-        at.time,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
 }
 
 /// Inserts the pacts (and their oracles) of many `PactCreated` events in two statements.

@@ -1,0 +1,279 @@
+//! The status events of a batch (accepted, started, submitted, finalized, approved, rejected,
+//! disputed, resolved, cancelled, timed out) folded into one change per pact, written in one
+//! statement, plus the disputes they open and close in two more. Folding is exact because every
+//! such event sets columns to values (the last event's value of a column is the one that stays),
+//! except acceptance's stake equalisation, which the statement applies to the stored stakes.
+
+use std::collections::BTreeMap;
+
+use agentpact_contracts::PactStatus;
+use alloy::primitives::{Address, U256};
+use sqlx::PgConnection;
+
+use super::code;
+use crate::{
+    event::{EventBody, JournalEvent},
+    journal::to_i64,
+};
+
+/// A pact's columns as a batch leaves them; `None` leaves a column as stored.
+#[derive(Debug, Default)]
+struct Change {
+    status: Option<i16>,
+    buyer: Option<Vec<u8>>,
+    seller: Option<Vec<u8>>,
+    accepted_at: Option<i64>,
+    proof_hash: Option<Vec<u8>>,
+    submitted_at: Option<i64>,
+    final_score: Option<i16>,
+    /// `Some(None)` clears the column.
+    verified_at: Option<Option<i64>>,
+    /// `Some(None)` clears the column.
+    disputed_at: Option<Option<i64>>,
+    closed_at: Option<i64>,
+    outcome: Option<String>,
+    updated_block: i64,
+}
+
+/// A dispute opened by an event.
+struct Opened {
+    pact_id: String,
+    cause: &'static str,
+    by: Option<Vec<u8>>,
+    time: i64,
+}
+
+/// A dispute closed by an event.
+struct Closed {
+    pact_id: String,
+    outcome: &'static str,
+    time: i64,
+}
+
+/// The changes of a batch, by pact, and its disputes in journal order.
+#[derive(Default)]
+pub(super) struct PactChanges {
+    chain_id: i64,
+    pacts: BTreeMap<U256, Change>,
+    opened: Vec<Opened>,
+    closed: Vec<Closed>,
+}
+
+impl PactChanges {
+    /// Folds a status event into its pact's change; other events are ignored.
+    pub(super) fn push(&mut self, e: &JournalEvent) {
+        let (time, block) = (to_i64(e.block_time), to_i64(e.block_number));
+        let Some(pact_id) = e.body.pact_id() else { return };
+        if matches!(
+            e.body,
+            EventBody::PactCreated { .. }
+                | EventBody::VerificationSubmitted { .. }
+                | EventBody::Payout { .. }
+        ) {
+            return; // written in bulk elsewhere
+        }
+        let mut opened = None;
+        let mut closed = None;
+        let change = self.pacts.entry(pact_id).or_default();
+        let close = |c: &mut Change, status: PactStatus, outcome: &str| {
+            c.status = Some(code(status));
+            c.closed_at = Some(time);
+            c.outcome = Some(outcome.to_owned());
+        };
+        match &e.body {
+            EventBody::PactAccepted { buyer, seller, .. } => {
+                change.status = Some(code(PactStatus::Funded));
+                change.buyer = Some(buyer.to_vec());
+                change.seller = Some(seller.to_vec());
+                change.accepted_at = Some(time);
+            }
+            EventBody::WorkStarted { .. } => change.status = Some(code(PactStatus::InProgress)),
+            EventBody::WorkSubmitted { proof_hash, .. } => {
+                change.status = Some(code(PactStatus::PendingVerify));
+                change.proof_hash = Some(proof_hash.to_vec());
+                change.submitted_at = Some(time);
+            }
+            EventBody::VerificationFinalized { score, passed, .. } => {
+                change.final_score = Some(i16::from(*score));
+                if *passed {
+                    change.status = Some(code(PactStatus::PendingApproval));
+                    change.verified_at = Some(Some(time));
+                    change.disputed_at = Some(None);
+                } else {
+                    change.verified_at = Some(None);
+                    opened = Some(("failed_verification", None));
+                }
+            }
+            EventBody::WorkApproved { automatic, .. } => {
+                close(change, PactStatus::Completed, if *automatic { "auto_approved" } else { "approved" });
+            }
+            EventBody::WorkRejected { buyer, .. } => opened = Some(("rejected", Some(*buyer))),
+            EventBody::DisputeRaised { by, .. } => opened = Some(("raised", Some(*by))),
+            EventBody::DisputeResolved { seller_wins, .. } => {
+                let (status, winner) = if *seller_wins {
+                    (PactStatus::Completed, "seller")
+                } else {
+                    (PactStatus::Refunded, "buyer")
+                };
+                close(change, status, &format!("{winner}_won"));
+                closed = Some(winner);
+            }
+            EventBody::PactCancelled { .. } => close(change, PactStatus::Refunded, "cancelled"),
+            EventBody::TimeoutClaimed { from, .. } => {
+                let outcome = match PactStatus::try_from(*from) {
+                    Ok(PactStatus::Negotiating) => "expired",
+                    Ok(PactStatus::Disputed) => "dispute_timeout",
+                    _ => "timeout",
+                };
+                close(change, PactStatus::Refunded, outcome);
+                if *from == PactStatus::Disputed.code() {
+                    closed = Some("timeout");
+                }
+            }
+            _ => {}
+        }
+        change.updated_block = block;
+        if let Some((cause, by)) = opened {
+            change.status = Some(code(PactStatus::Disputed));
+            change.disputed_at = Some(Some(time));
+            self.opened.push(Opened {
+                pact_id: pact_id.to_string(),
+                cause,
+                by: by.map(|a: Address| a.to_vec()),
+                time,
+            });
+        }
+        if let Some(outcome) = closed {
+            self.closed.push(Closed { pact_id: pact_id.to_string(), outcome, time });
+        }
+        self.chain_id = to_i64(e.chain_id);
+    }
+
+    /// Writes the changes, then the disputes opened, then the disputes closed.
+    pub(super) async fn write(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+        if self.pacts.is_empty() {
+            return Ok(());
+        }
+        let c = Columns::of(&self.pacts);
+        sqlx::query!(
+            "UPDATE pacts p SET
+                 status = coalesce(u.st, p.status),
+                 buyer = coalesce(u.b, p.buyer),
+                 seller = coalesce(u.s, p.seller),
+                 buyer_stake = CASE WHEN u.acc IS NULL THEN p.buyer_stake ELSE greatest(p.buyer_stake, p.seller_stake) END,
+                 seller_stake = CASE WHEN u.acc IS NULL THEN p.seller_stake ELSE greatest(p.buyer_stake, p.seller_stake) END,
+                 accepted_at = coalesce(to_timestamp(u.acc), p.accepted_at),
+                 proof_hash = coalesce(u.ph, p.proof_hash),
+                 submitted_at = coalesce(to_timestamp(u.sub), p.submitted_at),
+                 final_score = coalesce(u.fs, p.final_score),
+                 verified_at = CASE WHEN u.set_v THEN to_timestamp(u.v) ELSE p.verified_at END,
+                 disputed_at = CASE WHEN u.set_d THEN to_timestamp(u.d) ELSE p.disputed_at END,
+                 closed_at = coalesce(to_timestamp(u.cl), p.closed_at),
+                 outcome = coalesce(u.oc, p.outcome),
+                 updated_block = u.blk
+             FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[],
+                         $8::bigint[], $9::smallint[], $10::bool[], $11::bigint[], $12::bool[], $13::bigint[],
+                         $14::bigint[], $15::text[], $16::bigint[])
+                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, blk)
+             WHERE p.chain_id = $1 AND p.pact_id = u.id::numeric",
+            self.chain_id,
+            &c.pact_id,
+            &c.status as &[Option<i16>],
+            &c.buyer as &[Option<Vec<u8>>],
+            &c.seller as &[Option<Vec<u8>>],
+            &c.accepted_at as &[Option<i64>],
+            &c.proof_hash as &[Option<Vec<u8>>],
+            &c.submitted_at as &[Option<i64>],
+            &c.final_score as &[Option<i16>],
+            &c.set_verified,
+            &c.verified_at as &[Option<i64>],
+            &c.set_disputed,
+            &c.disputed_at as &[Option<i64>],
+            &c.closed_at as &[Option<i64>],
+            &c.outcome as &[Option<String>],
+            &c.updated_block,
+        )
+        .execute(&mut *conn)
+        .await?;
+        if !self.opened.is_empty() {
+            let ids: Vec<&str> = self.opened.iter().map(|o| o.pact_id.as_str()).collect();
+            let causes: Vec<&str> = self.opened.iter().map(|o| o.cause).collect();
+            let by: Vec<Option<Vec<u8>>> = self.opened.iter().map(|o| o.by.clone()).collect();
+            let times: Vec<i64> = self.opened.iter().map(|o| o.time).collect();
+            sqlx::query!(
+                "INSERT INTO disputes (chain_id, pact_id, cause, opened_by, arbitrator, opened_at)
+                 SELECT p.chain_id, p.pact_id, u.c, u.b, p.arbitrator, to_timestamp(u.t)
+                 FROM UNNEST($2::text[], $3::text[], $4::bytea[], $5::bigint[]) AS u(id, c, b, t)
+                 JOIN pacts p ON p.chain_id = $1 AND p.pact_id = u.id::numeric",
+                self.chain_id,
+                &ids as &[&str],
+                &causes as &[&str],
+                &by as &[Option<Vec<u8>>],
+                &times,
+            )
+            .execute(&mut *conn)
+            .await?;
+        }
+        if !self.closed.is_empty() {
+            let ids: Vec<&str> = self.closed.iter().map(|c| c.pact_id.as_str()).collect();
+            let outcomes: Vec<&str> = self.closed.iter().map(|c| c.outcome).collect();
+            let times: Vec<i64> = self.closed.iter().map(|c| c.time).collect();
+            sqlx::query!(
+                "UPDATE disputes d SET outcome = u.o, closed_at = to_timestamp(u.t)
+                 FROM UNNEST($2::text[], $3::text[], $4::bigint[]) AS u(id, o, t)
+                 WHERE d.chain_id = $1 AND d.pact_id = u.id::numeric",
+                self.chain_id,
+                &ids as &[&str],
+                &outcomes as &[&str],
+                &times,
+            )
+            .execute(conn)
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The changes as columns, for UNNEST.
+#[derive(Default)]
+struct Columns {
+    pact_id: Vec<String>,
+    status: Vec<Option<i16>>,
+    buyer: Vec<Option<Vec<u8>>>,
+    seller: Vec<Option<Vec<u8>>>,
+    accepted_at: Vec<Option<i64>>,
+    proof_hash: Vec<Option<Vec<u8>>>,
+    submitted_at: Vec<Option<i64>>,
+    final_score: Vec<Option<i16>>,
+    set_verified: Vec<bool>,
+    verified_at: Vec<Option<i64>>,
+    set_disputed: Vec<bool>,
+    disputed_at: Vec<Option<i64>>,
+    closed_at: Vec<Option<i64>>,
+    outcome: Vec<Option<String>>,
+    updated_block: Vec<i64>,
+}
+
+impl Columns {
+    fn of(pacts: &BTreeMap<U256, Change>) -> Self {
+        let mut c = Self::default();
+        for (id, change) in pacts {
+            c.pact_id.push(id.to_string());
+            c.status.push(change.status);
+            c.buyer.push(change.buyer.clone());
+            c.seller.push(change.seller.clone());
+            c.accepted_at.push(change.accepted_at);
+            c.proof_hash.push(change.proof_hash.clone());
+            c.submitted_at.push(change.submitted_at);
+            c.final_score.push(change.final_score);
+            c.set_verified.push(change.verified_at.is_some());
+            c.verified_at.push(change.verified_at.flatten());
+            c.set_disputed.push(change.disputed_at.is_some());
+            c.disputed_at.push(change.disputed_at.flatten());
+            c.closed_at.push(change.closed_at);
+            c.outcome.push(change.outcome.clone());
+            c.updated_block.push(change.updated_block);
+        }
+        c
+    }
+}
