@@ -14,7 +14,6 @@ pub mod api;
 pub mod chain;
 pub mod cli;
 pub mod index;
-pub mod load;
 pub mod mcp;
 pub mod pacts;
 pub mod postgres;
