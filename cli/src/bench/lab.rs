@@ -42,7 +42,9 @@ pub struct Lab {
 impl Lab {
     /// Starts anvil, deploys, generates `workload`'s history and prepares a database.
     pub async fn open(workload: &Workload) -> anyhow::Result<Self> {
-        let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string()]))?;
+        // Without old states in memory: anvil otherwise keeps one per block and reaches gigabytes
+        // (and crawls) within tens of thousands of pacts. Blocks, receipts and logs are kept.
+        let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string(), "--prune-history"]))?;
         let provider = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
         let deployment = deploy(super::node_signed(&anvil.endpoint_url()), DeployOptions::default()).await?;
         let cast = Cast::of(anvil.addresses())?;

@@ -19,7 +19,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::Value;
 
 /// Pacts driven together, a phase of each mined in one block.
-const ROUND: usize = 500;
+const ROUND: usize = 2_000;
 
 /// Accounts the generator needs: anvil's dev accounts 1-19 play every part.
 pub const ACCOUNTS: usize = 20;
