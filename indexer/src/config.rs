@@ -22,12 +22,14 @@ pub struct Config {
 
 impl Default for Config {
     /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
-    /// 1,000 up to 50,000 blocks, 5 tries of each RPC call, retries at most 30 seconds apart.
+    /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a dozen
+    /// ranges and a dense one never holds much more than 10,000 logs at once) up to 50,000 blocks,
+    /// 5 tries of each RPC call, retries at most 30 seconds apart.
     fn default() -> Self {
         Self {
             finality_depth: 64,
             poll_interval: Duration::from_secs(1),
-            initial_range: 1_000,
+            initial_range: 10,
             max_range: 50_000,
             max_backoff: Duration::from_secs(30),
             rpc_attempts: 5,

@@ -1,13 +1,16 @@
 //! `agentpact bench index`: the backfill of a generated chain into an empty database (events/s,
 //! time, peak memory, time by phase), checked against the history that was generated; then the
-//! delay from a block being mined to its pact change being committed, with the indexer following
-//! the head.
+//! delay from a block being mined (its receipt appearing) to its pact change being committed, with
+//! the indexer following the head.
 
 use std::time::{Duration, Instant};
 
 use agentpact_contracts::AgentPact;
 use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
-use alloy::primitives::{U256, keccak256};
+use alloy::{
+    primitives::{U256, keccak256},
+    providers::Provider,
+};
 use anyhow::{Context, bail};
 
 use super::{
@@ -102,8 +105,8 @@ fn status_of(fate: Fate) -> &'static str {
     }
 }
 
-/// With the indexer following the head, sends `samples` pact creations (each mined as it is sent)
-/// and measures until the `pact_updated` notification of each.
+/// With the indexer following the head, sends `samples` pact creations (automine) and measures from
+/// each one's receipt appearing (its block mined) to its `pact_updated` notification (committed).
 async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<Duration>> {
     let indexer = lab.indexer(Config { poll_interval: poll, ..Config::default() });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -118,9 +121,8 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
     let mut delays = Vec::new();
     for i in 0..samples {
         let id = pact.pactCount().call().await?.to_string();
-        let now = alloy::providers::Provider::get_block_by_number(&lab.provider, Default::default())
-            .await?
-            .map_or(0, |b| b.header.timestamp);
+        let now =
+            lab.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
         let terms = AgentPact::Terms {
             initiator: agentpact_contracts::Initiator::Buyer.code(),
             specHash: keccak256(id.as_bytes()),
@@ -133,10 +135,19 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
             oracles: vec![lab.cast.oracles[0]],
             weights: vec![100],
         };
-        // With automine the node mines the block before it answers the send.
-        let _pending =
+        let pending =
             pact.createPact(terms).from(buyer).value(payment + payment / U256::from(10u8)).send().await?;
-        let sent = Instant::now();
+        // Anvil answers the send before it has mined the block (hundreds of ms with a large
+        // state): the clock starts when the receipt appears, polled every 5 ms.
+        let (hash, provider) = (*pending.tx_hash(), lab.provider.clone());
+        let mined = tokio::spawn(async move {
+            loop {
+                if provider.get_transaction_receipt(hash).await?.is_some() {
+                    return Ok::<_, anyhow::Error>(Instant::now());
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
         loop {
             let note = tokio::time::timeout(Duration::from_secs(30), listener.recv())
                 .await
@@ -146,7 +157,9 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
                 break;
             }
         }
-        delays.push(sent.elapsed());
+        let committed = Instant::now();
+        let mined = mined.await.context("the receipt watcher panicked")??;
+        delays.push(committed.saturating_duration_since(mined));
         // Land at a different point of the poll cycle each time.
         tokio::time::sleep(Duration::from_millis(u64::from(i) * 389 % poll_ms)).await;
     }

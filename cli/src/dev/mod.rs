@@ -56,7 +56,8 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     }
     let (database_url, cluster) = fresh_database(args.database_url.as_deref(), DATABASE).await?;
     // Twenty accounts: enough for `agentpact bench gen` to fill this chain too.
-    let anvil = spawn_anvil(|anvil| anvil.port(args.anvil_port).chain_id(CHAIN_ID).args(["--accounts", "20"]))?;
+    let anvil =
+        spawn_anvil(|anvil| anvil.port(args.anvil_port).chain_id(CHAIN_ID).args(["--accounts", "20"]))?;
     let (deployment, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
 
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
