@@ -1,7 +1,8 @@
 //! A JSON-RPC proxy in front of anvil that misbehaves on purpose, the way public RPC endpoints do:
 //! it answers late, fails every k-th request, answers every k-th with garbage, refuses `eth_getLogs` answers
-//! longer than a cap with the "query returned more than N results" error real providers send, and
-//! can slip a forged, undecodable log from a given address into the first logs it returns.
+//! longer than a cap with the "query returned more than N results" error real providers send, can
+//! slip a forged, undecodable log from a given address into the first logs it returns, and can
+//! serve blocks whose parent is missing.
 
 use std::sync::{
     Arc,
@@ -31,6 +32,9 @@ pub struct Faults {
     pub forge_log_from: Option<alloy::primitives::Address>,
     /// Delay every answer by a varying number of milliseconds in `[low, high)`.
     pub latency_ms: Option<(u64, u64)>,
+    /// Serve the first k blocks read by number (above block 1) with a parent hash that is no
+    /// block's: a block whose parent is missing.
+    pub orphan_blocks: Option<u64>,
 }
 
 /// A running proxy; stops when dropped, closing its open connections.
@@ -57,6 +61,7 @@ impl FaultyRpc {
             requests: Arc::new(AtomicU64::new(0)),
             failed: failed.clone(),
             forged: Default::default(),
+            orphaned: Default::default(),
         };
         // The connections belong to the accepting task: dropping the proxy aborts it, and with
         // it every open connection, so clients see the endpoint go away.
@@ -94,6 +99,7 @@ struct Shared {
     requests: Arc<AtomicU64>,
     failed: Arc<AtomicU64>,
     forged: Arc<std::sync::atomic::AtomicBool>,
+    orphaned: Arc<AtomicU64>,
 }
 
 /// Serves HTTP/1.1 requests on one connection until the client closes it.
@@ -163,6 +169,19 @@ fn forge_once(shared: &Shared, from: alloy::primitives::Address, mut logs: Value
     logs
 }
 
+/// Gives a block a parent hash that is no block's, while `orphan_blocks` lasts.
+fn orphan(shared: &Shared, mut block: Value) -> Value {
+    let Some(k) = shared.faults.orphan_blocks else { return block };
+    let above_one =
+        block["number"].as_str().and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+            > Some(1);
+    if above_one && shared.orphaned.fetch_add(1, Ordering::Relaxed) < k {
+        block["parentHash"] = json!(format!("0x{}", "ee".repeat(32)));
+        shared.failed.fetch_add(1, Ordering::Relaxed);
+    }
+    block
+}
+
 async fn answer(shared: &Shared, request: Value) -> Value {
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -193,6 +212,7 @@ async fn answer(shared: &Shared, request: Value) -> Value {
             }
             let result = match (method.as_str(), shared.faults.forge_log_from) {
                 ("eth_getLogs", Some(from)) => forge_once(shared, from, result),
+                ("eth_getBlockByNumber", _) => orphan(shared, result),
                 _ => result,
             };
             json!({"jsonrpc": "2.0", "id": id, "result": result})

@@ -1,5 +1,6 @@
-//! An RPC that fails, an RPC that caps `eth_getLogs`, a database connection that drops: the indexer
-//! recovers each time and the index still equals one clean run.
+//! An RPC that fails, answers garbage, caps `eth_getLogs` or serves a block whose parent is missing,
+//! a database connection that drops: the indexer recovers each time and the index still equals one
+//! clean run. A log it cannot decode stops it before anything of that batch is written.
 
 use std::time::Duration;
 
@@ -117,6 +118,31 @@ async fn garbage_answers_are_retried_and_never_become_rows() -> Result {
     some_history(&m).await?;
     let (proxy, db, _) = follow_through(&m, Faults { garbage_every: Some(4), ..Faults::default() }).await?;
     assert!(proxy.failed() >= 3, "the proxy sent {} garbage answers", proxy.failed());
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_block_whose_parent_is_missing_is_read_again_and_never_becomes_a_row() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let proxy =
+        FaultyRpc::start(m.chain.provider.clone(), Faults { orphan_blocks: Some(3), ..Faults::default() })
+            .await?;
+    let db = TestDatabase::create().await?;
+    // Ranges wide enough to hold several blocks, whose parent links the batch checks.
+    let wide = Config { initial_range: 10_000, max_range: 10_000, ..quick_retries() };
+    let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide);
+    let metrics = ix.metrics();
+    let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
+    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    task.abort();
+    assert_eq!(proxy.failed(), 3, "three blocks were served without their parent");
+    assert!(
+        metrics.render().contains("kind=\"chain_moved\""),
+        "a missing parent is a chain that moved under the batch: retried, counted\n{}",
+        metrics.render()
+    );
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
 }
