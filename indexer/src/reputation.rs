@@ -1,6 +1,8 @@
 //! Per-address reputation aggregates (`reputation`), recomputed from the projections in one
-//! statement for a set of addresses. Being derived, they are always consistent with the pacts
-//! and verifications they summarise, after a reorg as after any batch.
+//! statement for a set of addresses. Batches only [`mark`] the pacts they touched; the end of each
+//! pass recomputes their parties once ([`refresh_pending`]), so the aggregates are consistent with
+//! the pacts and verifications they summarise whenever the indexer has caught up, after a reorg as
+//! after any pass (and within a pass, at most one pass behind).
 //!
 //! Besides the counts, each row holds the inputs of the 0-5 score (docs/api.md §Reputation):
 //! `rated`, the finished pacts (or scored verifications) that say something about the address in
@@ -22,6 +24,36 @@ pub enum Scope<'a> {
     Pacts(&'a [U256]),
     /// Every address of the chain (after a reorg).
     All,
+}
+
+/// Notes that the parties of `pacts` need their aggregates recomputed (by [`refresh_pending`]).
+pub async fn mark(conn: &mut PgConnection, chain_id: u64, pacts: &[U256]) -> Result<(), sqlx::Error> {
+    if pacts.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
+    sqlx::query!(
+        "INSERT INTO reputation_pending (chain_id, pact_id)
+         SELECT $1, id::numeric FROM UNNEST($2::text[]) AS u(id) ON CONFLICT DO NOTHING",
+        to_i64(chain_id),
+        &ids
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Recomputes the aggregates of every party of the pacts [`mark`]ed on `chain_id`, and clears the
+/// marks.
+pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(), sqlx::Error> {
+    let ids = sqlx::query_scalar!(
+        r#"DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING pact_id::text AS "id!""#,
+        to_i64(chain_id)
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let pacts: Vec<U256> = ids.iter().filter_map(|id| id.parse().ok()).collect();
+    refresh(conn, chain_id, Scope::Pacts(&pacts)).await
 }
 
 /// Recomputes the aggregates of `scope` on `chain_id` as buyer, seller and oracle.

@@ -287,6 +287,10 @@ impl<P: Provider> Indexer<P> {
             at = Some(checkpoint);
             from = to + 1;
         }
+        // Once per pass, however many batches: the aggregates of every party the batches touched.
+        let mut tx = conn.begin().await?;
+        reputation::refresh_pending(&mut tx, chain_id).await?;
+        tx.commit().await?;
         match at {
             Some(cp) => Ok(Pass::Indexed(cp)),
             None => Ok(Pass::Waiting { head }),
@@ -335,7 +339,7 @@ impl<P: Provider> Indexer<P> {
         project::apply_batch(&mut tx, &new).await?;
         let touched: BTreeSet<U256> = new.iter().filter_map(|e| e.body.pact_id()).collect();
         let touched_list: Vec<U256> = touched.iter().copied().collect();
-        reputation::refresh(&mut tx, chain_id, reputation::Scope::Pacts(&touched_list)).await?;
+        reputation::mark(&mut tx, chain_id, &touched_list).await?;
         notify_pacts(&mut tx, chain_id, &touched).await?;
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
