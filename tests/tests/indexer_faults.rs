@@ -45,9 +45,18 @@ async fn follow_through(
     m: &Market,
     faults: Faults,
 ) -> std::result::Result<(FaultyRpc, TestDatabase, agentpact_indexer::Metrics), HarnessError> {
+    follow_with(m, faults, quick_retries()).await
+}
+
+/// [`follow_through`] with the indexer configured as `config`.
+async fn follow_with(
+    m: &Market,
+    faults: Faults,
+    config: Config,
+) -> std::result::Result<(FaultyRpc, TestDatabase, agentpact_indexer::Metrics), HarnessError> {
     let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
-    let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), quick_retries());
+    let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), config);
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
     wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
@@ -126,17 +135,10 @@ async fn garbage_answers_are_retried_and_never_become_rows() -> Result {
 async fn a_block_whose_parent_is_missing_is_read_again_and_never_becomes_a_row() -> Result {
     let m = Market::open().await?;
     some_history(&m).await?;
-    let proxy =
-        FaultyRpc::start(m.chain.provider.clone(), Faults { orphan_blocks: Some(3), ..Faults::default() })
-            .await?;
-    let db = TestDatabase::create().await?;
     // Ranges wide enough to hold several blocks, whose parent links the batch checks.
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..quick_retries() };
-    let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide);
-    let metrics = ix.metrics();
-    let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
-    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
-    task.abort();
+    let (proxy, db, metrics) =
+        follow_with(&m, Faults { orphan_blocks: Some(3), ..Faults::default() }, wide).await?;
     assert_eq!(proxy.failed(), 3, "three blocks were served without their parent");
     assert!(
         metrics.render().contains("kind=\"chain_moved\""),
