@@ -7,6 +7,7 @@ mod bench;
 mod deploy;
 mod dev;
 mod index;
+mod indexed;
 mod logging;
 mod mcp;
 mod progress;

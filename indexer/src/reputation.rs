@@ -1,6 +1,7 @@
 //! Per-address reputation aggregates (`reputation`), recomputed from the projections in one
 //! statement for a set of addresses. Batches only [`mark`] the pacts they touched; the end of each
-//! pass recomputes their parties once ([`refresh_pending`]), so the aggregates are consistent with
+//! pass that wrote recomputes their parties once ([`refresh_pending`]), as does the start of each
+//! session (for notes a session that stopped mid-pass left behind), so the aggregates are consistent with
 //! the pacts and verifications they summarise whenever the indexer has caught up, after a reorg as
 //! after any pass (and within a pass, at most one pass behind).
 //!

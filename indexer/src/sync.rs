@@ -201,6 +201,15 @@ impl<P: Provider> Indexer<P> {
                 rpc_pact: ours.agent_pact,
             });
         }
+        // Aggregates a previous session noted but did not get to (it stopped mid-pass).
+        self.refresh_reputation(conn).await
+    }
+
+    /// Recomputes the reputation of the parties of every pact a batch noted, in one transaction.
+    async fn refresh_reputation(&self, conn: &mut PgConnection) -> Result<(), IndexError> {
+        let mut tx = conn.begin().await?;
+        reputation::refresh_pending(&mut tx, self.target.chain_id).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -255,6 +264,7 @@ impl<P: Provider> Indexer<P> {
         }
         // The next range's logs are read while this range is written: RPC and database overlap.
         let mut prefetched: Option<(u64, u64, Result<Vec<Log>, TransportError>)> = None;
+        let mut wrote = false;
         while from <= head {
             let started = std::time::Instant::now();
             let (to, fetched) = match prefetched.take() {
@@ -280,17 +290,18 @@ impl<P: Provider> Indexer<P> {
                 }
                 Some((next_from, next_to, self.logs(next_from, next_to).await))
             };
-            let (committed, next) = tokio::join!(self.commit(conn, from, to, seen, &logs), next);
-            let (checkpoint, events) = committed?;
+            let (batch, next) = tokio::join!(self.commit(conn, from, to, seen, &logs), next);
+            let (checkpoint, events) = batch?;
             prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
             at = Some(checkpoint);
+            wrote = true;
             from = to + 1;
         }
-        // Once per pass, however many batches: the aggregates of every party the batches touched.
-        let mut tx = conn.begin().await?;
-        reputation::refresh_pending(&mut tx, chain_id).await?;
-        tx.commit().await?;
+        // Once per pass that wrote, however many batches: every party the batches touched.
+        if wrote {
+            self.refresh_reputation(conn).await?;
+        }
         match at {
             Some(cp) => Ok(Pass::Indexed(cp)),
             None => Ok(Pass::Waiting { head }),

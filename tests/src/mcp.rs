@@ -142,6 +142,20 @@ impl TestAgent {
     }
 }
 
+/// The environment `agentpact mcp` needs for `chain`'s contracts, reached at `rpc` (the node, or
+/// a proxy in front of it), and the database at `database_url`. The signing key is the caller's to
+/// add.
+pub fn binary_env(chain: &TestChain, rpc: &str, database_url: &str) -> Vec<(&'static str, String)> {
+    let d = chain.deployment;
+    vec![
+        ("RPC_URL", rpc.to_owned()),
+        ("CHAIN_ID", chain.anvil.chain_id().to_string()),
+        ("AGENT_PACT_ADDRESS", d.agent_pact.to_string()),
+        ("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string()),
+        ("DATABASE_URL", database_url.to_owned()),
+    ]
+}
+
 /// The real `agentpact mcp` binary over stdio, spoken to in JSON-RPC: an agent as an MCP client
 /// runs it. Keeps everything the process printed (stdout and stderr) for tests that search it.
 /// Killed when dropped.

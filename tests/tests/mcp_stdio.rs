@@ -4,7 +4,13 @@
 
 use std::process::Stdio;
 
-use agentpact_tests::{HarnessError, cli::binary, mcp::dev_key, pacts::Market, postgres::TestDatabase};
+use agentpact_tests::{
+    HarnessError,
+    cli::binary,
+    mcp::{binary_env, dev_key},
+    pacts::Market,
+    postgres::TestDatabase,
+};
 use alloy::hex;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -24,11 +30,7 @@ async fn the_stdio_binary_speaks_json_rpc_and_never_prints_the_key() -> Result {
     let mut child = tokio::process::Command::new(binary())
         .arg("mcp")
         .env("PRIVATE_KEY", format!("0x{key}"))
-        .env("RPC_URL", m.chain.anvil.endpoint())
-        .env("CHAIN_ID", "31337")
-        .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
-        .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
-        .env("DATABASE_URL", db.url())
+        .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
         .env("INDEX_WAIT_MS", "0")
         .env("RUST_LOG", "debug")
         .stdin(Stdio::piped())
@@ -123,7 +125,6 @@ async fn the_stdio_binary_speaks_json_rpc_and_never_prints_the_key() -> Result {
 async fn the_binary_serves_streamable_http_to_holders_of_its_token_at_a_limited_rate() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
-    let d = m.chain.deployment;
     let open = tokio::process::Command::new(binary())
         .args(["mcp", "--http", "0.0.0.0:0"])
         .env("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes())))
@@ -140,11 +141,7 @@ async fn the_binary_serves_streamable_http_to_holders_of_its_token_at_a_limited_
         .args(["--rate-limit-per-sec", "1", "--rate-limit-burst", "2"])
         .env("MCP_HTTP_TOKEN", "s3cret-token")
         .env("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes())))
-        .env("RPC_URL", m.chain.anvil.endpoint())
-        .env("CHAIN_ID", "31337")
-        .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
-        .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
-        .env("DATABASE_URL", db.url())
+        .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -185,7 +182,6 @@ async fn the_binary_serves_streamable_http_to_holders_of_its_token_at_a_limited_
 async fn a_keystore_unlocks_with_its_password_and_neither_is_ever_printed() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
-    let d = m.chain.deployment;
     let dir = std::env::temp_dir().join(format!("agentpact-keystore-{}", db.name()));
     std::fs::create_dir_all(&dir).map_err(process)?;
     let key = dev_key(&m.chain, 2)?.to_bytes();
@@ -205,11 +201,7 @@ async fn a_keystore_unlocks_with_its_password_and_neither_is_ever_printed() -> R
             .arg(dir.join("agent.json"))
             .env("KEYSTORE_PASSWORD", given)
             .env_remove("PRIVATE_KEY")
-            .env("RPC_URL", m.chain.anvil.endpoint())
-            .env("CHAIN_ID", "31337")
-            .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
-            .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
-            .env("DATABASE_URL", db.url())
+            .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
             .env("RUST_LOG", "debug")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -7,7 +7,7 @@
 use agentpact_tests::{
     HarnessError,
     cli::binary,
-    mcp::{StdioAgent, dev_key},
+    mcp::{StdioAgent, binary_env, dev_key},
     pacts::Market,
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc},
@@ -21,20 +21,16 @@ fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
 }
 
-/// `agentpact mcp`'s environment for `key` against `rpc`, logging at debug level.
+/// `agentpact mcp`'s environment for `key` against `rpc` in `role`, logging at debug level.
 fn env(m: &Market, db: &TestDatabase, key: &str, rpc: &str, role: &str) -> Vec<(&'static str, String)> {
-    let d = m.chain.deployment;
-    vec![
+    let mut env = binary_env(&m.chain, rpc, db.url());
+    env.extend([
         ("PRIVATE_KEY", key.to_owned()),
-        ("RPC_URL", rpc.to_owned()),
-        ("CHAIN_ID", "31337".to_owned()),
-        ("AGENT_PACT_ADDRESS", d.agent_pact.to_string()),
-        ("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string()),
-        ("DATABASE_URL", db.url().to_owned()),
         ("MCP_ROLE", role.to_owned()),
         ("INDEX_WAIT_MS", "0".to_owned()),
         ("RUST_LOG", "debug".to_owned()),
-    ]
+    ]);
+    env
 }
 
 /// The error code of a failed tool call (`isError`), or the JSON-RPC error of a refused request.

@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use agentpact_contracts::AgentPact;
+use agentpact_api::Reader;
+use agentpact_contracts::{AgentPact, PactStatus};
 use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
 use alloy::{
     primitives::{U256, keccak256},
@@ -71,19 +72,13 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
 /// history that went wrong would measure the wrong thing.
 async fn check_statuses(lab: &Lab, generated: &Generated) -> anyhow::Result<()> {
     use std::collections::BTreeMap;
-    let mut planned: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut planned: BTreeMap<PactStatus, u64> = BTreeMap::new();
     for (fate, n) in &generated.fates {
-        *planned.entry(status_of(*fate)).or_default() += *n as i64;
+        *planned.entry(status_of(*fate)).or_default() += *n as u64;
     }
-    let rows: Vec<(i16, i64)> =
-        sqlx::query_as("SELECT status, count(*) FROM pacts GROUP BY status").fetch_all(&lab.pool).await?;
-    let indexed: BTreeMap<&str, i64> = rows
-        .into_iter()
-        .filter_map(|(code, n)| {
-            let status = agentpact_contracts::PactStatus::try_from(u8::try_from(code).ok()?).ok()?;
-            Some((status.name(), n))
-        })
-        .collect();
+    let stats = Reader::new(lab.pool.clone()).stats(lab.anvil.chain_id()).await?;
+    let indexed: BTreeMap<PactStatus, u64> =
+        stats.by_status.iter().filter(|s| s.count > 0).map(|s| (s.status, s.count)).collect();
     if planned != indexed {
         bail!("the index holds {indexed:?} but the generator made {planned:?}");
     }
@@ -92,16 +87,16 @@ async fn check_statuses(lab: &Lab, generated: &Generated) -> anyhow::Result<()> 
 }
 
 /// The status a fate ends in.
-fn status_of(fate: Fate) -> &'static str {
+fn status_of(fate: Fate) -> PactStatus {
     match fate {
-        Fate::Open => "NEGOTIATING",
-        Fate::Funded => "FUNDED",
-        Fate::Started => "IN_PROGRESS",
-        Fate::Submitted => "PENDING_VERIFY",
-        Fate::Verified => "PENDING_APPROVAL",
-        Fate::Approved | Fate::SellerWinsDispute => "COMPLETED",
-        Fate::FailedVerification | Fate::Rejected => "DISPUTED",
-        Fate::Cancelled | Fate::BuyerWinsDispute | Fate::TimedOut => "REFUNDED",
+        Fate::Open => PactStatus::Negotiating,
+        Fate::Funded => PactStatus::Funded,
+        Fate::Started => PactStatus::InProgress,
+        Fate::Submitted => PactStatus::PendingVerify,
+        Fate::Verified => PactStatus::PendingApproval,
+        Fate::Approved | Fate::SellerWinsDispute => PactStatus::Completed,
+        Fate::FailedVerification | Fate::Rejected => PactStatus::Disputed,
+        Fate::Cancelled | Fate::BuyerWinsDispute | Fate::TimedOut => PactStatus::Refunded,
     }
 }
 

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::{Percentiles, Workload, lab::Lab, ms};
+use crate::indexed::wait_until_indexed;
 
 /// Flags of `agentpact bench mcp`.
 #[derive(Debug, Clone, clap::Args)]
@@ -39,7 +40,8 @@ pub async fn run(args: McpBenchArgs) -> anyhow::Result<()> {
         let _ = stopped.await;
     }));
     let reader = Reader::new(lab.pool.clone());
-    wait_indexed(&lab, &reader).await?;
+    let head = lab.provider.get_block_number().await?;
+    wait_until_indexed(&reader, lab.anvil.chain_id(), head, Duration::from_secs(120)).await?;
 
     let mut buyer = Agent::start(&lab, 1).await?;
     let reads: [(&str, Value); 5] = [
@@ -147,18 +149,6 @@ async fn lifecycle(lab: &Lab, buyer: &mut Agent) -> anyhow::Result<()> {
     buyer.ok("approve-work", json!({ "pactId": id })).await?;
     seller.ok("withdraw", json!({})).await?;
     Ok(())
-}
-
-/// Waits until the index has reached the head.
-async fn wait_indexed(lab: &Lab, reader: &Reader) -> anyhow::Result<()> {
-    let head = lab.provider.get_block_number().await?;
-    for _ in 0..1_200 {
-        if reader.indexer_status(lab.anvil.chain_id()).await?.is_some_and(|s| s.indexed_block >= head) {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    bail!("the indexer did not reach block {head} within two minutes")
 }
 
 /// `agentpact mcp` for one of anvil's dev accounts, spoken to in JSON-RPC over its stdio.

@@ -20,7 +20,7 @@ use alloy::{
 use anyhow::{Context, bail};
 use tokio::sync::watch;
 
-use crate::signal;
+use crate::{indexed::wait_until_indexed, signal};
 
 /// The local chain's id (anvil's default).
 const CHAIN_ID: u64 = 31_337;
@@ -93,7 +93,8 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         tokio::spawn(agentpact_api::serve(listener, reader.clone(), serve_config, until_stopped(stopped)));
 
     let head = ProviderBuilder::new().connect_http(anvil.endpoint_url()).get_block_number().await?;
-    wait_until_indexed(&reader, head).await?;
+    // So what is printed next is true.
+    wait_until_indexed(&reader, CHAIN_ID, head, Duration::from_secs(60)).await?;
     let deployments = std::fs::canonicalize(&args.deployments_dir).unwrap_or(args.deployments_dir.clone());
     print_welcome(&anvil, args.api_port, &database_url, &deployments, &mcp_key);
     signal::shutdown().await;
@@ -104,17 +105,6 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     drop(anvil); // kills the node
     drop(cluster); // stops and deletes the private cluster
     Ok(())
-}
-
-/// Waits (up to a minute) until the index holds block `head`, so what is printed next is true.
-async fn wait_until_indexed(reader: &Reader, head: u64) -> anyhow::Result<()> {
-    for _ in 0..600 {
-        if reader.indexer_status(CHAIN_ID).await?.is_some_and(|s| s.indexed_block >= head) {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    bail!("the indexer did not reach block {head} within a minute; see the log above")
 }
 
 /// Deploys from dev account 0, runs the demo, writes the deployments file; returns the
