@@ -56,17 +56,18 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
         );
     }
     let options = DeployOptions { min_oracle_stake, oracle_cooldown_secs: args.oracle_cooldown_secs };
-    tracing::info!(chain_id, %deployer, "deploying OracleRegistry and AgentPact");
+    tracing::info!(chain_id, %deployer, "deploying OracleRegistry, AgentPact and AgentRegistry");
     let deployment = deploy(&provider, options).await?;
     std::fs::create_dir_all(&args.deployments_dir)
         .with_context(|| format!("creating {}", args.deployments_dir.display()))?;
     let json = serde_json::to_string_pretty(&deployment)?;
     std::fs::write(&file, json + "\n").with_context(|| format!("writing {}", file.display()))?;
     println!(
-        "Deployed on chain {chain_id} at block {}:\n  AgentPact       {}\n  OracleRegistry  {}\nWrote {}",
+        "Deployed on chain {chain_id} at block {}:\n  AgentPact       {}\n  OracleRegistry  {}\n  AgentRegistry   {}\nWrote {}",
         deployment.block,
         deployment.agent_pact,
         deployment.oracle_registry,
+        deployment.agent_registry,
         file.display()
     );
     Ok(())

@@ -24,6 +24,9 @@ pub struct ChainArgs {
     /// OracleRegistry address; read from the deployments file when not given.
     #[arg(long, env = "ORACLE_REGISTRY_ADDRESS")]
     pub oracle_registry_address: Option<Address>,
+    /// AgentRegistry address; read from the deployments file when not given.
+    #[arg(long, env = "AGENT_REGISTRY_ADDRESS")]
+    pub agent_registry_address: Option<Address>,
     /// The block the contracts were deployed in (indexing starts there); read from the
     /// deployments file when not given, else 0.
     #[arg(long, env = "DEPLOYMENT_BLOCK")]
@@ -57,10 +60,11 @@ impl ChainArgs {
     /// What to index: the flags, completed from the deployments file.
     pub fn target(&self) -> anyhow::Result<Target> {
         let file = self.deployments_dir.join(format!("{}.json", self.chain_id));
-        let deployed = match (self.agent_pact_address, self.oracle_registry_address) {
-            (Some(_), Some(_)) => None,
-            _ => Some(read_deployment(&file)?),
-        };
+        let deployed =
+            match (self.agent_pact_address, self.oracle_registry_address, self.agent_registry_address) {
+                (Some(_), Some(_), Some(_)) => None,
+                _ => Some(read_deployment(&file)?),
+            };
         let pick = |given: Option<Address>, from_file: fn(&Deployment) -> Address| {
             given.or(deployed.as_ref().map(from_file)).unwrap_or_default()
         };
@@ -69,6 +73,7 @@ impl ChainArgs {
             contracts: Contracts {
                 agent_pact: pick(self.agent_pact_address, |d| d.agent_pact),
                 oracle_registry: pick(self.oracle_registry_address, |d| d.oracle_registry),
+                agent_registry: pick(self.agent_registry_address, |d| d.agent_registry),
             },
             deployment_block: self.deployment_block.or(deployed.map(|d| d.block)).unwrap_or(0),
         })
@@ -79,7 +84,8 @@ fn read_deployment(file: &PathBuf) -> anyhow::Result<Deployment> {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "no contract addresses: set AGENT_PACT_ADDRESS and ORACLE_REGISTRY_ADDRESS (or the flags), \
+            "no contract addresses: set AGENT_PACT_ADDRESS, ORACLE_REGISTRY_ADDRESS and AGENT_REGISTRY_ADDRESS \
+             (or the flags), \
              or run `agentpact deploy` to write {}",
             file.display()
         ),

@@ -18,3 +18,10 @@ alloy::sol!(
     OracleRegistry,
     "artifacts/OracleRegistry.json"
 );
+
+alloy::sol!(
+    #[sol(rpc)]
+    #[derive(Debug, PartialEq, Eq)]
+    AgentRegistry,
+    "artifacts/AgentRegistry.json"
+);

@@ -1,4 +1,4 @@
-//! Deploys OracleRegistry and then AgentPact pointing at it.
+//! Deploys OracleRegistry, then AgentPact pointing at it, then AgentRegistry pointing at AgentPact.
 
 use alloy::{
     contract::RawCallBuilder,
@@ -6,7 +6,7 @@ use alloy::{
     providers::{PendingTransactionError, Provider},
 };
 
-use crate::{AgentPact, OracleRegistry};
+use crate::{AgentPact, AgentRegistry, OracleRegistry};
 
 /// Settings of a deployment that the contracts fix at construction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,8 @@ pub struct Deployment {
     pub agent_pact: Address,
     /// The OracleRegistry contract.
     pub oracle_registry: Address,
+    /// The AgentRegistry contract (agent profiles and feedback).
+    pub agent_registry: Address,
     /// The block of the first deployment transaction: an indexer starts here.
     pub block: u64,
 }
@@ -68,14 +70,17 @@ pub enum DeployError {
     },
 }
 
-/// Deploys OracleRegistry, then AgentPact bound to it, from the provider's default sender.
+/// Deploys OracleRegistry, then AgentPact bound to it, then AgentRegistry bound to AgentPact, from
+/// the provider's default sender.
 pub async fn deploy<P: Provider>(provider: P, options: DeployOptions) -> Result<Deployment, DeployError> {
     let registry =
         OracleRegistry::deploy_builder(&provider, options.min_oracle_stake, options.oracle_cooldown_secs);
     let (oracle_registry, block) = send_deployment("OracleRegistry", registry).await?;
     let pact = AgentPact::deploy_builder(&provider, oracle_registry);
     let (agent_pact, _) = send_deployment("AgentPact", pact).await?;
-    Ok(Deployment { agent_pact, oracle_registry, block })
+    let agents = AgentRegistry::deploy_builder(&provider, agent_pact);
+    let (agent_registry, _) = send_deployment("AgentRegistry", agents).await?;
+    Ok(Deployment { agent_pact, oracle_registry, agent_registry, block })
 }
 
 async fn send_deployment<P: Provider>(

@@ -3,13 +3,13 @@
 //! - [`bindings`]: alloy `sol!` bindings generated from the committed artifacts in
 //!   `contracts/artifacts` (built by `contracts/build` from `contracts/src`).
 //! - [`PactStatus`] and [`Initiator`]: the contract's enums with their human names.
-//! - [`deploy`]: deploys OracleRegistry and AgentPact and reports where and when.
+//! - [`deploy`]: deploys OracleRegistry, AgentPact and AgentRegistry and reports where and when.
 
 pub mod bindings;
 mod deploy;
 mod status;
 
-pub use bindings::{AgentPact, OracleRegistry};
+pub use bindings::{AgentPact, AgentRegistry, OracleRegistry};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use status::{Initiator, PactStatus, UnknownCode};
 
@@ -20,4 +20,6 @@ pub mod artifacts {
     pub const AGENT_PACT: &str = include_str!("../artifacts/AgentPact.json");
     /// OracleRegistry's artifact JSON.
     pub const ORACLE_REGISTRY: &str = include_str!("../artifacts/OracleRegistry.json");
+    /// AgentRegistry's artifact JSON.
+    pub const AGENT_REGISTRY: &str = include_str!("../artifacts/AgentRegistry.json");
 }

@@ -25,6 +25,8 @@ pub struct ChainIdentity {
     pub agent_pact: Address,
     /// OracleRegistry.
     pub oracle_registry: Address,
+    /// AgentRegistry (zero for an index built before it existed).
+    pub agent_registry: Address,
     /// The first block read.
     pub deployment_block: u64,
 }
@@ -37,18 +39,20 @@ pub async fn register_chain(
     identity: ChainIdentity,
 ) -> Result<ChainIdentity, sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, deployment_block)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (chain_id) DO NOTHING",
+        "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (chain_id) DO NOTHING",
         to_i64(chain_id),
         identity.genesis_hash.as_slice(),
         identity.agent_pact.as_slice(),
         identity.oracle_registry.as_slice(),
+        identity.agent_registry.as_slice(),
         to_i64(identity.deployment_block),
     )
     .execute(&mut *conn)
     .await?;
     let row = sqlx::query!(
-        "SELECT genesis_hash, agent_pact, oracle_registry, deployment_block FROM chains WHERE chain_id = $1",
+        "SELECT genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block FROM chains
+         WHERE chain_id = $1",
         to_i64(chain_id)
     )
     .fetch_one(conn)
@@ -57,6 +61,10 @@ pub async fn register_chain(
         genesis_hash: hash(&row.genesis_hash),
         agent_pact: Address::try_from(row.agent_pact.as_slice()).unwrap_or_default(),
         oracle_registry: Address::try_from(row.oracle_registry.as_slice()).unwrap_or_default(),
+        agent_registry: row
+            .agent_registry
+            .and_then(|a| Address::try_from(a.as_slice()).ok())
+            .unwrap_or_default(),
         deployment_block: u64::try_from(row.deployment_block).unwrap_or(0),
     })
 }

@@ -1,18 +1,19 @@
-//! Turns raw logs of the two contracts into [`EventBody`] values.
+//! Turns raw logs of the three contracts into [`EventBody`] values.
 
 use agentpact_contracts::{
     AgentPact::{self, AgentPactEvents},
+    AgentRegistry::{self, AgentRegistryEvents},
     OracleRegistry::{self, OracleRegistryEvents},
 };
 use alloy::{primitives::Address, sol_types::SolEventInterface};
 
-use crate::event::EventBody;
+use crate::event::{Capability, EventBody, Profile};
 
 /// A log the indexer cannot turn into an event.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
-    /// The log came from neither contract.
-    #[error("log from {0}, which is neither AgentPact nor OracleRegistry")]
+    /// The log came from none of the contracts.
+    #[error("log from {0}, which is none of AgentPact, OracleRegistry and AgentRegistry")]
     UnknownContract(Address),
     /// The log came from one of the contracts but matches none of its events: the deployed
     /// contract is not the one these bindings were built from.
@@ -25,17 +26,34 @@ pub enum DecodeError {
     },
 }
 
-/// The two contract addresses whose logs are indexed.
+/// The contract addresses whose logs are indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Contracts {
     /// AgentPact.
     pub agent_pact: Address,
     /// OracleRegistry.
     pub oracle_registry: Address,
+    /// AgentRegistry.
+    pub agent_registry: Address,
+}
+
+impl From<&agentpact_contracts::Deployment> for Contracts {
+    fn from(d: &agentpact_contracts::Deployment) -> Self {
+        Self {
+            agent_pact: d.agent_pact,
+            oracle_registry: d.oracle_registry,
+            agent_registry: d.agent_registry,
+        }
+    }
 }
 
 impl Contracts {
-    /// Decodes one log of either contract.
+    /// The addresses, for a log filter.
+    pub fn addresses(&self) -> Vec<Address> {
+        vec![self.agent_pact, self.oracle_registry, self.agent_registry]
+    }
+
+    /// Decodes one log of any of the contracts.
     pub fn decode(&self, log: &alloy::primitives::Log) -> Result<EventBody, DecodeError> {
         let contract = log.address;
         let undecodable = |source| DecodeError::Undecodable { contract, source };
@@ -43,6 +61,8 @@ impl Contracts {
             AgentPactEvents::decode_log(log).map(|l| from_pact(l.data)).map_err(undecodable)
         } else if contract == self.oracle_registry {
             OracleRegistryEvents::decode_log(log).map(|l| from_registry(l.data)).map_err(undecodable)
+        } else if contract == self.agent_registry {
+            AgentRegistryEvents::decode_log(log).map(|l| from_agents(l.data)).map_err(undecodable)
         } else {
             Err(DecodeError::UnknownContract(contract))
         }
@@ -128,5 +148,37 @@ fn from_registry(event: OracleRegistryEvents) -> EventBody {
         }
         E::OracleDeregistered(e) => EventBody::OracleDeregistered { oracle: e.oracle, unlock_at: e.unlockAt },
         E::StakeWithdrawn(e) => EventBody::StakeWithdrawn { oracle: e.oracle, amount: e.amount },
+    }
+}
+
+fn from_agents(event: AgentRegistryEvents) -> EventBody {
+    use AgentRegistryEvents as E;
+    match event {
+        E::AgentRegistered(e) => EventBody::AgentRegistered { agent: e.agent, profile: profile(e.profile) },
+        E::ProfileUpdated(e) => EventBody::ProfileUpdated { agent: e.agent, profile: profile(e.profile) },
+        E::AgentDeactivated(e) => EventBody::AgentDeactivated { agent: e.agent },
+        E::AgentReactivated(e) => EventBody::AgentReactivated { agent: e.agent },
+        E::FeedbackGiven(e) => EventBody::FeedbackGiven {
+            pact_id: e.pactId,
+            from: e.from,
+            to: e.to,
+            rating: e.rating,
+            tags: e.tags,
+            comment: e.comment,
+        },
+    }
+}
+
+fn profile(p: AgentRegistry::Profile) -> Profile {
+    Profile {
+        name: p.name,
+        description: p.description,
+        endpoint: p.endpoint,
+        metadata_uri: p.metadataUri,
+        capabilities: p
+            .capabilities
+            .into_iter()
+            .map(|c| Capability { name: c.name, description: c.description, price: c.price })
+            .collect(),
     }
 }

@@ -27,7 +27,8 @@ pub struct JournalEvent {
     pub body: EventBody,
 }
 
-/// What happened: one variant per event of AgentPact and OracleRegistry, with all its fields.
+/// What happened: one variant per event of AgentPact, OracleRegistry and AgentRegistry, with all
+/// its fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all_fields = "camelCase")]
 #[allow(missing_docs)] // the fields are the events' own, documented in docs/contracts.md
@@ -158,6 +159,57 @@ pub enum EventBody {
         #[serde(with = "decimal")]
         amount: U256,
     },
+    AgentRegistered {
+        agent: Address,
+        profile: Profile,
+    },
+    ProfileUpdated {
+        agent: Address,
+        profile: Profile,
+    },
+    AgentDeactivated {
+        agent: Address,
+    },
+    AgentReactivated {
+        agent: Address,
+    },
+    FeedbackGiven {
+        #[serde(with = "decimal")]
+        pact_id: U256,
+        from: Address,
+        to: Address,
+        rating: u8,
+        tags: Vec<String>,
+        comment: String,
+    },
+}
+
+/// An agent's published profile, as AgentRegistry's events carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profile {
+    /// Display name.
+    pub name: String,
+    /// What the agent does.
+    pub description: String,
+    /// Where the agent can be reached.
+    pub endpoint: String,
+    /// A URI to more about the agent (may be empty).
+    pub metadata_uri: String,
+    /// What it offers, in its own order.
+    pub capabilities: Vec<Capability>,
+}
+
+/// One capability of a [`Profile`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capability {
+    /// Its name (e.g. `logo-design`).
+    pub name: String,
+    /// What it covers.
+    pub description: String,
+    /// Price per job, in wei.
+    #[serde(with = "decimal")]
+    pub price: U256,
 }
 
 impl EventBody {
@@ -183,6 +235,11 @@ impl EventBody {
             Self::CapabilitiesUpdated { .. } => "CapabilitiesUpdated",
             Self::OracleDeregistered { .. } => "OracleDeregistered",
             Self::StakeWithdrawn { .. } => "StakeWithdrawn",
+            Self::AgentRegistered { .. } => "AgentRegistered",
+            Self::ProfileUpdated { .. } => "ProfileUpdated",
+            Self::AgentDeactivated { .. } => "AgentDeactivated",
+            Self::AgentReactivated { .. } => "AgentReactivated",
+            Self::FeedbackGiven { .. } => "FeedbackGiven",
         }
     }
 
@@ -201,13 +258,15 @@ impl EventBody {
             | Self::DisputeRaised { pact_id, .. }
             | Self::DisputeResolved { pact_id, .. }
             | Self::TimeoutClaimed { pact_id, .. }
-            | Self::Payout { pact_id, .. } => Some(*pact_id),
+            | Self::Payout { pact_id, .. }
+            | Self::FeedbackGiven { pact_id, .. } => Some(*pact_id),
             _ => None,
         }
     }
 
     /// The account the event is about when it is not about a pact (`events.account`): the oracle
-    /// of a registry event, the withdrawer of a withdrawal.
+    /// of an oracle registry event, the agent of an agent registry event, the withdrawer of a
+    /// withdrawal.
     pub const fn account(&self) -> Option<Address> {
         match self {
             Self::Withdrawn { account, .. } => Some(*account),
@@ -216,6 +275,10 @@ impl EventBody {
             | Self::CapabilitiesUpdated { oracle, .. }
             | Self::OracleDeregistered { oracle, .. }
             | Self::StakeWithdrawn { oracle, .. } => Some(*oracle),
+            Self::AgentRegistered { agent, .. }
+            | Self::ProfileUpdated { agent, .. }
+            | Self::AgentDeactivated { agent }
+            | Self::AgentReactivated { agent } => Some(*agent),
             _ => None,
         }
     }

@@ -1,4 +1,4 @@
-//! Reads the two contracts' logs with `eth_getLogs` over block ranges whose size adapts: halved
+//! Reads the contracts' logs with `eth_getLogs` over block ranges whose size adapts: halved
 //! when the RPC says a result is too large or a result is over twice the target, doubled while
 //! results stay small. Keeping results near the target keeps the indexer's memory bounded however
 //! dense the chain.
@@ -56,17 +56,14 @@ impl RangeSize {
     }
 }
 
-/// The logs of both contracts in blocks `from..=to`.
+/// The logs of the contracts in blocks `from..=to`.
 pub async fn logs<P: Provider>(
     provider: &P,
     contracts: Contracts,
     from: u64,
     to: u64,
 ) -> Result<Vec<Log>, TransportError> {
-    let filter = Filter::new()
-        .address(vec![contracts.agent_pact, contracts.oracle_registry])
-        .from_block(from)
-        .to_block(to);
+    let filter = Filter::new().address(contracts.addresses()).from_block(from).to_block(to);
     provider.get_logs(&filter).await
 }
 

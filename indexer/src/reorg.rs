@@ -87,12 +87,12 @@ pub struct Rollback {
     pub orphaned_events: u64,
     /// Pacts whose projections were rebuilt (or removed, when created on the abandoned branch).
     pub pacts: Vec<U256>,
-    /// Oracles whose projections were rebuilt.
-    pub oracles_rebuilt: u64,
+    /// Oracles and agents whose projections were rebuilt.
+    pub accounts_rebuilt: u64,
 }
 
 /// Rolls `chain_id` back to `fork` inside the caller's transaction: deletes everything above it and
-/// rebuilds the touched pacts and oracles from the remaining journal.
+/// rebuilds the touched pacts (with their feedback), oracles and agents from the remaining journal.
 pub async fn rollback(
     conn: &mut PgConnection,
     chain_id: u64,
@@ -107,7 +107,8 @@ pub async fn rollback(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let oracles: Vec<Vec<u8>> = sqlx::query_scalar!(
+    // The oracles and agents whose registry events were orphaned.
+    let accounts: Vec<Vec<u8>> = sqlx::query_scalar!(
         r#"SELECT DISTINCT account AS "account!" FROM events
            WHERE chain_id = $1 AND block_number > $2 AND account IS NOT NULL AND kind <> 'Withdrawn'"#,
         chain,
@@ -135,7 +136,10 @@ pub async fn rollback(
     )
     .execute(&mut *conn)
     .await?;
-    sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = ANY($2)", chain, &oracles)
+    sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = ANY($2)", chain, &accounts)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM agents WHERE chain_id = $1 AND address = ANY($2)", chain, &accounts)
         .execute(&mut *conn)
         .await?;
 
@@ -151,7 +155,7 @@ pub async fn rollback(
     )
     .bind(chain)
     .bind(&pacts)
-    .bind(&oracles)
+    .bind(&accounts)
     .fetch_all(&mut *conn)
     .await?;
     let events = rows.iter().map(|row| journal_event(chain_id, row)).collect::<Result<Vec<_>, _>>()?;
@@ -160,7 +164,7 @@ pub async fn rollback(
     Ok(Rollback {
         orphaned_events: orphaned,
         pacts: pacts.iter().filter_map(|id| id.parse().ok()).collect(),
-        oracles_rebuilt: oracles.len() as u64,
+        accounts_rebuilt: accounts.len() as u64,
     })
 }
 

@@ -12,6 +12,11 @@
 //! for approving, 0.75 for letting the review period lapse, 1 for a dispute won or a timeout
 //! claimed against a silent seller, 0 for a dispute lost; an unresolved dispute earns both 0.5;
 //! an oracle earns 1 - |its score - the final score| / 100. Cancelled and expired pacts are not rated.
+//!
+//! Feedback (AgentRegistry) adds, per role, the ratings the address received as that party of a
+//! finished pact: their count, mean, the number of distinct counterparties (`feedback_raters`) and
+//! `feedback_credit`, the sum over those counterparties of (their mean rating - 1) / 4. Each
+//! counterparty is one vote, however often it rated: a flood from one counterparty counts once.
 
 use alloy::primitives::U256;
 use sqlx::PgConnection;
@@ -104,22 +109,41 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
                    abs(v.score - p.final_score), 1 - abs(v.score - p.final_score) / 100.0
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
             WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
+        ),
+        outcomes AS (
+            SELECT address, role,
+                   count(*) AS pacts,
+                   count(*) FILTER (WHERE status = 4) AS completed,
+                   count(*) FILTER (WHERE status = 6) AS refunded,
+                   count(*) FILTER (WHERE disputed_at IS NOT NULL) AS disputed,
+                   count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')) AS timed_out,
+                   coalesce(sum(payment) FILTER (WHERE status = 4), 0) AS volume,
+                   round(avg(score), 2) AS mean_score,
+                   round(100 - avg(miss), 2) AS agreement,
+                   count(credit) AS rated,
+                   coalesce(sum(credit), 0) AS credit
+            FROM roles GROUP BY address, role
+        ),
+        -- Feedback received, in the role the ratee had in the pact; one vote per counterparty.
+        per_rater AS (
+            SELECT f.ratee AS address, CASE WHEN f.ratee = p.seller THEN 'seller' ELSE 'buyer' END AS role,
+                   f.rater, count(*) AS given, avg(f.rating) AS mean
+            FROM feedback f JOIN pacts p USING (chain_id, pact_id)
+            WHERE f.chain_id = $1 AND ($2 OR f.ratee = ANY($3))
+            GROUP BY 1, 2, 3
+        ),
+        received AS (
+            SELECT address, role, sum(given) AS given, count(*) AS raters,
+                   round(sum(mean * given) / sum(given), 2) AS mean, sum((mean - 1) / 4) AS credit
+            FROM per_rater GROUP BY address, role
         )
         INSERT INTO reputation
             (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score,
-             agreement, rated, credit)
-        SELECT $1, address, role,
-               count(*),
-               count(*) FILTER (WHERE status = 4),
-               count(*) FILTER (WHERE status = 6),
-               count(*) FILTER (WHERE disputed_at IS NOT NULL),
-               count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')),
-               coalesce(sum(payment) FILTER (WHERE status = 4), 0),
-               round(avg(score), 2),
-               round(100 - avg(miss), 2),
-               count(credit),
-               coalesce(sum(credit), 0)
-        FROM roles GROUP BY address, role
+             agreement, rated, credit, feedback_count, feedback_raters, feedback_mean, feedback_credit)
+        SELECT $1, o.address, o.role, o.pacts, o.completed, o.refunded, o.disputed, o.timed_out, o.volume,
+               o.mean_score, o.agreement, o.rated, o.credit, coalesce(f.given, 0), coalesce(f.raters, 0),
+               f.mean, coalesce(f.credit, 0)
+        FROM outcomes o LEFT JOIN received f USING (address, role)
         "#,
         chain,
         all,

@@ -65,9 +65,10 @@ pub enum IndexError {
     /// restarted from block 0. The indexer writes nothing; index into a fresh database or delete
     /// this chain's rows.
     #[error(
-        "this database indexes chain {chain_id} from genesis {stored_genesis} (AgentPact {stored_pact}), \
-         but the RPC's chain has genesis {rpc_genesis} (AgentPact {rpc_pact}). Refusing to mix them: \
-         use a fresh database for the new chain"
+        "this database indexes chain {chain_id} from genesis {stored_genesis} (AgentPact {stored_pact}, \
+         AgentRegistry {stored_agents}), but the RPC's chain has genesis {rpc_genesis} (AgentPact \
+         {rpc_pact}, AgentRegistry {rpc_agents}). Refusing to mix them: use a fresh database for the \
+         new chain or contracts"
     )]
     ChainMismatch {
         /// The chain id.
@@ -80,6 +81,10 @@ pub enum IndexError {
         stored_pact: alloy::primitives::Address,
         /// The AgentPact address configured now.
         rpc_pact: alloy::primitives::Address,
+        /// The AgentRegistry address the database was built from (zero: built before it existed).
+        stored_agents: alloy::primitives::Address,
+        /// The AgentRegistry address configured now.
+        rpc_agents: alloy::primitives::Address,
     },
     /// A reorganisation reached below every block still remembered (deeper than the finality
     /// depth). The indexer writes nothing; re-index into a fresh database, with a larger
@@ -189,6 +194,7 @@ impl<P: Provider> Indexer<P> {
             genesis_hash: genesis,
             agent_pact: t.contracts.agent_pact,
             oracle_registry: t.contracts.oracle_registry,
+            agent_registry: t.contracts.agent_registry,
             deployment_block: t.deployment_block,
         };
         let stored = checkpoint::register_chain(conn, t.chain_id, ours).await?;
@@ -199,6 +205,8 @@ impl<P: Provider> Indexer<P> {
                 rpc_genesis: genesis,
                 stored_pact: stored.agent_pact,
                 rpc_pact: ours.agent_pact,
+                stored_agents: stored.agent_registry,
+                rpc_agents: ours.agent_registry,
             });
         }
         // Aggregates a previous session noted but did not get to (it stopped mid-pass).

@@ -1,7 +1,8 @@
-//! An anvil with both contracts deployed, and what contract tests need around it.
+//! An anvil with the contracts deployed, and what contract tests need around it.
 
 use agentpact_contracts::{
     AgentPact::{self, AgentPactInstance},
+    AgentRegistry::{self, AgentRegistryInstance},
     DeployOptions, Deployment,
     OracleRegistry::{self, OracleRegistryInstance},
 };
@@ -21,7 +22,7 @@ pub const ANVIL_CHAIN_ID: u64 = 31_337;
 /// Base Sepolia's chain id; tests of remote-network support run anvil with it.
 pub const BASE_SEPOLIA_CHAIN_ID: u64 = 84_532;
 
-/// A private anvil with OracleRegistry and AgentPact deployed from account 0.
+/// A private anvil with OracleRegistry, AgentPact and AgentRegistry deployed from account 0.
 ///
 /// The provider signs locally with the anvil dev keys; pick the sender of a call with `.from(addr)`.
 pub struct TestChain {
@@ -39,6 +40,8 @@ pub struct TestChain {
     pub pact: AgentPactInstance<DynProvider>,
     /// The OracleRegistry contract.
     pub registry: OracleRegistryInstance<DynProvider>,
+    /// The AgentRegistry contract.
+    pub agents: AgentRegistryInstance<DynProvider>,
 }
 
 /// A mined transaction and what it cost its sender in gas.
@@ -78,7 +81,8 @@ impl TestChain {
         let deployment = agentpact_contracts::deploy(provider.clone(), options).await?;
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
-        Ok(Self { anvil, provider, deployment, accounts, options, pact, registry })
+        let agents = AgentRegistry::new(deployment.agent_registry, provider.clone());
+        Ok(Self { anvil, provider, deployment, accounts, options, pact, registry, agents })
     }
 
     /// The ETH balance of `who`, in wei.

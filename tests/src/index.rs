@@ -13,11 +13,10 @@ use crate::{HarnessError, chain::TestChain};
 
 /// What an indexer of `chain` follows.
 pub fn target(chain: &TestChain) -> Target {
-    let d = chain.deployment;
     Target {
         chain_id: chain.anvil.chain_id(),
-        contracts: Contracts { agent_pact: d.agent_pact, oracle_registry: d.oracle_registry },
-        deployment_block: d.block,
+        contracts: Contracts::from(&chain.deployment),
+        deployment_block: chain.deployment.block,
     }
 }
 

@@ -9,6 +9,7 @@
 //! Nothing here is a mock: tests run against a real anvil node and a real Postgres server, and
 //! many can run in parallel because nothing is shared between them.
 
+pub mod agents;
 pub mod anvil;
 pub mod api;
 pub mod chain;

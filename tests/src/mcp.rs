@@ -152,6 +152,7 @@ pub fn binary_env(chain: &TestChain, rpc: &str, database_url: &str) -> Vec<(&'st
         ("CHAIN_ID", chain.anvil.chain_id().to_string()),
         ("AGENT_PACT_ADDRESS", d.agent_pact.to_string()),
         ("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string()),
+        ("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string()),
         ("DATABASE_URL", database_url.to_owned()),
     ]
 }

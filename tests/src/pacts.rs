@@ -161,6 +161,13 @@ impl Market {
         Ok(id)
     }
 
+    /// A pact between the cast's buyer and seller, approved after passing scores: COMPLETED.
+    pub async fn completed(&self, initiator: Initiator, payment: U256) -> Result<U256, HarnessError> {
+        let id = self.pending_approval(initiator, payment).await?;
+        send(self.chain.pact.approveWork(id).from(self.cast.buyer)).await?;
+        Ok(id)
+    }
+
     /// Pacts in every status, reached through every kind of event: NEGOTIATING, FUNDED,
     /// IN_PROGRESS, PENDING_VERIFY (one score in), PENDING_APPROVAL, COMPLETED, DISPUTED (failed
     /// verification; and raised), REFUNDED (by ruling, cancel and timeout); a withdrawal; oracles

@@ -98,6 +98,7 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
             .args(args)
             .env_remove("AGENT_PACT_ADDRESS")
             .env_remove("ORACLE_REGISTRY_ADDRESS")
+            .env_remove("AGENT_REGISTRY_ADDRESS")
             .output()
     };
     let io = |e: std::io::Error| HarnessError::Process(e.to_string());
@@ -111,16 +112,23 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
 
     let pact = m.chain.deployment.agent_pact.to_string();
     let registry = m.chain.deployment.oracle_registry.to_string();
-    let out =
-        run(&["--chain-id", "84532", "--agent-pact-address", &pact, "--oracle-registry-address", &registry])
-            .map_err(io)?;
+    let agents = m.chain.deployment.agent_registry.to_string();
+    let addresses = [
+        "--agent-pact-address",
+        &pact,
+        "--oracle-registry-address",
+        &registry,
+        "--agent-registry-address",
+        &agents,
+    ];
+    let out = run(&[&["--chain-id", "84532"], &addresses[..]].concat()).map_err(io)?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("serves chain 31337") && stderr.contains("CHAIN_ID is 84532"), "{stderr}");
 
     let out = Command::new(binary())
         .args(["index", "--rpc-url", "ws://rpc.example.invalid", "--database-url", db.url()])
-        .args(["--agent-pact-address", &pact, "--oracle-registry-address", &registry])
+        .args(addresses)
         .output()
         .map_err(io)?;
     assert_eq!(out.status.code(), Some(2));

@@ -67,11 +67,10 @@ impl Lab {
 
     /// What the indexer follows.
     pub fn target(&self) -> Target {
-        let d = self.deployment;
         Target {
             chain_id: self.anvil.chain_id(),
-            contracts: Contracts { agent_pact: d.agent_pact, oracle_registry: d.oracle_registry },
-            deployment_block: d.block,
+            contracts: Contracts::from(&self.deployment),
+            deployment_block: self.deployment.block,
         }
     }
 

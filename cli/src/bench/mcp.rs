@@ -171,6 +171,7 @@ impl Agent {
             .env("CHAIN_ID", lab.anvil.chain_id().to_string())
             .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
             .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
+            .env("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string())
             .env("DEPLOYMENT_BLOCK", d.block.to_string())
             .env("DATABASE_URL", &lab.database_url)
             .env("RUST_LOG", "warn")

@@ -65,10 +65,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     let reader = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
     let target = Target {
         chain_id: CHAIN_ID,
-        contracts: Contracts {
-            agent_pact: deployment.agent_pact,
-            oracle_registry: deployment.oracle_registry,
-        },
+        contracts: Contracts::from(&deployment),
         deployment_block: deployment.block,
     };
     let config = Config { poll_interval: Duration::from_millis(200), ..Config::default() };

@@ -69,6 +69,7 @@ impl PactChanges {
             EventBody::PactCreated { .. }
                 | EventBody::VerificationSubmitted { .. }
                 | EventBody::Payout { .. }
+                | EventBody::FeedbackGiven { .. }
         ) {
             return; // written in bulk elsewhere
         }

@@ -1,11 +1,12 @@
 //! Applies journal events to the projections (pacts, pact_oracles, verifications, disputes,
-//! oracles, payouts, withdrawals). Projections are derived from the journal alone: applying the
+//! oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::PactStatus;
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
+mod agents;
 mod changes;
 
 use changes::PactChanges;
@@ -19,7 +20,7 @@ use crate::{
 /// statements as the projections allow: creations, verifications, payouts and withdrawals are each
 /// one multi-row statement per batch; the status events of a batch are folded into one change per
 /// pact (each column's last value) and written in one statement, their disputes in two; oracle
-/// updates are one statement each. The same as applying each event in order: a creation is always
+/// and agent updates (rare) are a statement or two each. The same as applying each event in order: a creation is always
 /// its pact's first event, a later event's value of a column replaces an earlier one's, and
 /// verifications, payouts and withdrawals change rows no other event reads.
 pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Result<(), sqlx::Error> {
@@ -31,7 +32,8 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Re
             EventBody::PactCreated { .. } => created.push(e),
             EventBody::VerificationSubmitted { .. }
             | EventBody::Payout { .. }
-            | EventBody::Withdrawn { .. } => later.push(e),
+            | EventBody::Withdrawn { .. }
+            | EventBody::FeedbackGiven { .. } => later.push(e),
             _ => changes.push(e),
         }
     }
@@ -39,14 +41,14 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Re
     changes.write(conn).await?;
     for e in events {
         apply_oracle_event(conn, e).await?;
+        agents::apply(conn, e).await?;
     }
     later.write(conn).await
 }
 
 /// Applies one oracle registry event (other kinds are written in bulk by `apply_batch`).
 async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
-    let at =
-        Place { chain_id: to_i64(e.chain_id), block: to_i64(e.block_number), time: to_i64(e.block_time) };
+    let at = Place::of(e);
     match &e.body {
         EventBody::OracleRegistered { oracle, stake, capabilities } => {
             sqlx::query!(
@@ -111,10 +113,16 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
 }
 
 /// Where and when an event happened, as the database stores it.
-struct Place {
+pub(super) struct Place {
     chain_id: i64,
     block: i64,
     time: i64,
+}
+
+impl Place {
+    fn of(e: &JournalEvent) -> Self {
+        Self { chain_id: to_i64(e.chain_id), block: to_i64(e.block_number), time: to_i64(e.block_time) }
+    }
 }
 
 fn code(status: PactStatus) -> i16 {
@@ -248,7 +256,7 @@ impl CreatedColumns {
     }
 }
 
-/// Verifications, payouts and withdrawals of a batch, written after its other events.
+/// Verifications, payouts, withdrawals and feedback of a batch, written after its other events.
 #[derive(Default)]
 struct Bulk {
     chain_id: i64,
@@ -269,6 +277,16 @@ struct Bulk {
     withdrawal_account: Vec<Vec<u8>>,
     withdrawal_amount: Vec<String>,
     withdrawal_time: Vec<i64>,
+    feedback_pact: Vec<String>,
+    feedback_rater: Vec<Vec<u8>>,
+    feedback_ratee: Vec<Vec<u8>>,
+    feedback_rating: Vec<i16>,
+    /// Each feedback's tags as a JSON array (Postgres has no arrays of arrays of varying length).
+    feedback_tags: Vec<String>,
+    feedback_comment: Vec<String>,
+    feedback_time: Vec<i64>,
+    feedback_block: Vec<i64>,
+    feedback_log: Vec<i32>,
 }
 
 impl Bulk {
@@ -298,6 +316,17 @@ impl Bulk {
                 self.withdrawal_account.push(account.to_vec());
                 self.withdrawal_amount.push(amount.to_string());
                 self.withdrawal_time.push(time);
+            }
+            EventBody::FeedbackGiven { pact_id, from, to, rating, tags, comment } => {
+                self.feedback_pact.push(pact_id.to_string());
+                self.feedback_rater.push(from.to_vec());
+                self.feedback_ratee.push(to.to_vec());
+                self.feedback_rating.push(i16::from(*rating));
+                self.feedback_tags.push(serde_json::Value::from(tags.clone()).to_string());
+                self.feedback_comment.push(comment.clone());
+                self.feedback_time.push(time);
+                self.feedback_block.push(block);
+                self.feedback_log.push(log);
             }
             _ => {}
         }
@@ -360,6 +389,26 @@ impl Bulk {
                 &self.withdrawal_account,
                 &self.withdrawal_amount,
                 &self.withdrawal_time,
+            )
+            .execute(&mut *conn)
+            .await?;
+        }
+        if !self.feedback_pact.is_empty() {
+            sqlx::query!(
+                "INSERT INTO feedback (chain_id, pact_id, rater, ratee, rating, tags, comment, given_at, block_number, log_index)
+                 SELECT $1, id::numeric, r, e, g, ARRAY(SELECT jsonb_array_elements_text(tg::jsonb)), c, to_timestamp(t), b, l
+                 FROM UNNEST($2::text[], $3::bytea[], $4::bytea[], $5::smallint[], $6::text[], $7::text[], $8::bigint[],
+                             $9::bigint[], $10::int[]) AS u(id, r, e, g, tg, c, t, b, l)",
+                self.chain_id,
+                &self.feedback_pact,
+                &self.feedback_rater,
+                &self.feedback_ratee,
+                &self.feedback_rating,
+                &self.feedback_tags,
+                &self.feedback_comment,
+                &self.feedback_time,
+                &self.feedback_block,
+                &self.feedback_log,
             )
             .execute(conn)
             .await?;
