@@ -33,7 +33,7 @@ pub fn small_ranges() -> Config {
 /// The tables whose content must not depend on how the index was built (crashes, restarts,
 /// reorgs, two writers). `blocks` is left out: which recent hashes are kept depends on the head
 /// at the time of each batch.
-const TABLES: [&str; 9] = [
+const TABLES: [&str; 12] = [
     "events",
     "pacts",
     "pact_oracles",
@@ -42,6 +42,9 @@ const TABLES: [&str; 9] = [
     "oracles",
     "payouts",
     "withdrawals",
+    "agents",
+    "agent_capabilities",
+    "feedback",
     "checkpoints",
 ];
 
@@ -84,8 +87,8 @@ pub async fn dump(pool: &PgPool) -> Result<String, HarnessError> {
 }
 
 /// Compares the index in `pool` with the contracts on `chain`, field by field: every pact (terms,
-/// status, clocks, scores, oracles and weights, each oracle's verification), every account's
-/// unwithdrawn credit and every oracle. Returns the statuses the pacts are in.
+/// status, clocks, scores, oracles and weights, each oracle's verification, who rated it), every
+/// account's unwithdrawn credit, every oracle and every agent profile. Returns the statuses the pacts are in.
 ///
 /// # Panics
 /// On the first difference: that is the test failing.
@@ -170,6 +173,20 @@ pub async fn assert_index_matches_chain(
             .await?;
             assert_eq!(score, v.submitted.then_some(i16::from(v.score)), "{context} score of {oracle}");
         }
+        for party in [p.buyer, p.seller] {
+            let rated: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM feedback WHERE pact_id = $1::text::numeric AND rater = $2)",
+            )
+            .bind(id.to_string())
+            .bind(party.to_vec())
+            .fetch_one(pool)
+            .await?;
+            assert_eq!(
+                rated,
+                chain.agents.hasRated(id, party).call().await?,
+                "{context} feedback by {party}"
+            );
+        }
         statuses.insert(PactStatus::try_from(p.status).map_err(|e| HarnessError::Process(e.to_string()))?);
     }
 
@@ -198,6 +215,31 @@ pub async fn assert_index_matches_chain(
             (o.stake.to_string(), o.capabilities.clone(), status.to_owned())
         });
         assert_eq!(row, expected, "oracle {who}");
+
+        let a = chain.agents.getAgent(*who).call().await?;
+        let row: Option<(String, String, String, String, bool)> = sqlx::query_as(
+            "SELECT name, description, endpoint, metadata_uri, active FROM agents WHERE address = $1",
+        )
+        .bind(who.to_vec())
+        .fetch_optional(pool)
+        .await?;
+        let p = &a.profile;
+        let expected = (a.registeredAt != 0).then(|| {
+            (p.name.clone(), p.description.clone(), p.endpoint.clone(), p.metadataUri.clone(), a.active)
+        });
+        assert_eq!(row, expected, "agent {who}");
+        let caps: Vec<(String, String, String)> = sqlx::query_as(
+            "SELECT name, description, price::text FROM agent_capabilities WHERE address = $1 ORDER BY position",
+        )
+        .bind(who.to_vec())
+        .fetch_all(pool)
+        .await?;
+        let expected: Vec<(String, String, String)> = p
+            .capabilities
+            .iter()
+            .map(|c| (c.name.clone(), c.description.clone(), c.price.to_string()))
+            .collect();
+        assert_eq!(caps, expected, "capabilities of agent {who}");
     }
     Ok(statuses)
 }

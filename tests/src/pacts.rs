@@ -171,7 +171,8 @@ impl Market {
     /// Pacts in every status, reached through every kind of event: NEGOTIATING, FUNDED,
     /// IN_PROGRESS, PENDING_VERIFY (one score in), PENDING_APPROVAL, COMPLETED, DISPUTED (failed
     /// verification; and raised), REFUNDED (by ruling, cancel and timeout); a withdrawal; oracles
-    /// registering, staking more, changing capabilities, deregistering and withdrawing.
+    /// registering, staking more, changing capabilities, deregistering and withdrawing; agents
+    /// registering, updating, stepping out and back; both parties rating a completed pact.
     pub async fn every_status(&self) -> Result<(), HarnessError> {
         let m = self;
         let pact = &m.chain.pact;
@@ -212,6 +213,24 @@ impl Market {
         send(registry.deregister().from(gone)).await?;
         m.chain.increase_time(m.chain.options.oracle_cooldown_secs).await?;
         send(registry.withdrawStake().from(gone)).await?;
+
+        let agents = &m.chain.agents;
+        let logo =
+            |price| crate::agents::profile("Seller Studio", &[("logo-design", price), ("icons", ether(1))]);
+        send(agents.register(logo(ether(5))).from(m.cast.seller)).await?;
+        send(
+            agents.register(crate::agents::profile("Buyer Inc", &[("review", ether(1))])).from(m.cast.buyer),
+        )
+        .await?;
+        send(agents.updateProfile(logo(ether(4))).from(m.cast.seller)).await?;
+        send(agents.deactivate().from(m.cast.buyer)).await?;
+        send(agents.reactivate().from(m.cast.buyer)).await?;
+        send(agents.deactivate().from(m.cast.buyer)).await?;
+        send(
+            agents.submitFeedback(approved, 5, vec!["fast".into()], "ipfs://great".into()).from(m.cast.buyer),
+        )
+        .await?;
+        send(agents.submitFeedback(approved, 4, vec![], String::new()).from(m.cast.seller)).await?;
         Ok(())
     }
 
