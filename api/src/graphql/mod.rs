@@ -2,15 +2,15 @@
 //! complexity and page size, and a code on every error.
 
 mod errors;
+mod market;
 mod query;
 pub mod scalars;
 mod subscription;
 mod types;
 
-use async_graphql::{EmptyMutation, Schema};
+use async_graphql::{Context, EmptyMutation, MergedObject, Schema};
 
 pub use errors::to_graphql;
-pub use query::QueryRoot;
 pub use subscription::SubscriptionRoot;
 
 use crate::{live::Live, read::Reader};
@@ -21,6 +21,15 @@ pub type ApiSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
 /// The chain a query means when it names none.
 #[derive(Debug, Clone, Copy)]
 pub struct ChainId(pub u64);
+
+/// The root of every query: pacts and the agent market.
+#[derive(MergedObject, Default)]
+pub struct QueryRoot(query::PactQuery, market::MarketQuery);
+
+/// The chain asked for, or the server's.
+fn chain_of(ctx: &Context<'_>, asked: Option<u64>) -> async_graphql::Result<u64> {
+    Ok(asked.unwrap_or(ctx.data::<ChainId>()?.0))
+}
 
 /// The deepest selection accepted: `pacts { edges { node { oracles { address } } } }` is 5.
 pub const MAX_DEPTH: usize = 10;
@@ -40,7 +49,7 @@ pub fn sdl() -> String {
 }
 
 fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, SubscriptionRoot> {
-    Schema::build(QueryRoot, EmptyMutation, SubscriptionRoot)
+    Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot)
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .extension(errors::ErrorCodes)

@@ -4,7 +4,7 @@ use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    ChainId,
+    chain_of,
     errors::to_graphql,
     scalars::{Address, BigInt, Initiator, Status},
     types::{IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
@@ -149,25 +149,26 @@ pub struct PactEdge {
 /// Relay page information.
 #[derive(SimpleObject)]
 pub struct PageInfo {
-    /// More pacts follow this page.
-    has_next_page: bool,
-    /// More pacts precede this page.
-    has_previous_page: bool,
-    /// The cursor of the first pact of the page.
-    start_cursor: Option<String>,
-    /// The cursor of the last pact of the page.
-    end_cursor: Option<String>,
+    /// More items follow this page.
+    pub(super) has_next_page: bool,
+    /// More items precede this page.
+    pub(super) has_previous_page: bool,
+    /// The cursor of the first item of the page.
+    pub(super) start_cursor: Option<String>,
+    /// The cursor of the last item of the page.
+    pub(super) end_cursor: Option<String>,
 }
 
-/// The root of every query.
-pub struct QueryRoot;
+/// Queries over pacts, oracles, reputation and the indexer.
+#[derive(Default)]
+pub struct PactQuery;
 
-/// The root of every query.
+/// Queries over pacts, oracles, reputation and the indexer.
 #[Object]
-impl QueryRoot {
+impl PactQuery {
     /// One pact, or null when the index has no such pact (yet).
     async fn pact(&self, ctx: &Context<'_>, chain_id: Option<u64>, id: BigInt) -> Result<Option<Pact>> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         Ok(ctx.data::<Reader>()?.pact(chain, id.0).await.map_err(to_graphql)?.map(Pact))
     }
 
@@ -189,7 +190,7 @@ impl QueryRoot {
         last: Option<u32>,
         before: Option<String>,
     ) -> Result<PactConnection> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         let filter: ReadFilter = filter.unwrap_or_default().into();
         let order = order_by.unwrap_or_default();
         let order = read::PactOrder { field: order.field.into(), direction: order.direction.into() };
@@ -216,7 +217,7 @@ impl QueryRoot {
         oracle: Option<Address>,
         #[graphql(default = 100)] first: u32,
     ) -> Result<Vec<Verification>> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         let list = ctx
             .data::<Reader>()?
             .verifications(chain, pact_id.map(|p| p.0), oracle.map(|a| a.0), first)
@@ -232,7 +233,7 @@ impl QueryRoot {
         chain_id: Option<u64>,
         address: Address,
     ) -> Result<Option<Oracle>> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         Ok(ctx.data::<Reader>()?.oracle(chain, address.0).await.map_err(to_graphql)?.map(Oracle))
     }
 
@@ -244,7 +245,7 @@ impl QueryRoot {
         filter: Option<OracleFilter>,
         #[graphql(default = 100)] first: u32,
     ) -> Result<Vec<Oracle>> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         let f = filter.unwrap_or_default();
         let filter = read::OracleFilter {
             capability: f.capability,
@@ -262,13 +263,13 @@ impl QueryRoot {
         chain_id: Option<u64>,
         address: Address,
     ) -> Result<Reputation> {
-        let chain = chain(ctx, chain_id)?;
-        Ok(Reputation(ctx.data::<Reader>()?.reputation(chain, address.0).await.map_err(to_graphql)?))
+        let chain = chain_of(ctx, chain_id)?;
+        Ok(Reputation(ctx.data::<Reader>()?.reputation(chain, address.0).await.map_err(to_graphql)?, chain))
     }
 
     /// Pacts by status, volumes and active oracles.
     async fn stats(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Stats> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         Ok(Stats(ctx.data::<Reader>()?.stats(chain).await.map_err(to_graphql)?))
     }
 
@@ -278,12 +279,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         chain_id: Option<u64>,
     ) -> Result<Option<IndexerStatus>> {
-        let chain = chain(ctx, chain_id)?;
+        let chain = chain_of(ctx, chain_id)?;
         Ok(ctx.data::<Reader>()?.indexer_status(chain).await.map_err(to_graphql)?.map(Into::into))
     }
-}
-
-/// The chain asked for, or the server's.
-fn chain(ctx: &Context<'_>, asked: Option<u64>) -> Result<u64> {
-    Ok(asked.unwrap_or(ctx.data::<ChainId>()?.0))
 }

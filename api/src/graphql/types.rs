@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     errors::to_graphql,
+    market::{Feedback, FeedbackSummary},
     scalars::{Address, BigInt, Bytes32, Initiator, Status},
 };
 use crate::read::{self, Reader};
@@ -151,6 +152,12 @@ impl Pact {
         let events = reader.timeline(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
         Ok(events.into_iter().map(TimelineEvent).collect())
     }
+    /// The ratings its buyer and seller gave each other after it ended (none, one or two).
+    async fn feedback(&self, ctx: &Context<'_>) -> Result<Vec<Feedback>> {
+        let reader = ctx.data::<Reader>()?;
+        let list = reader.pact_feedback(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
+        Ok(list.into_iter().map(Into::into).collect())
+    }
 }
 
 /// An oracle named by a pact.
@@ -236,18 +243,20 @@ impl Oracle {
     }
 }
 
-/// A 0-5 score and how many rated pacts it rests on (formula: docs/api.md §Reputation).
+/// A 0-5 score and the evidence it rests on (formula: docs/api.md §Reputation).
 #[derive(SimpleObject)]
 pub struct Score {
-    /// 0 to 5; 3.0 without history, moving away from it as rated pacts accumulate.
+    /// 0 to 5; 3.0 without history, moving away from it as evidence accumulates.
     value: f64,
     /// The rated pacts (or verifications) behind it.
     rated: u64,
+    /// The counterparties whose feedback is behind it (one vote each).
+    raters: u64,
 }
 
 impl From<read::Score> for Score {
     fn from(s: read::Score) -> Self {
-        Self { value: s.value, rated: s.rated }
+        Self { value: s.value, rated: s.rated, raters: s.raters }
     }
 }
 
@@ -297,14 +306,19 @@ impl RoleReputation {
     async fn timeout_rate(&self) -> f64 {
         self.0.timeout_rate()
     }
+    /// Feedback received in this role (buyer and seller only).
+    async fn feedback(&self) -> FeedbackSummary {
+        let r = &self.0;
+        FeedbackSummary { count: r.feedback_count, raters: r.feedback_raters, mean_rating: r.feedback_mean }
+    }
     /// This role's 0-5 score.
     async fn score(&self) -> Score {
         self.0.score().into()
     }
 }
 
-/// An address's reputation as seller, buyer and oracle.
-pub struct Reputation(pub read::Reputation);
+/// An address's reputation as seller, buyer and oracle, on a chain.
+pub struct Reputation(pub read::Reputation, pub u64);
 
 /// An address's reputation as seller, buyer and oracle.
 #[Object]
@@ -325,7 +339,24 @@ impl Reputation {
     async fn as_oracle(&self) -> RoleReputation {
         RoleReputation(self.0.as_oracle.clone())
     }
-    /// The 0-5 score over all roles together.
+    /// Feedback received as buyer and as seller together.
+    async fn feedback(&self) -> FeedbackSummary {
+        let (count, mean_rating) = self.0.feedback();
+        let raters = self.0.as_seller.feedback_raters + self.0.as_buyer.feedback_raters;
+        FeedbackSummary { count, raters, mean_rating }
+    }
+    /// The latest ratings received, newest first: at most `first` (≤ 100).
+    #[graphql(complexity = "first.min(read::MAX_PAGE_SIZE) as usize * child_complexity + 1")]
+    async fn recent_feedback(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 10)] first: u32,
+    ) -> Result<Vec<Feedback>> {
+        let reader = ctx.data::<Reader>()?;
+        let list = reader.feedback_received(self.1, self.0.address, first).await.map_err(to_graphql)?;
+        Ok(list.into_iter().map(Into::into).collect())
+    }
+    /// The 0-5 score over all roles together, feedback included.
     async fn score(&self) -> Score {
         self.0.overall().into()
     }

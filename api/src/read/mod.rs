@@ -1,6 +1,7 @@
 //! The read layer over the index: typed queries that return domain types. The GraphQL schema and
 //! the MCP server both read through [`Reader`], so they answer the same question the same way.
 
+pub mod agents;
 mod convert;
 pub mod cursor;
 pub mod oracles;
@@ -11,6 +12,7 @@ pub mod timeline;
 
 use sqlx::PgPool;
 
+pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
 pub use cursor::Cursor;
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};

@@ -2,13 +2,15 @@
 //! keeps (`reputation`), never recomputed per request.
 //!
 //! The 0-5 score (docs/api.md §Reputation) is a Bayesian mean: every rated pact (or verification)
-//! earns a credit between 0 and 1, and [`PRIOR_WEIGHT`] imaginary pacts of credit [`PRIOR_MEAN`]
-//! are added before averaging:
+//! earns a credit between 0 and 1, every counterparty that gave feedback casts one vote between 0
+//! and 1 (its mean rating, 1-5, mapped onto 0-1), and [`PRIOR_WEIGHT`] imaginary samples of
+//! [`PRIOR_MEAN`] are added before averaging:
 //!
-//! `score = 5 × (Σ credit + PRIOR_WEIGHT × PRIOR_MEAN) / (rated + PRIOR_WEIGHT)`
+//! `score = 5 × (Σ credit + Σ vote + PRIOR_WEIGHT × PRIOR_MEAN) / (rated + raters + PRIOR_WEIGHT)`
 //!
 //! With no history the score is 3.0; one perfect pact gives 3.33, while 100 pacts at 0.9 give
-//! 4.43: a lucky single pact cannot beat a long good record.
+//! 4.43: a lucky single pact cannot beat a long good record, and a counterparty rating a hundred
+//! times weighs what it weighs rating once.
 
 use alloy::primitives::{Address, U256};
 
@@ -23,20 +25,24 @@ pub const PRIOR_MEAN: f64 = 0.6;
 /// How many pacts the prior counts as.
 pub const PRIOR_WEIGHT: f64 = 5.0;
 
-/// A 0-5 score and how many rated pacts it rests on.
+/// A 0-5 score and the evidence it rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Score {
     /// 0 to 5, rounded to two decimals.
     pub value: f64,
     /// The rated pacts (or verifications) behind it.
     pub rated: u64,
+    /// The counterparties whose feedback is behind it.
+    pub raters: u64,
 }
 
 impl Score {
-    /// The score of `rated` pacts that earned `credit` in all.
-    pub fn of(credit: f64, rated: u64) -> Self {
-        let raw = 5.0 * (credit + PRIOR_WEIGHT * PRIOR_MEAN) / (rated as f64 + PRIOR_WEIGHT);
-        Self { value: (raw.clamp(0.0, 5.0) * 100.0).round() / 100.0, rated }
+    /// The score of `rated` pacts that earned `credit` in all and of `raters` counterparties whose
+    /// votes sum to `votes`.
+    pub fn of(credit: f64, rated: u64, votes: f64, raters: u64) -> Self {
+        let samples = (rated + raters) as f64;
+        let raw = 5.0 * (credit + votes + PRIOR_WEIGHT * PRIOR_MEAN) / (samples + PRIOR_WEIGHT);
+        Self { value: (raw.clamp(0.0, 5.0) * 100.0).round() / 100.0, rated, raters }
     }
 }
 
@@ -63,6 +69,14 @@ pub struct RoleReputation {
     pub rated: u64,
     /// The sum of their credits.
     pub credit: f64,
+    /// Feedback ratings received in this role.
+    pub feedback_count: u64,
+    /// The distinct counterparties that gave them.
+    pub feedback_raters: u64,
+    /// Their mean rating, 1-5 (none without feedback).
+    pub feedback_mean: Option<f64>,
+    /// The counterparties' votes summed: each one's mean rating mapped from 1-5 onto 0-1.
+    pub feedback_votes: f64,
 }
 
 impl RoleReputation {
@@ -78,7 +92,7 @@ impl RoleReputation {
 
     /// The 0-5 score of this role alone.
     pub fn score(&self) -> Score {
-        Score::of(self.credit, self.rated)
+        Score::of(self.credit, self.rated, self.feedback_votes, self.feedback_raters)
     }
 }
 
@@ -99,7 +113,20 @@ impl Reputation {
     /// The 0-5 score over all roles together.
     pub fn overall(&self) -> Score {
         let roles = [&self.as_seller, &self.as_buyer, &self.as_oracle];
-        Score::of(roles.iter().map(|r| r.credit).sum(), roles.iter().map(|r| r.rated).sum())
+        Score::of(
+            roles.iter().map(|r| r.credit).sum(),
+            roles.iter().map(|r| r.rated).sum(),
+            roles.iter().map(|r| r.feedback_votes).sum(),
+            roles.iter().map(|r| r.feedback_raters).sum(),
+        )
+    }
+
+    /// Feedback received in every role together: (ratings, their mean).
+    pub fn feedback(&self) -> (u64, Option<f64>) {
+        let roles = [&self.as_seller, &self.as_buyer];
+        let count: u64 = roles.iter().map(|r| r.feedback_count).sum();
+        let sum: f64 = roles.iter().map(|r| r.feedback_mean.unwrap_or(0.0) * r.feedback_count as f64).sum();
+        (count, (count > 0).then(|| (sum / count as f64 * 100.0).round() / 100.0))
     }
 }
 
@@ -113,7 +140,8 @@ impl Reader {
         let rows = sqlx::query!(
             r#"SELECT role, pacts, completed, refunded, disputed, timed_out, volume::text AS "volume!",
                       mean_score::float8 AS mean_score, agreement::float8 AS agreement, rated,
-                      credit::float8 AS "credit!"
+                      credit::float8 AS "credit!", feedback_count, feedback_raters,
+                      feedback_mean::float8 AS feedback_mean, feedback_credit::float8 AS "feedback_credit!"
                FROM reputation WHERE chain_id = $1 AND address = $2"#,
             i64_of(chain_id),
             address.as_slice(),
@@ -139,6 +167,10 @@ impl Reader {
                 agreement: r.agreement,
                 rated: count(r.rated),
                 credit: r.credit,
+                feedback_count: count(r.feedback_count),
+                feedback_raters: count(r.feedback_raters),
+                feedback_mean: r.feedback_mean,
+                feedback_votes: r.feedback_credit,
             };
             match r.role.as_str() {
                 "seller" => rep.as_seller = role,
@@ -156,11 +188,22 @@ mod tests {
 
     #[test]
     fn few_pacts_shrink_toward_the_prior() {
-        assert_eq!(Score::of(0.0, 0).value, 3.0);
-        let lucky = Score::of(1.0, 1).value;
-        let steady = Score::of(90.0, 100).value;
+        assert_eq!(Score::of(0.0, 0, 0.0, 0).value, 3.0);
+        let lucky = Score::of(1.0, 1, 0.0, 0).value;
+        let steady = Score::of(90.0, 100, 0.0, 0).value;
         assert_eq!((lucky, steady), (3.33, 4.43));
         assert!(steady > lucky);
-        assert_eq!(Score::of(0.0, 1000).value, 0.01);
+        assert_eq!(Score::of(0.0, 1000, 0.0, 0).value, 0.01);
+    }
+
+    #[test]
+    fn each_counterparty_is_one_vote() {
+        // Two pacts at credit 1; one counterparty's five-star vote moves the score once...
+        let one_vote = Score::of(2.0, 2, 1.0, 1).value;
+        assert_eq!(one_vote, 3.75);
+        // ...and three counterparties' votes three times as much evidence.
+        assert_eq!(Score::of(2.0, 2, 3.0, 3).value, 4.0);
+        // A one-star vote pulls down as far as a five-star one pulls up.
+        assert_eq!(Score::of(2.0, 2, 0.0, 1).value, 3.13);
     }
 }

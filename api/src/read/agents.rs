@@ -1,0 +1,341 @@
+//! The agent market: profiles from AgentRegistry, searched by capability, price and reputation,
+//! and the feedback the parties of finished pacts gave each other.
+//!
+//! A search ranks by the agent's overall 0-5 reputation score (the one `reputation` shows, rounded
+//! to two decimals), then by the price of the capability that matched (cheapest first), then by
+//! address; pages are keyset pages over that order, so a cursor stays exact while agents come and go.
+
+use alloy::{
+    hex,
+    primitives::{Address, U256},
+};
+use chrono::{DateTime, Utc};
+
+use super::{
+    MAX_PAGE_SIZE, Page, ReadError, Reader,
+    convert::{address, i64_of, u64_of, u256},
+    reputation::{PRIOR_MEAN, PRIOR_WEIGHT},
+};
+
+/// The longest capability name a search accepts (the registry's own limit).
+pub const MAX_CAPABILITY_CHARS: usize = 64;
+
+/// A registered agent and what it offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    /// Its wallet: the agent's id.
+    pub address: Address,
+    /// Display name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Where it can be reached.
+    pub endpoint: String,
+    /// A URI to more about it (may be empty).
+    pub metadata_uri: String,
+    /// Listed in searches (it has not stepped out of the market).
+    pub active: bool,
+    /// When it registered.
+    pub registered_at: DateTime<Utc>,
+    /// When its profile or activity last changed.
+    pub updated_at: DateTime<Utc>,
+    /// What it offers, in the profile's order.
+    pub capabilities: Vec<Capability>,
+}
+
+/// One thing an agent offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capability {
+    /// Its name, e.g. `logo-design`.
+    pub name: String,
+    /// What it covers.
+    pub description: String,
+    /// Price per job, in wei.
+    pub price: U256,
+}
+
+/// What to look for.
+#[derive(Debug, Clone, Default)]
+pub struct AgentSearch {
+    /// Offering this capability (name compared without regard to case); any when `None`.
+    pub capability: Option<String>,
+    /// Charging at most this, in wei, for it (for the cheapest capability without `capability`).
+    pub max_price: Option<U256>,
+    /// With an overall reputation score of at least this (0-5).
+    pub min_reputation: Option<f64>,
+    /// List agents that stepped out of the market too.
+    pub include_inactive: bool,
+}
+
+/// An agent found by a search, with what ranked it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentMatch {
+    /// The agent.
+    pub agent: Agent,
+    /// The capability that matched (the cheapest one when the search named none).
+    pub capability: Capability,
+    /// The agent's overall 0-5 reputation score.
+    pub reputation: f64,
+}
+
+/// A rating one party of a finished pact gave the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feedback {
+    /// The pact.
+    pub pact_id: U256,
+    /// Who rated.
+    pub rater: Address,
+    /// Who was rated.
+    pub ratee: Address,
+    /// 1-5.
+    pub rating: u8,
+    /// Short labels.
+    pub tags: Vec<String>,
+    /// A comment or a URI to one (may be empty).
+    pub comment: String,
+    /// When it was given.
+    pub given_at: DateTime<Utc>,
+    /// The block that carried it.
+    pub block_number: u64,
+}
+
+const CURSOR_PREFIX: &str = "agent1";
+
+/// A position in a search's order: the row's score, price and address.
+#[derive(Debug, Clone, PartialEq)]
+struct SearchCursor {
+    score: String,
+    price: U256,
+    address: Address,
+}
+
+impl SearchCursor {
+    fn encode(&self) -> String {
+        hex::encode(format!("{CURSOR_PREFIX}:{}:{}:{}", self.score, self.price, self.address))
+    }
+
+    fn decode(text: &str) -> Result<Self, ReadError> {
+        let not_ours = || {
+            ReadError::BadCursor(format!(
+                "`{}` is not a cursor of an agent search: pass the `cursor` of an edge or the \
+                 `endCursor` of a page, unchanged",
+                text.chars().take(40).collect::<String>()
+            ))
+        };
+        let plain = hex::decode(text).ok().and_then(|b| String::from_utf8(b).ok()).ok_or_else(not_ours)?;
+        let mut parts = plain.split(':');
+        let (Some(CURSOR_PREFIX), Some(score), Some(price), Some(who), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(not_ours());
+        };
+        if score.parse::<f64>().is_err() {
+            return Err(not_ours());
+        }
+        Ok(Self {
+            score: score.to_owned(),
+            price: price.parse().map_err(|_| not_ours())?,
+            address: who.parse().map_err(|_| not_ours())?,
+        })
+    }
+}
+
+impl Reader {
+    /// The agent at `address` on `chain_id`, if it ever registered (active or not).
+    pub async fn agent(&self, chain_id: u64, agent: Address) -> Result<Option<Agent>, ReadError> {
+        Ok(self.agents_at(chain_id, &[agent]).await?.pop())
+    }
+
+    /// Up to `first` (at most [`MAX_PAGE_SIZE`]) agents matching `search` after the cursor
+    /// `after`, best reputation first, then cheapest.
+    pub async fn search_agents(
+        &self,
+        chain_id: u64,
+        search: &AgentSearch,
+        first: u32,
+        after: Option<&str>,
+    ) -> Result<Page<AgentMatch>, ReadError> {
+        if first > MAX_PAGE_SIZE {
+            return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: first });
+        }
+        if let Some(cap) = &search.capability {
+            if cap.trim().is_empty() || cap.chars().count() > MAX_CAPABILITY_CHARS {
+                return Err(ReadError::BadArgument(format!(
+                    "a capability is a name of 1 to {MAX_CAPABILITY_CHARS} characters, e.g. logo-design"
+                )));
+            }
+        }
+        if let Some(min) = search.min_reputation {
+            if !(0.0..=5.0).contains(&min) {
+                return Err(ReadError::BadArgument(format!(
+                    "minReputation is a score from 0 to 5; got {min}"
+                )));
+            }
+        }
+        let after = after.map(SearchCursor::decode).transpose()?;
+        let rows = sqlx::query!(
+            r#"SELECT a.address, c.name AS "cap_name!", c.description AS "cap_description!",
+                      c.price::text AS "price!", s.score::text AS "score!"
+               FROM agents a
+               CROSS JOIN LATERAL (
+                   SELECT name, description, price FROM agent_capabilities c
+                   WHERE c.chain_id = a.chain_id AND c.address = a.address
+                     AND ($2::text IS NULL OR lower(c.name) = lower($2))
+                   ORDER BY price, position LIMIT 1) c
+               CROSS JOIN LATERAL (
+                   SELECT round((5 * (coalesce(sum(r.credit + r.feedback_credit), 0)::float8 + $3::float8)
+                                   / (coalesce(sum(r.rated + r.feedback_raters), 0)::float8 + $4::float8))::numeric, 2)
+                          AS score
+                   FROM reputation r WHERE r.chain_id = a.chain_id AND r.address = a.address) s
+               WHERE a.chain_id = $1 AND (a.active OR $5)
+                 AND ($6::text IS NULL OR c.price <= $6::numeric)
+                 AND ($7::float8 IS NULL OR s.score >= $7::numeric)
+                 AND ($8::text IS NULL OR s.score < $8::numeric
+                      OR (s.score = $8::numeric AND (c.price > $9::text::numeric
+                          OR (c.price = $9::text::numeric AND a.address > $10))))
+               ORDER BY s.score DESC, c.price, a.address
+               LIMIT $11"#,
+            i64_of(chain_id),
+            search.capability.as_deref().map(str::trim),
+            PRIOR_WEIGHT * PRIOR_MEAN,
+            PRIOR_WEIGHT,
+            search.include_inactive,
+            search.max_price.map(|p| p.to_string()),
+            search.min_reputation,
+            after.as_ref().map(|c| c.score.clone()),
+            after.as_ref().map(|c| c.price.to_string()),
+            after.as_ref().map(|c| c.address.to_vec()),
+            i64::from(first) + 1,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let has_next_page = rows.len() > first as usize;
+        let rows = &rows[..rows.len().min(first as usize)];
+        let addresses: Vec<Address> = rows.iter().map(|r| address(&r.address)).collect();
+        let mut agents = self.agents_at(chain_id, &addresses).await?;
+        let items = rows
+            .iter()
+            .filter_map(|r| {
+                let who = address(&r.address);
+                let at = agents.iter().position(|a| a.address == who)?;
+                let agent = agents.swap_remove(at);
+                let price = u256(&r.price);
+                let cursor = SearchCursor { score: r.score.clone(), price, address: who }.encode();
+                let capability =
+                    Capability { name: r.cap_name.clone(), description: r.cap_description.clone(), price };
+                Some((cursor, AgentMatch { agent, capability, reputation: r.score.parse().unwrap_or(0.0) }))
+            })
+            .collect();
+        Ok(Page { items, has_next_page, has_previous_page: after.is_some() })
+    }
+
+    /// The agents at `addresses` with their capabilities, in no particular order.
+    async fn agents_at(&self, chain_id: u64, addresses: &[Address]) -> Result<Vec<Agent>, ReadError> {
+        if addresses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Vec<u8>> = addresses.iter().map(|a| a.to_vec()).collect();
+        let rows = sqlx::query!(
+            r#"SELECT address, name, description, endpoint, metadata_uri, active, registered_at, updated_at,
+                      ARRAY(SELECT c.name FROM agent_capabilities c WHERE c.chain_id = a.chain_id
+                            AND c.address = a.address ORDER BY c.position) AS "cap_names!",
+                      ARRAY(SELECT c.description FROM agent_capabilities c WHERE c.chain_id = a.chain_id
+                            AND c.address = a.address ORDER BY c.position) AS "cap_descriptions!",
+                      ARRAY(SELECT c.price::text FROM agent_capabilities c WHERE c.chain_id = a.chain_id
+                            AND c.address = a.address ORDER BY c.position) AS "cap_prices!"
+               FROM agents a WHERE chain_id = $1 AND address = ANY($2)"#,
+            i64_of(chain_id),
+            &keys,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| Agent {
+                address: address(&r.address),
+                name: r.name,
+                description: r.description,
+                endpoint: r.endpoint,
+                metadata_uri: r.metadata_uri,
+                active: r.active,
+                registered_at: r.registered_at,
+                updated_at: r.updated_at,
+                capabilities: r
+                    .cap_names
+                    .into_iter()
+                    .zip(r.cap_descriptions)
+                    .zip(r.cap_prices)
+                    .map(|((name, description), price)| Capability { name, description, price: u256(&price) })
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// Up to `limit` (at most [`MAX_PAGE_SIZE`]) ratings `ratee` received on `chain_id`, newest first.
+    pub async fn feedback_received(
+        &self,
+        chain_id: u64,
+        ratee: Address,
+        limit: u32,
+    ) -> Result<Vec<Feedback>, ReadError> {
+        self.feedback_where(chain_id, Some(ratee), None, limit).await
+    }
+
+    /// The ratings the parties of pact `pact_id` gave each other (none, one or two).
+    pub async fn pact_feedback(&self, chain_id: u64, pact_id: U256) -> Result<Vec<Feedback>, ReadError> {
+        self.feedback_where(chain_id, None, Some(pact_id), 2).await
+    }
+
+    async fn feedback_where(
+        &self,
+        chain_id: u64,
+        ratee: Option<Address>,
+        pact_id: Option<U256>,
+        limit: u32,
+    ) -> Result<Vec<Feedback>, ReadError> {
+        if limit > MAX_PAGE_SIZE {
+            return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: limit });
+        }
+        let rows = sqlx::query!(
+            r#"SELECT pact_id::text AS "pact_id!", rater, ratee, rating, tags, comment, given_at, block_number
+               FROM feedback
+               WHERE chain_id = $1 AND ($2::bytea IS NULL OR ratee = $2)
+                 AND ($3::text IS NULL OR pact_id = $3::numeric)
+               ORDER BY block_number DESC, log_index DESC LIMIT $4"#,
+            i64_of(chain_id),
+            ratee.map(|a| a.to_vec()),
+            pact_id.map(|id| id.to_string()),
+            i64::from(limit),
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| Feedback {
+                pact_id: u256(&r.pact_id),
+                rater: address(&r.rater),
+                ratee: address(&r.ratee),
+                rating: u8::try_from(r.rating).unwrap_or(0),
+                tags: r.tags,
+                comment: r.comment,
+                given_at: r.given_at,
+                block_number: u64_of(r.block_number),
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_foreign_ones_are_refused() {
+        let c =
+            SearchCursor { score: "4.25".into(), price: U256::from(5u8), address: Address::repeat_byte(7) };
+        assert_eq!(SearchCursor::decode(&c.encode()).ok(), Some(c));
+        for bad in ["", "zz", &hex::encode("pact1:created::1"), &hex::encode("agent1:x:1:0x00")] {
+            assert!(matches!(SearchCursor::decode(bad), Err(ReadError::BadCursor(_))), "{bad}");
+        }
+    }
+}
