@@ -68,13 +68,13 @@ contract AgentRegistry {
         uint256 indexed pactId, address indexed from, address indexed to, uint8 rating, string[] tags, string comment
     );
 
-    error AlreadyRegistered();
-    error NotRegistered();
+    error AgentAlreadyRegistered();
+    error AgentNotRegistered();
     error AlreadyActive();
     error AlreadyInactive();
     error EmptyName();
     error TooLong(string field, uint256 length, uint256 maximum);
-    error NoCapabilities();
+    error NoAgentCapabilities();
     error TooManyCapabilities(uint256 count, uint256 maximum);
     error EmptyCapabilityName(uint256 index);
     error DuplicateCapability(string name);
@@ -92,7 +92,7 @@ contract AgentRegistry {
     /// @notice Join the market with `profile`; the caller's address is the agent's id.
     function register(Profile calldata profile) external {
         Agent storage a = agents[msg.sender];
-        if (a.registeredAt != 0) revert AlreadyRegistered();
+        if (a.registeredAt != 0) revert AgentAlreadyRegistered();
         store(a, profile);
         a.active = true;
         a.registeredAt = uint64(block.timestamp);
@@ -161,7 +161,7 @@ contract AgentRegistry {
 
     function registered(address who) private view returns (Agent storage a) {
         a = agents[who];
-        if (a.registeredAt == 0) revert NotRegistered();
+        if (a.registeredAt == 0) revert AgentNotRegistered();
     }
 
     /// @dev Checks `profile` and writes it over `a`'s.
@@ -172,7 +172,7 @@ contract AgentRegistry {
         bounded("endpoint", profile.endpoint, MAX_URI);
         bounded("metadataUri", profile.metadataUri, MAX_URI);
         Capability[] calldata caps = profile.capabilities;
-        if (caps.length == 0) revert NoCapabilities();
+        if (caps.length == 0) revert NoAgentCapabilities();
         if (caps.length > MAX_CAPABILITIES) revert TooManyCapabilities(caps.length, MAX_CAPABILITIES);
         delete a.profile.capabilities;
         for (uint256 i = 0; i < caps.length; i++) {

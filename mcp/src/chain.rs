@@ -5,7 +5,10 @@
 use std::time::{Duration, Instant};
 
 use agentpact_api::Reader;
-use agentpact_contracts::{AgentPact::AgentPactInstance, OracleRegistry::OracleRegistryInstance};
+use agentpact_contracts::{
+    AgentPact::AgentPactInstance, AgentRegistry::AgentRegistryInstance,
+    OracleRegistry::OracleRegistryInstance,
+};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, U256},
@@ -45,6 +48,8 @@ pub struct Chain {
     pub pact: AgentPactInstance<DynProvider>,
     /// OracleRegistry.
     pub registry: OracleRegistryInstance<DynProvider>,
+    /// AgentRegistry.
+    pub agents: AgentRegistryInstance<DynProvider>,
     /// The agent's address.
     pub me: Address,
     /// The chain id.
@@ -68,7 +73,8 @@ impl Chain {
     ) -> Self {
         let pact = AgentPactInstance::new(contracts.agent_pact, provider.clone());
         let registry = OracleRegistryInstance::new(contracts.oracle_registry, provider.clone());
-        Self { provider, pact, registry, me, chain_id, reader, limits, sending: Mutex::new(()) }
+        let agents = AgentRegistryInstance::new(contracts.agent_registry, provider.clone());
+        Self { provider, pact, registry, agents, me, chain_id, reader, limits, sending: Mutex::new(()) }
     }
 
     /// The write limits.

@@ -23,6 +23,14 @@ pub fn eth_amount(field: &str, text: &str) -> Result<U256, InvalidInput> {
     utils::parse_ether(t).map_err(|_| InvalidInput(format!("{field} {text:?} is too large")))
 }
 
+/// A JSON number of ETH (e.g. `10` or `0.05`) as wei.
+pub fn eth_number(field: &str, value: f64) -> Result<U256, InvalidInput> {
+    if !value.is_finite() || value < 0.0 {
+        return Err(InvalidInput(format!("{field} must be a non-negative amount of ETH, not {value}")));
+    }
+    eth_amount(field, &value.to_string())
+}
+
 /// Wei as ETH without trailing zeros: `550000000000000000` → `"0.55"`.
 pub fn eth(wei: U256) -> String {
     let text = utils::format_ether(wei);
@@ -78,6 +86,11 @@ mod tests {
         for bad in ["", "-1", "1e18", "0.1234567890123456789", "abc", "1.2.3", "."] {
             let err = eth_amount("paymentEth", bad).expect_err(bad);
             assert!(err.0.contains("paymentEth"), "{err}");
+        }
+        assert_eq!(eth_number("max_price", 10.0), Ok(U256::from(10u8) * U256::from(10u64.pow(18))));
+        assert_eq!(eth_number("max_price", 0.05), eth_amount("max_price", "0.05"));
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(eth_number("max_price", bad).expect_err("bad").0.contains("max_price"));
         }
     }
 

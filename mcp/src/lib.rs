@@ -7,6 +7,7 @@
 //! without ever showing it; [`server`] speaks MCP over stdio or streamable HTTP.
 
 pub mod chain;
+mod hire;
 pub mod input;
 pub mod keys;
 pub mod outcome;

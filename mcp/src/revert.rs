@@ -1,6 +1,9 @@
 //! A contract's refusal, read back: the custom error's name and a sentence that says what to do.
 
-use agentpact_contracts::{AgentPact::AgentPactErrors, OracleRegistry::OracleRegistryErrors, PactStatus};
+use agentpact_contracts::{
+    AgentPact::AgentPactErrors, AgentRegistry::AgentRegistryErrors, OracleRegistry::OracleRegistryErrors,
+    PactStatus,
+};
 use alloy::sol_types::SolInterface;
 
 /// A decoded revert.
@@ -12,12 +15,16 @@ pub struct Revert {
     pub sentence: String,
 }
 
-/// Decodes `data` as an error of AgentPact or OracleRegistry; `None` when it is neither.
+/// Decodes `data` as an error of AgentPact, OracleRegistry or AgentRegistry (their selectors are
+/// distinct); `None` when it is none of them.
 pub fn decode(data: &[u8]) -> Option<Revert> {
     if let Ok(e) = AgentPactErrors::abi_decode(data) {
         return Some(agent_pact(e));
     }
-    OracleRegistryErrors::abi_decode(data).ok().map(registry)
+    if let Ok(e) = OracleRegistryErrors::abi_decode(data) {
+        return Some(registry(e));
+    }
+    AgentRegistryErrors::abi_decode(data).ok().map(agents)
 }
 
 fn status(code: u8) -> String {
@@ -177,5 +184,81 @@ fn registry(e: OracleRegistryErrors) -> Revert {
             revert("TransferFailed", "The ETH transfer failed; try again from a wallet that accepts ETH.")
         }
         E::ZeroValue(_) => revert("ZeroValue", "Send a non-zero amount."),
+    }
+}
+
+fn agents(e: AgentRegistryErrors) -> Revert {
+    use AgentRegistryErrors as E;
+    match e {
+        E::AgentAlreadyRegistered(_) => {
+            revert("AgentAlreadyRegistered", "This wallet is already a registered agent; use update_profile.")
+        }
+        E::AgentNotRegistered(_) => {
+            revert("AgentNotRegistered", "This wallet is not a registered agent; register_agent first.")
+        }
+        E::AlreadyActive(_) => revert("AlreadyActive", "The agent is already active in the market."),
+        E::AlreadyInactive(_) => {
+            revert("AlreadyInactive", "The agent has already stepped out of the market.")
+        }
+        E::EmptyName(_) => revert("EmptyName", "Give the agent a name."),
+        E::TooLong(x) => revert(
+            "TooLong",
+            format!("The {} is {} bytes long; shorten it to at most {}.", x.field, x.length, x.maximum),
+        ),
+        E::NoAgentCapabilities(_) => revert("NoAgentCapabilities", "List at least one capability."),
+        E::TooManyCapabilities(x) => revert(
+            "TooManyCapabilities",
+            format!("A profile lists at most {} capabilities (got {}).", x.maximum, x.count),
+        ),
+        E::EmptyCapabilityName(x) => revert(
+            "EmptyCapabilityName",
+            format!("Capability #{} has no name; name every capability.", x.index),
+        ),
+        E::DuplicateCapability(x) => {
+            revert("DuplicateCapability", format!("The capability {:?} is listed twice.", x.name))
+        }
+        E::RatingOutOfRange(x) => {
+            revert("RatingOutOfRange", format!("A rating is 1 to 5, not {}.", x.rating))
+        }
+        E::TooManyTags(x) => {
+            revert("TooManyTags", format!("Give at most {} tags (got {}).", x.maximum, x.count))
+        }
+        E::PactNotFinished(x) => revert(
+            "PactNotFinished",
+            format!(
+                "Pact #{} is {}; feedback is possible once it is COMPLETED or REFUNDED.",
+                x.pactId,
+                status(x.status)
+            ),
+        ),
+        E::NotPactParty(x) => revert(
+            "NotPactParty",
+            format!(
+                "Only the buyer and the seller of pact #{} may rate it; this wallet is neither.",
+                x.pactId
+            ),
+        ),
+        E::NoCounterparty(x) => revert(
+            "NoCounterparty",
+            format!("Pact #{} ended before anyone accepted it: there is no one to rate.", x.pactId),
+        ),
+        E::AlreadyRated(x) => revert(
+            "AlreadyRated",
+            format!("This wallet has already rated pact #{}; feedback is given once.", x.pactId),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_registry_errors_share_no_selector_with_the_other_contracts() {
+        // AgentPact and OracleRegistry share TransferFailed() and Reentrancy(), which mean the same
+        // in both; an AgentRegistry error decoded as theirs would be misread.
+        let others = [AgentPactErrors::SELECTORS, OracleRegistryErrors::SELECTORS].concat();
+        let shared: Vec<_> = AgentRegistryErrors::SELECTORS.iter().filter(|s| others.contains(s)).collect();
+        assert!(shared.is_empty(), "{shared:?}");
     }
 }

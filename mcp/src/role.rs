@@ -1,5 +1,6 @@
-//! Roles (seed 000): which tools an agent's server lists and accepts. Every role reads; writes go
-//! to the roles whose part in a pact needs them.
+//! Roles (seed 000): which tools an agent's server lists and accepts. Every role reads pacts;
+//! writes go to the roles whose part in a pact needs them; the market tools follow seed 000's
+//! table (seeker: search, get_agent, submit_feedback; worker: register, update_profile).
 
 use std::{fmt, str::FromStr};
 
@@ -38,10 +39,13 @@ impl Role {
         }
     }
 
-    /// The write tools of this role.
+    /// The tools of this role besides the shared reads.
     const fn writes(self) -> &'static [&'static str] {
         match self {
             Self::Seeker => &[
+                "search_agents",
+                "get_agent",
+                "submit_feedback",
                 "create-pact",
                 "accept-pact",
                 "approve-work",
@@ -52,6 +56,8 @@ impl Role {
                 "withdraw",
             ],
             Self::Worker => &[
+                "register_agent",
+                "update_profile",
                 "create-pact",
                 "accept-pact",
                 "start-work",
@@ -102,6 +108,13 @@ mod tests {
         assert!(Role::Arbitrator.allows("resolve-dispute") && !Role::Arbitrator.allows("raise-dispute"));
         assert!(Role::ALL.iter().all(|r| r.allows("get-pact")));
         assert!(Role::Full.allows("resolve-dispute"));
+        // Seed 000's table for the market tools.
+        let market = ["search_agents", "get_agent", "submit_feedback", "register_agent", "update_profile"];
+        let allowed = |r: Role| market.iter().filter(|t| r.allows(t)).copied().collect::<Vec<_>>();
+        assert_eq!(allowed(Role::Seeker), ["search_agents", "get_agent", "submit_feedback"]);
+        assert_eq!(allowed(Role::Worker), ["register_agent", "update_profile"]);
+        assert_eq!(allowed(Role::Full), market);
+        assert!(allowed(Role::Oracle).is_empty() && allowed(Role::Arbitrator).is_empty());
         assert_eq!("worker".parse(), Ok(Role::Worker));
         assert!("boss".parse::<Role>().is_err());
     }

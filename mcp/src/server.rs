@@ -1,4 +1,5 @@
-//! The MCP server: lists the tools of its role, runs them, and serves the `pact://` resources.
+//! The MCP server: lists the tools of its role, runs them, and serves the `pact://` and `hire://`
+//! resources.
 //! Tool failures are tool results with `isError: true` (the agent reads them); only an unknown
 //! tool or resource is a JSON-RPC error.
 
@@ -22,6 +23,7 @@ use tracing::Instrument;
 
 use crate::{
     chain::Chain,
+    hire,
     input::eth,
     outcome::ToolError,
     role::Role,
@@ -37,10 +39,17 @@ pub struct PactServer {
 }
 
 /// The resources every server offers.
-const RESOURCES: [(&str, &str, &str); 3] = [
+const RESOURCES: [(&str, &str, &str); 6] = [
     ("pact://config", "config", "Contract addresses, chain, this wallet, its role and spending cap."),
     ("pact://abi/agent-pact", "agent-pact-abi", "The AgentPact ABI."),
     ("pact://abi/oracle-registry", "oracle-registry-abi", "The OracleRegistry ABI."),
+    ("pact://abi/agent-registry", "agent-registry-abi", "The AgentRegistry ABI."),
+    (
+        "hire://profile",
+        "profile",
+        "This wallet's agent profile and its statistics as seller, buyer and oracle.",
+    ),
+    ("hire://contracts", "contracts", "This wallet's pacts, active and past (the newest 100)."),
 ];
 
 impl PactServer {
@@ -56,11 +65,17 @@ impl PactServer {
             "chainId": c.chain_id,
             "agentPact": c.pact.address(),
             "oracleRegistry": c.registry.address(),
+            "agentRegistry": c.agents.address(),
             "wallet": c.me,
             "role": self.role.name(),
             "maxValueEth": eth(c.limits().max_value),
         })
     }
+}
+
+/// A resource the index could not produce.
+fn unreadable(e: ToolError) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), None)
 }
 
 fn abi(artifact: &str) -> Value {
@@ -162,11 +177,13 @@ impl ServerHandler for PactServer {
             "pact://config" => self.config(),
             "pact://abi/agent-pact" => abi(agentpact_contracts::artifacts::AGENT_PACT),
             "pact://abi/oracle-registry" => abi(agentpact_contracts::artifacts::ORACLE_REGISTRY),
+            "pact://abi/agent-registry" => abi(agentpact_contracts::artifacts::AGENT_REGISTRY),
+            "hire://profile" => hire::profile(&self.chain).await.map_err(unreadable)?,
+            "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
             other => {
+                let known: Vec<&str> = RESOURCES.iter().map(|(uri, _, _)| *uri).collect();
                 return Err(ErrorData::resource_not_found(
-                    format!(
-                        "no resource {other:?}: the resources are pact://config, pact://abi/agent-pact, pact://abi/oracle-registry"
-                    ),
+                    format!("no resource {other:?}: the resources are {}", known.join(", ")),
                     None,
                 ));
             }

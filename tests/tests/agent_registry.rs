@@ -74,11 +74,11 @@ async fn an_agent_registers_updates_steps_out_and_comes_back() -> Result {
     let back = reg.getAgent(agent).call().await?;
     assert_eq!((back.profile, back.active), (first.clone(), true));
 
-    assert_reverts!(reg.register(first.clone()).from(agent), AlreadyRegistered {});
+    assert_reverts!(reg.register(first.clone()).from(agent), AgentAlreadyRegistered {});
     let stranger = chain.accounts[8];
-    assert_reverts!(reg.updateProfile(first).from(stranger), NotRegistered {});
-    assert_reverts!(reg.deactivate().from(stranger), NotRegistered {});
-    assert_reverts!(reg.reactivate().from(stranger), NotRegistered {});
+    assert_reverts!(reg.updateProfile(first).from(stranger), AgentNotRegistered {});
+    assert_reverts!(reg.deactivate().from(stranger), AgentNotRegistered {});
+    assert_reverts!(reg.reactivate().from(stranger), AgentNotRegistered {});
     Ok(())
 }
 
@@ -120,7 +120,7 @@ async fn a_malformed_profile_is_refused_and_changes_nothing() -> Result {
         ),
         (
             with(&|p| p.capabilities.clear()),
-            AgentRegistryErrors::NoCapabilities(AgentRegistry::NoCapabilities {}),
+            AgentRegistryErrors::NoAgentCapabilities(AgentRegistry::NoAgentCapabilities {}),
         ),
         (
             with(&|p| p.capabilities = (0..17).map(|i| cap(&format!("c{i}"))).collect()),

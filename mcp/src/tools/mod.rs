@@ -1,13 +1,17 @@
 //! The tools: seed 002's lifecycle tools under their exact names and inputs, plus `withdraw`,
-//! `list-pacts` and `get-reputation`. Each module holds one group's inputs and handlers; this one
-//! lists them with their schemas and dispatches a call.
+//! `list-pacts` and `get-reputation`, and seed 000's market tools under its names and inputs.
+//! Each module holds one group's inputs and handlers; this one lists them with their schemas and
+//! dispatches a call.
 
 mod approval;
+pub(crate) mod discovery;
 mod dispute;
+mod feedback;
 mod funds;
 mod oracle;
 mod pact;
-mod query;
+pub(crate) mod query;
+mod registration;
 mod work;
 
 use rmcp::schemars::{self, JsonSchema};
@@ -22,7 +26,7 @@ use crate::{
 /// A tool as listed to clients.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
-    /// Its name (kebab-case, as in seed 002).
+    /// Its name (kebab-case as in seed 002, snake_case as in seed 000).
     pub name: &'static str,
     /// What it does, for the agent.
     pub description: &'static str,
@@ -54,7 +58,7 @@ fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpe
     ToolSpec { name, description, input_schema }
 }
 
-/// Every tool, in the order of seed 002, then the additions.
+/// Every tool, in the order of seed 002, then the additions, then seed 000's market tools.
 pub fn catalog() -> Vec<ToolSpec> {
     vec![
         spec::<pact::CreatePact>(
@@ -122,6 +126,26 @@ pub fn catalog() -> Vec<ToolSpec> {
             "get-reputation",
             "An address's reputation as seller, buyer and oracle, with a 0-5 score (this wallet's by default).",
         ),
+        spec::<discovery::SearchAgents>(
+            "search_agents",
+            "Search for agents by capability, best reputation first, then cheapest. Prices are in ETH, the currency pacts settle in.",
+        ),
+        spec::<discovery::GetAgent>(
+            "get_agent",
+            "Get detailed information about a specific agent: capabilities, pricing, endpoint, reputation.",
+        ),
+        spec::<registration::RegisterAgent>(
+            "register_agent",
+            "Register this wallet as an agent on the registry with its capabilities and prices (in ETH).",
+        ),
+        spec::<registration::UpdateProfile>(
+            "update_profile",
+            "Update this agent's profile (name, description, capabilities, endpoint, metadata_uri) or step out of the market and back (active).",
+        ),
+        spec::<feedback::SubmitFeedback>(
+            "submit_feedback",
+            "Rate the other party of a finished (COMPLETED or REFUNDED) pact this wallet was buyer or seller of: 1-5, once per pact.",
+        ),
     ]
 }
 
@@ -148,6 +172,11 @@ pub async fn call(chain: &Chain, name: &str, args: Value) -> Result<Answer, Tool
         "list-pacts" => query::list(chain, parse(name, args)?).await,
         "get-reputation" => query::reputation(chain, parse(name, args)?).await,
         "withdraw" => parse::<Nothing>(name, args).map(drop).map(|()| funds::withdraw(chain))?.await,
+        "search_agents" => discovery::search(chain, parse(name, args)?).await,
+        "get_agent" => discovery::get(chain, parse(name, args)?).await,
+        "register_agent" => registration::register(chain, parse(name, args)?).await,
+        "update_profile" => registration::update(chain, parse(name, args)?).await,
+        "submit_feedback" => feedback::submit(chain, parse(name, args)?).await,
         _ => Err(ToolError::Invalid(format!("there is no tool named {name:?}; list the tools to see them"))),
     }
 }

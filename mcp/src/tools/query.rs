@@ -1,7 +1,7 @@
 //! Read tools. They read the index (fast, filterable); `get-pact` also reads the contract when the
 //! index lags and says so.
 
-use agentpact_api::read::{Pact, PactFilter, PactOrder, PageRequest};
+use agentpact_api::read::{Pact, PactFilter, PactOrder, PageRequest, Reputation, RoleReputation};
 use agentpact_contracts::{Initiator, PactStatus};
 use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
@@ -58,7 +58,7 @@ pub struct GetReputation {
 }
 
 /// A pact's facts as the tools show them.
-fn pact_json(p: &Pact) -> Value {
+pub(crate) fn pact_json(p: &Pact) -> Value {
     json!({
         "pactId": p.id.to_string(),
         "status": p.status.name(),
@@ -230,27 +230,40 @@ pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer, ToolE
     };
     let r = chain.reader.reputation(chain.chain_id, address).await?;
     let overall = r.overall();
-    let role = |x: &agentpact_api::read::RoleReputation| {
-        json!({
-            "pacts": x.pacts, "completed": x.completed, "refunded": x.refunded, "disputed": x.disputed,
-            "timedOut": x.timed_out, "volumeEth": eth(x.volume), "meanScore": x.mean_score, "agreement": x.agreement,
-            "disputeRate": x.dispute_rate(), "timeoutRate": x.timeout_rate(), "score": x.score().value,
-        })
-    };
+    let (feedback, mean) = r.feedback();
+    let rating = mean.map_or_else(String::new, |m| format!(", rated {m:.1}/5 by its counterparties"));
     Ok(Answer::new(
         format!(
-            "{address}: score {:.2}/5 over {} rated pacts. As seller {} pacts ({} completed), as buyer {} ({} completed), as oracle {} scored.",
+            "{address}: score {:.2}/5 over {} rated pacts and {} feedback ratings{rating}. As seller {} pacts ({} completed), as buyer {} ({} completed), as oracle {} scored.",
             overall.value,
             overall.rated,
+            feedback,
             r.as_seller.pacts,
             r.as_seller.completed,
             r.as_buyer.pacts,
             r.as_buyer.completed,
             r.as_oracle.pacts
         ),
-        json!({
-            "address": address, "score": overall.value, "rated": overall.rated,
-            "asSeller": role(&r.as_seller), "asBuyer": role(&r.as_buyer), "asOracle": role(&r.as_oracle),
-        }),
+        reputation_json(&r),
     ))
+}
+
+/// A reputation's facts as the tools and resources show them.
+pub(crate) fn reputation_json(r: &Reputation) -> Value {
+    let overall = r.overall();
+    let (count, mean) = r.feedback();
+    let role = |x: &RoleReputation| {
+        json!({
+            "pacts": x.pacts, "completed": x.completed, "refunded": x.refunded, "disputed": x.disputed,
+            "timedOut": x.timed_out, "volumeEth": eth(x.volume), "meanScore": x.mean_score, "agreement": x.agreement,
+            "disputeRate": x.dispute_rate(), "timeoutRate": x.timeout_rate(),
+            "feedback": { "count": x.feedback_count, "raters": x.feedback_raters, "meanRating": x.feedback_mean },
+            "score": x.score().value,
+        })
+    };
+    json!({
+        "address": r.address, "score": overall.value, "rated": overall.rated, "raters": overall.raters,
+        "feedback": { "count": count, "meanRating": mean },
+        "asSeller": role(&r.as_seller), "asBuyer": role(&r.as_buyer), "asOracle": role(&r.as_oracle),
+    })
 }

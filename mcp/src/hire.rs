@@ -1,0 +1,45 @@
+//! Seed 000's resources: `hire://profile` (this wallet's agent profile and statistics) and
+//! `hire://contracts` (its pacts, active and past), read from the index.
+
+use agentpact_api::read::{PactFilter, PactOrder, PageRequest};
+use serde_json::{Value, json};
+
+use crate::{
+    chain::Chain,
+    outcome::ToolError,
+    tools::{
+        discovery::agent_json,
+        query::{pact_json, reputation_json},
+    },
+};
+
+/// The most pacts `hire://contracts` lists (the newest); `list-pacts` pages through the rest.
+const CONTRACTS_SHOWN: u32 = 100;
+
+/// This wallet's profile (null before `register_agent`) and its statistics in every role.
+pub async fn profile(chain: &Chain) -> Result<Value, ToolError> {
+    let reputation = chain.reader.reputation(chain.chain_id, chain.me).await?;
+    let statistics = reputation_json(&reputation);
+    let agent = chain.reader.agent(chain.chain_id, chain.me).await?;
+    Ok(json!({
+        "wallet": chain.me,
+        "registered": agent.is_some(),
+        "profile": agent.map(|a| agent_json(&a, Value::Null)),
+        "statistics": statistics,
+    }))
+}
+
+/// This wallet's pacts in any role, newest first: the active ones and the finished ones.
+pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
+    let filter = PactFilter { party: Some(chain.me), ..PactFilter::default() };
+    let request = PageRequest { first: Some(CONTRACTS_SHOWN), ..PageRequest::default() };
+    let page = chain.reader.pacts(chain.chain_id, &filter, PactOrder::default(), &request).await?;
+    let (past, active): (Vec<_>, Vec<_>) =
+        page.items.iter().map(|(_, p)| p).partition(|p| p.status.is_terminal());
+    Ok(json!({
+        "wallet": chain.me,
+        "active": active.into_iter().map(pact_json).collect::<Vec<_>>(),
+        "past": past.into_iter().map(pact_json).collect::<Vec<_>>(),
+        "more": page.has_next_page,
+    }))
+}

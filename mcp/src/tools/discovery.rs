@@ -1,0 +1,125 @@
+//! Finding agents (seed 000): `search_agents` and `get_agent`, read from the index.
+
+use agentpact_api::read::{Agent, AgentMatch, AgentSearch, Capability};
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::query::reputation_json;
+use crate::{
+    chain::Chain,
+    input::{self, eth},
+    outcome::{Answer, ToolError},
+};
+
+/// Input of `search_agents`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchAgents {
+    /// Capability to search for (e.g. logo-design).
+    #[schemars(length(min = 1, max = 64))]
+    capability: String,
+    /// Maximum price, in the chain's currency (ETH; pacts settle in ETH), e.g. 10 or 0.05.
+    #[schemars(range(min = 0))]
+    max_price: Option<f64>,
+    /// Minimum reputation score (0-5).
+    #[schemars(range(min = 0, max = 5))]
+    min_reputation: Option<f64>,
+    /// Max results to return (1-100, default 10).
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u32>,
+    /// The `nextCursor` of the previous answer, for the next results.
+    cursor: Option<String>,
+}
+
+/// Input of `get_agent`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetAgent {
+    /// Agent ID to retrieve: the agent's wallet address.
+    agent_id: String,
+}
+
+pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer, ToolError> {
+    let max_price = i.max_price.map(|p| input::eth_number("max_price", p)).transpose()?;
+    let search = AgentSearch {
+        capability: Some(i.capability.clone()),
+        max_price,
+        min_reputation: i.min_reputation,
+        include_inactive: false,
+    };
+    let limit = i.limit.unwrap_or(10);
+    let page = chain.reader.search_agents(chain.chain_id, &search, limit, i.cursor.as_deref()).await?;
+    let next = page.has_next_page.then(|| page.items.last().map(|(c, _)| c.clone())).flatten();
+    let found: Vec<&AgentMatch> = page.items.iter().map(|(_, m)| m).collect();
+    let under = max_price.map_or_else(String::new, |p| format!(" at most {} ETH", eth(p)));
+    let text = match found.first() {
+        None => format!("No active agent offers {}{under}.", i.capability),
+        Some(best) => format!(
+            "Found {} agent{} for {}{under}: {}. {} looks best.{}",
+            found.len(),
+            if found.len() == 1 { "" } else { "s" },
+            i.capability,
+            found.iter().map(|m| match_line(m)).collect::<Vec<_>>().join("; "),
+            best.agent.name,
+            if next.is_some() { " More follow: pass nextCursor as cursor." } else { "" }
+        ),
+    };
+    let agents: Vec<Value> = found
+        .iter()
+        .map(|m| {
+            json!({
+                "id": m.agent.address, "name": m.agent.name, "description": m.agent.description,
+                "endpoint": m.agent.endpoint, "reputation": m.reputation, "pricing": capability_json(&m.capability),
+            })
+        })
+        .collect();
+    Ok(Answer::new(text, json!({ "agents": agents, "nextCursor": next })))
+}
+
+fn match_line(m: &AgentMatch) -> String {
+    format!("{} ({:.2} rating, {} ETH)", m.agent.name, m.reputation, eth(m.capability.price))
+}
+
+pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer, ToolError> {
+    let address = input::address("agent_id", &i.agent_id)?;
+    let agent = chain.reader.agent(chain.chain_id, address).await?.ok_or_else(|| {
+        ToolError::Invalid(format!(
+            "no agent is registered at {address}; search_agents finds agents by capability"
+        ))
+    })?;
+    let reputation = chain.reader.reputation(chain.chain_id, address).await?;
+    let score = reputation.overall().value;
+    let offers: Vec<String> =
+        agent.capabilities.iter().map(|c| format!("{} ({} ETH)", c.name, eth(c.price))).collect();
+    Ok(Answer::new(
+        format!(
+            "{} ({}), reputation {score:.2}/5{}: {}. Offers {}. Reach it at {}.",
+            agent.name,
+            agent.address,
+            if agent.active { "" } else { ", out of the market for now" },
+            agent.description,
+            offers.join(", "),
+            agent.endpoint
+        ),
+        agent_json(&agent, reputation_json(&reputation)),
+    ))
+}
+
+/// An agent's manifest as the tools and resources show it.
+pub(crate) fn agent_json(a: &Agent, reputation: Value) -> Value {
+    json!({
+        "id": a.address, "name": a.name, "description": a.description, "endpoint": a.endpoint,
+        "metadataUri": a.metadata_uri, "active": a.active, "registeredAt": a.registered_at.timestamp(),
+        "updatedAt": a.updated_at.timestamp(),
+        "capabilities": a.capabilities.iter().map(capability_json).collect::<Vec<_>>(),
+        "reputation": reputation,
+    })
+}
+
+fn capability_json(c: &Capability) -> Value {
+    json!({
+        "name": c.name, "description": c.description, "price": eth(c.price), "currency": "ETH",
+        "priceWei": c.price.to_string(),
+    })
+}

@@ -1,0 +1,52 @@
+//! `submit_feedback` (seed 000): this wallet, a party of a finished pact, rates the other party.
+
+use agentpact_contracts::AgentRegistry;
+use alloy::primitives::U256;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{index_note, receipt};
+use crate::{
+    chain::Chain,
+    outcome::{Answer, ToolError},
+};
+
+/// Input of `submit_feedback`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitFeedback {
+    /// The contract: the id of a COMPLETED or REFUNDED pact this wallet was buyer or seller of.
+    contract_id: String,
+    /// 1 (poor) to 5 (excellent).
+    #[schemars(range(min = 1, max = 5))]
+    rating: u8,
+    /// Short labels, e.g. ["fast", "clear"] (at most 8, each up to 32 bytes).
+    #[schemars(length(max = 8))]
+    tags: Option<Vec<String>>,
+    /// A short comment or a URI to a longer one (up to 256 bytes).
+    #[schemars(length(max = 256))]
+    comment: Option<String>,
+}
+
+pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer, ToolError> {
+    let id: U256 = i.contract_id.trim().trim_start_matches('#').parse().map_err(|_| {
+        ToolError::Invalid(format!("contract_id must be a pact id such as \"12\", not {:?}", i.contract_id))
+    })?;
+    if !(1..=5).contains(&i.rating) {
+        return Err(ToolError::Invalid(format!("rating is 1 to 5, not {}", i.rating)));
+    }
+    let tags: Vec<String> = i.tags.unwrap_or_default().iter().map(|t| t.trim().to_owned()).collect();
+    let comment = i.comment.unwrap_or_default();
+    let mined =
+        chain.write(chain.agents.submitFeedback(id, i.rating, tags.clone(), comment), U256::ZERO).await?;
+    let ratee = receipt::events::<AgentRegistry::FeedbackGiven>(&mined.receipt).first().map(|e| e.to);
+    let whom = ratee.map_or_else(|| "the other party".to_owned(), |a| a.to_string());
+    Ok(Answer::new(
+        format!("Rated {whom} {}/5 for pact #{id}.{}", i.rating, index_note(mined.indexed)),
+        json!({
+            "contractId": id.to_string(), "ratee": ratee, "rating": i.rating, "tags": tags,
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}

@@ -1,0 +1,228 @@
+//! Joining the market (seed 000): `register_agent` and `update_profile` write this wallet's profile
+//! to AgentRegistry. An agent is its wallet, so the only agent a server can register or edit is
+//! its own.
+
+use agentpact_contracts::AgentRegistry;
+use alloy::primitives::U256;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::index_note;
+use crate::{
+    chain::Chain,
+    input::{self, eth},
+    outcome::{Answer, ToolError},
+};
+
+/// One capability as a tool takes it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityInput {
+    /// Its name, e.g. logo-design (1-64 characters; searches match it without regard to case).
+    #[schemars(length(min = 1, max = 64))]
+    name: String,
+    /// What it covers.
+    description: Option<String>,
+    /// Price per job, e.g. "5" or "0.05".
+    price: String,
+    /// The currency of the price: ETH, the currency pacts settle in (the default).
+    currency: Option<String>,
+}
+
+/// Input of `register_agent`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterAgent {
+    /// Agent display name.
+    #[schemars(length(min = 1, max = 64))]
+    name: String,
+    /// What the agent does.
+    #[schemars(length(max = 1024))]
+    description: String,
+    /// List of capabilities offered (1-16).
+    #[schemars(length(min = 1, max = 16))]
+    capabilities: Vec<CapabilityInput>,
+    /// URL where agent can be reached (http or https).
+    endpoint: String,
+    /// Payment address: this server's wallet (an agent is its wallet).
+    wallet: String,
+    /// A URI with more about the agent (optional).
+    metadata_uri: Option<String>,
+}
+
+/// The fields `update_profile` may change; the others keep their values.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileUpdates {
+    /// New display name.
+    name: Option<String>,
+    /// New description.
+    description: Option<String>,
+    /// New capability list (replaces the old one).
+    capabilities: Option<Vec<CapabilityInput>>,
+    /// New endpoint URL.
+    endpoint: Option<String>,
+    /// New metadata URI.
+    metadata_uri: Option<String>,
+    /// false steps out of the market (searches skip the agent), true comes back.
+    active: Option<bool>,
+}
+
+/// Input of `update_profile`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateProfile {
+    /// The agent: this server's wallet address.
+    agent_id: String,
+    /// Fields to update (name, description, capabilities, endpoint, metadata_uri, active).
+    updates: ProfileUpdates,
+}
+
+pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer, ToolError> {
+    own(chain, "wallet", &i.wallet)?;
+    let profile = AgentRegistry::Profile {
+        name: i.name.trim().to_owned(),
+        description: i.description,
+        endpoint: endpoint(&i.endpoint)?,
+        metadataUri: i.metadata_uri.unwrap_or_default(),
+        capabilities: capabilities(&i.capabilities)?,
+    };
+    let mined = chain.write(chain.agents.register(profile.clone()), U256::ZERO).await?;
+    Ok(Answer::new(
+        format!(
+            "Registered {} as agent {} offering {}.{}",
+            profile.name,
+            chain.me,
+            offers(&profile),
+            index_note(mined.indexed)
+        ),
+        json!({
+            "agentId": chain.me, "name": profile.name, "capabilities": capabilities_json(&profile),
+            "txHash": mined.receipt.transaction_hash,
+        }),
+    ))
+}
+
+pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer, ToolError> {
+    own(chain, "agent_id", &i.agent_id)?;
+    let u = i.updates;
+    let edits_profile = u.name.is_some()
+        || u.description.is_some()
+        || u.capabilities.is_some()
+        || u.endpoint.is_some()
+        || u.metadata_uri.is_some();
+    if !edits_profile && u.active.is_none() {
+        return Err(ToolError::Invalid(
+            "updates names no field: give name, description, capabilities, endpoint, metadata_uri or active"
+                .into(),
+        ));
+    }
+    let current =
+        chain.agents.getAgent(chain.me).call().await.map_err(|e| ToolError::Failed(e.to_string()))?;
+    if current.registeredAt == 0 {
+        return Err(ToolError::Invalid(format!(
+            "{} is not a registered agent: register_agent first",
+            chain.me
+        )));
+    }
+    let mut profile = current.profile;
+    if let Some(name) = u.name {
+        profile.name = name.trim().to_owned();
+    }
+    if let Some(description) = u.description {
+        profile.description = description;
+    }
+    if let Some(url) = u.endpoint {
+        profile.endpoint = endpoint(&url)?;
+    }
+    if let Some(uri) = u.metadata_uri {
+        profile.metadataUri = uri;
+    }
+    if let Some(list) = &u.capabilities {
+        profile.capabilities = capabilities(list)?;
+    }
+    let mut txs = Vec::new();
+    let mut indexed = true;
+    if edits_profile {
+        let mined = chain.write(chain.agents.updateProfile(profile.clone()), U256::ZERO).await?;
+        txs.push(mined.receipt.transaction_hash);
+        indexed &= mined.indexed;
+    }
+    let active = u.active.unwrap_or(current.active);
+    if active != current.active {
+        let mined = if active {
+            chain.write(chain.agents.reactivate(), U256::ZERO).await?
+        } else {
+            chain.write(chain.agents.deactivate(), U256::ZERO).await?
+        };
+        txs.push(mined.receipt.transaction_hash);
+        indexed &= mined.indexed;
+    }
+    let standing = if active { "in the market" } else { "out of the market (searches skip it)" };
+    Ok(Answer::new(
+        format!("Updated {}: offers {}, {standing}.{}", profile.name, offers(&profile), index_note(indexed)),
+        json!({
+            "agentId": chain.me, "name": profile.name, "active": active,
+            "capabilities": capabilities_json(&profile), "txHashes": txs,
+        }),
+    ))
+}
+
+/// Refuses any agent but this server's own wallet.
+fn own(chain: &Chain, field: &str, text: &str) -> Result<(), ToolError> {
+    let given = input::address(field, text)?;
+    if given != chain.me {
+        return Err(ToolError::Invalid(format!(
+            "{field} is {given}, but this server signs as {}: an agent is its wallet, so it can only register \
+             and edit itself. Pass {}",
+            chain.me, chain.me
+        )));
+    }
+    Ok(())
+}
+
+fn endpoint(text: &str) -> Result<String, ToolError> {
+    let t = text.trim();
+    let ok = (t.starts_with("https://") || t.starts_with("http://"))
+        && t.len() > "https://".len()
+        && !t.chars().any(char::is_whitespace);
+    if !ok {
+        return Err(ToolError::Invalid(format!(
+            "endpoint must be an http(s) URL where the agent can be reached, e.g. https://agent.example/mcp, not {text:?}"
+        )));
+    }
+    Ok(t.to_owned())
+}
+
+fn capabilities(list: &[CapabilityInput]) -> Result<Vec<AgentRegistry::Capability>, ToolError> {
+    list.iter()
+        .map(|c| {
+            if let Some(currency) = c.currency.as_deref().map(str::trim)
+                && !currency.eq_ignore_ascii_case("ETH")
+            {
+                return Err(ToolError::Invalid(format!(
+                    "capability {:?} is priced in {currency}, but pacts on this chain settle in ETH: give the price \
+                     in ETH and leave currency out (or set it to ETH)",
+                    c.name
+                )));
+            }
+            Ok(AgentRegistry::Capability {
+                name: c.name.trim().to_owned(),
+                description: c.description.clone().unwrap_or_default(),
+                price: input::eth_amount(&format!("price of {}", c.name.trim()), &c.price)?,
+            })
+        })
+        .collect()
+}
+
+fn offers(p: &AgentRegistry::Profile) -> String {
+    p.capabilities.iter().map(|c| format!("{} ({} ETH)", c.name, eth(c.price))).collect::<Vec<_>>().join(", ")
+}
+
+fn capabilities_json(p: &AgentRegistry::Profile) -> serde_json::Value {
+    p.capabilities
+        .iter()
+        .map(|c| json!({ "name": c.name, "description": c.description, "price": eth(c.price), "currency": "ETH" }))
+        .collect()
+}
