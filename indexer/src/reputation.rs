@@ -1,9 +1,10 @@
 //! Per-address reputation aggregates (`reputation`), recomputed from the projections in one
-//! statement for a set of addresses. Batches only [`mark`] the pacts they touched; the end of each
-//! pass that wrote recomputes their parties once ([`refresh_pending`]), as does the start of each
-//! session (for notes a session that stopped mid-pass left behind), so the aggregates are consistent with
-//! the pacts and verifications they summarise whenever the indexer has caught up, after a reorg as
-//! after any pass (and within a pass, at most one pass behind).
+//! statement for a set of addresses. Batches only [`mark`] the pacts they touched; the last batch
+//! of each pass recomputes their parties once ([`refresh_pending`]) in its own transaction, as
+//! does the start of each session (for notes a session that stopped mid-pass left behind), so the
+//! aggregates are consistent with the pacts, verifications and feedback they summarise whenever
+//! the checkpoint is at the head the pass saw, after a reorg as after any pass (during a
+//! multi-batch backfill they trail by at most that pass).
 //!
 //! Besides the counts, each row holds the inputs of the 0-5 score (docs/api.md §Reputation):
 //! `rated`, the finished pacts (or scored verifications) that say something about the address in

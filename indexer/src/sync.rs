@@ -39,6 +39,17 @@ const CONCURRENT_HEADER_READS: usize = 16;
 /// `pactId`, `status`, `block`).
 pub const PACT_CHANNEL: &str = "pact_updated";
 
+/// A database built from another chain or other contracts than the ones configured.
+#[derive(Debug)]
+pub struct ChainMismatch {
+    /// The chain id.
+    pub chain_id: u64,
+    /// What the database was built from.
+    pub stored: ChainIdentity,
+    /// What the RPC and the configuration say now.
+    pub ours: ChainIdentity,
+}
+
 /// Why indexing stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -65,27 +76,13 @@ pub enum IndexError {
     /// restarted from block 0. The indexer writes nothing; index into a fresh database or delete
     /// this chain's rows.
     #[error(
-        "this database indexes chain {chain_id} from genesis {stored_genesis} (AgentPact {stored_pact}, \
-         AgentRegistry {stored_agents}), but the RPC's chain has genesis {rpc_genesis} (AgentPact \
-         {rpc_pact}, AgentRegistry {rpc_agents}). Refusing to mix them: use a fresh database for the \
-         new chain or contracts"
+        "this database indexes chain {} from genesis {} (AgentPact {}, AgentRegistry {}), but the RPC's \
+         chain has genesis {} (AgentPact {}, AgentRegistry {}). Refusing to mix them: use a fresh \
+         database for the new chain or contracts",
+        .0.chain_id, .0.stored.genesis_hash, .0.stored.agent_pact, .0.stored.agent_registry,
+        .0.ours.genesis_hash, .0.ours.agent_pact, .0.ours.agent_registry
     )]
-    ChainMismatch {
-        /// The chain id.
-        chain_id: u64,
-        /// The genesis hash the database was built from.
-        stored_genesis: B256,
-        /// The genesis hash the RPC reports.
-        rpc_genesis: B256,
-        /// The AgentPact address the database was built from.
-        stored_pact: alloy::primitives::Address,
-        /// The AgentPact address configured now.
-        rpc_pact: alloy::primitives::Address,
-        /// The AgentRegistry address the database was built from (zero: built before it existed).
-        stored_agents: alloy::primitives::Address,
-        /// The AgentRegistry address configured now.
-        rpc_agents: alloy::primitives::Address,
-    },
+    ChainMismatch(Box<ChainMismatch>),
     /// A reorganisation reached below every block still remembered (deeper than the finality
     /// depth). The indexer writes nothing; re-index into a fresh database, with a larger
     /// `--finality-depth` if this chain reorganises that deep.
@@ -199,15 +196,11 @@ impl<P: Provider> Indexer<P> {
         };
         let stored = checkpoint::register_chain(conn, t.chain_id, ours).await?;
         if stored != ours {
-            return Err(IndexError::ChainMismatch {
+            return Err(IndexError::ChainMismatch(Box::new(ChainMismatch {
                 chain_id: t.chain_id,
-                stored_genesis: stored.genesis_hash,
-                rpc_genesis: genesis,
-                stored_pact: stored.agent_pact,
-                rpc_pact: ours.agent_pact,
-                stored_agents: stored.agent_registry,
-                rpc_agents: ours.agent_registry,
-            });
+                stored,
+                ours,
+            })));
         }
         // Aggregates a previous session noted but did not get to (it stopped mid-pass).
         self.refresh_reputation(conn).await
@@ -272,7 +265,6 @@ impl<P: Provider> Indexer<P> {
         }
         // The next range's logs are read while this range is written: RPC and database overlap.
         let mut prefetched: Option<(u64, u64, Result<Vec<Log>, TransportError>)> = None;
-        let mut wrote = false;
         while from <= head {
             let started = std::time::Instant::now();
             let (to, fetched) = match prefetched.take() {
@@ -303,12 +295,7 @@ impl<P: Provider> Indexer<P> {
             prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
             at = Some(checkpoint);
-            wrote = true;
             from = to + 1;
-        }
-        // Once per pass that wrote, however many batches: every party the batches touched.
-        if wrote {
-            self.refresh_reputation(conn).await?;
         }
         match at {
             Some(cp) => Ok(Pass::Indexed(cp)),
@@ -359,6 +346,12 @@ impl<P: Provider> Indexer<P> {
         let touched: BTreeSet<U256> = new.iter().filter_map(|e| e.body.pact_id()).collect();
         let touched_list: Vec<U256> = touched.iter().copied().collect();
         reputation::mark(&mut tx, chain_id, &touched_list).await?;
+        // The pass's last batch (the one reaching the head it saw) brings every party the pass
+        // touched up to date in its own transaction: a reader that sees the checkpoint at the
+        // head sees the reputation of everything below it.
+        if to == head.number {
+            reputation::refresh_pending(&mut tx, chain_id).await?;
+        }
         notify_pacts(&mut tx, chain_id, &touched).await?;
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };

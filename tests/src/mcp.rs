@@ -131,6 +131,17 @@ impl TestAgent {
         Ok(reply)
     }
 
+    /// Reads resource `uri` and parses its JSON text.
+    pub async fn resource(&self, uri: &str) -> Result<Value, HarnessError> {
+        let read = self
+            .client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri.to_owned()))
+            .await
+            .map_err(|e| HarnessError::Process(format!("{uri}: {e}")))?;
+        let body = serde_json::to_value(&read.contents[0]).unwrap_or_default();
+        Ok(serde_json::from_str(body["text"].as_str().unwrap_or_default()).unwrap_or_default())
+    }
+
     /// Calls `tool`, which must fail; returns the error's code and sentence.
     pub async fn refused(&self, tool: &str, args: Value) -> Result<(String, String), HarnessError> {
         let reply = self.call(tool, args).await?;

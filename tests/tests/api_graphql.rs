@@ -225,7 +225,9 @@ async fn a_pact_reads_as_the_contract_holds_it_with_its_story() -> Result {
             "VerificationFinalized",
             "WorkApproved",
             "Payout",
-            "Payout"
+            "Payout",
+            "FeedbackGiven",
+            "FeedbackGiven"
         ]
     );
     let approved =

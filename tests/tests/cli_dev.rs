@@ -77,6 +77,8 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             stats["stats"]["byStatus"].as_array().and_then(|l| l.iter().find(|r| r["status"] == s.name()));
         assert!(row.is_some_and(|r| r["count"].as_u64() >= Some(1)), "no demo pact is {s}: {stats}");
     }
+    let found = query(r#"{ searchAgents(capability: "logo-design") { edges { node { name } } } }"#).await?;
+    assert_eq!(found["searchAgents"]["edges"][0]["node"]["name"], "DesignBot Pro", "{found}");
 
     // A new pact through the real MCP binary: buyer, seller and both oracles, each its own process.
     let node = anvil::spawn(31_337)?; // only for anvil's dev keys, the same on every anvil

@@ -272,24 +272,23 @@ async fn resources_and_concurrent_writes_from_one_key() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
     let agent = TestAgent::start(&m.chain, &db, 1, Role::Seeker, limits()).await?;
-    let read = |uri: &str| agent.client.read_resource(ReadResourceRequestParams::new(uri.to_owned()));
-    let config = read("pact://config").await.map_err(|e| HarnessError::Process(e.to_string()))?;
-    let text = serde_json::to_value(&config.contents[0]).unwrap_or_default()["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let config: Value = serde_json::from_str(&text).unwrap_or_default();
+    let config = agent.resource("pact://config").await?;
     assert_eq!(config["agentPact"], json!(m.chain.deployment.agent_pact));
+    assert_eq!(config["agentRegistry"], json!(m.chain.deployment.agent_registry));
     assert_eq!((config["role"].as_str(), config["chainId"].as_u64()), (Some("seeker"), Some(31337)));
-    for uri in ["pact://abi/agent-pact", "pact://abi/oracle-registry"] {
-        let abi = read(uri).await.map_err(|e| HarnessError::Process(e.to_string()))?;
-        let text = serde_json::to_value(&abi.contents[0]).unwrap_or_default()["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        assert!(text.contains("\"type\": \"function\""), "{uri}");
+    for uri in ["pact://abi/agent-pact", "pact://abi/oracle-registry", "pact://abi/agent-registry"] {
+        let abi = agent.resource(uri).await?;
+        let functions =
+            abi.as_array().map_or(0, |items| items.iter().filter(|i| i["type"] == "function").count());
+        assert!(functions > 0, "{uri}");
     }
-    assert!(read("pact://nothing").await.is_err());
+    assert!(
+        agent
+            .client
+            .read_resource(ReadResourceRequestParams::new("pact://nothing".to_owned()))
+            .await
+            .is_err()
+    );
 
     // Eight writes at once from one key: every one mined, ids 0-7, no nonce collides or skips.
     let terms = terms(&m, "0.01").await?;

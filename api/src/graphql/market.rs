@@ -32,14 +32,14 @@ impl MarketQuery {
     }
 
     /// Every agent in the market (and, with `includeInactive`, those that stepped out), best
-    /// reputation first, then cheapest capability; `first` (at most 100) after `after`.
-    #[graphql(complexity = "first.min(read::MAX_PAGE_SIZE) as usize * child_complexity + 1")]
+    /// reputation first, then cheapest capability; `first` (at most 100, default 20) after `after`.
+    #[graphql(complexity = "page_size(first) as usize * child_complexity + 1")]
     async fn agents(
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
         #[graphql(default)] include_inactive: bool,
-        #[graphql(default = 20)] first: u32,
+        first: Option<u32>,
         after: Option<String>,
     ) -> Result<AgentConnection> {
         let search = read::AgentSearch { include_inactive, ..Default::default() };
@@ -49,8 +49,9 @@ impl MarketQuery {
     /// Active agents offering `capability` (name compared without regard to case), charging at
     /// most `maxPrice` wei for it and with an overall reputation score of at least
     /// `minReputation` (0-5); ranked by reputation, then price, then address. `first` (at most
-    /// 100) after `after`.
-    #[graphql(complexity = "first.min(read::MAX_PAGE_SIZE) as usize * child_complexity + 1")]
+    /// 100, default 20) after `after`.
+    #[graphql(complexity = "page_size(first) as usize * child_complexity + 1")]
+    #[allow(clippy::too_many_arguments)] // the search's filters plus the Relay arguments
     async fn search_agents(
         &self,
         ctx: &Context<'_>,
@@ -58,7 +59,7 @@ impl MarketQuery {
         capability: String,
         max_price: Option<BigInt>,
         min_reputation: Option<f64>,
-        #[graphql(default = 20)] first: u32,
+        first: Option<u32>,
         after: Option<String>,
     ) -> Result<AgentConnection> {
         let search = read::AgentSearch {
@@ -71,18 +72,23 @@ impl MarketQuery {
     }
 }
 
+/// The rows a page holds, for the complexity limit.
+fn page_size(first: Option<u32>) -> u32 {
+    first.unwrap_or(read::DEFAULT_PAGE_SIZE).min(read::MAX_PAGE_SIZE)
+}
+
 /// One page of a search, as a connection.
 async fn page_of(
     ctx: &Context<'_>,
     chain_id: Option<u64>,
     search: &read::AgentSearch,
-    first: u32,
+    first: Option<u32>,
     after: Option<String>,
 ) -> Result<AgentConnection> {
     let chain = chain_of(ctx, chain_id)?;
     let page = ctx
         .data::<Reader>()?
-        .search_agents(chain, search, first, after.as_deref())
+        .search_agents(chain, search, first.unwrap_or(read::DEFAULT_PAGE_SIZE), after.as_deref())
         .await
         .map_err(to_graphql)?;
     let edges: Vec<AgentEdge> = page

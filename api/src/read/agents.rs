@@ -158,19 +158,17 @@ impl Reader {
         if first > MAX_PAGE_SIZE {
             return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: first });
         }
-        if let Some(cap) = &search.capability {
-            if cap.trim().is_empty() || cap.chars().count() > MAX_CAPABILITY_CHARS {
-                return Err(ReadError::BadArgument(format!(
-                    "a capability is a name of 1 to {MAX_CAPABILITY_CHARS} characters, e.g. logo-design"
-                )));
-            }
+        if let Some(cap) = &search.capability
+            && (cap.trim().is_empty() || cap.chars().count() > MAX_CAPABILITY_CHARS)
+        {
+            return Err(ReadError::BadArgument(format!(
+                "a capability is a name of 1 to {MAX_CAPABILITY_CHARS} characters, e.g. logo-design"
+            )));
         }
-        if let Some(min) = search.min_reputation {
-            if !(0.0..=5.0).contains(&min) {
-                return Err(ReadError::BadArgument(format!(
-                    "minReputation is a score from 0 to 5; got {min}"
-                )));
-            }
+        if let Some(min) = search.min_reputation
+            && !(0.0..=5.0).contains(&min)
+        {
+            return Err(ReadError::BadArgument(format!("minReputation is a score from 0 to 5; got {min}")));
         }
         let after = after.map(SearchCursor::decode).transpose()?;
         let rows = sqlx::query!(

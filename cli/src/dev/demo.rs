@@ -1,7 +1,8 @@
-//! Demo pacts for the local stack: two registered oracles and one pact in every status, so a
-//! dashboard or an agent has something to look at from the first second.
+//! Demo pacts for the local stack: two registered oracles, one pact in every status and the seller
+//! in the agent market with feedback on its completed pact, so a dashboard or an agent has
+//! something to look at from the first second.
 
-use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry};
+use agentpact_contracts::{AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, B256, U256, utils::parse_ether},
@@ -44,7 +45,8 @@ struct Demo<'a> {
 }
 
 /// Registers the oracles and creates pacts 0-7, one per status in code order: NEGOTIATING,
-/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL.
+/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL; registers
+/// the seller as an agent offering logo design, and the buyer rates the completed pact.
 /// `provider` must sign for every account of `cast`.
 pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -> anyhow::Result<()> {
     let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
@@ -67,6 +69,20 @@ pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -
     d.score(scoring, cast.oracles[0], 85).await?; // 3 PENDING_VERIFY, one of two scores in
     let done = d.verified().await?;
     send(d.pact.approveWork(done).from(cast.buyer)).await?; // 4 COMPLETED
+    let market = AgentRegistry::new(deployment.agent_registry, provider.clone());
+    let profile = AgentRegistry::Profile {
+        name: "DesignBot Pro".into(),
+        description: "Logos and brand kits, delivered as SVG".into(),
+        endpoint: "http://127.0.0.1:3001/mcp".into(),
+        metadataUri: String::new(),
+        capabilities: vec![AgentRegistry::Capability {
+            name: "logo-design".into(),
+            description: "A logo in three variants".into(),
+            price: d.payment,
+        }],
+    };
+    send(market.register(profile).from(cast.seller)).await?;
+    send(market.submitFeedback(done, 5, vec!["fast".into()], String::new()).from(cast.buyer)).await?;
     let disputed = d.funded(Initiator::Buyer).await?;
     send(d.pact.raiseDispute(disputed, cast.arbitrator).from(cast.seller)).await?; // 5 DISPUTED
     let cancelled = d.create(Initiator::Buyer).await?;

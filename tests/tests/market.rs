@@ -1,0 +1,363 @@
+//! The agent market end to end (issue #9, seed 000): agents register through their MCP servers,
+//! seekers search them by capability, price and reputation — through MCP and GraphQL, over a real
+//! anvil, indexer and Postgres — and feedback on finished pacts moves reputation as computed by hand.
+
+use std::time::Duration;
+
+use agentpact_contracts::Initiator;
+use agentpact_indexer::Config;
+use agentpact_mcp::Role;
+use agentpact_tests::{
+    HarnessError,
+    api::{self, TestApi},
+    chain::ether,
+    mcp::{TestAgent, test_limits},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::primitives::Address;
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+/// A market with its index followed in the background and a GraphQL API over it.
+struct Stage {
+    m: Market,
+    db: TestDatabase,
+    api: TestApi,
+    _indexer: tokio::task::JoinHandle<()>,
+}
+
+impl Stage {
+    async fn open() -> Result<Self> {
+        let m = Market::open().await?;
+        let db = TestDatabase::create().await?;
+        let config = Config { poll_interval: Duration::from_millis(25), ..Config::default() };
+        let indexer = agentpact_tests::index::indexer(&m.chain, db.pool(), config);
+        let indexer = tokio::spawn(async move {
+            let _ = agentpact_indexer::run(indexer, std::future::pending()).await;
+        });
+        let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
+        Ok(Self { m, db, api, _indexer: indexer })
+    }
+
+    /// Waits until the index (reputation included) has the chain's latest block.
+    async fn synced(&self) -> Result {
+        let head = alloy::providers::Provider::get_block_number(&self.m.chain.provider).await?;
+        agentpact_tests::index::wait_for_checkpoint(self.db.pool(), head).await
+    }
+
+    /// Dev account `n` as an agent in `role`.
+    async fn agent(&self, n: usize, role: Role) -> Result<TestAgent> {
+        TestAgent::start(&self.m.chain, &self.db, n, role, test_limits()).await
+    }
+
+    /// Registers dev account `n` through its own worker server, offering `offers` as (capability,
+    /// price in ETH).
+    async fn register(&self, n: usize, name: &str, offers: &[(&str, &str)]) -> Result<TestAgent> {
+        let agent = self.agent(n, Role::Worker).await?;
+        let capabilities: Vec<Value> = offers
+            .iter()
+            .map(|(cap, price)| json!({ "name": cap, "description": format!("{cap} by {name}"), "price": price }))
+            .collect();
+        agent
+            .ok(
+                "register_agent",
+                json!({
+                    "name": name, "description": format!("{name} at your service"), "capabilities": capabilities,
+                    "endpoint": format!("https://agent{n}.example/mcp"), "wallet": agent.address.to_string(),
+                }),
+            )
+            .await?;
+        Ok(agent)
+    }
+}
+
+fn ids(reply: &Value) -> Vec<Address> {
+    reply["agents"].as_array().into_iter().flatten().filter_map(|a| a["id"].as_str()?.parse().ok()).collect()
+}
+
+#[tokio::test]
+async fn find_me_a_logo_designer_under_10() -> Result {
+    let s = Stage::open().await?;
+    let a = &s.m.chain.accounts;
+    let design_bot = s.register(2, "DesignBot Pro", &[("logo-design", "5"), ("branding", "20")]).await?;
+    s.register(7, "PixelSmith", &[("Logo-Design", "8")]).await?;
+    s.register(8, "Budget Logos", &[("logo-design", "9.5")]).await?;
+    s.register(9, "Premium Brand", &[("logo-design", "12")]).await?;
+    s.register(6, "Polyglot", &[("translation", "3")]).await?;
+    let sleepy = s.register(3, "Sleepy Logos", &[("logo-design", "4")]).await?;
+    sleepy
+        .ok(
+            "update_profile",
+            json!({ "agent_id": sleepy.address.to_string(), "updates": { "active": false } }),
+        )
+        .await?;
+
+    // DesignBot Pro (the cast's seller) earns its reputation: a pact approved after oracle
+    // scores 90/80 (final 86) and a five-star rating from the buyer. Seller credit 0.86, one vote
+    // of (5 - 1) / 4 = 1: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47. Everyone else has no history: 3.00.
+    let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
+    let seeker = s.agent(1, Role::Seeker).await?;
+    seeker
+        .ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast"] }))
+        .await?;
+
+    let found = seeker.ok("search_agents", json!({ "capability": "logo-design", "max_price": 10 })).await?;
+    assert_eq!(ids(&found.data), vec![design_bot.address, a[7], a[8]], "{}", found.text);
+    assert!(found.text.starts_with("Found 3 agents for logo-design at most 10 ETH"), "{}", found.text);
+    assert!(found.text.contains("DesignBot Pro (3.47 rating, 5 ETH)"), "{}", found.text);
+    assert!(found.text.contains("DesignBot Pro looks best"), "{}", found.text);
+    let best = &found.data["agents"][0];
+    assert_eq!((best["reputation"].as_f64(), best["pricing"]["price"].as_str()), (Some(3.47), Some("5")));
+    assert_eq!(found.data["nextCursor"], Value::Null);
+
+    // Each filter on its own, and paging.
+    let search = |args: Value| seeker.ok("search_agents", args);
+    let all = search(json!({ "capability": "LOGO-design" })).await?;
+    assert_eq!(
+        ids(&all.data),
+        vec![design_bot.address, a[7], a[8], a[9]],
+        "case does not matter; inactive skipped"
+    );
+    let trusted = search(json!({ "capability": "logo-design", "min_reputation": 3.4 })).await?;
+    assert_eq!(ids(&trusted.data), vec![design_bot.address]);
+    let cheap = search(json!({ "capability": "logo-design", "max_price": 8 })).await?;
+    assert_eq!(ids(&cheap.data), vec![design_bot.address, a[7]], "the price bound includes its edge");
+    let first = search(json!({ "capability": "logo-design", "limit": 3 })).await?;
+    assert_eq!(ids(&first.data), vec![design_bot.address, a[7], a[8]]);
+    let cursor = first.data["nextCursor"].as_str().unwrap_or_default().to_owned();
+    let rest = search(json!({ "capability": "logo-design", "limit": 3, "cursor": cursor })).await?;
+    assert_eq!((ids(&rest.data), &rest.data["nextCursor"]), (vec![a[9]], &Value::Null));
+    let none = search(json!({ "capability": "logo-design", "max_price": 1 })).await?;
+    assert_eq!(none.text, "No active agent offers logo-design at most 1 ETH.");
+
+    // The same search through GraphQL (prices in wei), and the whole market with those out of it.
+    let q = "query($c: String!, $p: BigInt, $r: Float, $n: Int, $after: String) {
+        searchAgents(capability: $c, maxPrice: $p, minReputation: $r, first: $n, after: $after) {
+            edges { cursor reputation capability { name price } node { address name endpoint active } }
+            pageInfo { hasNextPage endCursor } } }";
+    let page = s.api.data(q, json!({ "c": "logo-design", "p": ether(10).to_string(), "n": 2 })).await?;
+    let edges = page["searchAgents"]["edges"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = edges.iter().filter_map(|e| e["node"]["name"].as_str()).collect();
+    assert_eq!(names, ["DesignBot Pro", "PixelSmith"]);
+    assert_eq!(edges[1]["capability"], json!({ "name": "Logo-Design", "price": ether(8).to_string() }));
+    assert_eq!(page["searchAgents"]["pageInfo"]["hasNextPage"], true);
+    let after = page["searchAgents"]["pageInfo"]["endCursor"].clone();
+    let page = s
+        .api
+        .data(q, json!({ "c": "logo-design", "p": ether(10).to_string(), "n": 2, "after": after }))
+        .await?;
+    let names: Vec<&str> = page["searchAgents"]["edges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["node"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        (names, &page["searchAgents"]["pageInfo"]["hasNextPage"]),
+        (vec!["Budget Logos"], &json!(false))
+    );
+    let market = s
+        .api
+        .data("{ agents(includeInactive: true, first: 100) { edges { node { name active } } } }", json!({}))
+        .await?;
+    let everyone = market["agents"]["edges"].as_array().map_or(0, Vec::len);
+    assert_eq!(everyone, 6);
+    let out = s.api.data("{ agents(first: 100) { edges { node { name } } } }", json!({})).await?;
+    assert_eq!(
+        out["agents"]["edges"].as_array().map_or(0, Vec::len),
+        5,
+        "an inactive agent is out of the market"
+    );
+
+    // Bad search input is refused with what to fix.
+    let (code, text) =
+        seeker.refused("search_agents", json!({ "capability": "logo-design", "min_reputation": 7 })).await?;
+    assert_eq!(code, "INVALID_INPUT", "{text}");
+    assert!(text.contains("0 to 5"), "{text}");
+    let err = s.api.post(q, json!({ "c": "logo-design", "after": "not-a-cursor" })).await?;
+    assert_eq!(err["errors"][0]["extensions"]["code"], "BAD_CURSOR", "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> Result {
+    let s = Stage::open().await?;
+    let worker = s.agent(2, Role::Worker).await?;
+    let me = worker.address.to_string();
+    let register = |wallet: &str, capabilities: Value| {
+        json!({ "name": "Scribe", "description": "Writes", "capabilities": capabilities,
+                "endpoint": "https://scribe.example/mcp", "wallet": wallet })
+    };
+    let someone_else = s.m.cast.buyer.to_string();
+    let (code, text) = worker
+        .refused("register_agent", register(&someone_else, json!([{ "name": "copy", "price": "1" }])))
+        .await?;
+    assert_eq!(code, "INVALID_INPUT");
+    assert!(text.contains("an agent is its wallet"), "{text}");
+    let (_, text) = worker
+        .refused(
+            "register_agent",
+            register(&me, json!([{ "name": "copy", "price": "10", "currency": "USDC" }])),
+        )
+        .await?;
+    assert!(text.contains("settle in ETH"), "{text}");
+    let (code, text) = worker
+        .refused(
+            "register_agent",
+            register(&me, json!([{ "name": "copy", "price": "1" }, { "name": "copy", "price": "2" }])),
+        )
+        .await?;
+    assert_eq!(code, "CONTRACT_REVERT", "{text}");
+    assert!(text.contains("DuplicateCapability") && text.contains("listed twice"), "{text}");
+    assert_eq!(
+        s.m.chain.agents.getAgent(worker.address).call().await?.registeredAt,
+        0,
+        "nothing was registered"
+    );
+
+    worker.ok("register_agent", register(&me, json!([{ "name": "copywriting", "price": "0.5" }]))).await?;
+    let (_, text) = worker
+        .refused("register_agent", register(&me, json!([{ "name": "copywriting", "price": "0.5" }])))
+        .await?;
+    assert!(text.contains("AgentAlreadyRegistered"), "{text}");
+    let updated = worker
+        .ok(
+            "update_profile",
+            json!({ "agent_id": me, "updates": { "capabilities": [{ "name": "copywriting", "price": "0.25" },
+                                                                   { "name": "editing", "price": "0.1" }] } }),
+        )
+        .await?;
+    assert!(updated.text.contains("copywriting (0.25 ETH), editing (0.1 ETH)"), "{}", updated.text);
+    let (_, text) =
+        worker.refused("update_profile", json!({ "agent_id": me, "updates": { "colour": "red" } })).await?;
+    assert!(text.contains("unknown field"), "{text}");
+
+    // get_agent (a seeker's tool) and GraphQL read the update; the worker's role has no get_agent.
+    let seeker = s.agent(1, Role::Seeker).await?;
+    let got = seeker.ok("get_agent", json!({ "agent_id": me })).await?;
+    assert_eq!(got.data["name"], "Scribe");
+    assert_eq!(
+        got.data["capabilities"][1],
+        json!({ "name": "editing", "description": "", "price": "0.1", "currency": "ETH", "priceWei": "100000000000000000" })
+    );
+    assert_eq!(got.data["reputation"]["score"], 3.0);
+    let (code, _) = worker.refused("get_agent", json!({ "agent_id": me })).await?;
+    assert_eq!(code, "FORBIDDEN");
+    let (code, text) =
+        seeker.refused("get_agent", json!({ "agent_id": s.m.cast.stranger.to_string() })).await?;
+    assert_eq!(code, "INVALID_INPUT");
+    assert!(text.contains("no agent is registered"), "{text}");
+    let q = "query($a: Address!) { agent(address: $a) { name active capabilities { name price } reputation { score { value } } } }";
+    let agent = s.api.data(q, json!({ "a": me })).await?;
+    assert_eq!(
+        agent["agent"]["capabilities"][0],
+        json!({ "name": "copywriting", "price": (ether(1) / alloy::primitives::U256::from(4)).to_string() })
+    );
+
+    // hire://profile and hire://contracts: this wallet's profile, statistics and pacts.
+    let pact = s.m.completed(Initiator::Seller, ether(1)).await?;
+    let open = s.m.funded(Initiator::Buyer, ether(1)).await?;
+    s.synced().await?;
+    let profile = worker.resource("hire://profile").await?;
+    assert_eq!(
+        (profile["registered"].as_bool(), profile["profile"]["name"].as_str()),
+        (Some(true), Some("Scribe"))
+    );
+    assert_eq!(profile["statistics"]["asSeller"]["completed"], 1);
+    let contracts = worker.resource("hire://contracts").await?;
+    let listed = |key: &str| -> Vec<String> {
+        contracts[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["pactId"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!((listed("active"), listed("past")), (vec![open.to_string()], vec![pact.to_string()]));
+    let stranger = s.agent(6, Role::Full).await?;
+    let nobody = stranger.resource("hire://profile").await?;
+    assert_eq!((nobody["registered"].as_bool(), &nobody["profile"]), (Some(false), &Value::Null));
+    Ok(())
+}
+
+#[tokio::test]
+async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once() -> Result {
+    let s = Stage::open().await?;
+    let (buyer, seller) = (s.agent(1, Role::Seeker).await?, s.agent(2, Role::Full).await?);
+    let rate = |pact: alloy::primitives::U256, rating: u8| json!({ "contract_id": pact.to_string(), "rating": rating });
+
+    // The rules, as an agent meets them.
+    let running = s.m.funded(Initiator::Buyer, ether(1)).await?;
+    let (code, text) = buyer.refused("submit_feedback", rate(running, 5)).await?;
+    assert_eq!(code, "CONTRACT_REVERT");
+    assert!(text.contains("PactNotFinished") && text.contains("FUNDED"), "{text}");
+    let (code, text) = buyer.refused("submit_feedback", rate(running, 6)).await?;
+    assert_eq!((code.as_str(), text.contains("1 to 5")), ("INVALID_INPUT", true), "{text}");
+    let worker = s.agent(2, Role::Worker).await?;
+    let (code, _) = worker.refused("submit_feedback", rate(running, 5)).await?;
+    assert_eq!(code, "FORBIDDEN", "seed 000 gives submit_feedback to seekers (and full)");
+
+    // Three completed pacts between one buyer and one seller (final oracle score 86 each); the
+    // buyer rates all three 5 stars, the seller rates the buyer 2 stars once.
+    let mut pacts = Vec::new();
+    for _ in 0..3 {
+        pacts.push(s.m.completed(Initiator::Buyer, ether(1)).await?);
+    }
+    for pact in &pacts {
+        let reply = buyer.ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast", "clear"], "comment": "ipfs://review" })).await?;
+        assert_eq!(reply.data["ratee"], json!(s.m.cast.seller));
+    }
+    let (code, text) = buyer.refused("submit_feedback", rate(pacts[0], 1)).await?;
+    assert!(code == "CONTRACT_REVERT" && text.contains("AlreadyRated"), "{text}");
+    let stranger = s.agent(6, Role::Full).await?;
+    let (_, text) = stranger.refused("submit_feedback", rate(pacts[0], 1)).await?;
+    assert!(text.contains("NotPactParty"), "{text}");
+    seller.ok("submit_feedback", rate(pacts[0], 2)).await?;
+
+    // Seller: 3 rated pacts at 0.86 and ONE counterparty vote of (5 - 1) / 4 = 1 (however often it
+    // rated): 5 × (2.58 + 1 + 3) / (3 + 1 + 5) = 3.66. Counting each rating would give 3.90.
+    // Buyer: 3 approvals at 1 and one vote of (2 - 1) / 4: 5 × (3 + 0.25 + 3) / (3 + 1 + 5) = 3.47.
+    let q = "query($a: Address!) { reputation(address: $a) {
+        score { value rated raters } feedback { count raters meanRating }
+        asSeller { score { value } feedback { count raters meanRating } }
+        asBuyer { score { value } feedback { count raters meanRating } }
+        recentFeedback(first: 2) { pactId rater rating tags comment } } }";
+    let rep = |who: Address| {
+        let api = &s.api;
+        async move { api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"].clone()) }
+    };
+    let of_seller = rep(s.m.cast.seller).await?;
+    assert_eq!(of_seller["score"], json!({ "value": 3.66, "rated": 3, "raters": 1 }));
+    assert_eq!(of_seller["asSeller"]["feedback"], json!({ "count": 3, "raters": 1, "meanRating": 5.0 }));
+    assert_eq!(of_seller["feedback"], json!({ "count": 3, "raters": 1, "meanRating": 5.0 }));
+    let recent = &of_seller["recentFeedback"];
+    assert_eq!(recent.as_array().map(Vec::len), Some(2));
+    assert_eq!(recent[0]["pactId"], pacts[2].to_string(), "newest first");
+    assert_eq!(recent[0]["tags"], json!(["fast", "clear"]));
+    let of_buyer = rep(s.m.cast.buyer).await?;
+    assert_eq!(of_buyer["asBuyer"]["score"]["value"], 3.47);
+    assert_eq!(of_buyer["asBuyer"]["feedback"], json!({ "count": 1, "raters": 1, "meanRating": 2.0 }));
+    assert_eq!(of_buyer["asSeller"]["feedback"]["count"], 0);
+
+    let on_pact = s
+        .api
+        .data(
+            "query($id: BigInt!) { pact(id: $id) { feedback { rater rating } } }",
+            json!({ "id": pacts[0].to_string() }),
+        )
+        .await?;
+    let ratings: Vec<u64> = on_pact["pact"]["feedback"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["rating"].as_u64())
+        .collect();
+    assert_eq!(ratings, [2, 5], "newest first: the seller rated after the buyer");
+
+    // The MCP reputation tool tells the same story.
+    let told = buyer.ok("get-reputation", json!({ "address": s.m.cast.seller.to_string() })).await?;
+    assert!(told.text.contains("score 3.66/5") && told.text.contains("3 feedback ratings"), "{}", told.text);
+    Ok(())
+}
