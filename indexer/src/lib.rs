@@ -1,4 +1,4 @@
-//! Follows AgentPact and OracleRegistry events into Postgres (DESIGN.md §Index).
+//! Follows AgentPact, OracleRegistry and AgentRegistry events into Postgres (DESIGN.md §Index).
 //!
 //! The data's way, one module a step: [`fetch`] logs over adaptive block ranges, [`decode`] them
 //! into [`event::EventBody`] values, append them to the [`journal`], [`project`] them into the
@@ -25,7 +25,7 @@ pub use config::Config;
 pub use decode::Contracts;
 pub use metrics::Metrics;
 pub use run::run;
-pub use sync::{IndexError, Indexer, PACT_CHANNEL, Pass, Target};
+pub use sync::{ChainMismatch, IndexError, Indexer, PACT_CHANNEL, Pass, Target};
 
 /// The schema of the index (`migrations/`). The indexer owns every table; `agentpact migrate`
 /// and the test harness apply it.

@@ -25,6 +25,16 @@ pub fn indexer(chain: &TestChain, pool: &PgPool, config: Config) -> Indexer<DynP
     Indexer::new(pool.clone(), chain.provider.clone(), target(chain), config)
 }
 
+/// An indexer of `chain` following it into `pool` in the background (polling every 25 ms) until
+/// the handle is dropped or aborted: the index the MCP servers of a test read.
+pub fn follow(chain: &TestChain, pool: &PgPool) -> tokio::task::JoinHandle<()> {
+    let config = Config { poll_interval: std::time::Duration::from_millis(25), ..Config::default() };
+    let indexer = indexer(chain, pool, config);
+    tokio::spawn(async move {
+        let _ = agentpact_indexer::run(indexer, std::future::pending()).await;
+    })
+}
+
 /// Small ranges and a short finality depth: many batches, and reorgs within reach.
 pub fn small_ranges() -> Config {
     Config { initial_range: 2, max_range: 4, finality_depth: 12, ..Config::default() }
@@ -33,7 +43,7 @@ pub fn small_ranges() -> Config {
 /// The tables whose content must not depend on how the index was built (crashes, restarts,
 /// reorgs, two writers). `blocks` is left out: which recent hashes are kept depends on the head
 /// at the time of each batch.
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 13] = [
     "events",
     "pacts",
     "pact_oracles",
@@ -45,6 +55,7 @@ const TABLES: [&str; 12] = [
     "agents",
     "agent_capabilities",
     "feedback",
+    "reputation",
     "checkpoints",
 ];
 

@@ -1,12 +1,14 @@
 //! Reorganisations: after the chain abandons indexed blocks, the orphaned events disappear and the
 //! index equals a fresh index of the canonical chain, for depths 1 to 6. A node that merely lags
 //! behind the index is waited for, not taken for a reorg. Reorgs are made with `evm_snapshot` /
-//! `evm_revert`: the reverted blocks are replaced by different ones at the same heights.
+//! `evm_revert`: the reverted blocks are replaced by different ones at the same heights, among
+//! them agent profile changes and feedback.
 
 use agentpact_contracts::Initiator;
 use agentpact_indexer::Pass;
 use agentpact_tests::{
     HarnessError,
+    agents::profile,
     chain::{ether, send},
     index::{dump, indexer, small_ranges},
     pacts::Market,
@@ -16,18 +18,20 @@ use alloy::{primitives::U256, providers::Provider};
 
 type Result = std::result::Result<(), HarnessError>;
 
-/// Pacts the two branches act on, made before the fork.
+/// Pacts the two branches act on, made before the fork: two running ones and a completed one
+/// whose seller is a registered agent.
 struct Before {
     a: U256,
     b: U256,
+    done: U256,
 }
 
 async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError> {
-    let done = m.pending_approval(Initiator::Seller, ether(1)).await?;
-    send(m.chain.pact.approveWork(done).from(m.cast.buyer)).await?;
+    let done = m.completed(Initiator::Seller, ether(1)).await?;
+    send(m.chain.agents.register(profile("Seller", &[("audit", ether(1))])).from(m.cast.seller)).await?;
     let a = m.funded(Initiator::Buyer, ether(2)).await?;
     let b = m.funded(Initiator::Seller, ether(3)).await?;
-    Ok(Before { a, b })
+    Ok(Before { a, b, done })
 }
 
 /// Step `i` of the branch that will be abandoned: one transaction, one block.
@@ -36,10 +40,15 @@ async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     match i {
         0 => drop(send(pact.startWork(p.a).from(m.cast.seller)).await?),
         1 => drop(send(pact.raiseDispute(p.b, m.cast.arbitrator).from(m.cast.seller)).await?),
-        2 => drop(m.create(m.terms(Initiator::Seller, ether(4)).await?).await?),
+        2 => {
+            let cheaper = profile("Seller", &[("audit", ether(1) / U256::from(2)), ("review", ether(1))]);
+            drop(send(m.chain.agents.updateProfile(cheaper).from(m.cast.seller)).await?)
+        }
         3 => drop(m.register_oracle(m.chain.accounts[10]).await?),
         4 => drop(m.withdraw_all(m.cast.seller).await?),
-        _ => drop(m.create(m.terms(Initiator::Buyer, ether(5)).await?).await?),
+        _ => drop(
+            send(m.chain.agents.submitFeedback(p.done, 5, vec![], String::new()).from(m.cast.buyer)).await?,
+        ),
     }
     Ok(())
 }
@@ -50,10 +59,12 @@ async fn canonical_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     match i {
         0 => drop(send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?),
         1 => drop(m.create(m.terms(Initiator::Buyer, ether(6)).await?).await?),
-        2 => drop(m.register_oracle(m.chain.accounts[11]).await?),
+        2 => drop(send(m.chain.agents.deactivate().from(m.cast.seller)).await?),
         3 => drop(m.withdraw_all(m.cast.buyer).await?),
         4 => drop(send(pact.startWork(p.b).from(m.cast.seller)).await?),
-        _ => drop(m.register_oracle(m.chain.accounts[12]).await?),
+        _ => drop(
+            send(m.chain.agents.submitFeedback(p.done, 2, vec![], String::new()).from(m.cast.buyer)).await?,
+        ),
     }
     Ok(())
 }

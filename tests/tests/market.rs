@@ -2,10 +2,7 @@
 //! seekers search them by capability, price and reputation — through MCP and GraphQL, over a real
 //! anvil, indexer and Postgres — and feedback on finished pacts moves reputation as computed by hand.
 
-use std::time::Duration;
-
 use agentpact_contracts::Initiator;
-use agentpact_indexer::Config;
 use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
@@ -32,11 +29,7 @@ impl Stage {
     async fn open() -> Result<Self> {
         let m = Market::open().await?;
         let db = TestDatabase::create().await?;
-        let config = Config { poll_interval: Duration::from_millis(25), ..Config::default() };
-        let indexer = agentpact_tests::index::indexer(&m.chain, db.pool(), config);
-        let indexer = tokio::spawn(async move {
-            let _ = agentpact_indexer::run(indexer, std::future::pending()).await;
-        });
+        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
         let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
         Ok(Self { m, db, api, _indexer: indexer })
     }

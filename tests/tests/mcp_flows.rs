@@ -2,9 +2,6 @@
 //! amounts, disputes won by each side, a timeout — through rmcp's own client, against a real
 //! anvil, indexer and Postgres.
 
-use std::time::Duration;
-
-use agentpact_indexer::Config;
 use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
@@ -37,11 +34,7 @@ impl Stage {
     async fn open() -> Result<Self> {
         let m = Market::open().await?;
         let db = TestDatabase::create().await?;
-        let config = Config { poll_interval: Duration::from_millis(25), ..Config::default() };
-        let indexer = agentpact_tests::index::indexer(&m.chain, db.pool(), config);
-        let indexer = tokio::spawn(async move {
-            let _ = agentpact_indexer::run(indexer, std::future::pending()).await;
-        });
+        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
         let agent = |n, role| TestAgent::start(&m.chain, &db, n, role, test_limits());
         let (buyer, seller) = (agent(1, Role::Seeker).await?, agent(2, Role::Worker).await?);
         let oracles = [agent(4, Role::Oracle).await?, agent(5, Role::Oracle).await?];
