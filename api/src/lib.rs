@@ -8,9 +8,10 @@
 pub mod graphql;
 pub mod live;
 mod metrics;
+pub mod negotiation;
 pub mod rate_limit;
 pub mod read;
 pub mod server;
 
 pub use read::Reader;
-pub use server::{ServeConfig, ServeError, app, serve};
+pub use server::{NegotiationConfig, ServeConfig, ServeError, app, serve};

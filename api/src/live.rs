@@ -1,14 +1,17 @@
-//! Live pact changes: one Postgres LISTEN per server process on the indexer's channel, fanned out
-//! to every subscriber in the process. Any number of API replicas each listen for themselves, so
-//! nothing is shared between them but Postgres.
+//! Live changes: one Postgres LISTEN per server process on the indexer's pact channel and the
+//! relay's negotiation channel, fanned out to every subscriber in the process. Any number of API
+//! replicas each listen for themselves, so nothing is shared between them but Postgres (a message
+//! accepted by one replica reaches subscribers of every replica).
 
 use std::time::Duration;
 
 use agentpact_indexer::PACT_CHANNEL;
-use alloy::primitives::U256;
+use alloy::primitives::{Address, U256};
 use serde::Deserialize;
 use sqlx::{PgPool, postgres::PgListener};
 use tokio::sync::broadcast;
+
+use crate::negotiation::NEGOTIATION_CHANNEL;
 
 /// How many changes a slow subscriber may fall behind before it skips ahead.
 const BUFFER: usize = 4096;
@@ -27,10 +30,27 @@ pub struct PactChange {
     pub block: u64,
 }
 
-/// The fan-out of pact changes to subscribers in this process.
+/// A negotiation message the relay accepted, as it announces it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageNote {
+    /// The chain.
+    pub chain_id: u64,
+    /// The conversation.
+    pub conversation_id: String,
+    /// The message's place in it.
+    pub seq: i32,
+    /// The sender.
+    pub from: Address,
+    /// The recipient.
+    pub to: Address,
+}
+
+/// The fan-out of pact changes and negotiation messages to subscribers in this process.
 #[derive(Debug, Clone)]
 pub struct Live {
     sender: broadcast::Sender<PactChange>,
+    messages: broadcast::Sender<MessageNote>,
 }
 
 impl Live {
@@ -38,24 +58,40 @@ impl Live {
     /// reconnects by itself when the connection drops.
     pub async fn start(pool: &PgPool) -> Result<Self, sqlx::Error> {
         let mut listener = PgListener::connect_with(pool).await?;
-        listener.listen(PACT_CHANNEL).await?;
+        listener.listen_all([PACT_CHANNEL, NEGOTIATION_CHANNEL]).await?;
         let (sender, _) = broadcast::channel(BUFFER);
-        let live = Self { sender: sender.clone() };
-        tokio::spawn(forward(listener, sender));
+        let (messages, _) = broadcast::channel(BUFFER);
+        let live = Self { sender: sender.clone(), messages: messages.clone() };
+        tokio::spawn(forward(listener, sender, messages));
         Ok(live)
     }
 
-    /// A receiver of every change from now on.
+    /// A receiver of every pact change from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<PactChange> {
         self.sender.subscribe()
     }
+
+    /// A receiver of every negotiation message from now on.
+    pub fn subscribe_messages(&self) -> broadcast::Receiver<MessageNote> {
+        self.messages.subscribe()
+    }
 }
 
-async fn forward(mut listener: PgListener, sender: broadcast::Sender<PactChange>) {
+async fn forward(
+    mut listener: PgListener,
+    sender: broadcast::Sender<PactChange>,
+    messages: broadcast::Sender<MessageNote>,
+) {
     loop {
         match listener.recv().await {
+            // No subscriber is not an error: changes are not kept for later.
+            Ok(note) if note.channel() == NEGOTIATION_CHANNEL => {
+                match serde_json::from_str::<MessageNote>(note.payload()) {
+                    Ok(message) => drop(messages.send(message)),
+                    Err(e) => tracing::warn!(error = %e, "unreadable negotiation notification"),
+                }
+            }
             Ok(note) => match serde_json::from_str::<PactChange>(note.payload()) {
-                // No subscriber is not an error: changes are not kept for later.
                 Ok(change) => drop(sender.send(change)),
                 Err(e) => {
                     tracing::warn!(error = %e, payload = note.payload(), "unreadable pact notification")

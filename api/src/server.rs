@@ -1,5 +1,6 @@
 //! The HTTP server: GraphQL (POST `/graphql`, GraphiQL on GET, websocket subscriptions on
-//! `/graphql/ws`), `/healthz`, `/readyz`, `/metrics`, and CORS as configured.
+//! `/graphql/ws`), the negotiation relay (`/hire/…`), `/healthz`, `/readyz`, `/metrics`, and CORS
+//! as configured.
 
 use std::{
     sync::{
@@ -29,6 +30,7 @@ use crate::{
     graphql::{ApiSchema, ChainId, schema},
     live::Live,
     metrics::ApiMetrics,
+    negotiation::{self, Clock, Relay, Timeouts},
     rate_limit::{self, Rate, RateLimiter},
     read::Reader,
 };
@@ -44,8 +46,26 @@ pub struct ServeConfig {
     pub ready_max_lag_blocks: u64,
     /// `/readyz` fails when the indexer has not reported for this long (it is not running).
     pub ready_max_silence: Duration,
-    /// Per-client limit on the GraphQL routes; `None` serves everyone as fast as it can.
+    /// Per-client limit on the GraphQL and relay routes; `None` serves everyone as fast as it can.
     pub rate_limit: Option<Rate>,
+    /// The negotiation relay's timeouts and clock.
+    pub negotiation: NegotiationConfig,
+}
+
+/// How the negotiation relay keeps time.
+#[derive(Debug, Clone)]
+pub struct NegotiationConfig {
+    /// How long each side has to answer.
+    pub timeouts: Timeouts,
+    /// The relay's clock (the system's, or a test's).
+    pub clock: Clock,
+}
+
+impl Default for NegotiationConfig {
+    /// Seed 004's timeouts on the system clock.
+    fn default() -> Self {
+        Self { timeouts: Timeouts::default(), clock: Clock::system() }
+    }
 }
 
 /// Why the server could not start.
@@ -79,10 +99,13 @@ pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeErr
     let cors = cors(&config.cors_origins)?;
     let live = Live::start(reader.pool()).await?;
     let schema = schema(reader.clone(), live, ChainId(config.chain_id));
+    let n = &config.negotiation;
+    let relay = Relay::new(reader.pool().clone(), config.chain_id, n.timeouts, n.clock.clone());
     let state = AppState { schema: schema.clone(), reader, config, metrics: ApiMetrics::default() };
     let mut graphql_routes = Router::new()
         .route("/graphql", get(graphiql).post(graphql))
         .route_service("/graphql/ws", GraphQLSubscription::new(schema))
+        .merge(negotiation::http::routes(relay))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     if let Some(rate) = state.config.rate_limit {
         let limiter = Arc::new(RateLimiter::new(rate));

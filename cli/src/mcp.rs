@@ -53,6 +53,10 @@ pub struct McpArgs {
     /// Requests a client may send at once after a quiet spell.
     #[arg(long, env = "MCP_RATE_LIMIT_BURST", default_value_t = 40)]
     rate_limit_burst: u32,
+    /// The negotiation relay: the api server's base URL (`agentpact serve`), e.g.
+    /// http://127.0.0.1:8080/. Without it the negotiation tools say so.
+    #[arg(long, env = "HIRE_RELAY_URL")]
+    relay_url: Option<alloy::transports::http::reqwest::Url>,
 }
 
 /// Serves until the client closes stdin (stdio) or Ctrl-C/SIGTERM (HTTP).
@@ -83,6 +87,9 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         limits,
     )
     .await?;
+    if let Some(url) = args.relay_url {
+        chain.set_relay(url);
+    }
     tracing::info!(wallet = %chain.me, role = %args.role, chain_id = target.chain_id, "MCP server ready");
     let server = PactServer::new(chain, args.role);
     match args.http {

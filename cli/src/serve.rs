@@ -2,7 +2,7 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{Reader, ServeConfig, rate_limit::Rate};
+use agentpact_api::{NegotiationConfig, Reader, ServeConfig, negotiation::Timeouts, rate_limit::Rate};
 use anyhow::{Context, bail};
 
 use crate::{settings::DatabaseArgs, signal};
@@ -38,6 +38,15 @@ pub struct ServeArgs {
     /// Database connections for queries.
     #[arg(long, env = "API_DB_CONNECTIONS", default_value_t = 16)]
     db_connections: u32,
+    /// Negotiation: seconds the worker has to answer an opening message.
+    #[arg(long, env = "HIRE_INITIAL_RESPONSE_SECS", default_value_t = 60)]
+    initial_response_secs: u64,
+    /// Negotiation: seconds to answer a clarification.
+    #[arg(long, env = "HIRE_CLARIFICATION_SECS", default_value_t = 30)]
+    clarification_secs: u64,
+    /// Negotiation: seconds to accept (or answer) terms on the table.
+    #[arg(long, env = "HIRE_ACCEPTANCE_SECS", default_value_t = 120)]
+    acceptance_secs: u64,
 }
 
 /// Serves until Ctrl-C or SIGTERM.
@@ -65,6 +74,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             per_second: f64::from(args.rate_limit_per_sec),
             burst: f64::from(args.rate_limit_burst.max(1)),
         }),
+        negotiation: NegotiationConfig {
+            timeouts: Timeouts {
+                initial_response: Duration::from_secs(args.initial_response_secs),
+                clarification_round: Duration::from_secs(args.clarification_secs),
+                acceptance: Duration::from_secs(args.acceptance_secs),
+            },
+            ..NegotiationConfig::default()
+        },
     };
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

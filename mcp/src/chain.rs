@@ -2,7 +2,10 @@
 //! spending cap, funds, simulation (a revert decoded by name), send, receipt, then a bounded wait
 //! until the indexer has the block, so the answer reads the agent's own write.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::OnceLock,
+    time::{Duration, Instant},
+};
 
 use agentpact_api::Reader;
 use agentpact_contracts::{
@@ -14,7 +17,8 @@ use alloy::{
     primitives::{Address, U256},
     providers::{DynProvider, Provider},
     rpc::types::TransactionReceipt,
-    transports::{RpcError, TransportErrorKind},
+    signers::local::PrivateKeySigner,
+    transports::{RpcError, TransportErrorKind, http::reqwest::Url},
 };
 use tokio::sync::Mutex;
 
@@ -56,6 +60,10 @@ pub struct Chain {
     pub chain_id: u64,
     /// The index.
     pub reader: Reader,
+    /// Signs negotiation messages (EIP-712) as the agent; never printed.
+    signer: PrivateKeySigner,
+    /// The negotiation relay (the api server's `/hire` endpoints), when configured.
+    relay: OnceLock<Url>,
     limits: WriteLimits,
     /// One write at a time from this key: nonces never collide or skip.
     sending: Mutex<()>,
@@ -66,15 +74,49 @@ impl Chain {
     pub fn new(
         provider: DynProvider,
         contracts: agentpact_indexer::Contracts,
-        me: Address,
+        signer: PrivateKeySigner,
         chain_id: u64,
         reader: Reader,
         limits: WriteLimits,
     ) -> Self {
+        let me = signer.address();
         let pact = AgentPactInstance::new(contracts.agent_pact, provider.clone());
         let registry = OracleRegistryInstance::new(contracts.oracle_registry, provider.clone());
         let agents = AgentRegistryInstance::new(contracts.agent_registry, provider.clone());
-        Self { provider, pact, registry, agents, me, chain_id, reader, limits, sending: Mutex::new(()) }
+        Self {
+            provider,
+            pact,
+            registry,
+            agents,
+            me,
+            chain_id,
+            reader,
+            signer,
+            relay: OnceLock::new(),
+            limits,
+            sending: Mutex::new(()),
+        }
+    }
+
+    /// Points the negotiation tools at the relay at `url` (the api server's base URL); once.
+    pub fn set_relay(&self, url: Url) {
+        let _ = self.relay.set(url);
+    }
+
+    /// The relay's base URL, or why negotiation is unavailable.
+    pub fn relay(&self) -> Result<&Url, ToolError> {
+        self.relay.get().ok_or_else(|| {
+            ToolError::Failed(
+                "no negotiation relay is configured: start the server with --relay-url (HIRE_RELAY_URL)"
+                    .into(),
+            )
+        })
+    }
+
+    /// The agent's EIP-712 signature over `hash`.
+    pub fn sign(&self, hash: &alloy::primitives::B256) -> Result<alloy::primitives::Signature, ToolError> {
+        use alloy::signers::SignerSync;
+        self.signer.sign_hash_sync(hash).map_err(|_| ToolError::Failed("signing the message failed".into()))
     }
 
     /// The write limits.

@@ -66,11 +66,10 @@ pub async fn connect(
     reader: Reader,
     limits: WriteLimits,
 ) -> Result<Arc<Chain>, StartError> {
-    let me = signer.address();
     let url = rpc.to_string();
     let provider = ProviderBuilder::new()
         .with_simple_nonce_management()
-        .wallet(EthereumWallet::from(signer))
+        .wallet(EthereumWallet::from(signer.clone()))
         .connect_http(rpc)
         .erased();
     let failed =
@@ -82,5 +81,5 @@ pub async fn connect(
     if provider.get_code_at(contracts.agent_pact).await.map_err(failed)?.is_empty() {
         return Err(StartError::NotDeployed(contracts.agent_pact));
     }
-    Ok(Arc::new(Chain::new(provider, contracts, me, chain_id, reader, limits)))
+    Ok(Arc::new(Chain::new(provider, contracts, signer, chain_id, reader, limits)))
 }

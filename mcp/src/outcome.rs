@@ -74,6 +74,14 @@ pub enum ToolError {
         /// The role.
         role: String,
     },
+    /// The negotiation relay refused a message; `code` is the relay's.
+    #[error("The relay refused ({code}): {message}")]
+    Relay {
+        /// The relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
+        code: &'static str,
+        /// What it said.
+        message: String,
+    },
     /// Something else failed (the index, an unexpected RPC answer).
     #[error("{0}")]
     Failed(String),
@@ -107,6 +115,7 @@ impl ToolError {
             Self::RpcDown(_) => "RPC_UNAVAILABLE",
             Self::Timeout { .. } => "TIMEOUT",
             Self::NotInRole { .. } => "FORBIDDEN",
+            Self::Relay { code, .. } => code,
             Self::Failed(_) => "INTERNAL",
         }
     }

@@ -21,8 +21,16 @@ pub enum Role {
 }
 
 /// Tools every role may call.
-const READS: [&str; 6] =
-    ["get-pact", "get-verification", "get-my-address", "get-pact-count", "list-pacts", "get-reputation"];
+const READS: [&str; 8] = [
+    "get-pact",
+    "get-verification",
+    "get-my-address",
+    "get-pact-count",
+    "list-pacts",
+    "get-reputation",
+    "get_conversations",
+    "get_contract",
+];
 
 impl Role {
     /// Every role, for help texts.
@@ -43,6 +51,9 @@ impl Role {
     const fn writes(self) -> &'static [&'static str] {
         match self {
             Self::Seeker => &[
+                "send_proposal",
+                "respond_negotiation",
+                "sign_contract",
                 "search_agents",
                 "get_agent",
                 "submit_feedback",
@@ -56,6 +67,8 @@ impl Role {
                 "withdraw",
             ],
             Self::Worker => &[
+                "respond_negotiation",
+                "sign_contract",
                 "register_agent",
                 "update_profile",
                 "create-pact",

@@ -39,7 +39,7 @@ pub struct PactServer {
 }
 
 /// The resources every server offers.
-const RESOURCES: [(&str, &str, &str); 6] = [
+const RESOURCES: [(&str, &str, &str); 7] = [
     ("pact://config", "config", "Contract addresses, chain, this wallet, its role and spending cap."),
     ("pact://abi/agent-pact", "agent-pact-abi", "The AgentPact ABI."),
     ("pact://abi/oracle-registry", "oracle-registry-abi", "The OracleRegistry ABI."),
@@ -50,6 +50,7 @@ const RESOURCES: [(&str, &str, &str); 6] = [
         "This wallet's agent profile and its statistics as seller, buyer and oracle.",
     ),
     ("hire://contracts", "contracts", "This wallet's pacts, active and past (the newest 100)."),
+    ("hire://conversations", "conversations", "This wallet's negotiation threads (the latest 50)."),
 ];
 
 impl PactServer {
@@ -180,6 +181,7 @@ impl ServerHandler for PactServer {
             "pact://abi/agent-registry" => abi(agentpact_contracts::artifacts::AGENT_REGISTRY),
             "hire://profile" => hire::profile(&self.chain).await.map_err(unreadable)?,
             "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
+            "hire://conversations" => tools::negotiation::resource(&self.chain).await.map_err(unreadable)?,
             other => {
                 let known: Vec<&str> = RESOURCES.iter().map(|(uri, _, _)| *uri).collect();
                 return Err(ErrorData::resource_not_found(

@@ -31,6 +31,7 @@ pub fn config(chain_id: u64) -> ServeConfig {
         ready_max_lag_blocks: 10,
         ready_max_silence: Duration::from_secs(30),
         rate_limit: None,
+        negotiation: Default::default(),
     }
 }
 

@@ -24,6 +24,8 @@ pub struct TestAgent {
     pub client: RunningService<RoleClient, ()>,
     /// The agent's address.
     pub address: Address,
+    /// The agent's wallet, to point at a relay.
+    chain: std::sync::Arc<agentpact_mcp::Chain>,
 }
 
 /// What a tool answered.
@@ -87,7 +89,7 @@ impl TestAgent {
         .await
         .map_err(|e| HarnessError::Process(e.to_string()))?;
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
-        let server = PactServer::new(agent, role);
+        let server = PactServer::new(agent.clone(), role);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {
                 let _ = running.waiting().await;
@@ -95,7 +97,16 @@ impl TestAgent {
         });
         let client =
             ().serve(client_io).await.map_err(|e| HarnessError::Process(format!("MCP client: {e}")))?;
-        Ok(Self { client, address })
+        Ok(Self { client, address, chain: agent })
+    }
+
+    /// Points the agent's negotiation tools at the relay of the api at `base` (e.g. a `TestApi`'s).
+    pub fn use_relay(&self, base: &str) -> Result<(), HarnessError> {
+        let url = format!("{}/", base.trim_end_matches('/'))
+            .parse()
+            .map_err(|e| HarnessError::Process(format!("{e}")))?;
+        self.chain.set_relay(url);
+        Ok(())
     }
 
     /// Calls `tool` with `args` (a JSON object).

@@ -3,15 +3,15 @@
 
 mod errors;
 mod market;
+mod negotiation;
 mod query;
 pub mod scalars;
 mod subscription;
 mod types;
 
-use async_graphql::{Context, EmptyMutation, MergedObject, Schema};
+use async_graphql::{Context, EmptyMutation, MergedObject, MergedSubscription, Schema};
 
 pub use errors::to_graphql;
-pub use subscription::SubscriptionRoot;
 
 use crate::{live::Live, read::Reader};
 
@@ -22,9 +22,13 @@ pub type ApiSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
 #[derive(Debug, Clone, Copy)]
 pub struct ChainId(pub u64);
 
-/// The root of every query: pacts and the agent market.
+/// The root of every query: pacts, the agent market and negotiations.
 #[derive(MergedObject, Default)]
-pub struct QueryRoot(query::PactQuery, market::MarketQuery);
+pub struct QueryRoot(query::PactQuery, market::MarketQuery, negotiation::NegotiationQuery);
+
+/// The root of every subscription: pact changes and negotiation messages.
+#[derive(MergedSubscription, Default)]
+pub struct SubscriptionRoot(subscription::PactSubscription, negotiation::NegotiationSubscription);
 
 /// The chain asked for, or the server's.
 fn chain_of(ctx: &Context<'_>, asked: Option<u64>) -> async_graphql::Result<u64> {
@@ -49,7 +53,7 @@ pub fn sdl() -> String {
 }
 
 fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, SubscriptionRoot> {
-    Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot)
+    Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot::default())
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .extension(errors::ErrorCodes)

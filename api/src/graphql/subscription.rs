@@ -45,12 +45,13 @@ impl PactUpdateFilter {
     }
 }
 
-/// The root of every subscription.
-pub struct SubscriptionRoot;
+/// Subscriptions over pacts.
+#[derive(Default)]
+pub struct PactSubscription;
 
-/// The root of every subscription.
+/// Subscriptions over pacts.
 #[Subscription]
-impl SubscriptionRoot {
+impl PactSubscription {
     /// Each pact passing `filter` as it stands after every committed change (a reorg that undoes
     /// a change sends the pact again). Changes arrive within the indexer's poll interval.
     async fn pact_updated(

@@ -152,6 +152,12 @@ impl Pact {
         let events = reader.timeline(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
         Ok(events.into_iter().map(TimelineEvent).collect())
     }
+    /// The negotiation that led to it, when it was signed from one (`sign_contract`).
+    async fn negotiation(&self, ctx: &Context<'_>) -> Result<Option<super::negotiation::Conversation>> {
+        let reader = ctx.data::<Reader>()?;
+        let found = reader.conversation_of_pact(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
+        Ok(found.map(super::negotiation::Conversation))
+    }
     /// The ratings its buyer and seller gave each other after it ended (none, one or two).
     async fn feedback(&self, ctx: &Context<'_>) -> Result<Vec<Feedback>> {
         let reader = ctx.data::<Reader>()?;

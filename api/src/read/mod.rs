@@ -2,6 +2,7 @@
 //! the MCP server both read through [`Reader`], so they answer the same question the same way.
 
 pub mod agents;
+pub mod conversations;
 mod convert;
 pub mod cursor;
 pub mod oracles;
@@ -13,6 +14,7 @@ pub mod timeline;
 use sqlx::PgPool;
 
 pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
+pub use conversations::{ConversationFilter, ConversationRecord, StoredMessage};
 pub use cursor::Cursor;
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};

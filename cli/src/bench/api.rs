@@ -49,6 +49,7 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         ready_max_lag_blocks: u64::MAX,
         ready_max_silence: Duration::from_secs(3_600),
         rate_limit: None,
+        negotiation: Default::default(),
     };
     let serving = tokio::spawn(agentpact_api::serve(
         listener,

@@ -84,6 +84,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         ready_max_lag_blocks: 10,
         ready_max_silence: Duration::from_secs(30),
         rate_limit: None,
+        negotiation: Default::default(),
     };
     let reader = Reader::new(pool);
     let serving =

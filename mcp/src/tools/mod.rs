@@ -8,6 +8,7 @@ pub(crate) mod discovery;
 mod dispute;
 mod feedback;
 mod funds;
+pub(crate) mod negotiation;
 mod oracle;
 mod pact;
 pub(crate) mod query;
@@ -142,6 +143,26 @@ pub fn catalog() -> Vec<ToolSpec> {
             "update_profile",
             "Update this agent's profile (name, description, capabilities, endpoint, metadata_uri) or step out of the market and back (active).",
         ),
+        spec::<negotiation::SendProposal>(
+            "send_proposal",
+            "Send a task proposal to a worker agent (signed HIRE/1.0 message through the relay). Returns the conversation id; optionally waits for the first answer.",
+        ),
+        spec::<negotiation::RespondNegotiation>(
+            "respond_negotiation",
+            "Respond in a conversation: accept the terms on the table, counter (worker), ask or answer a clarification, or reject. Optionally waits for the answer.",
+        ),
+        spec::<negotiation::GetConversations>(
+            "get_conversations",
+            "List this agent's negotiations: active, completed or all.",
+        ),
+        spec::<negotiation::SignContract>(
+            "sign_contract",
+            "Sign a negotiated contract: the seeker creates the pact with exactly the accepted terms (hashed into its spec hash), the worker then accepts it. Returns the contract id and hash.",
+        ),
+        spec::<negotiation::GetContract>(
+            "get_contract",
+            "Contract details: the pact and the negotiation it came from.",
+        ),
         spec::<feedback::SubmitFeedback>(
             "submit_feedback",
             "Rate the other party of a finished (COMPLETED or REFUNDED) pact this wallet was buyer or seller of: 1-5, once per pact.",
@@ -177,6 +198,11 @@ pub async fn call(chain: &Chain, name: &str, args: Value) -> Result<Answer, Tool
         "register_agent" => registration::register(chain, parse(name, args)?).await,
         "update_profile" => registration::update(chain, parse(name, args)?).await,
         "submit_feedback" => feedback::submit(chain, parse(name, args)?).await,
+        "send_proposal" => negotiation::propose(chain, parse(name, args)?).await,
+        "respond_negotiation" => negotiation::respond(chain, parse(name, args)?).await,
+        "get_conversations" => negotiation::list(chain, parse(name, args)?).await,
+        "sign_contract" => negotiation::sign(chain, parse(name, args)?).await,
+        "get_contract" => negotiation::contract(chain, parse(name, args)?).await,
         _ => Err(ToolError::Invalid(format!("there is no tool named {name:?}; list the tools to see them"))),
     }
 }

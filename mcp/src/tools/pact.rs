@@ -61,7 +61,7 @@ pub struct CreatePact {
 
 pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
     let payment = input::eth_amount("paymentEth", &i.payment_eth)?;
-    let stake = payment / U256::from(STAKE_DIVISOR);
+    let stake = stake_of(payment);
     if stake.is_zero() {
         return Err(ToolError::Invalid("paymentEth is too small: its 10% stake would be 0 wei".into()));
     }
@@ -146,7 +146,7 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     let id = U256::from(i.pact_id);
     let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
     let initiator = Initiator::try_from(pact.initiator).map_err(|e| ToolError::Failed(e.to_string()))?;
-    let stake = pact.payment / U256::from(STAKE_DIVISOR);
+    let stake = stake_of(pact.payment);
     let (role, deposit) = match initiator {
         Initiator::Buyer => (Initiator::Seller, stake),
         Initiator::Seller => (Initiator::Buyer, pact.payment + stake),
@@ -192,6 +192,12 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError
 }
 
 /// A failed read of pact `id`: an unknown pact is the agent's mistake, anything else the RPC's.
+/// Each side's stake on a pact paying `payment`.
+pub fn stake_of(payment: U256) -> U256 {
+    payment / U256::from(STAKE_DIVISOR)
+}
+
+/// What a failed read of pact `id` means for the agent.
 pub fn read_failed(e: alloy::contract::Error, id: U256) -> ToolError {
     if let Some(r) = e.as_revert_data().and_then(|data| crate::revert::decode(&data)) {
         return ToolError::Reverted(r);

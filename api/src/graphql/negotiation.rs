@@ -1,0 +1,214 @@
+//! Negotiations in GraphQL: conversations with their messages and pact, and a subscription per
+//! agent that delivers each message the relay accepts.
+
+use async_graphql::{Context, Json, Object, Result, Subscription};
+use chrono::{DateTime, Utc};
+use futures::{Stream, stream};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{
+    ChainId, chain_of,
+    errors::to_graphql,
+    scalars::{Address, BigInt},
+    types::Pact,
+};
+use crate::{
+    live::Live,
+    read::{ConversationFilter, ConversationRecord, Reader, StoredMessage},
+};
+
+/// Queries over negotiations.
+#[derive(Default)]
+pub struct NegotiationQuery;
+
+/// Queries over negotiations.
+#[Object]
+impl NegotiationQuery {
+    /// One conversation by id, or null.
+    async fn conversation(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        id: String,
+    ) -> Result<Option<Conversation>> {
+        let chain = chain_of(ctx, chain_id)?;
+        Ok(ctx.data::<Reader>()?.conversation(chain, &id).await.map_err(to_graphql)?.map(Conversation))
+    }
+
+    /// The conversations `agent` takes part in, latest change first: `active` (negotiating),
+    /// `completed` or `all`; at most `first` (≤ 100).
+    async fn conversations(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        agent: Address,
+        #[graphql(default_with = "\"all\".to_owned()")] status: String,
+        #[graphql(default = 20)] first: u32,
+    ) -> Result<Vec<Conversation>> {
+        let chain = chain_of(ctx, chain_id)?;
+        let filter = match status.as_str() {
+            "active" => ConversationFilter::Active,
+            "completed" => ConversationFilter::Completed,
+            "all" => ConversationFilter::All,
+            _ => return Err(async_graphql::Error::new("status is active, completed or all")),
+        };
+        let list =
+            ctx.data::<Reader>()?.conversations(chain, agent.0, filter, first).await.map_err(to_graphql)?;
+        Ok(list.into_iter().map(Conversation).collect())
+    }
+}
+
+/// Subscriptions over negotiations.
+#[derive(Default)]
+pub struct NegotiationSubscription;
+
+/// Subscriptions over negotiations.
+#[Subscription]
+impl NegotiationSubscription {
+    /// Every message to or from `agent` as the relay accepts it (any api replica), within
+    /// milliseconds.
+    async fn negotiation_messages(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        agent: Address,
+    ) -> Result<impl Stream<Item = NegotiationMessage> + use<>> {
+        let chain = chain_id.unwrap_or(ctx.data::<ChainId>()?.0);
+        let reader = ctx.data::<Reader>()?.clone();
+        let receiver = ctx.data::<Live>()?.subscribe_messages();
+        let me = agent.0;
+        Ok(stream::unfold((receiver, reader), move |(mut receiver, reader)| async move {
+            loop {
+                let note = match receiver.recv().await {
+                    Ok(note) => note,
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(
+                            missed,
+                            "a negotiationMessages subscriber fell behind; skipping ahead"
+                        );
+                        continue;
+                    }
+                    Err(RecvError::Closed) => return None,
+                };
+                if note.chain_id != chain || (note.to != me && note.from != me) {
+                    continue;
+                }
+                match reader.messages_after(chain, &note.conversation_id, note.seq - 1).await {
+                    Ok(list) => {
+                        if let Some(m) = list.into_iter().find(|m| m.seq == note.seq) {
+                            return Some((NegotiationMessage(m), (receiver, reader)));
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "reading a negotiation message failed; skipping it"),
+                }
+            }
+        }))
+    }
+}
+
+/// A negotiation between a seeker and a worker.
+pub struct Conversation(pub ConversationRecord);
+
+/// A negotiation between a seeker and a worker.
+#[Object]
+impl Conversation {
+    /// Its id.
+    async fn id(&self) -> &str {
+        &self.0.conversation.id
+    }
+    /// Who opened it (the buyer-to-be).
+    async fn seeker(&self) -> Address {
+        Address(self.0.conversation.seeker)
+    }
+    /// Who it was opened with (the seller-to-be).
+    async fn worker(&self) -> Address {
+        Address(self.0.conversation.worker)
+    }
+    /// NEGOTIATING, CONTRACTED, DECLINED or ABANDONED.
+    async fn status(&self) -> &str {
+        self.0.conversation.status.name()
+    }
+    /// The task on the table.
+    async fn task(&self) -> Option<&str> {
+        self.0.conversation.terms.as_ref().map(|t| t.task.as_str())
+    }
+    /// Its requirements.
+    async fn requirements(&self) -> Vec<String> {
+        self.0.conversation.terms.as_ref().map(|t| t.requirements.clone()).unwrap_or_default()
+    }
+    /// The price on the table, in wei.
+    async fn price(&self) -> Option<BigInt> {
+        self.0.conversation.terms.as_ref().map(|t| BigInt(t.price))
+    }
+    /// The deadline on the table.
+    async fn deadline(&self) -> Option<DateTime<Utc>> {
+        self.0.conversation.terms.as_ref().and_then(|t| t.deadline)
+    }
+    /// When the party that owes an answer runs out of time.
+    async fn expires_at(&self) -> DateTime<Utc> {
+        self.0.conversation.expires_at
+    }
+    /// The document the pact's spec hash covers, once signed.
+    async fn terms_document(&self) -> Option<&str> {
+        self.0.terms_document.as_deref()
+    }
+    /// Every message, in order: the audit log.
+    async fn messages(&self, ctx: &Context<'_>) -> Result<Vec<NegotiationMessage>> {
+        let list = ctx
+            .data::<Reader>()?
+            .conversation_messages(self.0.chain_id, &self.0.conversation.id)
+            .await
+            .map_err(to_graphql)?;
+        Ok(list.into_iter().map(NegotiationMessage).collect())
+    }
+    /// The pact that carries the agreed terms, once signed and indexed.
+    async fn pact(&self, ctx: &Context<'_>) -> Result<Option<Pact>> {
+        let Some(id) = self.0.pact_id else { return Ok(None) };
+        Ok(ctx.data::<Reader>()?.pact(self.0.chain_id, id).await.map_err(to_graphql)?.map(Pact))
+    }
+}
+
+/// One signed message of a negotiation.
+pub struct NegotiationMessage(pub StoredMessage);
+
+/// One signed message of a negotiation.
+#[Object]
+impl NegotiationMessage {
+    /// Its conversation.
+    async fn conversation_id(&self) -> &str {
+        &self.0.conversation_id
+    }
+    /// Its place in the conversation, from 1.
+    async fn seq(&self) -> i32 {
+        self.0.seq
+    }
+    /// Its type: inquiry, capability, proposal, clarification, counter, accept, reject, contract.
+    #[graphql(name = "type")]
+    async fn kind(&self) -> &str {
+        &self.0.kind
+    }
+    /// The sender (the zero address for the relay's `contract` message).
+    async fn from(&self) -> Address {
+        Address(self.0.from)
+    }
+    /// The recipient.
+    async fn to(&self) -> Address {
+        Address(self.0.to)
+    }
+    /// The timestamp, as signed.
+    async fn timestamp(&self) -> &str {
+        &self.0.timestamp
+    }
+    /// The payload.
+    async fn payload(&self) -> Json<serde_json::Value> {
+        Json(self.0.payload.clone())
+    }
+    /// The sender's EIP-712 signature.
+    async fn signature(&self) -> &str {
+        &self.0.signature
+    }
+    /// When the relay accepted it.
+    async fn received_at(&self) -> DateTime<Utc> {
+        self.0.received_at
+    }
+}

@@ -1,0 +1,342 @@
+//! The conversation state machine of seed 004: IDLE → NEGOTIATING → CONTRACTED | DECLINED, with
+//! ABANDONED for a conversation whose clock ran out. Pure: it decides from the conversation as it
+//! stands, the message and the relay's clock; [`super::store`] persists what it decides.
+//!
+//! | type | from | needs |
+//! |---|---|---|
+//! | inquiry | seeker | opens a conversation (IDLE) |
+//! | proposal | seeker | opens one, or puts new terms on the table |
+//! | capability | worker | |
+//! | clarification | either | |
+//! | counter | worker | terms on the table; replaces them |
+//! | accept | either | terms on the table, put there by the other party, named exactly → CONTRACTED |
+//! | reject | either | → DECLINED |
+//! | contract | the relay only | CONTRACTED, after the pact is on chain |
+//!
+//! Every message restarts the clock of the conversation: the other side must answer within the
+//! initial-response timeout after the opening message, the clarification timeout after a
+//! clarification, and the acceptance timeout after terms (a proposal, capability or counter).
+
+use std::time::Duration;
+
+use alloy::primitives::{Address, U256};
+use chrono::{DateTime, Utc};
+
+use super::message::{MessageType, Payload, amount};
+
+/// Where a conversation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Messages are being exchanged.
+    Negotiating,
+    /// Terms accepted (a pact follows with `sign_contract`).
+    Contracted,
+    /// One side rejected.
+    Declined,
+    /// Nobody answered in time.
+    Abandoned,
+}
+
+impl Status {
+    /// The name stored and shown.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Negotiating => "NEGOTIATING",
+            Self::Contracted => "CONTRACTED",
+            Self::Declined => "DECLINED",
+            Self::Abandoned => "ABANDONED",
+        }
+    }
+
+    /// The status named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Negotiating, Self::Contracted, Self::Declined, Self::Abandoned]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+}
+
+/// How long each side has to answer (seed 004's defaults: 60 s, 30 s, 120 s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// After the opening message.
+    pub initial_response: Duration,
+    /// After a clarification.
+    pub clarification_round: Duration,
+    /// After terms are put on the table.
+    pub acceptance: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            initial_response: Duration::from_secs(60),
+            clarification_round: Duration::from_secs(30),
+            acceptance: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The terms on the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    /// The task.
+    pub task: String,
+    /// Its requirements.
+    pub requirements: Vec<String>,
+    /// The price, in wei.
+    pub price: U256,
+    /// The deadline, when one was named.
+    pub deadline: Option<DateTime<Utc>>,
+    /// Who put them there.
+    pub by: Address,
+}
+
+/// A conversation as the machine sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conversation {
+    /// Its id.
+    pub id: String,
+    /// Who opened it (the buyer-to-be).
+    pub seeker: Address,
+    /// Who it was opened with (the seller-to-be).
+    pub worker: Address,
+    /// Where it stands.
+    pub status: Status,
+    /// The terms on the table, if any.
+    pub terms: Option<Terms>,
+    /// When the party that owes an answer runs out of time.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Why the relay refuses a message. Nothing is stored for a refused message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// A conversation that does not exist yet can only be opened.
+    #[error("conversation {id} does not exist: open it with an inquiry or a proposal")]
+    NotOpened {
+        /// The id.
+        id: String,
+    },
+    /// The conversation is over.
+    #[error("conversation {id} is {}: it takes no more messages", status.name())]
+    Closed {
+        /// The id.
+        id: String,
+        /// How it ended.
+        status: Status,
+    },
+    /// The answer came too late: the conversation is now abandoned.
+    #[error(
+        "conversation {id} expired at {expired_at}: nobody answered in time, so it is ABANDONED; open a new one"
+    )]
+    Expired {
+        /// The id.
+        id: String,
+        /// When its clock ran out.
+        expired_at: DateTime<Utc>,
+    },
+    /// The sender is not one of the two parties, or writes to someone else.
+    #[error("conversation {id} is between {seeker} and {worker}: messages go from one of them to the other")]
+    NotParties {
+        /// The id.
+        id: String,
+        /// Its seeker.
+        seeker: Address,
+        /// Its worker.
+        worker: Address,
+    },
+    /// The type may not come from this side (or at this point).
+    #[error("a {kind} message {rule}")]
+    Illegal {
+        /// The type.
+        kind: &'static str,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// An accept that names other terms than those on the table.
+    #[error("the accepted terms ({named}) are not the terms on the table ({table}); accept those or counter")]
+    TermsDiffer {
+        /// What the accept named.
+        named: String,
+        /// What is on the table.
+        table: String,
+    },
+    /// An amount or a date that cannot be read.
+    #[error("{0}")]
+    BadValue(String),
+}
+
+impl Refusal {
+    /// A stable code for clients.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Self::NotOpened { .. } => "NO_CONVERSATION",
+            Self::Closed { .. } => "CONVERSATION_CLOSED",
+            Self::Expired { .. } => "CONVERSATION_EXPIRED",
+            Self::NotParties { .. } => "WRONG_PARTIES",
+            Self::Illegal { .. } | Self::TermsDiffer { .. } => "ILLEGAL_TRANSITION",
+            Self::BadValue(_) => "BAD_MESSAGE",
+        }
+    }
+}
+
+/// The conversation after `payload` went from `from` to `to` at `now`, or why it may not.
+/// `current` is `None` for a conversation id the relay has not seen (IDLE).
+pub fn step(
+    current: Option<&Conversation>,
+    id: &str,
+    from: Address,
+    to: Address,
+    payload: &Payload,
+    now: DateTime<Utc>,
+    timeouts: &Timeouts,
+) -> Result<Conversation, Refusal> {
+    let kind = kind_of(payload);
+    let Some(c) = current else {
+        if !matches!(kind, MessageType::Inquiry | MessageType::Proposal) {
+            return Err(Refusal::NotOpened { id: id.to_owned() });
+        }
+        if from == to {
+            return Err(Refusal::Illegal {
+                kind: kind.name(),
+                rule: "goes to another agent, not to its sender",
+            });
+        }
+        let opened = Conversation {
+            id: id.to_owned(),
+            seeker: from,
+            worker: to,
+            status: Status::Negotiating,
+            terms: None,
+            expires_at: now,
+        };
+        return apply(opened, from, payload, now, timeouts.initial_response);
+    };
+    if c.status != Status::Negotiating {
+        return Err(Refusal::Closed { id: c.id.clone(), status: c.status });
+    }
+    if now > c.expires_at {
+        return Err(Refusal::Expired { id: c.id.clone(), expired_at: c.expires_at });
+    }
+    let between = (from == c.seeker && to == c.worker) || (from == c.worker && to == c.seeker);
+    if !between {
+        return Err(Refusal::NotParties { id: c.id.clone(), seeker: c.seeker, worker: c.worker });
+    }
+    let by_seeker = from == c.seeker;
+    let rule = match kind {
+        MessageType::Inquiry => Some("only opens a conversation"),
+        MessageType::Proposal | MessageType::Capability | MessageType::Counter
+            if by_seeker != (kind == MessageType::Proposal) =>
+        {
+            Some(if kind == MessageType::Proposal {
+                "comes from the seeker"
+            } else {
+                "comes from the worker"
+            })
+        }
+        MessageType::Counter | MessageType::Accept if c.terms.is_none() => {
+            Some("needs terms on the table: a proposal first")
+        }
+        MessageType::Accept if c.terms.as_ref().is_some_and(|t| t.by == from) => {
+            Some("accepts the other party's terms, not the sender's own")
+        }
+        MessageType::Contract => Some("comes only from the relay, after sign_contract"),
+        _ => None,
+    };
+    if let Some(rule) = rule {
+        return Err(Refusal::Illegal { kind: kind.name(), rule });
+    }
+    let clock = match kind {
+        MessageType::Clarification => timeouts.clarification_round,
+        _ => timeouts.acceptance,
+    };
+    apply(c.clone(), from, payload, now, clock)
+}
+
+/// `c` with the message's effect on terms and status, its clock restarted with `clock`.
+fn apply(
+    mut c: Conversation,
+    from: Address,
+    payload: &Payload,
+    now: DateTime<Utc>,
+    clock: Duration,
+) -> Result<Conversation, Refusal> {
+    match payload {
+        Payload::Proposal(p) => {
+            c.terms = Some(Terms {
+                task: p.task.clone(),
+                requirements: p.requirements.clone(),
+                price: amount(&p.budget).map_err(Refusal::BadValue)?,
+                deadline: p.deadline.as_deref().map(date).transpose()?,
+                by: from,
+            });
+        }
+        Payload::Counter(k) => {
+            let table = c.terms.clone().unwrap_or_else(|| Terms {
+                task: String::new(),
+                requirements: Vec::new(),
+                price: U256::ZERO,
+                deadline: None,
+                by: from,
+            });
+            c.terms = Some(Terms {
+                task: table.task,
+                requirements: k.accepted_requirements.clone().unwrap_or(table.requirements),
+                price: amount(&k.price).map_err(Refusal::BadValue)?,
+                deadline: match &k.estimated_delivery {
+                    Some(d) => Some(date(d)?),
+                    None => table.deadline,
+                },
+                by: from,
+            });
+        }
+        Payload::Accept(a) => {
+            let table = c.terms.as_ref().ok_or(Refusal::Illegal {
+                kind: "accept",
+                rule: "needs terms on the table: a proposal first",
+            })?;
+            let price = amount(&a.accepted_terms.price).map_err(Refusal::BadValue)?;
+            let deadline = a.accepted_terms.deadline.as_deref().map(date).transpose()?;
+            if price != table.price || deadline.is_some_and(|d| Some(d) != table.deadline) {
+                return Err(Refusal::TermsDiffer {
+                    named: describe(price, deadline),
+                    table: describe(table.price, table.deadline),
+                });
+            }
+            c.status = Status::Contracted;
+        }
+        Payload::Reject(_) => c.status = Status::Declined,
+        _ => {}
+    }
+    c.expires_at = now + chrono::Duration::from_std(clock).unwrap_or(chrono::Duration::MAX);
+    Ok(c)
+}
+
+fn kind_of(payload: &Payload) -> MessageType {
+    match payload {
+        Payload::Inquiry(_) => MessageType::Inquiry,
+        Payload::Capability(_) => MessageType::Capability,
+        Payload::Proposal(_) => MessageType::Proposal,
+        Payload::Clarification(_) => MessageType::Clarification,
+        Payload::Counter(_) => MessageType::Counter,
+        Payload::Accept(_) => MessageType::Accept,
+        Payload::Reject(_) => MessageType::Reject,
+        Payload::Contract(_) => MessageType::Contract,
+    }
+}
+
+fn date(text: &str) -> Result<DateTime<Utc>, Refusal> {
+    DateTime::parse_from_rfc3339(text).map(|d| d.with_timezone(&Utc)).map_err(|_| {
+        Refusal::BadValue(format!("{text:?} is not an ISO 8601 date such as 2025-01-31T12:00:00Z"))
+    })
+}
+
+fn describe(price: U256, deadline: Option<DateTime<Utc>>) -> String {
+    let eth = alloy::primitives::utils::format_ether(price);
+    let eth = eth.trim_end_matches('0').trim_end_matches('.');
+    match deadline {
+        Some(d) => format!("{eth} ETH by {}", d.to_rfc3339()),
+        None => format!("{eth} ETH"),
+    }
+}

@@ -1,0 +1,448 @@
+//! HIRE/1.0 messages (seed 004): the envelope every negotiation message travels in, its typed
+//! payloads, and the EIP-712 signature that binds the envelope to the sender's wallet.
+//!
+//! The signature is an EIP-712 signature (domain `HIRE`, version `1.0`, the chain id) over
+//! `HireMessage(string protocol,string messageType,address from,address to,string timestamp,
+//! string conversationId,bytes32 payloadHash)`, where `payloadHash` is the keccak256 of the payload
+//! as canonical JSON (object keys sorted, no whitespace). Any client that can sign typed data can
+//! take part; the timestamp is signed exactly as sent.
+
+use alloy::{
+    primitives::{Address, B256, Signature, U256, keccak256},
+    sol_types::{Eip712Domain, SolStruct, eip712_domain},
+};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::Value;
+
+/// The protocol every message names.
+pub const PROTOCOL: &str = "HIRE/1.0";
+
+/// The longest conversation id accepted.
+pub const MAX_CONVERSATION_ID: usize = 64;
+
+alloy::sol! {
+    /// What a HIRE/1.0 message's signature covers.
+    struct HireMessage {
+        string protocol;
+        string messageType;
+        address from;
+        address to;
+        string timestamp;
+        string conversationId;
+        bytes32 payloadHash;
+    }
+}
+
+/// The eight message types of seed 004.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageType {
+    /// Seeker → worker: initial interest.
+    Inquiry,
+    /// Worker → seeker: what can be done.
+    Capability,
+    /// Seeker → worker: a formal task proposal (puts terms on the table).
+    Proposal,
+    /// Either: questions or answers.
+    Clarification,
+    /// Worker → seeker: modified terms.
+    Counter,
+    /// Either: accept the terms on the table.
+    Accept,
+    /// Either: decline to proceed.
+    Reject,
+    /// The relay: the agreement became a pact.
+    Contract,
+}
+
+impl MessageType {
+    /// Every type, in seed 004's order.
+    pub const ALL: [Self; 8] = [
+        Self::Inquiry,
+        Self::Capability,
+        Self::Proposal,
+        Self::Clarification,
+        Self::Counter,
+        Self::Accept,
+        Self::Reject,
+        Self::Contract,
+    ];
+
+    /// The name on the wire.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Inquiry => "inquiry",
+            Self::Capability => "capability",
+            Self::Proposal => "proposal",
+            Self::Clarification => "clarification",
+            Self::Counter => "counter",
+            Self::Accept => "accept",
+            Self::Reject => "reject",
+            Self::Contract => "contract",
+        }
+    }
+
+    /// The type named `name` on the wire.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// A HIRE/1.0 message as it travels: seed 004's envelope, `from`/`to` being agents' addresses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// Always [`PROTOCOL`].
+    pub protocol: String,
+    /// The message type.
+    #[serde(rename = "type")]
+    pub kind: MessageType,
+    /// The sender's wallet.
+    pub from: Address,
+    /// The recipient's wallet.
+    pub to: Address,
+    /// When the sender wrote it, RFC 3339 / ISO 8601 (signed as written).
+    pub timestamp: String,
+    /// The conversation it belongs to (chosen by whoever opens it).
+    pub conversation_id: String,
+    /// The type's payload.
+    pub payload: Value,
+    /// The sender's EIP-712 signature, 0x and 130 hex digits.
+    pub signature: String,
+}
+
+/// Why a message cannot even be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    /// Not the protocol this relay speaks.
+    #[error("protocol must be \"{PROTOCOL}\", not {0:?}")]
+    Protocol(String),
+    /// The timestamp is not ISO 8601.
+    #[error("timestamp must be ISO 8601 such as 2025-01-30T10:00:00Z, not {0:?}")]
+    Timestamp(String),
+    /// The conversation id is empty, too long or has odd characters.
+    #[error("conversation_id must be 1-{MAX_CONVERSATION_ID} letters, digits, '_' or '-'")]
+    ConversationId,
+    /// The payload does not fit the type.
+    #[error("payload of a {kind} message: {why}")]
+    Payload {
+        /// The type.
+        kind: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// The signature is not 65 bytes of hex.
+    #[error("signature must be 0x and 130 hex digits (an EIP-712 signature)")]
+    Signature,
+}
+
+impl Envelope {
+    /// The EIP-712 hash the signature covers, on `chain_id`.
+    pub fn signing_hash(&self, chain_id: u64) -> B256 {
+        self.typed().eip712_signing_hash(&domain(chain_id))
+    }
+
+    /// The wallet that signed the message, if the signature is well formed.
+    pub fn signer(&self, chain_id: u64) -> Result<Address, Malformed> {
+        let signature: Signature = self.signature.parse().map_err(|_| Malformed::Signature)?;
+        signature.recover_address_from_prehash(&self.signing_hash(chain_id)).map_err(|_| Malformed::Signature)
+    }
+
+    /// When the sender says it wrote the message.
+    pub fn sent_at(&self) -> Result<DateTime<Utc>, Malformed> {
+        DateTime::parse_from_rfc3339(&self.timestamp)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|_| Malformed::Timestamp(self.timestamp.chars().take(40).collect()))
+    }
+
+    /// Checks everything that does not need the conversation: protocol, timestamp, id, payload
+    /// shape, signature shape. Returns the typed payload.
+    pub fn check(&self) -> Result<Payload, Malformed> {
+        if self.protocol != PROTOCOL {
+            return Err(Malformed::Protocol(self.protocol.chars().take(40).collect()));
+        }
+        self.sent_at()?;
+        let id = &self.conversation_id;
+        if id.is_empty()
+            || id.len() > MAX_CONVERSATION_ID
+            || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(Malformed::ConversationId);
+        }
+        if self.signature.len() != 132 {
+            return Err(Malformed::Signature);
+        }
+        Payload::parse(self.kind, &self.payload)
+    }
+
+    fn typed(&self) -> HireMessage {
+        HireMessage {
+            protocol: self.protocol.clone(),
+            messageType: self.kind.name().to_owned(),
+            from: self.from,
+            to: self.to,
+            timestamp: self.timestamp.clone(),
+            conversationId: self.conversation_id.clone(),
+            payloadHash: keccak256(canonical_json(&self.payload)),
+        }
+    }
+}
+
+/// The EIP-712 domain of HIRE/1.0 on `chain_id`.
+pub fn domain(chain_id: u64) -> Eip712Domain {
+    eip712_domain! { name: "HIRE", version: "1.0", chain_id: chain_id, }
+}
+
+/// `value` as JSON with every object's keys sorted and no whitespace: what `payloadHash` and the
+/// terms document hash.
+pub fn canonical_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            format!("[{}]", items.iter().map(canonical_json).collect::<Vec<_>>().join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A message's content, by type (seed 004's example payloads).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// `task`, `requirements?`, `budget?`.
+    Inquiry(Inquiry),
+    /// `capabilities?`, `price?`, `message?`.
+    Capability(CapabilityOffer),
+    /// `task`, `requirements?`, `budget`, `deadline?`.
+    Proposal(Proposal),
+    /// `questions?` and/or `answers?`.
+    Clarification(Clarification),
+    /// `price`, `accepted_requirements?`, `estimated_delivery?`.
+    Counter(Counter),
+    /// `accepted_terms { price, deadline? }`.
+    Accept(Accept),
+    /// `reason?`.
+    Reject(Reject),
+    /// `pact_id`, `spec_hash`.
+    Contract(ContractNote),
+}
+
+impl Payload {
+    fn parse(kind: MessageType, value: &Value) -> Result<Self, Malformed> {
+        fn typed<T: DeserializeOwned>(kind: MessageType, value: &Value) -> Result<T, Malformed> {
+            serde_json::from_value(value.clone())
+                .map_err(|e| Malformed::Payload { kind: kind.name(), why: e.to_string() })
+        }
+        let payload = match kind {
+            MessageType::Inquiry => Self::Inquiry(typed(kind, value)?),
+            MessageType::Capability => Self::Capability(typed(kind, value)?),
+            MessageType::Proposal => Self::Proposal(typed(kind, value)?),
+            MessageType::Clarification => {
+                let c: Clarification = typed(kind, value)?;
+                if c.questions.is_empty() && c.answers.is_empty() {
+                    return Err(Malformed::Payload {
+                        kind: kind.name(),
+                        why: "give questions or answers".into(),
+                    });
+                }
+                Self::Clarification(c)
+            }
+            MessageType::Counter => Self::Counter(typed(kind, value)?),
+            MessageType::Accept => Self::Accept(typed(kind, value)?),
+            MessageType::Reject => Self::Reject(typed(kind, value)?),
+            MessageType::Contract => Self::Contract(typed(kind, value)?),
+        };
+        Ok(payload)
+    }
+}
+
+/// An `inquiry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inquiry {
+    /// What the seeker wants done.
+    pub task: String,
+    /// Specifics.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// A rough budget, e.g. "5 ETH".
+    pub budget: Option<String>,
+}
+
+/// A `capability` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityOffer {
+    /// What the worker can do.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// Its price, e.g. "5 ETH".
+    pub price: Option<String>,
+    /// Free words.
+    pub message: Option<String>,
+}
+
+/// A `proposal`: the seeker's terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Proposal {
+    /// The task.
+    pub task: String,
+    /// Specific requirements.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// The budget, e.g. "5 ETH".
+    pub budget: String,
+    /// ISO 8601 deadline.
+    pub deadline: Option<String>,
+}
+
+/// A `clarification`: questions, answers, or both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clarification {
+    /// Questions.
+    #[serde(default)]
+    pub questions: Vec<String>,
+    /// Answers.
+    #[serde(default)]
+    pub answers: Vec<String>,
+}
+
+/// A `counter`: the worker's terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Counter {
+    /// The requirements the worker takes on (all of the proposal's when absent).
+    pub accepted_requirements: Option<Vec<String>>,
+    /// The price, e.g. "5 ETH".
+    pub price: String,
+    /// ISO 8601 delivery (the new deadline).
+    pub estimated_delivery: Option<String>,
+}
+
+/// An `accept`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accept {
+    /// The terms accepted: they must be the ones on the table.
+    pub accepted_terms: AcceptedTerms,
+}
+
+/// The terms an `accept` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptedTerms {
+    /// The price, e.g. "5 ETH".
+    pub price: String,
+    /// ISO 8601 deadline.
+    pub deadline: Option<String>,
+}
+
+/// A `reject`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reject {
+    /// Why.
+    pub reason: Option<String>,
+}
+
+/// The relay's `contract` note: the pact that carries the agreed terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractNote {
+    /// The pact id.
+    pub pact_id: String,
+    /// Its spec hash: keccak256 of the terms document.
+    pub spec_hash: B256,
+}
+
+/// An amount such as `"5 ETH"`, `"0.5 ETH"` or `"5"` (ETH: pacts settle in ETH) as wei.
+pub fn amount(text: &str) -> Result<U256, String> {
+    let t = text.trim();
+    let number = match t.rsplit_once(' ') {
+        Some((n, unit)) if unit.eq_ignore_ascii_case("ETH") => n.trim(),
+        Some((_, unit)) => {
+            return Err(format!(
+                "amounts are in ETH (pacts settle in ETH), not {unit}: write e.g. \"5 ETH\""
+            ));
+        }
+        None => t,
+    };
+    let ok = !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && number.matches('.').count() <= 1
+        && number.split_once('.').is_none_or(|(_, d)| d.len() <= 18);
+    if !ok {
+        return Err(format!("{text:?} is not an amount such as \"5 ETH\""));
+    }
+    alloy::primitives::utils::parse_ether(number).map_err(|_| format!("{text:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use alloy::signers::{SignerSync, local::PrivateKeySigner};
+    use serde_json::json;
+
+    use super::*;
+
+    fn proposal(from: Address, to: Address) -> Envelope {
+        Envelope {
+            protocol: PROTOCOL.into(),
+            kind: MessageType::Proposal,
+            from,
+            to,
+            timestamp: "2025-01-30T10:00:00Z".into(),
+            conversation_id: "conv_xyz".into(),
+            payload: json!({ "task": "logo design", "requirements": ["SVG format"], "budget": "5 ETH",
+                             "deadline": "2025-01-31T12:00:00Z" }),
+            signature: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_signature_binds_sender_payload_and_chain() {
+        let key = PrivateKeySigner::random();
+        let mut m = proposal(key.address(), Address::repeat_byte(2));
+        let sig = key.sign_hash_sync(&m.signing_hash(31337)).expect("sign");
+        m.signature = sig.to_string();
+        assert!(m.check().is_ok());
+        assert_eq!(m.signer(31337), Ok(key.address()));
+        assert_ne!(m.signer(84532), Ok(key.address()), "another chain's domain");
+        let mut tampered = m.clone();
+        tampered.payload["budget"] = json!("50 ETH");
+        assert_ne!(tampered.signer(31337), Ok(key.address()));
+        // Key order does not matter; content does.
+        let mut reordered = m.clone();
+        reordered.payload = serde_json::from_str(
+            r#"{"deadline":"2025-01-31T12:00:00Z","budget":"5 ETH","requirements":["SVG format"],"task":"logo design"}"#,
+        )
+        .expect("json");
+        assert_eq!(reordered.signer(31337), Ok(key.address()));
+    }
+
+    #[test]
+    fn payloads_are_typed_and_amounts_are_eth() {
+        let mut m = proposal(Address::ZERO, Address::ZERO);
+        m.signature = format!("0x{}", "0".repeat(130));
+        m.payload = json!({ "task": "x" });
+        assert!(matches!(m.check(), Err(Malformed::Payload { kind: "proposal", .. })));
+        m.kind = MessageType::Clarification;
+        m.payload = json!({});
+        assert!(matches!(m.check(), Err(Malformed::Payload { .. })));
+        m.protocol = "HIRE/2.0".into();
+        assert!(matches!(m.check(), Err(Malformed::Protocol(_))));
+        assert_eq!(amount("5 ETH"), Ok(U256::from(5_000_000_000_000_000_000u64)));
+        assert_eq!(amount("0.5"), Ok(U256::from(500_000_000_000_000_000u64)));
+        assert!(amount("5 USDC").expect_err("USDC").contains("settle in ETH"));
+        assert!(amount("five").is_err());
+    }
+}
