@@ -16,9 +16,19 @@ pub fn binary() -> PathBuf {
 
 /// Starts anvil on a free port with `chain_id`; it stops when the instance is dropped.
 pub fn spawn(chain_id: u64) -> Result<AnvilInstance, HarnessError> {
+    spawn_at(chain_id, None)
+}
+
+/// Starts anvil with `chain_id` and, when given, a genesis block at `genesis` (Unix seconds): its
+/// clock runs on from there.
+pub fn spawn_at(chain_id: u64, genesis: Option<u64>) -> Result<AnvilInstance, HarnessError> {
     let bin = binary();
     if !bin.is_file() {
         return Err(HarnessError::AnvilMissing(bin));
     }
-    Ok(Anvil::at(bin).chain_id(chain_id).args(["--accounts", &ACCOUNTS.to_string()]).try_spawn()?)
+    let mut anvil = Anvil::at(bin).chain_id(chain_id).args(["--accounts", &ACCOUNTS.to_string()]);
+    if let Some(t) = genesis {
+        anvil = anvil.args(["--timestamp", &t.to_string()]);
+    }
+    Ok(anvil.try_spawn()?)
 }

@@ -61,7 +61,16 @@ impl TestChain {
 
     /// Starts anvil with `chain_id` and deploys with `options`.
     pub async fn start_with(chain_id: u64, options: DeployOptions) -> Result<Self, HarnessError> {
-        let anvil = anvil::spawn(chain_id)?;
+        Self::start_on(anvil::spawn(chain_id)?, options).await
+    }
+
+    /// Starts a local chain whose clock begins at `genesis` (Unix seconds), for stories dated in
+    /// the past, and deploys with default options.
+    pub async fn start_at(genesis: u64) -> Result<Self, HarnessError> {
+        Self::start_on(anvil::spawn_at(ANVIL_CHAIN_ID, Some(genesis))?, DeployOptions::default()).await
+    }
+
+    async fn start_on(anvil: AnvilInstance, options: DeployOptions) -> Result<Self, HarnessError> {
         let accounts = anvil.addresses().to_vec();
         let wallet =
             anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;

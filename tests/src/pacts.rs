@@ -44,7 +44,11 @@ pub struct Market {
 impl Market {
     /// Starts a chain and registers two oracles at the minimum stake.
     pub async fn open() -> Result<Self, HarnessError> {
-        let chain = TestChain::start().await?;
+        Self::open_on(TestChain::start().await?).await
+    }
+
+    /// Registers two oracles at the minimum stake on `chain` and casts its accounts.
+    pub async fn open_on(chain: TestChain) -> Result<Self, HarnessError> {
         let a = &chain.accounts;
         let cast =
             Cast { buyer: a[1], seller: a[2], arbitrator: a[3], oracles: vec![a[4], a[5]], stranger: a[6] };

@@ -1,0 +1,620 @@
+//! Negotiation (issue #10, seed 004) over a real relay, anvil, indexer and Postgres: the seed's
+//! five-message flow verbatim and then `sign_contract`; every illegal transition; timeouts on a
+//! controlled clock; forged, replayed, stale and misaddressed messages; two MCP servers
+//! negotiating with each other through the relay.
+
+use std::sync::{Arc, Mutex};
+
+use agentpact_api::{
+    NegotiationConfig,
+    negotiation::{Clock, Envelope, MessageType, PROTOCOL, Timeouts},
+};
+use agentpact_contracts::PactStatus;
+use agentpact_mcp::Role;
+use agentpact_tests::{
+    HarnessError,
+    agents::profile,
+    api::{self, TestApi},
+    chain::{TestChain, ether, send},
+    mcp::{TestAgent, dev_key, test_limits},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::{
+    primitives::{Address, U256, keccak256},
+    signers::{SignerSync, local::PrivateKeySigner},
+};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+/// 2025-01-30T10:00:00Z, when the seed's example starts.
+const SEED_START: i64 = 1_738_231_200;
+
+/// A market whose seeker (account 1) and worker (account 2) are registered agents, its index
+/// followed, and an api (with the relay) whose clock the test moves.
+struct Stage {
+    m: Market,
+    db: TestDatabase,
+    api: TestApi,
+    clock: Arc<Mutex<DateTime<Utc>>>,
+    _indexer: tokio::task::JoinHandle<()>,
+}
+
+impl Stage {
+    async fn open(chain: TestChain, start: DateTime<Utc>, timeouts: Timeouts) -> Result<Self> {
+        let m = Market::open_on(chain).await?;
+        for (who, name) in [(m.cast.buyer, "Seeker One"), (m.cast.seller, "Logo Worker")] {
+            send(m.chain.agents.register(profile(name, &[("logo-design", ether(5))])).from(who)).await?;
+        }
+        let db = TestDatabase::create().await?;
+        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
+        let clock = Arc::new(Mutex::new(start));
+        let read = clock.clone();
+        let mut config = api::config(m.chain.anvil.chain_id());
+        config.negotiation = NegotiationConfig {
+            timeouts,
+            clock: Clock::from_fn(move || read.lock().map(|t| *t).unwrap_or_default()),
+        };
+        let api = TestApi::start(db.pool(), config).await?;
+        let stage = Self { m, db, api, clock, _indexer: indexer };
+        stage.synced().await?;
+        Ok(stage)
+    }
+
+    /// The seed's story: a chain and a relay clock at 2025-01-30T10:00:00Z.
+    async fn seed_story() -> Result<Self> {
+        let start = DateTime::from_timestamp(SEED_START, 0).unwrap_or_default();
+        Self::open(TestChain::start_at(SEED_START as u64).await?, start, Timeouts::default()).await
+    }
+
+    async fn synced(&self) -> Result {
+        let head = alloy::providers::Provider::get_block_number(&self.m.chain.provider).await?;
+        agentpact_tests::index::wait_for_checkpoint(self.db.pool(), head).await
+    }
+
+    fn set_clock(&self, rfc3339: &str) {
+        if let (Ok(mut clock), Ok(t)) = (self.clock.lock(), DateTime::parse_from_rfc3339(rfc3339)) {
+            *clock = t.with_timezone(&Utc);
+        }
+    }
+
+    fn key(&self, n: usize) -> Result<PrivateKeySigner> {
+        dev_key(&self.m.chain, n)
+    }
+
+    /// A signed message from `key` to `to`.
+    fn signed(
+        &self,
+        key: &PrivateKeySigner,
+        kind: MessageType,
+        to: Address,
+        id: &str,
+        at: &str,
+        payload: Value,
+    ) -> Result<Envelope> {
+        let mut e = Envelope {
+            protocol: PROTOCOL.into(),
+            kind,
+            from: key.address(),
+            to,
+            timestamp: at.into(),
+            conversation_id: id.into(),
+            payload,
+            signature: String::new(),
+        };
+        let hash = e.signing_hash(self.m.chain.anvil.chain_id());
+        e.signature =
+            key.sign_hash_sync(&hash).map_err(|e| HarnessError::Process(e.to_string()))?.to_string();
+        Ok(e)
+    }
+
+    /// Posts `e` to the relay at the relay time `e.timestamp`; returns the status and the answer.
+    async fn post(&self, e: &Envelope) -> Result<(u16, Value)> {
+        self.set_clock(&e.timestamp);
+        self.post_raw(&serde_json::to_value(e).unwrap_or_default()).await
+    }
+
+    async fn post_raw(&self, body: &Value) -> Result<(u16, Value)> {
+        let response = self
+            .api
+            .client()
+            .post(format!("{}/hire/messages", self.api.base))
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| HarnessError::Process(e.to_string()))?;
+        let status = response.status().as_u16();
+        Ok((status, response.json().await.unwrap_or_default()))
+    }
+
+    async fn messages(&self, id: &str) -> Result<Vec<String>> {
+        let q = "query($id: String!) { conversation(id: $id) { messages { type } } }";
+        let data = self.api.data(q, json!({ "id": id })).await?;
+        Ok(data["conversation"]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["type"].as_str().map(str::to_owned))
+            .collect())
+    }
+}
+
+fn code(answer: &Value) -> &str {
+    answer["error"]["code"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Result {
+    let s = Stage::seed_story().await?;
+    let (seeker, worker) = (s.key(1)?, s.key(2)?);
+    let (to_worker, to_seeker) = (worker.address(), seeker.address());
+    // Seed 004's example, with the agents' addresses as their ids and ETH where it says USDC
+    // (pacts settle in ETH).
+    let flow = [
+        s.signed(
+            &seeker,
+            MessageType::Proposal,
+            to_worker,
+            "conv_xyz",
+            "2025-01-30T10:00:00Z",
+            json!({
+                "task": "logo design",
+                "requirements": ["SVG format", "3 variations", "tech startup style"],
+                "budget": "5 ETH",
+                "deadline": "2025-01-31T12:00:00Z"
+            }),
+        )?,
+        s.signed(
+            &worker,
+            MessageType::Clarification,
+            to_seeker,
+            "conv_xyz",
+            "2025-01-30T10:00:05Z",
+            json!({
+                "questions": ["What colors should I use?", "Any specific style references?"]
+            }),
+        )?,
+        s.signed(
+            &seeker,
+            MessageType::Clarification,
+            to_worker,
+            "conv_xyz",
+            "2025-01-30T10:00:10Z",
+            json!({
+                "answers": ["Colors: #FF5733, #333333", "Style: minimalist, modern"]
+            }),
+        )?,
+        s.signed(
+            &worker,
+            MessageType::Counter,
+            to_seeker,
+            "conv_xyz",
+            "2025-01-30T10:00:15Z",
+            json!({
+                "accepted_requirements": ["SVG format", "3 variations"],
+                "price": "5 ETH",
+                "estimated_delivery": "2025-01-30T18:00:00Z"
+            }),
+        )?,
+        s.signed(
+            &seeker,
+            MessageType::Accept,
+            to_worker,
+            "conv_xyz",
+            "2025-01-30T10:00:20Z",
+            json!({
+                "accepted_terms": { "price": "5 ETH", "deadline": "2025-01-30T18:00:00Z" }
+            }),
+        )?,
+    ];
+    let mut statuses = Vec::new();
+    for (n, message) in flow.iter().enumerate() {
+        let (status, answer) = s.post(message).await?;
+        assert_eq!(status, 201, "message {}: {answer}", n + 1);
+        assert_eq!(answer["seq"], n + 1);
+        statuses.push(answer["status"].as_str().unwrap_or_default().to_owned());
+    }
+    assert_eq!(statuses, ["NEGOTIATING", "NEGOTIATING", "NEGOTIATING", "NEGOTIATING", "CONTRACTED"]);
+
+    // sign_contract: the seeker's server makes the pact; the worker's accepts it.
+    let buyer = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
+    let seller = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
+    buyer.use_relay(&s.api.base)?;
+    seller.use_relay(&s.api.base)?;
+    let signed = buyer
+        .ok(
+            "sign_contract",
+            json!({ "conversation_id": "conv_xyz", "arbitrator": s.m.cast.arbitrator.to_string(),
+                    "oracles": [s.m.cast.oracles[0].to_string(), s.m.cast.oracles[1].to_string()],
+                    "oracle_weights": [60, 40] }),
+        )
+        .await?;
+    assert!(signed.text.starts_with("Contract signed: pact #0"), "{}", signed.text);
+    let document = signed.data["termsDocument"].as_str().unwrap_or_default().to_owned();
+    let terms: Value = serde_json::from_str(&document).unwrap_or_default();
+    assert_eq!(terms["requirements"], json!(["SVG format", "3 variations"]), "the counter's requirements");
+    assert_eq!(terms["task"], "logo design");
+
+    let id = U256::ZERO;
+    let pact = s.m.chain.pact.getPact(id).call().await?;
+    assert_eq!(pact.payment, ether(5));
+    assert_eq!(pact.deadline, 1_738_260_000, "2025-01-30T18:00:00Z, the accepted deadline");
+    assert_eq!(pact.specHash, keccak256(document.as_bytes()));
+    assert_eq!(pact.specUri, "hire://conversations/conv_xyz");
+    assert_eq!((pact.buyer, pact.initiator), (to_seeker, 0));
+    seller.ok("sign_contract", json!({ "conversation_id": "conv_xyz" })).await?;
+    assert_eq!(s.m.status(id).await?, PactStatus::Funded);
+    assert_eq!(s.m.chain.pact.getPact(id).call().await?.seller, to_worker);
+
+    // Both ways in GraphQL: the pact shows its negotiation, the conversation its pact.
+    let q = "{ pact(id: 0) { status negotiation { id status termsDocument messages { type from } } }
+               conversation(id: \"conv_xyz\") { status price deadline requirements pact { id payment } } }";
+    let data = s.api.data(q, json!({})).await?;
+    let negotiation = &data["pact"]["negotiation"];
+    assert_eq!(
+        (negotiation["id"].as_str(), negotiation["status"].as_str()),
+        (Some("conv_xyz"), Some("CONTRACTED"))
+    );
+    assert_eq!(negotiation["termsDocument"], json!(document));
+    let kinds: Vec<&str> =
+        negotiation["messages"].as_array().into_iter().flatten().filter_map(|m| m["type"].as_str()).collect();
+    assert_eq!(kinds, ["proposal", "clarification", "clarification", "counter", "accept", "contract"]);
+    assert_eq!(negotiation["messages"][5]["from"], json!(Address::ZERO), "the relay's own message");
+    assert_eq!(data["conversation"]["pact"], json!({ "id": "0", "payment": ether(5).to_string() }));
+    assert_eq!(data["conversation"]["deadline"], "2025-01-30T18:00:00+00:00");
+
+    let got = buyer.ok("get_contract", json!({ "contract_id": "0" })).await?;
+    assert_eq!(got.data["conversation"]["conversationId"], "conv_xyz");
+    assert_eq!(got.data["hash"], json!(keccak256(document.as_bytes())));
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_illegal_transition_is_refused_and_changes_nothing() -> Result {
+    let s = Stage::seed_story().await?;
+    let (seeker, worker, stranger) = (s.key(1)?, s.key(2)?, s.key(6)?);
+    let (w, k) = (worker.address(), seeker.address());
+    let at = "2025-01-30T10:00:00Z";
+    let proposal = json!({ "task": "logo", "budget": "5 ETH", "deadline": "2025-01-31T12:00:00Z" });
+    let accept = json!({ "accepted_terms": { "price": "5 ETH", "deadline": "2025-01-31T12:00:00Z" } });
+
+    // Before any conversation: only an inquiry or a proposal opens one.
+    let (status, answer) = s
+        .post(&s.signed(&seeker, MessageType::Clarification, w, "c1", at, json!({ "questions": ["?"] }))?)
+        .await?;
+    assert_eq!((status, code(&answer)), (404, "NO_CONVERSATION"), "{answer}");
+    s.post(&s.signed(&seeker, MessageType::Inquiry, w, "c1", at, json!({ "task": "logo" }))?).await?;
+
+    let cases = [
+        (&seeker, MessageType::Inquiry, w, json!({ "task": "again" }), "only opens"),
+        (&seeker, MessageType::Capability, w, json!({ "price": "1 ETH" }), "comes from the worker"),
+        (&worker, MessageType::Proposal, k, proposal.clone(), "comes from the seeker"),
+        (&seeker, MessageType::Counter, w, json!({ "price": "1 ETH" }), "comes from the worker"),
+        (&worker, MessageType::Counter, k, json!({ "price": "1 ETH" }), "needs terms on the table"),
+        (&worker, MessageType::Accept, k, accept.clone(), "needs terms on the table"),
+        (
+            &seeker,
+            MessageType::Contract,
+            w,
+            json!({ "pact_id": "0", "spec_hash": format!("0x{}", "1".repeat(64)) }),
+            "only from the relay",
+        ),
+    ];
+    for (n, (key, kind, to, payload, rule)) in cases.into_iter().enumerate() {
+        let at = format!("2025-01-30T10:00:{:02}Z", n + 1);
+        let (status, answer) = s.post(&s.signed(key, kind, to, "c1", &at, payload)?).await?;
+        assert_eq!(status, 409, "{kind:?}: {answer}");
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains(rule)), "{kind:?}: {answer}");
+    }
+    assert_eq!(s.messages("c1").await?, ["inquiry"], "refusals store nothing");
+
+    // Terms on the table: the proposer cannot accept its own, nor accept other terms.
+    s.post(&s.signed(&seeker, MessageType::Proposal, w, "c1", "2025-01-30T10:00:20Z", proposal)?).await?;
+    let (_, answer) = s
+        .post(&s.signed(&seeker, MessageType::Accept, w, "c1", "2025-01-30T10:00:21Z", accept.clone())?)
+        .await?;
+    assert!(
+        answer["error"]["message"].as_str().is_some_and(|m| m.contains("not the sender's own")),
+        "{answer}"
+    );
+    let cheaper = json!({ "accepted_terms": { "price": "4 ETH" } });
+    let (_, answer) =
+        s.post(&s.signed(&worker, MessageType::Accept, k, "c1", "2025-01-30T10:00:22Z", cheaper)?).await?;
+    assert_eq!(code(&answer), "ILLEGAL_TRANSITION");
+    assert!(
+        answer["error"]["message"].as_str().is_some_and(|m| m.contains("not the terms on the table")),
+        "{answer}"
+    );
+    // A third agent may not speak in it (registered, but not a party).
+    send(s.m.chain.agents.register(profile("Stranger", &[("x", ether(1))])).from(stranger.address())).await?;
+    s.synced().await?;
+    let (_, answer) = s
+        .post(&s.signed(
+            &stranger,
+            MessageType::Clarification,
+            w,
+            "c1",
+            "2025-01-30T10:00:23Z",
+            json!({ "questions": ["hi"] }),
+        )?)
+        .await?;
+    assert_eq!(code(&answer), "WRONG_PARTIES", "{answer}");
+
+    // Rejected: closed for good.
+    let (_, answer) = s
+        .post(&s.signed(
+            &worker,
+            MessageType::Reject,
+            k,
+            "c1",
+            "2025-01-30T10:00:24Z",
+            json!({ "reason": "busy" }),
+        )?)
+        .await?;
+    assert_eq!(answer["status"], "DECLINED");
+    let (status, answer) = s
+        .post(&s.signed(
+            &seeker,
+            MessageType::Clarification,
+            w,
+            "c1",
+            "2025-01-30T10:00:25Z",
+            json!({ "questions": ["why?"] }),
+        )?)
+        .await?;
+    assert_eq!((status, code(&answer)), (410, "CONVERSATION_CLOSED"), "{answer}");
+    assert_eq!(s.messages("c1").await?, ["inquiry", "proposal", "reject"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_conversation_whose_clock_runs_out_is_abandoned() -> Result {
+    let s = Stage::seed_story().await?;
+    let (seeker, worker) = (s.key(1)?, s.key(2)?);
+    let (w, k) = (worker.address(), seeker.address());
+    let proposal = json!({ "task": "logo", "budget": "5 ETH" });
+
+    // Initial response: 60 s. An answer at +60 s is in time, one at +61 s is not.
+    s.post(&s.signed(&seeker, MessageType::Proposal, w, "slow", "2025-01-30T10:00:00Z", proposal.clone())?)
+        .await?;
+    let (status, answer) = s
+        .post(&s.signed(
+            &worker,
+            MessageType::Clarification,
+            k,
+            "slow",
+            "2025-01-30T10:01:01Z",
+            json!({ "questions": ["?"] }),
+        )?)
+        .await?;
+    assert_eq!((status, code(&answer)), (410, "CONVERSATION_EXPIRED"), "{answer}");
+    let q = "{ conversation(id: \"slow\") { status expiresAt } }";
+    assert_eq!(s.api.data(q, json!({})).await?["conversation"]["status"], "ABANDONED");
+    let (_, answer) = s
+        .post(&s.signed(&worker, MessageType::Reject, k, "slow", "2025-01-30T10:01:02Z", json!({}))?)
+        .await?;
+    assert_eq!(code(&answer), "CONVERSATION_CLOSED");
+
+    s.post(&s.signed(&seeker, MessageType::Proposal, w, "quick", "2025-01-30T10:02:00Z", proposal)?).await?;
+    let (status, _) = s
+        .post(&s.signed(
+            &worker,
+            MessageType::Clarification,
+            k,
+            "quick",
+            "2025-01-30T10:03:00Z",
+            json!({ "questions": ["?"] }),
+        )?)
+        .await?;
+    assert_eq!(status, 201, "exactly 60 s is in time");
+    // Clarification round: 30 s.
+    let (_, answer) = s
+        .post(&s.signed(
+            &seeker,
+            MessageType::Clarification,
+            w,
+            "quick",
+            "2025-01-30T10:03:31Z",
+            json!({ "answers": ["!"] }),
+        )?)
+        .await?;
+    assert_eq!(code(&answer), "CONVERSATION_EXPIRED", "{answer}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_timeouts_are_configurable() -> Result {
+    let start = DateTime::from_timestamp(SEED_START, 0).unwrap_or_default();
+    let short = Timeouts {
+        initial_response: std::time::Duration::from_secs(5),
+        clarification_round: std::time::Duration::from_secs(2),
+        acceptance: std::time::Duration::from_secs(3),
+    };
+    let s = Stage::open(TestChain::start_at(SEED_START as u64).await?, start, short).await?;
+    let (seeker, worker) = (s.key(1)?, s.key(2)?);
+    let proposal = json!({ "task": "logo", "budget": "5 ETH" });
+    s.post(&s.signed(
+        &seeker,
+        MessageType::Proposal,
+        worker.address(),
+        "c",
+        "2025-01-30T10:00:00Z",
+        proposal,
+    )?)
+    .await?;
+    let counter = json!({ "price": "4 ETH" });
+    let (status, _) = s
+        .post(&s.signed(
+            &worker,
+            MessageType::Counter,
+            seeker.address(),
+            "c",
+            "2025-01-30T10:00:05Z",
+            counter,
+        )?)
+        .await?;
+    assert_eq!(status, 201);
+    let accept = json!({ "accepted_terms": { "price": "4 ETH" } });
+    let (_, answer) = s
+        .post(&s.signed(
+            &seeker,
+            MessageType::Accept,
+            worker.address(),
+            "c",
+            "2025-01-30T10:00:09Z",
+            accept,
+        )?)
+        .await?;
+    assert_eq!(code(&answer), "CONVERSATION_EXPIRED", "3 s to accept: {answer}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn forged_replayed_stale_and_misaddressed_messages_are_refused() -> Result {
+    let s = Stage::seed_story().await?;
+    let (seeker, worker, outsider) = (s.key(1)?, s.key(2)?, s.key(7)?);
+    let (w, k) = (worker.address(), seeker.address());
+    let proposal = || json!({ "task": "logo", "budget": "5 ETH" });
+    let at = "2025-01-30T10:00:00Z";
+
+    // Signed by another key than `from`'s: forged.
+    let mut forged = s.signed(&outsider, MessageType::Proposal, w, "f", at, proposal())?;
+    forged.from = k;
+    let (status, answer) = s.post(&forged).await?;
+    assert_eq!((status, code(&answer)), (401, "BAD_SIGNATURE"), "{answer}");
+    // Changed after signing.
+    let mut tampered = s.signed(&seeker, MessageType::Proposal, w, "f", at, proposal())?;
+    tampered.payload["budget"] = json!("1 ETH");
+    assert_eq!(code(&s.post(&tampered).await?.1), "BAD_SIGNATURE");
+    // To an address that is not a registered agent.
+    let (status, answer) =
+        s.post(&s.signed(&seeker, MessageType::Proposal, outsider.address(), "f", at, proposal())?).await?;
+    assert_eq!((status, code(&answer)), (403, "NOT_REGISTERED"), "{answer}");
+    // Ten minutes away from the relay's clock.
+    let stale = s.signed(&seeker, MessageType::Proposal, w, "f", "2025-01-30T09:50:00Z", proposal())?;
+    s.set_clock(at);
+    let (status, answer) = s.post_raw(&serde_json::to_value(&stale).unwrap_or_default()).await?;
+    assert_eq!((status, code(&answer)), (400, "STALE_MESSAGE"), "{answer}");
+    // Garbage and a wrong protocol.
+    let (status, answer) = s.post_raw(&json!({ "protocol": "HIRE/1.0" })).await?;
+    assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");
+    let mut other = s.signed(&seeker, MessageType::Proposal, w, "f", at, proposal())?;
+    other.protocol = "HIRE/2.0".into();
+    assert_eq!(code(&s.post(&other).await?.1), "BAD_MESSAGE");
+
+    // The real one, once; then its replay.
+    let real = s.signed(&seeker, MessageType::Proposal, w, "f", at, proposal())?;
+    assert_eq!(s.post(&real).await?.0, 201);
+    let (status, answer) = s.post(&real).await?;
+    assert_eq!((status, code(&answer)), (409, "REPLAYED"), "{answer}");
+    // Misaddressed: the worker answering someone else in this conversation.
+    send(s.m.chain.agents.register(profile("Third", &[("x", ether(1))])).from(outsider.address())).await?;
+    s.synced().await?;
+    let (_, answer) = s
+        .post(&s.signed(
+            &worker,
+            MessageType::Clarification,
+            outsider.address(),
+            "f",
+            "2025-01-30T10:00:01Z",
+            json!({ "questions": ["?"] }),
+        )?)
+        .await?;
+    assert_eq!(code(&answer), "WRONG_PARTIES", "{answer}");
+    assert_eq!(s.messages("f").await?, ["proposal"]);
+
+    // The audit log cannot be rewritten, even by a database client.
+    let rewrite = sqlx::query("UPDATE negotiation_messages SET payload = '{}'").execute(s.db.pool()).await;
+    assert!(rewrite.is_err_and(|e| e.to_string().contains("append-only")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
+    let now = Utc::now();
+    let s = Stage::open(TestChain::start().await?, now, Timeouts::default()).await?;
+    // The relay keeps real time here: the MCP servers stamp their messages with the system clock.
+    let clock = s.clock.clone();
+    let _ticking = tokio::spawn(async move {
+        loop {
+            if let Ok(mut c) = clock.lock() {
+                *c = Utc::now();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    let seeker = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
+    let worker = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
+    seeker.use_relay(&s.api.base)?;
+    worker.use_relay(&s.api.base)?;
+    let mut inbox = s
+        .api
+        .subscribe(
+            "subscription($a: Address!) { negotiationMessages(agent: $a) { type from seq } }",
+            json!({ "a": worker.address.to_checksum(None) }),
+        )
+        .await?;
+
+    let deadline =
+        (Utc::now() + chrono::Duration::days(2)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let proposing = seeker.ok(
+        "send_proposal",
+        json!({ "worker_id": worker.address.to_string(), "task": "logo design", "requirements": ["SVG format"],
+                "budget": "0.5 ETH", "deadline": deadline, "wait_seconds": 15 }),
+    );
+    // The worker finds the proposal among its conversations and counters while the seeker waits.
+    let countering = async {
+        let mut id = String::new();
+        for _ in 0..200 {
+            let listed = worker.ok("get_conversations", json!({})).await?;
+            if let Some(found) = listed.data["conversations"][0]["conversationId"].as_str() {
+                id = found.to_owned();
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        worker
+            .ok("respond_negotiation", json!({ "conversation_id": id, "type": "counter",
+                                               "message": { "price": "0.4 ETH", "estimated_delivery": deadline } }))
+            .await?;
+        Ok::<_, HarnessError>(id)
+    };
+    let (sent, id) = futures::future::try_join(proposing, countering).await?;
+    assert_eq!(sent.data["conversationId"], json!(id));
+    assert_eq!(sent.data["reply"]["type"], "counter", "the seeker's wait brought the counter: {}", sent.text);
+    let pushed = inbox.next_data().await?;
+    assert_eq!(pushed["negotiationMessages"]["type"], "proposal", "{pushed}");
+    assert_eq!(pushed["negotiationMessages"]["from"], json!(seeker.address.to_checksum(None)));
+    let pushed = inbox.next_data().await?;
+    assert_eq!(pushed["negotiationMessages"]["type"], "counter", "the worker's own message too: {pushed}");
+
+    let accepted = seeker
+        .ok("respond_negotiation", json!({ "conversation_id": id, "type": "accept",
+                                           "message": { "accepted_terms": { "price": "0.4 ETH", "deadline": deadline } } }))
+        .await?;
+    assert_eq!(accepted.data["status"], "CONTRACTED", "{}", accepted.text);
+    let (code, _) = worker
+        .refused(
+            "send_proposal",
+            json!({ "worker_id": seeker.address.to_string(), "task": "x", "budget": "1" }),
+        )
+        .await?;
+    assert_eq!(code, "FORBIDDEN", "seed 000 gives proposals to seekers");
+
+    let signed = seeker
+        .ok(
+            "sign_contract",
+            json!({ "conversation_id": id, "arbitrator": s.m.cast.arbitrator.to_string(),
+                                     "oracles": [s.m.cast.oracles[0].to_string()], "oracle_weights": [100] }),
+        )
+        .await?;
+    let pact: U256 = signed.data["contractId"].as_str().and_then(|p| p.parse().ok()).unwrap_or(U256::MAX);
+    worker.ok("sign_contract", json!({ "conversation_id": id })).await?;
+    assert_eq!(s.m.status(pact).await?, PactStatus::Funded);
+    assert_eq!(s.m.chain.pact.getPact(pact).call().await?.payment, ether(4) / U256::from(10));
+    let contract = worker.resource("hire://conversations").await?;
+    assert_eq!(contract["conversations"][0]["contractId"], json!(pact.to_string()));
+    Ok(())
+}
