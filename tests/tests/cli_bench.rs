@@ -83,3 +83,17 @@ async fn index_bench_checks_the_index_against_the_generated_history() -> Result 
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn relay_bench_measures_latency_and_throughput() -> Result {
+    let output = Command::new(binary())
+        .args(["bench", "relay", "--messages", "20", "--conversations", "2", "--seconds", "1"])
+        .output()
+        .map_err(process)?;
+    let printed = said(&output);
+    assert!(output.status.success(), "{printed}");
+    for expected in ["send → counterparty's subscription, 20 messages", "messages/s"] {
+        assert!(printed.contains(expected), "{expected:?} missing from:\n{printed}");
+    }
+    Ok(())
+}

@@ -1,5 +1,5 @@
 //! `agentpact bench`: reproducible load and the figures of BENCHMARKS.md. `gen` fills a running
-//! anvil; `index`, `api` and `mcp` each start their own anvil and database, generate the same
+//! anvil; `index`, `api`, `mcp` and `relay` each start their own anvil and database, generate the same
 //! history for the same seed, and print what they measured. Benchmarks measure; tests assert.
 
 mod api;
@@ -8,6 +8,7 @@ mod index;
 mod lab;
 mod market;
 mod mcp;
+mod relay;
 
 use std::time::Duration;
 
@@ -30,6 +31,8 @@ enum BenchCommand {
     Api(api::ApiArgs),
     /// The MCP server's own cost per read tool, and a whole lifecycle through the stdio binary.
     Mcp(mcp::McpBenchArgs),
+    /// The negotiation relay: send-to-subscription latency and messages/s.
+    Relay(relay::RelayArgs),
 }
 
 /// Runs the chosen benchmark.
@@ -39,6 +42,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Index(args) => index::run(args).await,
         BenchCommand::Api(args) => api::run(args).await,
         BenchCommand::Mcp(args) => mcp::run(args).await,
+        BenchCommand::Relay(args) => relay::run(args).await,
     }
 }
 
