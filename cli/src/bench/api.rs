@@ -33,7 +33,7 @@ type Inputs = Arc<dyn Fn(u64) -> Value + Send + Sync>;
 
 /// Runs the benchmark and prints a table.
 pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
-    let lab = Lab::open(&args.workload).await?;
+    let lab = Lab::open(&args.workload, "api").await?;
     let started = Instant::now();
     lab.indexer(Config::default()).catch_up().await?;
     // What autovacuum does to tables this size within minutes: planner statistics, and the

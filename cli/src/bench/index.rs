@@ -36,7 +36,7 @@ pub struct IndexArgs {
 
 /// Runs the benchmark and prints its figures.
 pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
-    let lab = Lab::open(&args.workload).await?;
+    let lab = Lab::open(&args.workload, "index").await?;
     let mut indexer = lab.indexer(Config::default());
     let metrics = indexer.metrics();
     reset_peak_rss();

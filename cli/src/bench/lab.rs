@@ -17,7 +17,8 @@ use super::{
     market::{ACCOUNTS, Cast, Generated, Generator},
 };
 
-/// The database every benchmark (re)creates.
+/// The prefix of the database each benchmark (re)creates: `agentpact_bench_<benchmark>`, so
+/// different benchmarks can run at once against one server.
 const DATABASE: &str = "agentpact_bench";
 
 /// Anvil, the contracts, the history and a database.
@@ -40,8 +41,9 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// Starts anvil, deploys, generates `workload`'s history and prepares a database.
-    pub async fn open(workload: &Workload) -> anyhow::Result<Self> {
+    /// Starts anvil, deploys, generates `workload`'s history and prepares the database of
+    /// `benchmark` (`index`, `api`, …).
+    pub async fn open(workload: &Workload, benchmark: &str) -> anyhow::Result<Self> {
         // Without old states in memory: anvil otherwise keeps one per block and reaches gigabytes
         // (and crawls) within tens of thousands of pacts. Blocks, receipts and logs are kept.
         let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string(), "--prune-history"]))?;
@@ -59,7 +61,8 @@ impl Lab {
             generated.transactions,
             started.elapsed()
         );
-        let (database_url, cluster) = fresh_database(workload.database_url.as_deref(), DATABASE).await?;
+        let (database_url, cluster) =
+            fresh_database(workload.database_url.as_deref(), &format!("{DATABASE}_{benchmark}")).await?;
         let pool = sqlx::postgres::PgPoolOptions::new().max_connections(16).connect(&database_url).await?;
         MIGRATOR.run(&pool).await?;
         Ok(Self { anvil, provider, deployment, cast, generated, pool, database_url, _cluster: cluster })
