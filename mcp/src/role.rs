@@ -1,6 +1,8 @@
 //! Roles (seed 000): which tools an agent's server lists and accepts. Every role reads pacts;
-//! writes go to the roles whose part in a pact needs them; the market tools follow seed 000's
-//! table (seeker: search, get_agent, submit_feedback; worker: register, update_profile).
+//! writes go to the roles whose part in a pact needs them; the market and negotiation tools follow
+//! seed 000's table (seeker: search, get_agent, negotiate, sign_contract, submit_feedback; worker:
+//! register, update_profile, respond_negotiation, sign_contract), "negotiate" being
+//! `send_proposal` and `respond_negotiation`.
 
 use std::{fmt, str::FromStr};
 
@@ -128,6 +130,12 @@ mod tests {
         assert_eq!(allowed(Role::Worker), ["register_agent", "update_profile"]);
         assert_eq!(allowed(Role::Full), market);
         assert!(allowed(Role::Oracle).is_empty() && allowed(Role::Arbitrator).is_empty());
+        // Negotiation: seekers propose ("negotiate"), both answer and sign, everyone reads.
+        let talk = ["send_proposal", "respond_negotiation", "sign_contract"];
+        let talks = |r: Role| talk.iter().filter(|t| r.allows(t)).copied().collect::<Vec<_>>();
+        assert_eq!(talks(Role::Seeker), talk);
+        assert_eq!(talks(Role::Worker), ["respond_negotiation", "sign_contract"]);
+        assert!(Role::ALL.iter().all(|r| r.allows("get_conversations") && r.allows("get_contract")));
         assert_eq!("worker".parse(), Ok(Role::Worker));
         assert!("boss".parse::<Role>().is_err());
     }

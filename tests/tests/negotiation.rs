@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use agentpact_api::{
     NegotiationConfig,
-    negotiation::{Clock, Envelope, MessageType, PROTOCOL, Timeouts},
+    negotiation::{Clock, Envelope, MessageType, Timeouts},
 };
 use agentpact_contracts::PactStatus;
 use agentpact_mcp::Role;
@@ -94,20 +94,9 @@ impl Stage {
         at: &str,
         payload: Value,
     ) -> Result<Envelope> {
-        let mut e = Envelope {
-            protocol: PROTOCOL.into(),
-            kind,
-            from: key.address(),
-            to,
-            timestamp: at.into(),
-            conversation_id: id.into(),
-            payload,
-            signature: String::new(),
-        };
-        let hash = e.signing_hash(self.m.chain.anvil.chain_id());
-        e.signature =
-            key.sign_hash_sync(&hash).map_err(|e| HarnessError::Process(e.to_string()))?.to_string();
-        Ok(e)
+        Envelope::new(kind, key.address(), to, id, at.into(), payload)
+            .signed_with(self.m.chain.anvil.chain_id(), |hash| key.sign_hash_sync(hash))
+            .map_err(|e| HarnessError::Process(e.to_string()))
     }
 
     /// Posts `e` to the relay at the relay time `e.timestamp`; returns the status and the answer.

@@ -138,6 +138,37 @@ pub enum Malformed {
 }
 
 impl Envelope {
+    /// A `kind` message from `from` to `to` in conversation `id`, stamped `timestamp`, unsigned.
+    pub fn new(
+        kind: MessageType,
+        from: Address,
+        to: Address,
+        id: &str,
+        timestamp: String,
+        payload: Value,
+    ) -> Self {
+        Self {
+            protocol: PROTOCOL.into(),
+            kind,
+            from,
+            to,
+            timestamp,
+            conversation_id: id.to_owned(),
+            payload,
+            signature: String::new(),
+        }
+    }
+
+    /// The message signed by `sign`, which signs the EIP-712 hash on `chain_id` with the sender's key.
+    pub fn signed_with<E>(
+        mut self,
+        chain_id: u64,
+        sign: impl FnOnce(&B256) -> Result<Signature, E>,
+    ) -> Result<Self, E> {
+        self.signature = sign(&self.signing_hash(chain_id))?.to_string();
+        Ok(self)
+    }
+
     /// The EIP-712 hash the signature covers, on `chain_id`.
     pub fn signing_hash(&self, chain_id: u64) -> B256 {
         self.typed().eip712_signing_hash(&domain(chain_id))
@@ -395,25 +426,17 @@ mod tests {
     use super::*;
 
     fn proposal(from: Address, to: Address) -> Envelope {
-        Envelope {
-            protocol: PROTOCOL.into(),
-            kind: MessageType::Proposal,
-            from,
-            to,
-            timestamp: "2025-01-30T10:00:00Z".into(),
-            conversation_id: "conv_xyz".into(),
-            payload: json!({ "task": "logo design", "requirements": ["SVG format"], "budget": "5 ETH",
-                             "deadline": "2025-01-31T12:00:00Z" }),
-            signature: String::new(),
-        }
+        let payload = json!({ "task": "logo design", "requirements": ["SVG format"], "budget": "5 ETH",
+                              "deadline": "2025-01-31T12:00:00Z" });
+        Envelope::new(MessageType::Proposal, from, to, "conv_xyz", "2025-01-30T10:00:00Z".into(), payload)
     }
 
     #[test]
     fn a_signature_binds_sender_payload_and_chain() {
         let key = PrivateKeySigner::random();
-        let mut m = proposal(key.address(), Address::repeat_byte(2));
-        let sig = key.sign_hash_sync(&m.signing_hash(31337)).expect("sign");
-        m.signature = sig.to_string();
+        let m = proposal(key.address(), Address::repeat_byte(2))
+            .signed_with(31337, |hash| key.sign_hash_sync(hash))
+            .expect("sign");
         assert!(m.check().is_ok());
         assert_eq!(m.signer(31337), Ok(key.address()));
         assert_ne!(m.signer(84532), Ok(key.address()), "another chain's domain");

@@ -153,10 +153,9 @@ impl Relay {
         if skew > chrono::Duration::from_std(MAX_SKEW).unwrap_or(chrono::Duration::MAX) {
             return Err(RelayError::Stale { timestamp: envelope.timestamp.clone(), now });
         }
-        for agent in [envelope.from, envelope.to] {
-            if !self.registered(agent).await? {
-                return Err(RelayError::NotRegistered(agent));
-            }
+        let registered = self.registered(&[envelope.from, envelope.to]).await?;
+        if let Some(stranger) = [envelope.from, envelope.to].into_iter().find(|a| !registered.contains(a)) {
+            return Err(RelayError::NotRegistered(stranger));
         }
         let digest = envelope.signing_hash(self.chain_id);
         let mut tx = self.pool.begin().await?;
@@ -242,16 +241,14 @@ impl Relay {
         .execute(&mut *tx)
         .await?;
         let note = ContractNote { pact_id: pact_id.to_string(), spec_hash };
-        let envelope = Envelope {
-            protocol: PROTOCOL.into(),
-            kind: MessageType::Contract,
-            from: Address::ZERO,
-            to: conversation.seeker,
-            timestamp: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            conversation_id: id.to_owned(),
-            payload: serde_json::to_value(&note).unwrap_or_default(),
-            signature: String::new(),
-        };
+        let envelope = Envelope::new(
+            MessageType::Contract,
+            Address::ZERO,
+            conversation.seeker,
+            id,
+            now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            serde_json::to_value(&note).unwrap_or_default(),
+        );
         // The relay's own message: its digest is the terms' hash under the pact id, unique per pact.
         let digest = keccak256([spec_hash.as_slice(), &pact_id.to_be_bytes::<32>()].concat());
         let seq = append(&mut tx, self.chain_id, &envelope, digest, now).await?;
@@ -264,12 +261,16 @@ impl Relay {
         })
     }
 
-    async fn registered(&self, agent: Address) -> Result<bool, sqlx::Error> {
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM agents WHERE chain_id = $1 AND address = $2)")
-            .bind(chain(self.chain_id))
-            .bind(agent.to_vec())
-            .fetch_one(&self.pool)
-            .await
+    /// Which of `agents` are registered in AgentRegistry (as indexed), in one round trip.
+    async fn registered(&self, agents: &[Address]) -> Result<Vec<Address>, sqlx::Error> {
+        let keys: Vec<Vec<u8>> = agents.iter().map(|a| a.to_vec()).collect();
+        let found: Vec<Vec<u8>> =
+            sqlx::query_scalar("SELECT address FROM agents WHERE chain_id = $1 AND address = ANY($2)")
+                .bind(chain(self.chain_id))
+                .bind(&keys)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(found.iter().filter_map(|a| Address::try_from(a.as_slice()).ok()).collect())
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agentpact_api::{
     NegotiationConfig, Reader, ServeConfig,
-    negotiation::{Envelope, MessageType, PROTOCOL, Timeouts},
+    negotiation::{Envelope, MessageType, Timeouts},
 };
 use agentpact_contracts::AgentRegistry;
 use agentpact_indexer::Config;
@@ -182,17 +182,9 @@ impl Sender {
         kind: MessageType,
         payload: Value,
     ) -> anyhow::Result<()> {
-        let mut e = Envelope {
-            protocol: PROTOCOL.into(),
-            kind,
-            from: key.address(),
-            to,
-            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            conversation_id: id.into(),
-            payload,
-            signature: String::new(),
-        };
-        e.signature = key.sign_hash_sync(&e.signing_hash(self.chain_id))?.to_string();
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let e = Envelope::new(kind, key.address(), to, id, now, payload)
+            .signed_with(self.chain_id, |hash| key.sign_hash_sync(hash))?;
         let response = self.client.post(&self.url).json(&e).send().await?;
         if !response.status().is_success() {
             bail!("the relay refused a benchmark message: {}", response.text().await.unwrap_or_default());

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use agentpact_api::{
-    negotiation::{Envelope, MessageType, PROTOCOL, Status, terms_document},
+    negotiation::{Envelope, MessageType, Status, terms_document},
     read::{ConversationFilter, ConversationRecord, StoredMessage},
 };
 use agentpact_contracts::{AgentPact, Initiator};
@@ -315,17 +315,9 @@ async fn send(
     id: &str,
     payload: Value,
 ) -> Result<Sent, ToolError> {
-    let mut envelope = Envelope {
-        protocol: PROTOCOL.into(),
-        kind,
-        from: chain.me,
-        to,
-        timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        conversation_id: id.to_owned(),
-        payload,
-        signature: String::new(),
-    };
-    envelope.signature = chain.sign(&envelope.signing_hash(chain.chain_id))?.to_string();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let envelope = Envelope::new(kind, chain.me, to, id, now, payload)
+        .signed_with(chain.chain_id, |hash| chain.sign(hash))?;
     let answer = post(chain, "hire/messages", &serde_json::to_value(&envelope).unwrap_or_default()).await?;
     serde_json::from_value(answer).map_err(|e| ToolError::Failed(format!("the relay answered oddly: {e}")))
 }
