@@ -290,7 +290,7 @@ impl<P: Provider> Indexer<P> {
                 }
                 Some((next_from, next_to, self.logs(next_from, next_to).await))
             };
-            let (batch, next) = tokio::join!(self.commit(conn, from, to, seen, &logs), next);
+            let (batch, next) = tokio::join!(self.commit(conn, at, from, to, seen, &logs), next);
             let (checkpoint, events) = batch?;
             prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
@@ -304,13 +304,15 @@ impl<P: Provider> Indexer<P> {
     }
 
     /// Journals, projects, remembers recent blocks, announces changed pacts and moves the
-    /// checkpoint for blocks `from..=to`, in one transaction. Returns the checkpoint and the number
-    /// of new events. Runs in a `batch` span (chain, from, to, logs) that every log line inside carries.
-    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, head, logs),
+    /// checkpoint for blocks `from..=to`, which extend the checkpoint `extends`, in one
+    /// transaction. Returns the checkpoint and the number of new events. Runs in a `batch` span
+    /// (chain, from, to, logs) that every log line inside carries.
+    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, head, logs),
         fields(chain_id = self.target.chain_id, logs = logs.len()))]
     async fn commit(
         &self,
         conn: &mut PgConnection,
+        extends: Option<Checkpoint>,
         from: u64,
         to: u64,
         head: Head,
@@ -321,15 +323,30 @@ impl<P: Provider> Indexer<P> {
         let recent = self.block_refs(from.max(final_below), to).await?;
         let mut blocks: HashMap<u64, (B256, u64)> =
             recent.iter().map(|b| (b.number, (b.hash, b.timestamp))).collect();
-        // Every block holding a log, and the range's last block, as the chain has them now.
+        let mut first_parent = recent.first().filter(|b| b.number == from).map(|b| b.parent_hash);
+        // Every block holding a log, the range's last block, and its first (whose parent must be
+        // the block the batch extends), as the chain has them now.
         let unseen: BTreeSet<u64> = logs
             .iter()
             .filter_map(|l| l.block_number)
             .chain([to])
+            .chain(first_parent.is_none().then_some(from))
             .filter(|n| !blocks.contains_key(n))
             .collect();
         for header in self.headers(unseen).await? {
+            if header.number == from {
+                first_parent = Some(header.parent_hash);
+            }
             blocks.insert(header.number, (header.hash, header.timestamp));
+        }
+        // The chain may have moved between this batch and the one before it (or the checkpoint):
+        // then the batch does not extend what is indexed, and writing it would leave the orphaned
+        // blocks below it in the journal with nothing left to notice them.
+        if let Some(prev) = extends
+            && prev.block_number + 1 == from
+            && first_parent != Some(prev.block_hash)
+        {
+            return Err(IndexError::ChainMoved { block: from });
         }
         self.metrics.phase(Phase::Rpc, reading.elapsed());
         let decoding = std::time::Instant::now();
