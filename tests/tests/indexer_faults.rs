@@ -150,6 +150,25 @@ async fn a_block_whose_parent_is_missing_is_read_again_and_never_becomes_a_row()
 }
 
 #[tokio::test]
+async fn a_batch_that_does_not_extend_the_previous_one_is_read_again() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    // One block per batch: no batch has a link of its own to check, only the one to the block
+    // the previous batch ended on (a reorg between two batches of a pass looks like this).
+    let single = Config { initial_range: 1, max_range: 1, ..quick_retries() };
+    let (proxy, db, metrics) =
+        follow_with(&m, Faults { orphan_blocks: Some(3), ..Faults::default() }, single).await?;
+    assert_eq!(proxy.failed(), 3);
+    assert!(
+        metrics.render().contains("kind=\"chain_moved\""),
+        "a batch whose first block is not the child of the last one indexed is retried\n{}",
+        metrics.render()
+    );
+    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
+    Ok(())
+}
+
+#[tokio::test]
 async fn an_undecodable_log_from_the_contract_stops_the_indexer_without_writing_it() -> Result {
     let m = Market::open().await?;
     some_history(&m).await?;
