@@ -148,6 +148,7 @@ fn print_welcome(
             "CHAIN_ID": CHAIN_ID.to_string(),
             "DATABASE_URL": database_url,
             "DEPLOYMENTS_DIR": deployments.display().to_string(),
+            "HIRE_RELAY_URL": format!("http://127.0.0.1:{api_port}/"),
         }
     } } });
     println!(
