@@ -1,7 +1,8 @@
-//! Seed 000's resources: `hire://profile` (this wallet's agent profile and statistics) and
-//! `hire://contracts` (its pacts, active and past), read from the index.
+//! Seed 000's resources: `hire://profile` (this wallet's agent profile and statistics),
+//! `hire://contracts` (its pacts, active and past) and `hire://conversations` (its negotiations),
+//! read from the index.
 
-use agentpact_api::read::{PactFilter, PactOrder, PageRequest};
+use agentpact_api::read::{ConversationFilter, PactFilter, PactOrder, PageRequest};
 use serde_json::{Value, json};
 
 use crate::{
@@ -9,6 +10,7 @@ use crate::{
     outcome::ToolError,
     tools::{
         discovery::agent_json,
+        negotiation::conversation_json,
         query::{pact_json, reputation_json},
     },
 };
@@ -42,4 +44,10 @@ pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
         "past": past.into_iter().map(pact_json).collect::<Vec<_>>(),
         "more": page.has_next_page,
     }))
+}
+
+/// This wallet's negotiations, latest change first (the latest 50).
+pub async fn conversations(chain: &Chain) -> Result<Value, ToolError> {
+    let list = chain.reader.conversations(chain.chain_id, chain.me, ConversationFilter::All, 50).await?;
+    Ok(json!({ "wallet": chain.me, "conversations": list.iter().map(conversation_json).collect::<Vec<_>>() }))
 }

@@ -181,7 +181,7 @@ impl ServerHandler for PactServer {
             "pact://abi/agent-registry" => abi(agentpact_contracts::artifacts::AGENT_REGISTRY),
             "hire://profile" => hire::profile(&self.chain).await.map_err(unreadable)?,
             "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
-            "hire://conversations" => tools::negotiation::resource(&self.chain).await.map_err(unreadable)?,
+            "hire://conversations" => hire::conversations(&self.chain).await.map_err(unreadable)?,
             other => {
                 let known: Vec<&str> = RESOURCES.iter().map(|(uri, _, _)| *uri).collect();
                 return Err(ErrorData::resource_not_found(

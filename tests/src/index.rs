@@ -72,6 +72,13 @@ pub async fn checkpoint_block(pool: &PgPool) -> Result<i64, HarnessError> {
     Ok(sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints").fetch_one(pool).await?)
 }
 
+/// Waits (up to 15 s) until an indexer running elsewhere has committed `chain`'s latest block (and,
+/// with it, the reputation of everything below).
+pub async fn caught_up(chain: &TestChain, pool: &PgPool) -> Result<(), HarnessError> {
+    let head = alloy::providers::Provider::get_block_number(&chain.provider).await?;
+    wait_for_checkpoint(pool, head).await
+}
+
 /// Waits (up to 15 s) until an indexer running elsewhere has committed block `block`.
 pub async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result<(), HarnessError> {
     for _ in 0..300 {

@@ -11,7 +11,7 @@ use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
     cli::{binary, free_port},
-    index::{dump, fresh_dump, wait_for_checkpoint},
+    index::{caught_up, dump, fresh_dump, wait_for_checkpoint},
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -78,7 +78,7 @@ async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Resul
 
     let mut restarted =
         spawn_indexer(&m, &db, &dir, free_port()?).map_err(|e| HarnessError::Process(e.to_string()))?;
-    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    caught_up(&m.chain, db.pool()).await?;
     let _ = restarted.kill();
     let _ = restarted.wait();
     let _ = std::fs::remove_dir_all(&dir);

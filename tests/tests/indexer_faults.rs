@@ -9,7 +9,7 @@ use agentpact_indexer::{Config, Indexer};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
-    index::{dump, fresh_dump, indexer, small_ranges, target, wait_for_checkpoint},
+    index::{caught_up, dump, fresh_dump, indexer, small_ranges, target},
     pacts::Market,
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc},
@@ -59,7 +59,7 @@ async fn follow_with(
     let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), config);
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
-    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    caught_up(&m.chain, db.pool()).await?;
     task.abort();
     Ok((proxy, db, metrics))
 }
@@ -98,7 +98,7 @@ async fn a_dropped_database_connection_is_recovered() -> Result {
     let ix = indexer(&m.chain, db.pool(), quick_retries());
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
-    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    caught_up(&m.chain, db.pool()).await?;
 
     // What a Postgres restart does to the indexer's sessions.
     sqlx::query(
@@ -109,7 +109,7 @@ async fn a_dropped_database_connection_is_recovered() -> Result {
     .await?;
     let id = m.funded(Initiator::Seller, ether(3)).await?;
     send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
-    wait_for_checkpoint(db.pool(), m.chain.provider.get_block_number().await?).await?;
+    caught_up(&m.chain, db.pool()).await?;
     assert!(!task.is_finished(), "the indexer exited instead of recovering");
     task.abort();
     assert!(

@@ -36,8 +36,7 @@ impl Stage {
 
     /// Waits until the index (reputation included) has the chain's latest block.
     async fn synced(&self) -> Result {
-        let head = alloy::providers::Provider::get_block_number(&self.m.chain.provider).await?;
-        agentpact_tests::index::wait_for_checkpoint(self.db.pool(), head).await
+        agentpact_tests::index::caught_up(&self.m.chain, self.db.pool()).await
     }
 
     /// Dev account `n` as an agent in `role`.

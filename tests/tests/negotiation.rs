@@ -70,8 +70,7 @@ impl Stage {
     }
 
     async fn synced(&self) -> Result {
-        let head = alloy::providers::Provider::get_block_number(&self.m.chain.provider).await?;
-        agentpact_tests::index::wait_for_checkpoint(self.db.pool(), head).await
+        agentpact_tests::index::caught_up(&self.m.chain, self.db.pool()).await
     }
 
     fn set_clock(&self, rfc3339: &str) {

@@ -10,4 +10,4 @@ pub mod relay;
 
 pub use machine::{Conversation, Refusal, Status, Terms, Timeouts};
 pub use message::{Envelope, MessageType, PROTOCOL};
-pub use relay::{Accepted, Clock, NEGOTIATION_CHANNEL, Relay, RelayError, terms_document};
+pub use relay::{Accepted, CODES, Clock, NEGOTIATION_CHANNEL, Relay, RelayError, terms_document};

@@ -19,6 +19,22 @@ use super::{
 /// The channel new messages are announced on: `{"chainId","conversationId","seq","from","to"}`.
 pub const NEGOTIATION_CHANNEL: &str = "negotiation_message";
 
+/// Every code the relay answers a refusal with (`RelayError::code`).
+pub const CODES: [&str; 12] = [
+    "BAD_MESSAGE",
+    "BAD_SIGNATURE",
+    "STALE_MESSAGE",
+    "NOT_REGISTERED",
+    "REPLAYED",
+    "NO_CONVERSATION",
+    "CONVERSATION_CLOSED",
+    "CONVERSATION_EXPIRED",
+    "WRONG_PARTIES",
+    "ILLEGAL_TRANSITION",
+    "PACT_MISMATCH",
+    "INTERNAL",
+];
+
 /// How far a message's timestamp may be from the relay's clock.
 pub const MAX_SKEW: Duration = Duration::from_secs(300);
 
@@ -465,4 +481,35 @@ async fn append(
 
 fn chain(chain_id: u64) -> i64 {
     i64::try_from(chain_id).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_code_is_listed() {
+        let refusals = [
+            RelayError::Malformed(Malformed::Signature),
+            RelayError::BadSignature { from: Address::ZERO, chain_id: 1 },
+            RelayError::Stale { timestamp: String::new(), now: Utc::now() },
+            RelayError::NotRegistered(Address::ZERO),
+            RelayError::Replayed,
+            RelayError::Refused(Refusal::NotOpened { id: String::new() }),
+            RelayError::Refused(Refusal::Closed { id: String::new(), status: Status::Declined }),
+            RelayError::Refused(Refusal::Expired { id: String::new(), expired_at: Utc::now() }),
+            RelayError::Refused(Refusal::NotParties {
+                id: String::new(),
+                seeker: Address::ZERO,
+                worker: Address::ZERO,
+            }),
+            RelayError::Refused(Refusal::Illegal { kind: "x", rule: "y" }),
+            RelayError::Refused(Refusal::BadValue(String::new())),
+            RelayError::PactMismatch(String::new()),
+            RelayError::Db(sqlx::Error::RowNotFound),
+        ];
+        for e in refusals {
+            assert!(CODES.contains(&e.code()), "{} is not in CODES", e.code());
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use agentpact_api::{
-    negotiation::{Envelope, MessageType, Status, terms_document},
+    negotiation::{CODES, Envelope, MessageType, Status, terms_document},
     read::{ConversationFilter, ConversationRecord, StoredMessage},
 };
 use agentpact_contracts::{AgentPact, Initiator};
@@ -292,12 +292,6 @@ pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer, ToolError
     ))
 }
 
-/// This wallet's conversations, for `hire://conversations`.
-pub async fn resource(chain: &Chain) -> Result<Value, ToolError> {
-    let list = chain.reader.conversations(chain.chain_id, chain.me, ConversationFilter::All, 50).await?;
-    Ok(json!({ "wallet": chain.me, "conversations": list.iter().map(conversation_json).collect::<Vec<_>>() }))
-}
-
 /// The relay's answer to an accepted message.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -344,22 +338,9 @@ async fn post(chain: &Chain, path: &str, body: &Value) -> Result<Value, ToolErro
     Err(ToolError::Relay { code: relay_code(code), message: message.to_owned() })
 }
 
-/// The relay's codes as the tool's (unknown ones as `RELAY_ERROR`).
+/// The relay's code as the tool's (`RELAY_ERROR` for one this build does not know).
 fn relay_code(code: &str) -> &'static str {
-    const KNOWN: [&str; 11] = [
-        "BAD_MESSAGE",
-        "BAD_SIGNATURE",
-        "STALE_MESSAGE",
-        "NOT_REGISTERED",
-        "REPLAYED",
-        "NO_CONVERSATION",
-        "CONVERSATION_CLOSED",
-        "CONVERSATION_EXPIRED",
-        "WRONG_PARTIES",
-        "ILLEGAL_TRANSITION",
-        "PACT_MISMATCH",
-    ];
-    KNOWN.into_iter().find(|k| *k == code).unwrap_or("RELAY_ERROR")
+    CODES.into_iter().find(|k| *k == code).unwrap_or("RELAY_ERROR")
 }
 
 /// Waits (at most `seconds`, capped at [`MAX_WAIT_SECS`]) for a message from `from` after `seq`.
@@ -412,7 +393,8 @@ fn conversation_line(r: &ConversationRecord) -> String {
     format!("{} ({} → {}): {}{terms}.", c.id, c.seeker, c.worker, c.status.name())
 }
 
-fn conversation_json(r: &ConversationRecord) -> Value {
+/// A conversation as the tools and resources show it.
+pub(crate) fn conversation_json(r: &ConversationRecord) -> Value {
     let c = &r.conversation;
     json!({
         "conversationId": c.id, "seeker": c.seeker, "worker": c.worker, "status": c.status.name(),
