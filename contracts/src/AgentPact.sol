@@ -11,13 +11,20 @@ import {OracleRegistry} from "./OracleRegistry.sol";
 ///         score submitted work, the buyer approves (or the review period lapses), and the escrow pays
 ///         out. Every payout is credited to a balance that its owner pulls with `withdraw`.
 ///
-///         Every non-terminal status has an exit that one party can take alone:
-///         NEGOTIATING   -> creator cancels, or anyone after the deadline     (creator refunded)
+///         Every non-terminal status has an exit that one party can take alone, and every clock is
+///         bounded (deadline <= 365 days ahead, review period <= 30 days), so each exit opens:
+///         NEGOTIATING   -> creator cancels, or anyone after `acceptBy`        (creator refunded)
 ///         FUNDED        -> anyone after the deadline                          (buyer takes all)
 ///         IN_PROGRESS   -> anyone after the deadline                          (buyer takes all)
 ///         PENDING_VERIFY-> anyone finalizes after the verification window     (silent oracles score 0)
 ///         PENDING_APPROVAL -> anyone auto-approves after the review period    (seller paid)
 ///         DISPUTED      -> anyone after the dispute window                    (each side refunded)
+///
+///         Every window closes for everyone at the same second: an act allowed at second `t` of a
+///         window (accept, reject, dispute) is refused at `t + 1`, where the exit that ends it opens.
+///         Acceptance closes at `acceptBy`, at least `MIN_WORK_WINDOW` before the deadline, so an
+///         accepted seller always has time to deliver. A pact may name its `counterparty`: then no
+///         one else can accept it.
 contract AgentPact is ReentrancyGuard {
     /// @notice Pact status; the numbers are part of the public interface.
     enum Status {
@@ -43,9 +50,13 @@ contract AgentPact is ReentrancyGuard {
         bytes32 specHash;
         string specUri;
         uint64 deadline;
+        /// Last second the pact can be accepted; 0 means `deadline - MIN_WORK_WINDOW`.
+        uint64 acceptBy;
         uint64 reviewPeriod;
         uint8 threshold;
         address arbitrator;
+        /// The only address that may accept; zero lets anyone (but the conflicted) accept.
+        address counterparty;
         uint256 payment;
         address[] oracles;
         uint8[] weights;
@@ -56,12 +67,14 @@ contract AgentPact is ReentrancyGuard {
         address buyer;
         address seller;
         address arbitrator;
+        address counterparty;
         Initiator initiator;
         Status status;
         uint8 threshold;
         uint8 scoreCount;
         uint8 finalScore;
         uint64 deadline;
+        uint64 acceptBy;
         uint64 reviewPeriod;
         uint64 createdAt;
         uint64 submittedAt;
@@ -95,6 +108,17 @@ contract AgentPact is ReentrancyGuard {
     uint256 public constant MAX_ORACLES = 10;
     /// @notice Each side's stake is payment / STAKE_DIVISOR (10%).
     uint256 public constant STAKE_DIVISOR = 10;
+    /// @notice Largest payment, in wei (keeps payment + stakes far from overflow).
+    uint256 public constant MAX_PAYMENT = type(uint128).max;
+    /// @notice Seconds between the close of acceptance and the deadline, at the least: the time an
+    ///         accepted seller is sure to have for the work.
+    uint64 public constant MIN_WORK_WINDOW = 1 hours;
+    /// @notice Latest deadline, in seconds from the pact's creation.
+    uint64 public constant MAX_DURATION = 365 days;
+    /// @notice Longest review period.
+    uint64 public constant MAX_REVIEW_PERIOD = 30 days;
+    /// @notice Longest spec URI, in bytes.
+    uint256 public constant MAX_SPEC_URI = 256;
 
     /// @notice The registry whose active oracles pacts may name.
     OracleRegistry public immutable registry;
@@ -107,14 +131,18 @@ contract AgentPact is ReentrancyGuard {
     mapping(uint256 => mapping(address => Verification)) private verifications;
 
     /// @notice A pact was proposed; carries every term. `deposit` is what the creator paid in.
+    ///         `counterparty` is the only address that may accept (zero: anyone); `acceptBy` the last
+    ///         second it may.
     event PactCreated(
         uint256 indexed pactId,
         address indexed creator,
+        address indexed counterparty,
         Initiator initiator,
         address arbitrator,
         bytes32 specHash,
         string specUri,
         uint64 deadline,
+        uint64 acceptBy,
         uint64 reviewPeriod,
         uint8 threshold,
         uint256 payment,
@@ -165,9 +193,19 @@ contract AgentPact is ReentrancyGuard {
     error NotPactOracle();
     error WrongValue(uint256 sent, uint256 required);
     error PaymentTooSmall(uint256 payment, uint256 minimum);
+    error PaymentTooLarge(uint256 payment, uint256 maximum);
     error DeadlineInPast(uint64 deadline, uint64 now_);
+    error DeadlineOutOfRange(uint64 deadline, uint64 earliest, uint64 latest);
+    error AcceptByOutOfRange(uint64 acceptBy, uint64 earliest, uint64 latest);
+    error ReviewPeriodTooLong(uint64 reviewPeriod, uint64 maximum);
+    error SpecUriTooLong(uint256 length, uint256 maximum);
     error DeadlinePassed(uint64 deadline);
     error DeadlineNotReached(uint64 deadline);
+    error AcceptWindowClosed(uint64 acceptBy);
+    error AcceptWindowOpen(uint64 acceptBy);
+    error NotCounterparty(address counterparty);
+    error ReviewPeriodOver(uint64 endedAt);
+    error VerificationClosed(uint64 closedAt);
     error OracleCount(uint256 count, uint256 maximum);
     error LengthMismatch(uint256 oracles, uint256 weights);
     error WeightsSum(uint256 sum);
@@ -198,10 +236,15 @@ contract AgentPact is ReentrancyGuard {
     function createPact(Terms calldata t) external payable nonReentrant returns (uint256 pactId) {
         uint256 stake = t.payment / STAKE_DIVISOR;
         if (stake == 0) revert PaymentTooSmall(t.payment, STAKE_DIVISOR);
-        if (t.deadline <= block.timestamp) revert DeadlineInPast(t.deadline, uint64(block.timestamp));
+        if (t.payment > MAX_PAYMENT) revert PaymentTooLarge(t.payment, MAX_PAYMENT);
+        uint64 acceptBy = checkClocks(t);
+        if (bytes(t.specUri).length > MAX_SPEC_URI) revert SpecUriTooLong(bytes(t.specUri).length, MAX_SPEC_URI);
         if (t.threshold > 100) revert ThresholdTooHigh(t.threshold);
         if (t.arbitrator == address(0) || t.arbitrator == msg.sender) revert InvalidArbitrator(t.arbitrator);
-        checkOracles(t.oracles, t.weights);
+        if (t.counterparty == msg.sender || (t.counterparty != address(0) && t.counterparty == t.arbitrator)) {
+            revert ConflictOfInterest(t.counterparty);
+        }
+        checkOracles(t.oracles, t.weights, t.counterparty);
 
         bool byBuyer = t.initiator == Initiator.BUYER;
         uint256 deposit = byBuyer ? t.payment + stake : stake;
@@ -211,8 +254,10 @@ contract AgentPact is ReentrancyGuard {
         Pact storage p = pacts[pactId];
         p.initiator = t.initiator;
         p.arbitrator = t.arbitrator;
+        p.counterparty = t.counterparty;
         p.threshold = t.threshold;
         p.deadline = t.deadline;
+        p.acceptBy = acceptBy;
         p.reviewPeriod = t.reviewPeriod == 0 ? DEFAULT_REVIEW_PERIOD : t.reviewPeriod;
         p.createdAt = uint64(block.timestamp);
         p.payment = t.payment;
@@ -230,10 +275,12 @@ contract AgentPact is ReentrancyGuard {
         emitCreated(pactId, p, stake, deposit);
     }
 
-    /// @notice Join an open pact as the missing side, depositing that side's amount.
+    /// @notice Join an open pact as the missing side, depositing that side's amount. Only until
+    ///         `acceptBy`, and only as the named counterparty when the pact names one.
     function acceptPact(uint256 pactId) external payable nonReentrant {
         Pact storage p = pactAt(pactId, Status.NEGOTIATING);
-        if (block.timestamp > p.deadline) revert DeadlinePassed(p.deadline);
+        if (block.timestamp > p.acceptBy) revert AcceptWindowClosed(p.acceptBy);
+        if (p.counterparty != address(0) && msg.sender != p.counterparty) revert NotCounterparty(p.counterparty);
         if (msg.sender == p.arbitrator || isPactOracle(p, msg.sender) || msg.sender == creatorOf(p)) {
             revert ConflictOfInterest(msg.sender);
         }
@@ -333,10 +380,14 @@ contract AgentPact is ReentrancyGuard {
         complete(pactId, p, false);
     }
 
-    /// @notice The buyer refuses verified work; the arbitrator decides.
+    /// @notice The buyer refuses verified work within the review period; the arbitrator decides.
+    ///         The review period's last second is the last one a reject is taken; from the next,
+    ///         only `autoApprove` ends the review.
     function rejectWork(uint256 pactId) external nonReentrant {
         Pact storage p = pactAt(pactId, Status.PENDING_APPROVAL);
         if (msg.sender != p.buyer) revert NotBuyer();
+        uint64 endsAt = p.verifiedAt + p.reviewPeriod;
+        if (block.timestamp > endsAt) revert ReviewPeriodOver(endsAt);
         p.status = Status.DISPUTED;
         p.disputedAt = uint64(block.timestamp);
         emit WorkRejected(pactId, msg.sender);
@@ -353,7 +404,9 @@ contract AgentPact is ReentrancyGuard {
     // ---------------------------------------------------------------- disputes
 
     /// @notice Buyer or seller sends a funded, started or submitted pact to the agreed arbitrator.
-    ///         `arbitrator` must be the one fixed in the terms.
+    ///         `arbitrator` must be the one fixed in the terms. A funded or started pact can be
+    ///         disputed until the deadline (after it, the buyer's timeout claim is the exit); a
+    ///         submitted one until the verification window closes (after it, finalization is).
     function raiseDispute(uint256 pactId, address arbitrator) external nonReentrant {
         Pact storage p = pactExists(pactId);
         if (p.status != Status.FUNDED && p.status != Status.IN_PROGRESS && p.status != Status.PENDING_VERIFY) {
@@ -361,6 +414,12 @@ contract AgentPact is ReentrancyGuard {
         }
         if (msg.sender != p.buyer && msg.sender != p.seller) revert NotParty();
         if (arbitrator != p.arbitrator) revert ArbitratorMismatch(arbitrator, p.arbitrator);
+        if (p.status == Status.PENDING_VERIFY) {
+            uint64 closesAt = p.submittedAt + VERIFICATION_PERIOD;
+            if (block.timestamp > closesAt) revert VerificationClosed(closesAt);
+        } else if (block.timestamp > p.deadline) {
+            revert DeadlinePassed(p.deadline);
+        }
         p.status = Status.DISPUTED;
         p.disputedAt = uint64(block.timestamp);
         emit DisputeRaised(pactId, msg.sender, arbitrator);
@@ -379,13 +438,15 @@ contract AgentPact is ReentrancyGuard {
     // ---------------------------------------------------------------- timeouts
 
     /// @notice Anyone ends a pact whose clock ran out:
-    ///         NEGOTIATING past the deadline -> the creator gets its deposit back;
+    ///         NEGOTIATING past `acceptBy` -> the creator gets its deposit back;
     ///         FUNDED or IN_PROGRESS past the deadline -> the buyer gets payment and both stakes;
     ///         DISPUTED past the dispute window -> each side gets back what it put in.
     function claimTimeout(uint256 pactId) external nonReentrant {
         Pact storage p = pactExists(pactId);
         Status from = p.status;
-        if (from == Status.NEGOTIATING || from == Status.FUNDED || from == Status.IN_PROGRESS) {
+        if (from == Status.NEGOTIATING) {
+            if (block.timestamp <= p.acceptBy) revert AcceptWindowOpen(p.acceptBy);
+        } else if (from == Status.FUNDED || from == Status.IN_PROGRESS) {
             if (block.timestamp <= p.deadline) revert DeadlineNotReached(p.deadline);
         } else if (from == Status.DISPUTED) {
             uint64 endsAt = p.disputedAt + DISPUTE_PERIOD;
@@ -432,14 +493,31 @@ contract AgentPact is ReentrancyGuard {
 
     // ---------------------------------------------------------------- internals
 
-    function checkOracles(address[] calldata oracles, uint8[] calldata weights) private view {
+    /// @dev Checks the deadline and the review period against their bounds and returns the last
+    ///      second of acceptance: `t.acceptBy`, or `deadline - MIN_WORK_WINDOW` when it is zero.
+    function checkClocks(Terms calldata t) private view returns (uint64 acceptBy) {
+        uint64 now_ = uint64(block.timestamp);
+        if (t.deadline <= now_) revert DeadlineInPast(t.deadline, now_);
+        uint64 earliest = now_ + MIN_WORK_WINDOW + 1;
+        uint64 latest = now_ + MAX_DURATION;
+        if (t.deadline < earliest || t.deadline > latest) revert DeadlineOutOfRange(t.deadline, earliest, latest);
+        uint64 lastAccept = t.deadline - MIN_WORK_WINDOW;
+        acceptBy = t.acceptBy == 0 ? lastAccept : t.acceptBy;
+        if (acceptBy <= now_ || acceptBy > lastAccept) revert AcceptByOutOfRange(t.acceptBy, now_ + 1, lastAccept);
+        if (t.reviewPeriod > MAX_REVIEW_PERIOD) revert ReviewPeriodTooLong(t.reviewPeriod, MAX_REVIEW_PERIOD);
+    }
+
+    function checkOracles(address[] calldata oracles, uint8[] calldata weights, address counterparty)
+        private
+        view
+    {
         if (oracles.length == 0 || oracles.length > MAX_ORACLES) revert OracleCount(oracles.length, MAX_ORACLES);
         if (oracles.length != weights.length) revert LengthMismatch(oracles.length, weights.length);
         uint256 sum;
         for (uint256 i = 0; i < oracles.length; i++) {
             address o = oracles[i];
             if (weights[i] == 0) revert ZeroWeight(o);
-            if (o == msg.sender) revert ConflictOfInterest(o);
+            if (o == msg.sender || o == counterparty) revert ConflictOfInterest(o);
             for (uint256 j = 0; j < i; j++) {
                 if (oracles[j] == o) revert DuplicateOracle(o);
             }
@@ -453,11 +531,13 @@ contract AgentPact is ReentrancyGuard {
         emit PactCreated(
             pactId,
             msg.sender,
+            p.counterparty,
             p.initiator,
             p.arbitrator,
             p.specHash,
             p.specUri,
             p.deadline,
+            p.acceptBy,
             p.reviewPeriod,
             p.threshold,
             p.payment,

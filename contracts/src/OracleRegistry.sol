@@ -18,6 +18,11 @@ contract OracleRegistry is ReentrancyGuard {
         uint64 unlockAt;
     }
 
+    /// @notice Most capabilities one oracle may list.
+    uint256 public constant MAX_CAPABILITIES = 16;
+    /// @notice Longest capability, in bytes.
+    uint256 public constant MAX_CAPABILITY = 64;
+
     /// @notice The least stake, in wei, that `register` accepts.
     uint256 public immutable minStake;
     /// @notice Seconds between `deregister` and the earliest `withdrawStake`.
@@ -38,6 +43,8 @@ contract OracleRegistry is ReentrancyGuard {
 
     error StakeTooLow(uint256 sent, uint256 minimum);
     error NoCapabilities();
+    error CapabilityCount(uint256 count, uint256 maximum);
+    error CapabilityTooLong(uint256 index, uint256 length, uint256 maximum);
     error ZeroValue();
     error AlreadyRegistered();
     error NotRegistered();
@@ -56,7 +63,7 @@ contract OracleRegistry is ReentrancyGuard {
         Oracle storage o = oracles[msg.sender];
         if (o.registered) revert AlreadyRegistered();
         if (msg.value < minStake || msg.value == 0) revert StakeTooLow(msg.value, minStake);
-        if (capabilities.length == 0) revert NoCapabilities();
+        checkCapabilities(capabilities);
         o.stake = msg.value;
         o.capabilities = capabilities;
         o.registered = true;
@@ -76,7 +83,7 @@ contract OracleRegistry is ReentrancyGuard {
     /// @notice Replace the caller's capability list.
     function updateCapabilities(string[] calldata capabilities) external {
         Oracle storage o = activeOracle(msg.sender);
-        if (capabilities.length == 0) revert NoCapabilities();
+        checkCapabilities(capabilities);
         o.capabilities = capabilities;
         emit CapabilitiesUpdated(msg.sender, capabilities);
     }
@@ -110,6 +117,16 @@ contract OracleRegistry is ReentrancyGuard {
     /// @notice The full record of `oracle` (all zero when unknown).
     function getOracle(address oracle) external view returns (Oracle memory) {
         return oracles[oracle];
+    }
+
+    /// @dev 1 to MAX_CAPABILITIES entries of at most MAX_CAPABILITY bytes: bounds storage and events.
+    function checkCapabilities(string[] calldata capabilities) private pure {
+        if (capabilities.length == 0) revert NoCapabilities();
+        if (capabilities.length > MAX_CAPABILITIES) revert CapabilityCount(capabilities.length, MAX_CAPABILITIES);
+        for (uint256 i = 0; i < capabilities.length; i++) {
+            uint256 length = bytes(capabilities[i]).length;
+            if (length > MAX_CAPABILITY) revert CapabilityTooLong(i, length, MAX_CAPABILITY);
+        }
     }
 
     function activeOracle(address who) private view returns (Oracle storage o) {

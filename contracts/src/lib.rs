@@ -4,9 +4,12 @@
 //!   `contracts/artifacts` (built by `contracts/build` from `contracts/src`).
 //! - [`PactStatus`] and [`Initiator`]: the contract's enums with their human names.
 //! - [`deploy`]: deploys OracleRegistry, AgentPact and AgentRegistry and reports where and when.
+//! - [`rules`]: the escrow's bounds on terms and the stake rule, for clients that refuse bad
+//!   terms before sending them.
 
 pub mod bindings;
 mod deploy;
+pub mod rules;
 mod status;
 
 pub use bindings::{AgentPact, AgentRegistry, OracleRegistry};

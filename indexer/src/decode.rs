@@ -119,11 +119,13 @@ fn created(e: AgentPact::PactCreated) -> EventBody {
     EventBody::PactCreated {
         pact_id: e.pactId,
         creator: e.creator,
+        counterparty: e.counterparty,
         initiator: e.initiator,
         arbitrator: e.arbitrator,
         spec_hash: e.specHash,
         spec_uri: e.specUri,
         deadline: e.deadline,
+        accept_by: e.acceptBy,
         review_period: e.reviewPeriod,
         threshold: e.threshold,
         payment: e.payment,

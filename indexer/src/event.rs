@@ -37,11 +37,14 @@ pub enum EventBody {
         #[serde(with = "decimal")]
         pact_id: U256,
         creator: Address,
+        /// The only address that may accept; zero when anyone may.
+        counterparty: Address,
         initiator: u8,
         arbitrator: Address,
         spec_hash: B256,
         spec_uri: String,
         deadline: u64,
+        accept_by: u64,
         review_period: u64,
         threshold: u8,
         #[serde(with = "decimal")]

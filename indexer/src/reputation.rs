@@ -18,11 +18,21 @@
 //! finished pact: their count, mean, the number of distinct counterparties (`feedback_raters`) and
 //! `feedback_credit`, the sum over those counterparties of (their mean rating - 1) / 4. Each
 //! counterparty is one vote, however often it rated: a flood from one counterparty counts once.
+//!
+//! Evidence is weighted by the value escrowed, so that a farm of tiny self-dealt pacts buys no
+//! score: a pact weighs `min(1, payment / FULL_WEIGHT_WEI)` (`weight` sums them, `credit` sums
+//! weight x credit), and a counterparty's vote weighs `min(1, the payments of the pacts it rated /
+//! FULL_WEIGHT_WEI)` (`feedback_weight`, `feedback_credit`). The API divides by the weights, not
+//! the counts.
 
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
 use crate::journal::to_i64;
+
+/// The payment, in wei, at and above which a pact (or a counterparty's vote) counts fully toward
+/// reputation: 0.01 ETH. A pact of 10 wei weighs 10⁻¹⁵ of an ordinary one.
+pub const FULL_WEIGHT_WEI: u64 = 10_000_000_000_000_000;
 
 /// Which addresses to refresh.
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +121,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
             WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
         ),
+        weighted AS (SELECT *, least(1, payment / $4::text::numeric) AS w FROM roles),
         outcomes AS (
             SELECT address, role,
                    count(*) AS pacts,
@@ -122,33 +133,38 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
                    round(avg(score), 2) AS mean_score,
                    round(100 - avg(miss), 2) AS agreement,
                    count(credit) AS rated,
-                   coalesce(sum(credit), 0) AS credit
-            FROM roles GROUP BY address, role
+                   coalesce(sum(w * credit), 0) AS credit,
+                   coalesce(sum(w) FILTER (WHERE credit IS NOT NULL), 0) AS weight
+            FROM weighted GROUP BY address, role
         ),
         -- Feedback received, in the role the ratee had in the pact; one vote per counterparty.
         per_rater AS (
             SELECT f.ratee AS address, CASE WHEN f.ratee = p.seller THEN 'seller' ELSE 'buyer' END AS role,
-                   f.rater, count(*) AS given, avg(f.rating) AS mean
+                   f.rater, count(*) AS given, avg(f.rating) AS mean,
+                   least(1, sum(p.payment) / $4::text::numeric) AS w
             FROM feedback f JOIN pacts p USING (chain_id, pact_id)
             WHERE f.chain_id = $1 AND ($2 OR f.ratee = ANY($3))
             GROUP BY 1, 2, 3
         ),
         received AS (
             SELECT address, role, sum(given) AS given, count(*) AS raters,
-                   round(sum(mean * given) / sum(given), 2) AS mean, sum((mean - 1) / 4) AS credit
+                   round(sum(mean * given) / sum(given), 2) AS mean, sum(w * (mean - 1) / 4) AS credit,
+                   sum(w) AS weight
             FROM per_rater GROUP BY address, role
         )
         INSERT INTO reputation
             (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score,
-             agreement, rated, credit, feedback_count, feedback_raters, feedback_mean, feedback_credit)
+             agreement, rated, credit, weight, feedback_count, feedback_raters, feedback_mean, feedback_credit,
+             feedback_weight)
         SELECT $1, o.address, o.role, o.pacts, o.completed, o.refunded, o.disputed, o.timed_out, o.volume,
-               o.mean_score, o.agreement, o.rated, o.credit, coalesce(f.given, 0), coalesce(f.raters, 0),
-               f.mean, coalesce(f.credit, 0)
+               o.mean_score, o.agreement, o.rated, o.credit, o.weight, coalesce(f.given, 0), coalesce(f.raters, 0),
+               f.mean, coalesce(f.credit, 0), coalesce(f.weight, 0)
         FROM outcomes o LEFT JOIN received f USING (address, role)
         "#,
         chain,
         all,
-        &addresses
+        &addresses,
+        FULL_WEIGHT_WEI.to_string()
     )
     .execute(conn)
     .await

@@ -56,7 +56,7 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
         E::NotDisputable(x) => revert(
             "NotDisputable",
             format!(
-                "A pact in {} cannot be disputed (only FUNDED, IN_PROGRESS, PENDING_VERIFY or PENDING_APPROVAL).",
+                "A pact in {} cannot be disputed (only FUNDED, IN_PROGRESS or PENDING_VERIFY; in PENDING_APPROVAL the buyer uses reject-work).",
                 status(x.have)
             ),
         ),
@@ -87,6 +87,61 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             format!(
                 "The deadline {} is not after the chain's time {}; pick a later one.",
                 x.deadline, x.now_
+            ),
+        ),
+        E::PaymentTooLarge(x) => revert(
+            "PaymentTooLarge",
+            format!("A payment of {} is above the most a pact holds, {}; pay less.", x.payment, x.maximum),
+        ),
+        E::DeadlineOutOfRange(x) => revert(
+            "DeadlineOutOfRange",
+            format!(
+                "The deadline {} must be between {} and {}: more than an hour ahead (the seller's work window) and at most 365 days.",
+                x.deadline, x.earliest, x.latest
+            ),
+        ),
+        E::AcceptByOutOfRange(x) => revert(
+            "AcceptByOutOfRange",
+            format!(
+                "acceptBy {} must be between {} and {}: in the future and at least an hour before the deadline.",
+                x.acceptBy, x.earliest, x.latest
+            ),
+        ),
+        E::ReviewPeriodTooLong(x) => revert(
+            "ReviewPeriodTooLong",
+            format!("A review period of {} s is above the most, {} s (30 days).", x.reviewPeriod, x.maximum),
+        ),
+        E::SpecUriTooLong(x) => revert(
+            "SpecUriTooLong",
+            format!("The spec URI is {} bytes; shorten it to at most {}.", x.length, x.maximum),
+        ),
+        E::AcceptWindowClosed(x) => revert(
+            "AcceptWindowClosed",
+            format!(
+                "Acceptance closed at {}; the creator can claim-timeout to get its deposit back.",
+                x.acceptBy
+            ),
+        ),
+        E::AcceptWindowOpen(x) => revert(
+            "AcceptWindowOpen",
+            format!("The pact can still be accepted until {}; claim the timeout after that.", x.acceptBy),
+        ),
+        E::NotCounterparty(x) => revert(
+            "NotCounterparty",
+            format!("This pact is reserved for {}; only that address may accept it.", x.counterparty),
+        ),
+        E::ReviewPeriodOver(x) => revert(
+            "ReviewPeriodOver",
+            format!(
+                "The review period ended at {}; the work can no longer be rejected, only auto-approved.",
+                x.endedAt
+            ),
+        ),
+        E::VerificationClosed(x) => revert(
+            "VerificationClosed",
+            format!(
+                "The verification window closed at {}; finalize-verification instead of disputing.",
+                x.closedAt
             ),
         ),
         E::DeadlinePassed(x) => revert(
@@ -125,7 +180,7 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
         E::ConflictOfInterest(x) => revert(
             "ConflictOfInterest",
             format!(
-                "{} is already part of this pact (creator, arbitrator or oracle) and cannot accept it.",
+                "{} is already part of this pact (creator, arbitrator or oracle): it cannot also accept it or be named its counterparty.",
                 x.who
             ),
         ),
@@ -173,6 +228,14 @@ fn registry(e: OracleRegistryErrors) -> Revert {
             revert("CooldownActive", format!("The stake unlocks at {}; withdraw after that.", x.unlockAt))
         }
         E::NoCapabilities(_) => revert("NoCapabilities", "Name at least one capability."),
+        E::CapabilityCount(x) => revert(
+            "CapabilityCount",
+            format!("An oracle lists at most {} capabilities (got {}).", x.maximum, x.count),
+        ),
+        E::CapabilityTooLong(x) => revert(
+            "CapabilityTooLong",
+            format!("Capability #{} is {} bytes; shorten it to at most {}.", x.index, x.length, x.maximum),
+        ),
         E::NotActive(_) => revert("NotActive", "This wallet is not an active oracle."),
         E::NotRegistered(_) => revert("NotRegistered", "This wallet is not a registered oracle."),
         E::Reentrancy(_) => revert("Reentrancy", "The registry refused a re-entrant call."),

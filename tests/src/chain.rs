@@ -110,6 +110,31 @@ impl TestChain {
         Ok(header.header.timestamp)
     }
 
+    /// Makes the next block's timestamp exactly `t` (no block is mined): the next transaction runs
+    /// at that second, for tests of the last allowed second and the first refused one.
+    pub async fn at(&self, t: u64) -> Result<(), HarnessError> {
+        let _: serde_json::Value =
+            self.provider.raw_request("evm_setNextBlockTimestamp".into(), (t,)).await?;
+        Ok(())
+    }
+
+    /// Mines an empty block.
+    pub async fn mine(&self) -> Result<(), HarnessError> {
+        let _: serde_json::Value = self.provider.raw_request("evm_mine".into(), ()).await?;
+        Ok(())
+    }
+
+    /// Saves the chain's state; [`TestChain::restore`] returns to it.
+    pub async fn snapshot(&self) -> Result<U256, HarnessError> {
+        Ok(self.provider.raw_request("evm_snapshot".into(), ()).await?)
+    }
+
+    /// Returns to the state saved as `snapshot`, forgetting every block since.
+    pub async fn restore(&self, snapshot: U256) -> Result<(), HarnessError> {
+        let _: bool = self.provider.raw_request("evm_revert".into(), (snapshot,)).await?;
+        Ok(())
+    }
+
     /// Moves the chain's clock forward by `secs` and mines a block at the new time.
     pub async fn increase_time(&self, secs: u64) -> Result<(), HarnessError> {
         let _: serde_json::Value = self.provider.raw_request("evm_increaseTime".into(), (secs,)).await?;

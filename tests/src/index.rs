@@ -120,9 +120,10 @@ pub async fn assert_index_matches_chain(
         let id = U256::from(n);
         let p = chain.pact.getPact(id).call().await?;
         let row = sqlx::query(
-            "SELECT status, initiator, buyer, seller, arbitrator, spec_hash, spec_uri, threshold, score_count,
+            "SELECT status, initiator, buyer, seller, arbitrator, counterparty, spec_hash, spec_uri, threshold, score_count,
                     final_score, proof_hash, payment::text, buyer_stake::text, seller_stake::text, review_period,
                     extract(epoch FROM deadline)::bigint AS deadline,
+                    extract(epoch FROM accept_by)::bigint AS accept_by,
                     coalesce(extract(epoch FROM submitted_at)::bigint, 0) AS submitted_at,
                     coalesce(extract(epoch FROM verified_at)::bigint, 0) AS verified_at,
                     coalesce(extract(epoch FROM disputed_at)::bigint, 0) AS disputed_at,
@@ -141,8 +142,8 @@ pub async fn assert_index_matches_chain(
         assert_eq!(row.get::<i16, _>("status"), i16::from(p.status), "{context} status");
         assert_eq!(row.get::<i16, _>("initiator"), i16::from(p.initiator), "{context}");
         assert_eq!(
-            (address("buyer"), address("seller"), address("arbitrator")),
-            (p.buyer, p.seller, p.arbitrator),
+            (address("buyer"), address("seller"), address("arbitrator"), address("counterparty")),
+            (p.buyer, p.seller, p.arbitrator, p.counterparty),
             "{context}"
         );
         assert_eq!(row.get::<Vec<u8>, _>("spec_hash"), p.specHash.to_vec(), "{context}");
@@ -166,6 +167,7 @@ pub async fn assert_index_matches_chain(
         );
         assert_eq!(row.get::<i64, _>("review_period") as u64, p.reviewPeriod, "{context}");
         assert_eq!(secs("deadline"), p.deadline, "{context}");
+        assert_eq!(secs("accept_by"), p.acceptBy, "{context}");
         assert_eq!(secs("created_at"), p.createdAt, "{context}");
         assert_eq!(secs("submitted_at"), p.submittedAt, "{context}");
         assert_eq!(secs("verified_at"), p.verifiedAt, "{context}");

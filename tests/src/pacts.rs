@@ -78,9 +78,11 @@ impl Market {
             specHash: hash(1),
             specUri: "ipfs://QmSpec".into(),
             deadline: self.chain.now().await? + DEADLINE_IN,
+            acceptBy: 0,
             reviewPeriod: REVIEW_PERIOD,
             threshold: THRESHOLD,
             arbitrator: self.cast.arbitrator,
+            counterparty: Address::ZERO,
             payment,
             oracles: self.cast.oracles.clone(),
             weights: WEIGHTS.to_vec(),
@@ -286,7 +288,7 @@ impl Market {
 
 /// 10% of `payment`: each side's stake.
 pub fn stake(payment: U256) -> U256 {
-    payment / U256::from(10u8)
+    agentpact_contracts::rules::stake(payment)
 }
 
 /// What the creator of a pact started by `initiator` deposits.

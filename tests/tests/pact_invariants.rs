@@ -1,9 +1,16 @@
 //! Randomized sequences of calls by random actors, checked against an independent model after every
-//! step:
+//! step. The actors include strangers, callers that come a second late (the clock is often set to
+//! exactly the last allowed second of some window, or the first refused one), terms out of every
+//! bound, pacts reserved for one counterparty, and a party that owns a second wallet it uses as
+//! accepter and as the arbitrator of its own pacts.
 //! - the contract accepts exactly the calls the model allows, and lands in the model's status;
 //! - every refusal is a custom error the client can decode by name;
 //! - every credit matches the payout table, and the escrow's ETH balance equals the sum of every
 //!   locked amount plus every unwithdrawn credit;
+//! - every ended pact left each party that did its part on time at least what it put in, unless
+//!   the arbitrator named in its terms ruled against it;
+//! - every live pact has an exit a bystander can take alone, opening within a bounded time; the
+//!   contract is asked (on a snapshot moved to that second) whether it takes it;
 //! - once every clock has run out, a bystander can end every pact, and after everyone withdraws
 //!   the escrow holds nothing;
 //! - the indexer, fed the same history, agrees with the contracts field by field.
@@ -24,7 +31,7 @@ use agentpact_tests::{
     postgres::TestDatabase,
 };
 use alloy::primitives::{Address, U256};
-use model::{Action, Escrow};
+use model::{Action, Escrow, Proposal};
 use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
 
 type Result = std::result::Result<(), HarnessError>;
@@ -42,6 +49,9 @@ struct Actors {
     oracles: Vec<Address>,
     arbitrators: Vec<Address>,
     everyone: Vec<Address>,
+    /// A party and the second wallet it owns: it accepts the party's pacts and arbitrates them.
+    owner: Address,
+    puppet: Address,
 }
 
 struct Run {
@@ -74,9 +84,13 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
     for seed in seeds {
         eprintln!("pact_invariants seed: {seed} (rerun with AGENTPACT_SEED={seed})");
         let mut run = Run::start(seed).await?;
-        for _ in 0..STEPS {
+        for step in 0..STEPS {
             run.step().await?;
             run.check_books().await?;
+            run.check_promises();
+            if step % 50 == 49 {
+                run.check_exits().await?;
+            }
         }
         // The indexer, fed the same random history, must agree with the contracts field by field:
         // once with pacts in every status, once more (incrementally) after every pact has ended.
@@ -101,10 +115,12 @@ impl Run {
         let m = Market::open().await?;
         let a = &m.chain.accounts;
         let actors = Actors {
-            parties: a[1..=3].iter().chain(&a[7..=10]).copied().collect(),
+            parties: a[1..=3].iter().chain(&a[7..=10]).chain(&a[15..=15]).copied().collect(),
             oracles: m.cast.oracles.iter().chain(&a[11..=12]).copied().collect(),
-            arbitrators: a[13..=14].to_vec(),
+            arbitrators: a[13..=15].to_vec(),
             everyone: a[1..].to_vec(),
+            owner: a[1],
+            puppet: a[15],
         };
         for oracle in &actors.oracles[2..] {
             m.register_oracle(*oracle).await?;
@@ -130,6 +146,8 @@ impl Run {
         } else if roll < 32 {
             let secs = self.rng.random_range(0..DAY / 2);
             self.m.chain.increase_time(secs).await
+        } else if roll < 37 {
+            self.late_call().await
         } else {
             let id = self.pick_pact();
             let action = self.random_action(id);
@@ -138,52 +156,159 @@ impl Run {
         }
     }
 
+    /// Proposes random terms, one in five of them out of some bound; the contract must take
+    /// exactly the ones the model allows.
     async fn create(&mut self) -> Result {
+        let now = self.m.chain.now().await?;
         let rng = &mut self.rng;
         let initiator = if rng.random_bool(0.5) { Initiator::Buyer } else { Initiator::Seller };
         let creator = *self.actors.parties.choose(rng).unwrap_or(&self.m.cast.buyer);
         let count = rng.random_range(1..=self.actors.oracles.len());
         let oracles: Vec<Address> = self.actors.oracles.choose_multiple(rng, count).copied().collect();
         let weights = random_weights(rng, count);
-        let payment = U256::from(rng.random_range(10u64..=2_000_000_000_000_000_000));
+        let mut arbitrator = *self.actors.arbitrators.choose(rng).unwrap_or(&self.m.cast.arbitrator);
+        if creator == self.actors.owner && rng.random_bool(0.5) {
+            arbitrator = self.actors.puppet; // judge in its own cause, through a second wallet
+        }
+        let mut p = Proposal {
+            initiator,
+            creator,
+            arbitrator,
+            counterparty: rng.random_bool(0.3).then(|| *self.actors.parties.choose(rng).unwrap_or(&creator)),
+            oracles: oracles.clone(),
+            payment: U256::from(rng.random_range(10u64..=2_000_000_000_000_000_000)),
+            deadline: now + rng.random_range(model::MIN_WORK_WINDOW + 2 * CLOCK_SLACK..5 * DAY),
+            accept_by: 0,
+            review_period: rng.random_range(0..2 * DAY),
+            spec_uri_len: rng.random_range(10..=40),
+        };
+        if rng.random_bool(0.4) {
+            p.accept_by = rng.random_range(now + CLOCK_SLACK..=p.deadline - model::MIN_WORK_WINDOW);
+        }
+        // One in five proposals breaks or meets a bound exactly.
+        if rng.random_bool(0.2) {
+            match rng.random_range(0..7) {
+                0 => p.deadline = now + model::MIN_WORK_WINDOW + rng.random_range(0..=1),
+                1 => p.deadline = now + model::MAX_DURATION + rng.random_range(0..=CLOCK_SLACK),
+                2 => p.accept_by = p.deadline - model::MIN_WORK_WINDOW + rng.random_range(0..=1),
+                3 => p.review_period = model::MAX_REVIEW_PERIOD + rng.random_range(0..=1),
+                4 => p.spec_uri_len = model::MAX_SPEC_URI + rng.random_range(0..=1),
+                5 => p.counterparty = Some(p.arbitrator),
+                _ => p.payment = U256::from(rng.random_range(9u64..=11)),
+            }
+        }
         let terms = AgentPact::Terms {
             initiator: initiator.code(),
             specHash: hash(rng.random()),
-            specUri: format!("ipfs://spec-{}", self.model.pacts.len()),
-            deadline: self.m.chain.now().await? + rng.random_range(DAY / 24..5 * DAY),
-            reviewPeriod: rng.random_range(1..2 * DAY),
+            specUri: "u".repeat(p.spec_uri_len),
+            deadline: p.deadline,
+            acceptBy: p.accept_by,
+            reviewPeriod: p.review_period,
             threshold: rng.random_range(0..=100),
-            arbitrator: *self.actors.arbitrators.choose(rng).unwrap_or(&self.m.cast.arbitrator),
-            payment,
-            oracles: oracles.clone(),
+            arbitrator: p.arbitrator,
+            counterparty: p.counterparty.unwrap_or_default(),
+            payment: p.payment,
+            oracles,
             weights: weights.clone(),
         };
+        let stake = p.payment / U256::from(10u8);
         let deposit = match initiator {
-            Initiator::Buyer => payment + payment / U256::from(10u8),
-            Initiator::Seller => payment / U256::from(10u8),
+            Initiator::Buyer => p.payment + stake,
+            Initiator::Seller => stake,
         };
-        send(self.m.chain.pact.createPact(terms.clone()).from(creator).value(deposit)).await?;
-        self.accepted += 1;
-        self.reached.insert(PactStatus::Negotiating);
-        self.model.pacts.push(model::Pact {
-            initiator,
-            creator,
-            buyer: if initiator == Initiator::Buyer { creator } else { Address::ZERO },
-            seller: if initiator == Initiator::Seller { creator } else { Address::ZERO },
-            arbitrator: terms.arbitrator,
-            oracles,
-            weights,
-            threshold: terms.threshold,
-            payment,
-            deadline: terms.deadline,
-            review_period: terms.reviewPeriod,
-            status: PactStatus::Negotiating,
-            scores: Default::default(),
-            submitted_at: 0,
-            verified_at: 0,
-            disputed_at: 0,
-        });
+        let threshold = terms.threshold;
+        match send(self.m.chain.pact.createPact(terms).from(creator).value(deposit)).await {
+            Ok(_) => {
+                let at = self.m.chain.now().await?;
+                assert!(p.allowed(at), "terms {p:?} were taken at {at}; the model refuses them");
+                let mut pact = p.open(at);
+                pact.weights = weights;
+                pact.threshold = threshold;
+                self.model.pacts.push(pact);
+                self.accepted += 1;
+                self.reached.insert(PactStatus::Negotiating);
+            }
+            Err(e) => {
+                let decoded = e.as_decoded_interface_error::<AgentPactErrors>();
+                assert!(decoded.is_some(), "createPact failed without a custom error: {e}");
+                assert!(
+                    !(p.allowed(now) && p.allowed(now + CLOCK_SLACK)),
+                    "terms {p:?} were refused ({decoded:?}); the model takes them"
+                );
+                self.refusals += 1;
+            }
+        }
         Ok(())
+    }
+
+    /// Sets the clock to exactly the last second a live pact's current window allows, or the
+    /// first one it refuses, and has a random caller try a random action then.
+    async fn late_call(&mut self) -> Result {
+        let now = self.m.chain.now().await?;
+        let id = self.pick_pact();
+        let Some(opens) = self.model.pacts[id].exit_opens_at() else { return Ok(()) };
+        let at = opens - u64::from(self.rng.random_bool(0.5));
+        if at <= now {
+            return Ok(());
+        }
+        self.m.chain.at(at).await?;
+        let action = self.random_action(id);
+        let caller = self.caller_for(id, action);
+        self.act_at(id, action, caller, Some(at)).await?;
+        if self.m.chain.now().await? < at {
+            // Refused: mine the set second away so the clock stays where the model thinks it is.
+            self.m.chain.mine().await?;
+        }
+        Ok(())
+    }
+
+    /// Every ended pact kept the escrow's promise to the parties that did their part.
+    fn check_promises(&self) {
+        for (id, p) in self.model.pacts.iter().enumerate() {
+            if let Some(broken) = p.broken_promise() {
+                panic!("pact {id} ended {} and broke the promise: {broken}", p.status);
+            }
+        }
+    }
+
+    /// Every live pact has an exit that a bystander can take alone once its clocks have run out,
+    /// opening within a bounded time of its creation; on a snapshot moved to that second, the
+    /// contract must take it.
+    async fn check_exits(&mut self) -> Result {
+        let now = self.m.chain.now().await?;
+        for id in 0..self.model.pacts.len() {
+            let p = &self.model.pacts[id];
+            let (Some(opens), Some(exit)) = (p.exit_opens_at(), self.model.timeout_exit(id)) else {
+                continue;
+            };
+            assert!(
+                opens <= p.created_at + model::LONGEST_LIFE,
+                "pact {id} in {}: its exit opens at {opens}, past the longest life from {}",
+                p.status,
+                p.created_at
+            );
+            assert!(self.model.outcome(id, exit, self.m.cast.stranger, opens.max(now + 1)).is_some());
+            let snapshot = self.m.chain.snapshot().await?;
+            self.m.chain.at(opens.max(now + 1)).await?;
+            self.m.chain.mine().await?;
+            let taken = self.exit_call(id, exit).await;
+            self.m.chain.restore(snapshot).await?;
+            if let Err(e) = taken {
+                panic!("pact {id} in {}: a bystander's {exit:?} at {opens} was refused: {e}", p.status);
+            }
+        }
+        Ok(())
+    }
+
+    /// Simulates a bystander's exit from pact `id` (no transaction is sent).
+    async fn exit_call(&self, id: usize, exit: Action) -> std::result::Result<(), alloy::contract::Error> {
+        let pact = &self.m.chain.pact;
+        let (pid, by) = (U256::from(id), self.m.cast.stranger);
+        match exit {
+            Action::Finalize => pact.finalizeVerification(pid).from(by).call().await.map(drop),
+            Action::AutoApprove => pact.autoApprove(pid).from(by).call().await.map(drop),
+            _ => pact.claimTimeout(pid).from(by).call().await.map(drop),
+        }
     }
 
     /// Mostly a pact that can still move, sometimes any pact.
@@ -246,6 +371,10 @@ impl Run {
         }
         let party = if rng.random_bool(0.5) { p.buyer } else { p.seller };
         match action {
+            Action::Accept if p.creator == self.actors.owner && rng.random_bool(0.5) => self.actors.puppet,
+            Action::Accept if p.counterparty.is_some() && rng.random_bool(0.6) => {
+                p.counterparty.unwrap_or(anyone)
+            }
             Action::Accept => *self
                 .actors
                 .parties
@@ -268,6 +397,12 @@ impl Run {
     /// Makes the call, then holds the contract to the model: accepted exactly when the model
     /// allows it, in the model's status; refused with a decodable custom error otherwise.
     async fn act(&mut self, id: usize, action: Action, caller: Address) -> Result {
+        self.act_at(id, action, caller, None).await
+    }
+
+    /// [`Run::act`] with the next block's time set to `exact` beforehand, when given: then a
+    /// refusal is checked at that very second.
+    async fn act_at(&mut self, id: usize, action: Action, caller: Address, exact: Option<u64>) -> Result {
         let before = self.m.chain.now().await?;
         let result = self.send(id, action, caller).await;
         let p = &self.model.pacts[id];
@@ -290,8 +425,13 @@ impl Run {
                 // The node simulated the call at a time between the latest block and a little after
                 // it (its clock runs on); every time rule is a single bound, so the model must
                 // forbid the call at one end of that window.
-                let allowed = self.model.outcome(id, action, caller, before).is_some()
-                    && self.model.outcome(id, action, caller, before + CLOCK_SLACK).is_some();
+                let allowed = match exact {
+                    Some(at) => self.model.outcome(id, action, caller, at).is_some(),
+                    None => {
+                        self.model.outcome(id, action, caller, before).is_some()
+                            && self.model.outcome(id, action, caller, before + CLOCK_SLACK).is_some()
+                    }
+                };
                 assert!(
                     !allowed,
                     "pact {id} in {}: {action:?} by {caller} was refused ({decoded:?}); the model allows it",

@@ -32,15 +32,18 @@ async fn the_published_windows_are_the_ones_tested() -> Result {
 }
 
 #[tokio::test]
-async fn an_unaccepted_pact_past_its_deadline_refunds_its_creator() -> Result {
+async fn an_unaccepted_pact_past_its_acceptance_window_refunds_its_creator() -> Result {
     for initiator in BOTH {
         let m = Market::open().await?;
         let (id, _) = m.create(m.terms(initiator, payment()).await?).await?;
-        let deadline = m.chain.pact.getPact(id).call().await?.deadline;
+        let accept_by = m.chain.pact.getPact(id).call().await?.acceptBy;
 
         let early =
             revert_of::<AgentPactErrors, _, _>(m.chain.pact.claimTimeout(id).from(m.cast.stranger)).await;
-        assert_eq!(early, AgentPactErrors::DeadlineNotReached(AgentPact::DeadlineNotReached { deadline }));
+        assert_eq!(
+            early,
+            AgentPactErrors::AcceptWindowOpen(AgentPact::AcceptWindowOpen { acceptBy: accept_by })
+        );
 
         m.chain.increase_time(DEADLINE_IN + 1).await?;
         let late = revert_of::<AgentPactErrors, _, _>(
@@ -51,7 +54,10 @@ async fn an_unaccepted_pact_past_its_deadline_refunds_its_creator() -> Result {
                 .value(creator_deposit(initiator.counterparty(), payment())),
         )
         .await;
-        assert_eq!(late, AgentPactErrors::DeadlinePassed(AgentPact::DeadlinePassed { deadline }));
+        assert_eq!(
+            late,
+            AgentPactErrors::AcceptWindowClosed(AgentPact::AcceptWindowClosed { acceptBy: accept_by })
+        );
 
         send(m.chain.pact.claimTimeout(id).from(m.cast.stranger)).await?;
         assert_eq!(m.status(id).await?, PactStatus::Refunded);

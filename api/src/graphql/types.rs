@@ -52,6 +52,11 @@ impl Pact {
     async fn arbitrator(&self) -> Address {
         Address(self.0.arbitrator)
     }
+    /// The only address that may accept this pact (null: anyone but its creator, arbitrator and
+    /// oracles may).
+    async fn counterparty(&self) -> Option<Address> {
+        self.0.counterparty.map(Address)
+    }
     /// Hash of the work specification.
     async fn spec_hash(&self) -> Bytes32 {
         Bytes32(self.0.spec_hash)
@@ -63,6 +68,11 @@ impl Pact {
     /// When the work is due.
     async fn deadline(&self) -> DateTime<Utc> {
         self.0.deadline
+    }
+    /// The last moment the pact can be accepted (at least an hour before the deadline); after
+    /// it, an unaccepted pact can only be refunded to its creator.
+    async fn accept_by(&self) -> DateTime<Utc> {
+        self.0.accept_by
     }
     /// Seconds the buyer has to review verified work before anyone may auto-approve it.
     async fn review_period(&self) -> u64 {
@@ -258,11 +268,14 @@ pub struct Score {
     rated: u64,
     /// The counterparties whose feedback is behind it (one vote each).
     raters: u64,
+    /// What those pacts and votes weigh together: each counts min(1, escrowed / 0.01 ETH), so a
+    /// farm of tiny pacts weighs next to nothing.
+    weight: f64,
 }
 
 impl From<read::Score> for Score {
     fn from(s: read::Score) -> Self {
-        Self { value: s.value, rated: s.rated, raters: s.raters }
+        Self { value: s.value, rated: s.rated, raters: s.raters, weight: s.weight }
     }
 }
 

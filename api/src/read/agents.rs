@@ -182,7 +182,7 @@ impl Reader {
                    ORDER BY price, position LIMIT 1) c
                CROSS JOIN LATERAL (
                    SELECT round((5 * (coalesce(sum(r.credit + r.feedback_credit), 0)::float8 + $3::float8)
-                                   / (coalesce(sum(r.rated + r.feedback_raters), 0)::float8 + $4::float8))::numeric, 2)
+                                   / (coalesce(sum(r.weight + r.feedback_weight), 0)::float8 + $4::float8))::numeric, 2)
                           AS score
                    FROM reputation r WHERE r.chain_id = a.chain_id AND r.address = a.address) s
                WHERE a.chain_id = $1 AND (a.active OR $5)

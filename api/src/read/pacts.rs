@@ -31,12 +31,16 @@ pub struct Pact {
     pub seller: Option<Address>,
     /// Who settles disputes.
     pub arbitrator: Address,
+    /// The only address that may accept it, when the terms name one.
+    pub counterparty: Option<Address>,
     /// Hash of the work specification.
     pub spec_hash: B256,
     /// Where the specification lives.
     pub spec_uri: String,
     /// When the work is due.
     pub deadline: DateTime<Utc>,
+    /// The last moment it can be accepted.
+    pub accept_by: DateTime<Utc>,
     /// Seconds the buyer has to review verified work.
     pub review_period: u64,
     /// The weighted oracle score (0-100) that passes verification.
@@ -213,7 +217,7 @@ pub struct Page<T> {
 /// Columns of a pact row, with NUMERIC as text so any uint256 survives, and the pact's oracles as
 /// two arrays (one round trip per page, not two).
 const COLUMNS: &str = "chain_id, pact_id::text AS pact_id, initiator, status, creator, buyer, seller, arbitrator, \
-    spec_hash, spec_uri, deadline, review_period, threshold, payment::text AS payment, \
+    counterparty, spec_hash, spec_uri, deadline, accept_by, review_period, threshold, payment::text AS payment, \
     buyer_stake::text AS buyer_stake, seller_stake::text AS seller_stake, proof_hash, score_count, final_score, \
     created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, created_block, updated_block, \
     ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
@@ -231,9 +235,11 @@ struct PactRow {
     buyer: Option<Vec<u8>>,
     seller: Option<Vec<u8>>,
     arbitrator: Vec<u8>,
+    counterparty: Option<Vec<u8>>,
     spec_hash: Vec<u8>,
     spec_uri: String,
     deadline: DateTime<Utc>,
+    accept_by: DateTime<Utc>,
     review_period: i64,
     threshold: i16,
     payment: String,
@@ -267,9 +273,11 @@ impl From<PactRow> for Pact {
             buyer: r.buyer.as_deref().map(address),
             seller: r.seller.as_deref().map(address),
             arbitrator: address(&r.arbitrator),
+            counterparty: r.counterparty.as_deref().map(address),
             spec_hash: hash(&r.spec_hash),
             spec_uri: r.spec_uri,
             deadline: r.deadline,
+            accept_by: r.accept_by,
             review_period: u64_of(r.review_period),
             threshold: small(r.threshold),
             payment: u256(&r.payment),

@@ -1,16 +1,18 @@
 //! Reputation of an address as seller, buyer and oracle, read from the aggregates the indexer
 //! keeps (`reputation`), never recomputed per request.
 //!
-//! The 0-5 score (docs/api.md §Reputation) is a Bayesian mean: every rated pact (or verification)
-//! earns a credit between 0 and 1, every counterparty that gave feedback casts one vote between 0
-//! and 1 (its mean rating, 1-5, mapped onto 0-1), and [`PRIOR_WEIGHT`] imaginary samples of
-//! [`PRIOR_MEAN`] are added before averaging:
+//! The 0-5 score (docs/api.md §Reputation) is a Bayesian mean weighted by escrowed value: every
+//! rated pact (or verification) earns a credit between 0 and 1 and weighs `w = min(1, payment /
+//! 0.01 ETH)`; every counterparty that gave feedback casts one vote between 0 and 1 (its mean
+//! rating, 1-5, mapped onto 0-1) weighing `v = min(1, payments of the pacts it rated / 0.01 ETH)`;
+//! and [`PRIOR_WEIGHT`] imaginary samples of [`PRIOR_MEAN`] are added before averaging:
 //!
-//! `score = 5 × (Σ credit + Σ vote + PRIOR_WEIGHT × PRIOR_MEAN) / (rated + raters + PRIOR_WEIGHT)`
+//! `score = 5 × (Σ w·credit + Σ v·vote + PRIOR_WEIGHT × PRIOR_MEAN) / (Σ w + Σ v + PRIOR_WEIGHT)`
 //!
-//! With no history the score is 3.0; one perfect pact gives 3.33, while 100 pacts at 0.9 give
-//! 4.43: a lucky single pact cannot beat a long good record, and a counterparty rating a hundred
-//! times weighs what it weighs rating once.
+//! With no history the score is 3.0; one perfect pact of 0.01 ETH or more gives 3.33, while 100
+//! such pacts at 0.9 give 4.43: a lucky single pact cannot beat a long good record, a counterparty
+//! rating a hundred times weighs what it weighs rating once, and a hundred self-dealt pacts of a
+//! few wei weigh next to nothing.
 
 use alloy::primitives::{Address, U256};
 
@@ -34,15 +36,23 @@ pub struct Score {
     pub rated: u64,
     /// The counterparties whose feedback is behind it.
     pub raters: u64,
+    /// What the pacts and votes weigh together, each between 0 and 1 by the value escrowed.
+    pub weight: f64,
 }
 
 impl Score {
-    /// The score of `rated` pacts that earned `credit` in all and of `raters` counterparties whose
-    /// votes sum to `votes`.
-    pub fn of(credit: f64, rated: u64, votes: f64, raters: u64) -> Self {
-        let samples = (rated + raters) as f64;
-        let raw = 5.0 * (credit + votes + PRIOR_WEIGHT * PRIOR_MEAN) / (samples + PRIOR_WEIGHT);
-        Self { value: (raw.clamp(0.0, 5.0) * 100.0).round() / 100.0, rated, raters }
+    /// The score of the evidence of `roles` together.
+    pub fn of(roles: &[&RoleReputation]) -> Self {
+        let sum = |f: fn(&RoleReputation) -> f64| roles.iter().map(|r| f(r)).sum::<f64>();
+        let weight = sum(|r| r.weight + r.feedback_weight);
+        let credit = sum(|r| r.credit + r.feedback_votes);
+        let raw = 5.0 * (credit + PRIOR_WEIGHT * PRIOR_MEAN) / (weight + PRIOR_WEIGHT);
+        Self {
+            value: (raw.clamp(0.0, 5.0) * 100.0).round() / 100.0,
+            rated: roles.iter().map(|r| r.rated).sum(),
+            raters: roles.iter().map(|r| r.feedback_raters).sum(),
+            weight: (weight * 10_000.0).round() / 10_000.0,
+        }
     }
 }
 
@@ -67,7 +77,9 @@ pub struct RoleReputation {
     pub agreement: Option<f64>,
     /// Finished pacts (or verifications) that count toward the score.
     pub rated: u64,
-    /// The sum of their credits.
+    /// Their weights summed: each `min(1, payment / 0.01 ETH)`.
+    pub weight: f64,
+    /// Their credits summed, each times its weight.
     pub credit: f64,
     /// Feedback ratings received in this role.
     pub feedback_count: u64,
@@ -75,7 +87,10 @@ pub struct RoleReputation {
     pub feedback_raters: u64,
     /// Their mean rating, 1-5 (none without feedback).
     pub feedback_mean: Option<f64>,
-    /// The counterparties' votes summed: each one's mean rating mapped from 1-5 onto 0-1.
+    /// The counterparties' votes' weights summed: each `min(1, payments it rated / 0.01 ETH)`.
+    pub feedback_weight: f64,
+    /// The counterparties' votes summed: each one's mean rating mapped from 1-5 onto 0-1, times
+    /// its weight.
     pub feedback_votes: f64,
 }
 
@@ -92,7 +107,7 @@ impl RoleReputation {
 
     /// The 0-5 score of this role alone.
     pub fn score(&self) -> Score {
-        Score::of(self.credit, self.rated, self.feedback_votes, self.feedback_raters)
+        Score::of(&[self])
     }
 }
 
@@ -112,13 +127,7 @@ pub struct Reputation {
 impl Reputation {
     /// The 0-5 score over all roles together.
     pub fn overall(&self) -> Score {
-        let roles = [&self.as_seller, &self.as_buyer, &self.as_oracle];
-        Score::of(
-            roles.iter().map(|r| r.credit).sum(),
-            roles.iter().map(|r| r.rated).sum(),
-            roles.iter().map(|r| r.feedback_votes).sum(),
-            roles.iter().map(|r| r.feedback_raters).sum(),
-        )
+        Score::of(&[&self.as_seller, &self.as_buyer, &self.as_oracle])
     }
 
     /// Feedback received in every role together: (ratings, their mean).
@@ -140,8 +149,9 @@ impl Reader {
         let rows = sqlx::query!(
             r#"SELECT role, pacts, completed, refunded, disputed, timed_out, volume::text AS "volume!",
                       mean_score::float8 AS mean_score, agreement::float8 AS agreement, rated,
-                      credit::float8 AS "credit!", feedback_count, feedback_raters,
-                      feedback_mean::float8 AS feedback_mean, feedback_credit::float8 AS "feedback_credit!"
+                      weight::float8 AS "weight!", credit::float8 AS "credit!", feedback_count, feedback_raters,
+                      feedback_mean::float8 AS feedback_mean, feedback_credit::float8 AS "feedback_credit!",
+                      feedback_weight::float8 AS "feedback_weight!"
                FROM reputation WHERE chain_id = $1 AND address = $2"#,
             i64_of(chain_id),
             address.as_slice(),
@@ -166,10 +176,12 @@ impl Reader {
                 mean_score: r.mean_score,
                 agreement: r.agreement,
                 rated: count(r.rated),
+                weight: r.weight,
                 credit: r.credit,
                 feedback_count: count(r.feedback_count),
                 feedback_raters: count(r.feedback_raters),
                 feedback_mean: r.feedback_mean,
+                feedback_weight: r.feedback_weight,
                 feedback_votes: r.feedback_credit,
             };
             match r.role.as_str() {
@@ -186,24 +198,57 @@ impl Reader {
 mod tests {
     use super::*;
 
+    /// `pacts` full-weight pacts earning `credit` in all, and `raters` full-weight votes
+    /// summing to `votes`.
+    fn score(credit: f64, pacts: u64, votes: f64, raters: u64) -> f64 {
+        let role = RoleReputation {
+            rated: pacts,
+            weight: pacts as f64,
+            credit,
+            feedback_raters: raters,
+            feedback_weight: raters as f64,
+            feedback_votes: votes,
+            ..Default::default()
+        };
+        role.score().value
+    }
+
     #[test]
     fn few_pacts_shrink_toward_the_prior() {
-        assert_eq!(Score::of(0.0, 0, 0.0, 0).value, 3.0);
-        let lucky = Score::of(1.0, 1, 0.0, 0).value;
-        let steady = Score::of(90.0, 100, 0.0, 0).value;
+        assert_eq!(score(0.0, 0, 0.0, 0), 3.0);
+        let lucky = score(1.0, 1, 0.0, 0);
+        let steady = score(90.0, 100, 0.0, 0);
         assert_eq!((lucky, steady), (3.33, 4.43));
         assert!(steady > lucky);
-        assert_eq!(Score::of(0.0, 1000, 0.0, 0).value, 0.01);
+        assert_eq!(score(0.0, 1000, 0.0, 0), 0.01);
     }
 
     #[test]
     fn each_counterparty_is_one_vote() {
         // Two pacts at credit 1; one counterparty's five-star vote moves the score once...
-        let one_vote = Score::of(2.0, 2, 1.0, 1).value;
+        let one_vote = score(2.0, 2, 1.0, 1);
         assert_eq!(one_vote, 3.75);
         // ...and three counterparties' votes three times as much evidence.
-        assert_eq!(Score::of(2.0, 2, 3.0, 3).value, 4.0);
+        assert_eq!(score(2.0, 2, 3.0, 3), 4.0);
         // A one-star vote pulls down as far as a five-star one pulls up.
-        assert_eq!(Score::of(2.0, 2, 0.0, 1).value, 3.13);
+        assert_eq!(score(2.0, 2, 0.0, 1), 3.13);
+    }
+
+    #[test]
+    fn evidence_counts_by_the_value_escrowed() {
+        // A hundred perfect pacts of 10 wei each (weight 10⁻¹⁵), each rated five stars by its own
+        // wallet, against one ordinary pact at 0.86 with one five-star vote.
+        let tiny = 1e-15;
+        let farm = RoleReputation {
+            rated: 100,
+            weight: 100.0 * tiny,
+            credit: 100.0 * tiny,
+            feedback_raters: 100,
+            feedback_weight: 100.0 * tiny,
+            feedback_votes: 100.0 * tiny,
+            ..Default::default()
+        };
+        assert_eq!(farm.score().value, 3.0);
+        assert_eq!(score(0.86, 1, 1.0, 1), 3.47);
     }
 }

@@ -9,7 +9,7 @@ use agentpact_api::Reader;
 use agentpact_contracts::{AgentPact, PactStatus};
 use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
 use alloy::{
-    primitives::{U256, keccak256},
+    primitives::{Address, U256, keccak256},
     providers::Provider,
 };
 use anyhow::{Context, bail};
@@ -123,15 +123,21 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
             specHash: keccak256(id.as_bytes()),
             specUri: format!("ipfs://bench/live/{id}"),
             deadline: now + 86_400,
+            acceptBy: 0,
             reviewPeriod: 0,
             threshold: 50,
             arbitrator: lab.cast.arbitrator,
+            counterparty: Address::ZERO,
             payment,
             oracles: vec![lab.cast.oracles[0]],
             weights: vec![100],
         };
-        let pending =
-            pact.createPact(terms).from(buyer).value(payment + payment / U256::from(10u8)).send().await?;
+        let pending = pact
+            .createPact(terms)
+            .from(buyer)
+            .value(payment + agentpact_contracts::rules::stake(payment))
+            .send()
+            .await?;
         // Anvil answers the send before it has mined the block (hundreds of ms with a large
         // state): the clock starts when the receipt appears, polled every 5 ms.
         let (hash, provider) = (*pending.tx_hash(), lab.provider.clone());

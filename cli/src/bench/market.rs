@@ -164,7 +164,7 @@ impl Plan {
     }
 
     fn stake(&self) -> U256 {
-        self.terms.payment / U256::from(10u8)
+        agentpact_contracts::rules::stake(self.terms.payment)
     }
 
     fn creator_deposit(&self) -> U256 {
@@ -368,16 +368,29 @@ impl Generator {
             })
             .collect();
         let payment = U256::from(rng.random_range(1..=50u64)) * U256::from(100_000_000_000_000u64);
-        let deadline = if fate == Fate::TimedOut { now + 3_600 } else { now + 30 * 86_400 };
+        // Long enough for acceptance to close an hour before the deadline (the contract's work window).
+        let deadline = if fate == Fate::TimedOut { now + 7_200 } else { now + 30 * 86_400 };
+        // Most pacts are negotiated for one worker or client, as `sign_contract` makes them; the
+        // rest are open to anyone.
+        let named = rng.random_bool(0.6);
         let words = (SPEC_WORDS[rng.random_range(0..8)], SPEC_WORDS[rng.random_range(0..8)]);
         let terms = AgentPact::Terms {
             initiator: initiator.code(),
             specHash: keccak256(id.to_be_bytes::<32>()),
             specUri: format!("ipfs://bench/{}-{}/{id}", words.0, words.1),
             deadline,
+            acceptBy: 0,
             reviewPeriod: 0,
             threshold: 50,
             arbitrator: self.cast.arbitrator,
+            counterparty: if named {
+                match initiator {
+                    Initiator::Buyer => seller,
+                    Initiator::Seller => buyer,
+                }
+            } else {
+                Address::ZERO
+            },
             payment,
             oracles: oracles.clone(),
             weights,

@@ -2,7 +2,7 @@
 //! in the agent market with feedback on its completed pact, so a dashboard or an agent has
 //! something to look at from the first second.
 
-use agentpact_contracts::{AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry};
+use agentpact_contracts::{AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, rules};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, B256, U256, utils::parse_ether},
@@ -95,7 +95,7 @@ impl Demo<'_> {
     async fn create(&self, initiator: Initiator) -> anyhow::Result<U256> {
         let now =
             self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
-        let stake = self.payment / U256::from(10u8);
+        let stake = rules::stake(self.payment);
         let (creator, deposit) = match initiator {
             Initiator::Buyer => (self.cast.buyer, self.payment + stake),
             Initiator::Seller => (self.cast.seller, stake),
@@ -105,9 +105,15 @@ impl Demo<'_> {
             specHash: B256::repeat_byte(0x5e),
             specUri: "ipfs://QmDemoLandingPageSpec".into(),
             deadline: now + 14 * 24 * 3600,
+            acceptBy: 0,
             reviewPeriod: 0,
             threshold: 70,
             arbitrator: self.cast.arbitrator,
+            // As a negotiated pact would: only the other demo party may accept.
+            counterparty: match initiator {
+                Initiator::Buyer => self.cast.seller,
+                Initiator::Seller => self.cast.buyer,
+            },
             payment: self.payment,
             oracles: self.cast.oracles.to_vec(),
             weights: vec![60, 40],
@@ -119,7 +125,7 @@ impl Demo<'_> {
 
     async fn funded(&self, initiator: Initiator) -> anyhow::Result<U256> {
         let id = self.create(initiator).await?;
-        let stake = self.payment / U256::from(10u8);
+        let stake = rules::stake(self.payment);
         let (accepter, deposit) = match initiator {
             Initiator::Buyer => (self.cast.seller, stake),
             Initiator::Seller => (self.cast.buyer, self.payment + stake),

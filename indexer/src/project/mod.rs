@@ -139,13 +139,13 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
     sqlx::query!(
         "INSERT INTO pacts (chain_id, pact_id, initiator, status, creator, buyer, seller, arbitrator, spec_hash,
              spec_uri, deadline, review_period, threshold, payment, buyer_stake, seller_stake, created_at,
-             created_block, updated_block)
+             created_block, updated_block, counterparty, accept_by)
          SELECT $1, id::numeric, i, $2, cr, b, s, a, sh, su, to_timestamp(dl), rp, th, pay::numeric,
-                bs::numeric, ss::numeric, to_timestamp(t), blk, blk
+                bs::numeric, ss::numeric, to_timestamp(t), blk, blk, cp, to_timestamp(ab)
          FROM UNNEST($3::text[], $4::smallint[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bytea[], $9::bytea[],
                      $10::text[], $11::bigint[], $12::bigint[], $13::smallint[], $14::text[], $15::text[],
-                     $16::text[], $17::bigint[], $18::bigint[])
-              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk)",
+                     $16::text[], $17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[])
+              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk, cp, ab)",
         to_i64(first.chain_id),
         code(PactStatus::Negotiating),
         &c.pact_id,
@@ -164,6 +164,8 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
         &c.seller_stake,
         &c.time,
         &c.block,
+        &c.counterparty as &[Option<Vec<u8>>],
+        &c.accept_by,
     )
     .execute(&mut *conn)
     .await?;
@@ -201,6 +203,8 @@ struct CreatedColumns {
     seller_stake: Vec<String>,
     time: Vec<i64>,
     block: Vec<i64>,
+    counterparty: Vec<Option<Vec<u8>>>,
+    accept_by: Vec<i64>,
     oracle_pact: Vec<String>,
     oracle_position: Vec<i16>,
     oracle: Vec<Vec<u8>>,
@@ -217,6 +221,8 @@ impl CreatedColumns {
             spec_hash,
             spec_uri,
             deadline,
+            accept_by,
+            counterparty,
             review_period,
             threshold,
             payment,
@@ -247,6 +253,8 @@ impl CreatedColumns {
         self.seller_stake.push(seller_stake.to_string());
         self.time.push(to_i64(e.block_time));
         self.block.push(to_i64(e.block_number));
+        self.counterparty.push((!counterparty.is_zero()).then(|| counterparty.to_vec()));
+        self.accept_by.push(to_i64(*accept_by));
         for (position, (oracle, weight)) in oracles.iter().zip(weights).enumerate() {
             self.oracle_pact.push(id.clone());
             self.oracle_position.push(i16::try_from(position).unwrap_or(i16::MAX));

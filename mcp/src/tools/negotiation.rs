@@ -15,7 +15,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{index_note, pact::stake_of, query::pact_json, receipt};
+use super::{index_note, query::pact_json, receipt};
 use crate::{
     chain::Chain,
     input::{self, eth},
@@ -210,14 +210,18 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer, ToolError> {
         specHash: spec_hash,
         specUri: format!("hire://conversations/{}", c.id),
         deadline: u64::try_from(terms.deadline.map_or(0, |d| d.timestamp())).unwrap_or(0),
+        acceptBy: 0,
         reviewPeriod: 0,
         threshold: i.threshold.unwrap_or(70),
         arbitrator,
+        // The negotiated pact is for the worker the seeker negotiated with, and no one else.
+        counterparty: c.worker,
         payment: terms.price,
         oracles,
         weights: i.oracle_weights.unwrap_or_default(),
     };
-    let deposit = terms.price + stake_of(terms.price);
+    super::pact::check_terms(chain, &pact_terms).await?;
+    let deposit = terms.price + agentpact_contracts::rules::stake(terms.price);
     let mined = chain.write(chain.pact.createPact(pact_terms), deposit).await?;
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let pact_id = created
@@ -253,7 +257,8 @@ async fn accept_signed(chain: &Chain, record: &ConversationRecord) -> Result<Ans
         ))
     })?;
     let pact = chain.pact.getPact(pact_id).call().await.map_err(|e| super::pact::read_failed(e, pact_id))?;
-    let mined = chain.write(chain.pact.acceptPact(pact_id), stake_of(pact.payment)).await?;
+    let mined =
+        chain.write(chain.pact.acceptPact(pact_id), agentpact_contracts::rules::stake(pact.payment)).await?;
     Ok(Answer::new(
         format!(
             "Contract signed: accepted pact #{pact_id} as seller. Work can begin.{}",

@@ -1,6 +1,9 @@
 //! Creating, accepting and timing out pacts.
 
-use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use agentpact_contracts::{
+    AgentPact, Initiator, PactStatus,
+    rules::{self, MAX_ORACLES},
+};
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
@@ -12,11 +15,6 @@ use crate::{
     input::{self, eth},
     outcome::{Answer, ToolError},
 };
-
-/// Each side's stake is the payment divided by this (the contract's `STAKE_DIVISOR`).
-const STAKE_DIVISOR: u64 = 10;
-/// The most oracles a pact may name (the contract's `MAX_ORACLES`).
-const MAX_ORACLES: usize = 10;
 
 /// Which side the creator takes.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -37,8 +35,15 @@ pub struct CreatePact {
     /// The work/service specification: an IPFS hash (e.g. "Qm…", stored as ipfs://…, its keccak256 as the spec hash) or a bytes32 hex hash.
     #[schemars(length(min = 1, max = 512))]
     spec_hash: String,
-    /// Unix timestamp (seconds) by which the work must be submitted; in the future.
+    /// Unix timestamp (seconds) by which the work must be submitted: more than an hour ahead (the
+    /// seller's work window after acceptance closes) and at most 365 days ahead.
     deadline: u64,
+    /// Last Unix second the counterparty may accept; at least an hour before the deadline
+    /// (default: exactly an hour before it).
+    accept_by: Option<u64>,
+    /// The only address that may accept this pact (e.g. the agent you negotiated with); anyone may
+    /// when omitted.
+    counterparty: Option<String>,
     /// Oracle addresses for verification (1 to 10, registered and active).
     #[schemars(length(min = 1, max = 10))]
     oracles: Vec<String>,
@@ -50,18 +55,21 @@ pub struct CreatePact {
     threshold: u8,
     /// Payment in ETH, e.g. "0.5". Each side stakes 10% of it.
     payment_eth: String,
-    /// Buyer review window in seconds after verification passes (default 259200 = 3 days).
+    /// Buyer review window in seconds after verification passes (default 259200 = 3 days, at most
+    /// 2592000 = 30 days).
+    #[schemars(range(max = 2_592_000))]
     review_period: Option<u64>,
     /// Who settles disputes: an address that is neither party (required by the contract).
     arbitrator: String,
-    /// Where the specification can be read (default: ipfs://<specHash> for an IPFS hash).
-    #[schemars(length(max = 2048))]
+    /// Where the specification can be read, at most 256 bytes (default: ipfs://<specHash> for an
+    /// IPFS hash).
+    #[schemars(length(max = 256))]
     spec_uri: Option<String>,
 }
 
 pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
     let payment = input::eth_amount("paymentEth", &i.payment_eth)?;
-    let stake = stake_of(payment);
+    let stake = rules::stake(payment);
     if stake.is_zero() {
         return Err(ToolError::Invalid("paymentEth is too small: its 10% stake would be 0 wei".into()));
     }
@@ -95,13 +103,7 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
         return Err(ToolError::Invalid("arbitrator must be a third party, not this wallet".into()));
     }
     let (spec_hash, spec_uri) = input::spec(&i.spec_hash, i.spec_uri.as_deref())?;
-    let now = chain.now().await?;
-    if i.deadline <= now {
-        return Err(ToolError::Invalid(format!(
-            "deadline {} is not in the future (the chain's time is {now}); pass a later Unix timestamp",
-            i.deadline
-        )));
-    }
+    let counterparty = i.counterparty.as_deref().map(|c| input::address("counterparty", c)).transpose()?;
     let (initiator, deposit) = match i.role {
         Role::Buyer => (Initiator::Buyer, payment + stake),
         Role::Seller => (Initiator::Seller, stake),
@@ -111,13 +113,16 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
         specHash: spec_hash,
         specUri: spec_uri,
         deadline: i.deadline,
+        acceptBy: i.accept_by.unwrap_or(0),
         reviewPeriod: i.review_period.unwrap_or(0),
         threshold: i.threshold,
         arbitrator,
+        counterparty: counterparty.unwrap_or_default(),
         payment,
         oracles,
         weights: i.oracle_weights,
     };
+    check_terms(chain, &terms).await?;
     let mined = chain.write(chain.pact.createPact(terms), deposit).await?;
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let id = created.first().map(|e| e.pactId).unwrap_or_default();
@@ -146,7 +151,7 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     let id = U256::from(i.pact_id);
     let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
     let initiator = Initiator::try_from(pact.initiator).map_err(|e| ToolError::Failed(e.to_string()))?;
-    let stake = stake_of(pact.payment);
+    let stake = rules::stake(pact.payment);
     let (role, deposit) = match initiator {
         Initiator::Buyer => (Initiator::Seller, stake),
         Initiator::Seller => (Initiator::Buyer, pact.payment + stake),
@@ -192,9 +197,12 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError
 }
 
 /// A failed read of pact `id`: an unknown pact is the agent's mistake, anything else the RPC's.
-/// Each side's stake on a pact paying `payment`.
-pub fn stake_of(payment: U256) -> U256 {
-    payment / U256::from(STAKE_DIVISOR)
+/// Refuses terms the contract would refuse (clocks, sizes, counterparty), with a sentence, before
+/// anything is simulated; the chain's latest block time is the contract's `now`.
+pub async fn check_terms(chain: &Chain, terms: &AgentPact::Terms) -> Result<(), ToolError> {
+    let now = chain.now().await?;
+    rules::check_terms(terms, chain.me, now)
+        .map_err(|e| ToolError::Invalid(format!("{e} (the chain's time is {now})")))
 }
 
 /// What a failed read of pact `id` means for the agent.

@@ -67,10 +67,12 @@ pub(crate) fn pact_json(p: &Pact) -> Value {
         "buyer": p.buyer,
         "seller": p.seller,
         "arbitrator": p.arbitrator,
+        "counterparty": p.counterparty,
         "paymentEth": eth(p.payment),
         "buyerStakeEth": eth(p.buyer_stake),
         "sellerStakeEth": eth(p.seller_stake),
         "deadline": p.deadline.timestamp(),
+        "acceptBy": p.accept_by.timestamp(),
         "specHash": p.spec_hash,
         "specUri": p.spec_uri,
         "threshold": p.threshold,
@@ -110,7 +112,8 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     let mut data = indexed.as_ref().map_or_else(|| json!({ "pactId": id.to_string() }), pact_json);
     data["onChain"] = json!({
         "status": status.name(), "buyer": onchain.buyer, "seller": onchain.seller,
-        "paymentEth": eth(onchain.payment), "deadline": onchain.deadline, "scoreCount": onchain.scoreCount,
+        "paymentEth": eth(onchain.payment), "deadline": onchain.deadline, "acceptBy": onchain.acceptBy,
+        "counterparty": onchain.counterparty, "scoreCount": onchain.scoreCount,
         "finalScore": onchain.finalScore, "verifiedAt": onchain.verifiedAt,
     });
     data["indexLagBlocks"] = json!(lag);
@@ -263,6 +266,7 @@ pub(crate) fn reputation_json(r: &Reputation) -> Value {
     };
     json!({
         "address": r.address, "score": overall.value, "rated": overall.rated, "raters": overall.raters,
+        "weight": overall.weight,
         "feedback": { "count": count, "meanRating": mean },
         "asSeller": role(&r.as_seller), "asBuyer": role(&r.as_buyer), "asOracle": role(&r.as_oracle),
     })

@@ -1,0 +1,181 @@
+//! The escrow's rules on terms, as the contract enforces them (docs/contracts.md §Bounds), for
+//! clients that refuse out-of-bound terms with a sentence before anything is simulated or sent.
+//! `tests/tests/pact_bounds.rs` reads every constant back from a deployed contract, so the two
+//! cannot drift apart.
+
+use alloy::primitives::{Address, U256};
+
+use crate::AgentPact;
+
+/// Each side's stake is the payment divided by this (`STAKE_DIVISOR`).
+pub const STAKE_DIVISOR: u64 = 10;
+/// Largest payment in base units (`MAX_PAYMENT`).
+pub const MAX_PAYMENT: U256 = U256::from_limbs([u64::MAX, u64::MAX, 0, 0]);
+/// Seconds an accepted seller is sure to have between the close of acceptance and the deadline
+/// (`MIN_WORK_WINDOW`).
+pub const MIN_WORK_WINDOW: u64 = 60 * 60;
+/// Latest deadline, in seconds after creation (`MAX_DURATION`).
+pub const MAX_DURATION: u64 = 365 * 24 * 60 * 60;
+/// Longest review period in seconds (`MAX_REVIEW_PERIOD`).
+pub const MAX_REVIEW_PERIOD: u64 = 30 * 24 * 60 * 60;
+/// Review period used when the terms give zero (`DEFAULT_REVIEW_PERIOD`).
+pub const DEFAULT_REVIEW_PERIOD: u64 = 3 * 24 * 60 * 60;
+/// Longest spec URI in bytes (`MAX_SPEC_URI`).
+pub const MAX_SPEC_URI: usize = 256;
+/// Most oracles a pact may name (`MAX_ORACLES`).
+pub const MAX_ORACLES: usize = 10;
+
+/// Each side's stake on a pact paying `payment`.
+pub fn stake(payment: U256) -> U256 {
+    payment / U256::from(STAKE_DIVISOR)
+}
+
+/// Terms the contract would refuse; the message says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TermsError {
+    /// The payment's stake would be zero, or it exceeds [`MAX_PAYMENT`].
+    #[error(
+        "the payment of {payment} base units is out of range: at least {STAKE_DIVISOR} (so each stake is above 0) and at most {MAX_PAYMENT}"
+    )]
+    Payment {
+        /// The payment given.
+        payment: U256,
+    },
+    /// The deadline is not between `earliest` and `latest`.
+    #[error(
+        "the deadline {deadline} must be between {earliest} and {latest} (Unix seconds): at least an hour for the work after acceptance closes, at most 365 days ahead"
+    )]
+    Deadline {
+        /// The deadline given.
+        deadline: u64,
+        /// The earliest the contract takes now.
+        earliest: u64,
+        /// The latest the contract takes now.
+        latest: u64,
+    },
+    /// `acceptBy` is not between `earliest` and `latest`.
+    #[error(
+        "acceptBy {accept_by} must be between {earliest} and {latest} (Unix seconds): in the future and at least an hour before the deadline (0 means the latest)"
+    )]
+    AcceptBy {
+        /// The `acceptBy` given.
+        accept_by: u64,
+        /// The earliest the contract takes now.
+        earliest: u64,
+        /// The latest the contract takes for this deadline.
+        latest: u64,
+    },
+    /// The review period exceeds [`MAX_REVIEW_PERIOD`].
+    #[error(
+        "the review period of {0} seconds is longer than the most the contract takes, {MAX_REVIEW_PERIOD} (30 days)"
+    )]
+    ReviewPeriod(u64),
+    /// The spec URI is longer than [`MAX_SPEC_URI`] bytes.
+    #[error("the spec URI is {0} bytes long; the contract takes at most {MAX_SPEC_URI}")]
+    SpecUri(usize),
+    /// The counterparty is also the creator, the arbitrator or one of the oracles.
+    #[error(
+        "counterparty {0} is already part of the pact (creator, arbitrator or oracle); name another address"
+    )]
+    Counterparty(Address),
+}
+
+/// Checks `terms`, created by `creator` at chain time `now`, against the contract's bounds on
+/// money, clocks, the spec URI and the counterparty. Oracles, weights, threshold and arbitrator
+/// are checked by the callers that build them, with their own field names.
+pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Result<(), TermsError> {
+    if stake(terms.payment).is_zero() || terms.payment > MAX_PAYMENT {
+        return Err(TermsError::Payment { payment: terms.payment });
+    }
+    let earliest = now.saturating_add(MIN_WORK_WINDOW + 1);
+    let latest = now.saturating_add(MAX_DURATION);
+    if terms.deadline < earliest || terms.deadline > latest {
+        return Err(TermsError::Deadline { deadline: terms.deadline, earliest, latest });
+    }
+    let last_accept = terms.deadline - MIN_WORK_WINDOW;
+    let accept_by = if terms.acceptBy == 0 { last_accept } else { terms.acceptBy };
+    if accept_by <= now || accept_by > last_accept {
+        return Err(TermsError::AcceptBy {
+            accept_by: terms.acceptBy,
+            earliest: now + 1,
+            latest: last_accept,
+        });
+    }
+    if terms.reviewPeriod > MAX_REVIEW_PERIOD {
+        return Err(TermsError::ReviewPeriod(terms.reviewPeriod));
+    }
+    if terms.specUri.len() > MAX_SPEC_URI {
+        return Err(TermsError::SpecUri(terms.specUri.len()));
+    }
+    let c = terms.counterparty;
+    if !c.is_zero() && (c == creator || c == terms.arbitrator || terms.oracles.contains(&c)) {
+        return Err(TermsError::Counterparty(c));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_700_000_000;
+
+    fn terms() -> AgentPact::Terms {
+        AgentPact::Terms {
+            initiator: 0,
+            specHash: Default::default(),
+            specUri: "ipfs://spec".into(),
+            deadline: NOW + 2 * MIN_WORK_WINDOW,
+            acceptBy: 0,
+            reviewPeriod: 0,
+            threshold: 70,
+            arbitrator: Address::repeat_byte(3),
+            counterparty: Address::ZERO,
+            payment: U256::from(10u8),
+            oracles: vec![Address::repeat_byte(4)],
+            weights: vec![100],
+        }
+    }
+
+    fn with(change: impl FnOnce(&mut AgentPact::Terms)) -> Result<(), TermsError> {
+        let mut t = terms();
+        change(&mut t);
+        check_terms(&t, Address::repeat_byte(1), NOW)
+    }
+
+    #[test]
+    fn each_bound_admits_its_last_value_and_refuses_the_next() {
+        assert_eq!(with(|_| {}), Ok(()));
+        assert!(matches!(with(|t| t.payment = U256::from(9u8)), Err(TermsError::Payment { .. })));
+        assert_eq!(with(|t| t.payment = MAX_PAYMENT), Ok(()));
+        assert!(matches!(
+            with(|t| t.payment = MAX_PAYMENT + U256::from(1u8)),
+            Err(TermsError::Payment { .. })
+        ));
+        assert_eq!(with(|t| t.deadline = NOW + MIN_WORK_WINDOW + 1), Ok(()));
+        assert!(matches!(with(|t| t.deadline = NOW + MIN_WORK_WINDOW), Err(TermsError::Deadline { .. })));
+        assert_eq!(with(|t| t.deadline = NOW + MAX_DURATION), Ok(()));
+        assert!(matches!(with(|t| t.deadline = NOW + MAX_DURATION + 1), Err(TermsError::Deadline { .. })));
+        assert_eq!(with(|t| t.acceptBy = NOW + 1), Ok(()));
+        assert!(matches!(with(|t| t.acceptBy = NOW), Err(TermsError::AcceptBy { .. })));
+        assert_eq!(with(|t| t.acceptBy = t.deadline - MIN_WORK_WINDOW), Ok(()));
+        assert!(matches!(
+            with(|t| t.acceptBy = t.deadline - MIN_WORK_WINDOW + 1),
+            Err(TermsError::AcceptBy { .. })
+        ));
+        assert_eq!(with(|t| t.reviewPeriod = MAX_REVIEW_PERIOD), Ok(()));
+        assert_eq!(
+            with(|t| t.reviewPeriod = MAX_REVIEW_PERIOD + 1),
+            Err(TermsError::ReviewPeriod(MAX_REVIEW_PERIOD + 1))
+        );
+        assert_eq!(with(|t| t.specUri = "x".repeat(MAX_SPEC_URI)), Ok(()));
+        assert_eq!(
+            with(|t| t.specUri = "x".repeat(MAX_SPEC_URI + 1)),
+            Err(TermsError::SpecUri(MAX_SPEC_URI + 1))
+        );
+        for conflicted in [Address::repeat_byte(1), Address::repeat_byte(3), Address::repeat_byte(4)] {
+            assert_eq!(with(|t| t.counterparty = conflicted), Err(TermsError::Counterparty(conflicted)));
+        }
+        assert_eq!(with(|t| t.counterparty = Address::repeat_byte(9)), Ok(()));
+    }
+}
