@@ -353,3 +353,50 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     assert!(told.text.contains("score 3.66/5") && told.text.contains("3 feedback ratings"), "{}", told.text);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_farm_of_tiny_self_dealt_pacts_moves_the_score_less_than_one_honest_pact() -> Result {
+    use agentpact_tests::chain::{hash, send};
+    let s = Stage::open().await?;
+    let (m, pact) = (&s.m, &s.m.chain.pact);
+    // The farmer works for its own second wallet: a hundred pacts of 10 wei (a stake of 1 wei each
+    // side), each scored 100 by both oracles, approved and rated five stars.
+    let (farmer, puppet) = (m.chain.accounts[7], m.chain.accounts[8]);
+    for _ in 0..100 {
+        let mut terms = m.terms(Initiator::Buyer, alloy::primitives::U256::from(10u8)).await?;
+        terms.counterparty = farmer;
+        let id = pact.pactCount().call().await?;
+        send(pact.createPact(terms).from(puppet).value(alloy::primitives::U256::from(11u8))).await?;
+        send(pact.acceptPact(id).from(farmer).value(alloy::primitives::U256::from(1u8))).await?;
+        send(pact.startWork(id).from(farmer)).await?;
+        send(pact.submitWork(id, hash(1)).from(farmer)).await?;
+        m.verified(id, &[100, 100]).await?;
+        send(pact.approveWork(id).from(puppet)).await?;
+        send(m.chain.agents.submitFeedback(id, 5, vec![], String::new()).from(puppet)).await?;
+    }
+    // One honest pact of an ordinary size: 0.5 ETH, scored 90 and 80 (final 86), rated five stars.
+    let honest = m.completed(Initiator::Buyer, ether(1) / alloy::primitives::U256::from(2u8)).await?;
+    send(m.chain.agents.submitFeedback(honest, 5, vec![], String::new()).from(m.cast.buyer)).await?;
+    s.synced().await?;
+
+    let q = "query($a: Address!) { reputation(address: $a) { score { value rated raters weight } } }";
+    let score = |who: Address| {
+        let api = &s.api;
+        async move {
+            api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"]["score"].clone())
+        }
+    };
+    let (farmed, earned) = (score(farmer).await?, score(m.cast.seller).await?);
+    // 100 pacts and one vote, each weighing 10 / 10^16: nothing moves from the prior 3.0. The
+    // honest seller: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47.
+    assert_eq!((farmed["rated"].as_u64(), farmed["raters"].as_u64()), (Some(100), Some(1)), "{farmed}");
+    let (farm_gain, honest_gain) =
+        (farmed["value"].as_f64().unwrap_or(9.0) - 3.0, earned["value"].as_f64().unwrap_or(0.0) - 3.0);
+    assert_eq!(earned["value"], 3.47, "{earned}");
+    assert!(
+        farm_gain < honest_gain,
+        "100 farmed pacts moved the score by {farm_gain}, one honest pact by {honest_gain}"
+    );
+    assert_eq!(farmed["value"], 3.0, "{farmed}");
+    Ok(())
+}

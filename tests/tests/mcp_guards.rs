@@ -53,6 +53,7 @@ async fn bad_input_is_refused_with_what_to_fix_and_nothing_is_sent() -> Result {
     let db = TestDatabase::create().await?;
     let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
     let good = terms(&m, "0.5").await?;
+    let deadline = good["deadline"].as_u64().unwrap_or_default();
     let mut no_role = good.clone();
     no_role.as_object_mut().map(|o| o.remove("role"));
     let cases: Vec<(&str, Value, &str)> = vec![
@@ -64,7 +65,21 @@ async fn bad_input_is_refused_with_what_to_fix_and_nothing_is_sent() -> Result {
         ("create-pact", with(good.clone(), "oracleWeights", json!([50, 40])), "sum to 100"),
         ("create-pact", with(good.clone(), "oracleWeights", json!([100])), "one weight per oracle"),
         ("create-pact", with(good.clone(), "oracleWeights", json!([100, 0])), "sum to 100"),
-        ("create-pact", with(good.clone(), "deadline", json!(1_000)), "not in the future"),
+        ("create-pact", with(good.clone(), "deadline", json!(1_000)), "must be between"),
+        ("create-pact", with(good.clone(), "deadline", json!(deadline + 400 * 86_400)), "at most 365 days"),
+        (
+            "create-pact",
+            with(good.clone(), "acceptBy", json!(deadline)),
+            "at least an hour before the deadline",
+        ),
+        ("create-pact", with(good.clone(), "reviewPeriod", json!(2_592_001)), "30 days"),
+        ("create-pact", with(good.clone(), "specUri", json!("x".repeat(257))), "257 bytes"),
+        (
+            "create-pact",
+            with(good.clone(), "counterparty", json!(m.cast.arbitrator.to_string())),
+            "counterparty",
+        ),
+        ("create-pact", with(good.clone(), "counterparty", json!("0xZZ")), "counterparty"),
         ("create-pact", with(good.clone(), "paymentEth", json!("lots")), "paymentEth"),
         ("create-pact", with(good.clone(), "paymentEth", json!("0.000000000000000001")), "too small"),
         ("create-pact", with(good.clone(), "threshold", json!(101)), "threshold"),

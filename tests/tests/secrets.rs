@@ -60,9 +60,10 @@ async fn no_failure_path_of_the_mcp_server_prints_the_key() -> Result {
         Faults { fail_every: Some(4), latency_ms: Some((0, 20)), ..Faults::default() },
     )
     .await?;
+    let deadline = m.chain.now().await? + 30 * 24 * 60 * 60;
     let terms = |payment: &str| {
         json!({
-            "role": "buyer", "specHash": "QmSecret", "deadline": 4_000_000_000u64,
+            "role": "buyer", "specHash": "QmSecret", "deadline": deadline,
             "oracles": [m.cast.oracles[0].to_string()], "oracleWeights": [100], "threshold": 50,
             "paymentEth": payment, "arbitrator": m.cast.arbitrator.to_string(),
         })
