@@ -13,7 +13,7 @@ use agentpact_contracts::{
 use agentpact_tests::{
     HarnessError,
     chain::{ether, hash, revert_of, send},
-    pacts::{Market, accepter_deposit, creator_deposit},
+    pacts::{Market, accepter_deposit, creator_deposit, stake},
 };
 use alloy::primitives::{Address, U256};
 
@@ -106,7 +106,7 @@ async fn verified_work_can_be_rejected_only_within_the_review_period() -> Result
     assert_eq!(late, AgentPactErrors::ReviewPeriodOver(AgentPact::ReviewPeriodOver { endedAt: ends }));
     m.chain.at(ends + 1).await?;
     send(m.chain.pact.autoApprove(id).from(m.cast.stranger)).await?;
-    assert_eq!(m.credit(m.cast.seller).await?, payment() + payment() / U256::from(10u8));
+    assert_eq!(m.credit(m.cast.seller).await?, payment() + stake(payment()));
     Ok(())
 }
 
