@@ -222,6 +222,7 @@ contract AgentPact is ReentrancyGuard {
     error VerificationOpen(uint8 scored, uint256 total, uint64 closesAt);
     error ReviewPeriodActive(uint64 endsAt);
     error DisputePeriodActive(uint64 endsAt);
+    error DisputePeriodOver(uint64 endedAt);
     error NothingToWithdraw();
     error TransferFailed();
 
@@ -332,10 +333,13 @@ contract AgentPact is ReentrancyGuard {
 
     // ---------------------------------------------------------------- verification
 
-    /// @notice A pact's oracle scores the delivered work, once, from 0 to 100.
+    /// @notice A pact's oracle scores the delivered work, once, from 0 to 100, until the verification
+    ///         window closes (from the next second anyone may finalize, the silent scoring 0).
     function submitVerification(uint256 pactId, uint8 score, bytes32 proof) external nonReentrant {
         Pact storage p = pactAt(pactId, Status.PENDING_VERIFY);
         if (!isPactOracle(p, msg.sender)) revert NotPactOracle();
+        uint64 closesAt = p.submittedAt + VERIFICATION_PERIOD;
+        if (block.timestamp > closesAt) revert VerificationClosed(closesAt);
         if (score > 100) revert ScoreTooHigh(score);
         if (proof == bytes32(0)) revert ZeroHash();
         Verification storage v = verifications[pactId][msg.sender];
@@ -425,10 +429,13 @@ contract AgentPact is ReentrancyGuard {
         emit DisputeRaised(pactId, msg.sender, arbitrator);
     }
 
-    /// @notice The arbitrator rules. The winner takes payment and both stakes.
+    /// @notice The arbitrator rules, until the dispute window closes (from the next second anyone
+    ///         may end the dispute with each side refunded). The winner takes payment and both stakes.
     function resolveDispute(uint256 pactId, bool sellerWins) external nonReentrant {
         Pact storage p = pactAt(pactId, Status.DISPUTED);
         if (msg.sender != p.arbitrator) revert NotArbitrator();
+        uint64 endsAt = p.disputedAt + DISPUTE_PERIOD;
+        if (block.timestamp > endsAt) revert DisputePeriodOver(endsAt);
         uint256 pot = p.payment + p.buyerStake + p.sellerStake;
         p.status = sellerWins ? Status.COMPLETED : Status.REFUNDED;
         emit DisputeResolved(pactId, msg.sender, sellerWins);

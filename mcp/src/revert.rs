@@ -207,6 +207,13 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             "ReviewPeriodActive",
             format!("The buyer's review period runs until {}; auto-approve after that.", x.endsAt),
         ),
+        E::DisputePeriodOver(x) => revert(
+            "DisputePeriodOver",
+            format!(
+                "The arbitrator's window closed at {}; anyone can claim-timeout (each side refunded).",
+                x.endedAt
+            ),
+        ),
         E::DisputePeriodActive(x) => revert(
             "DisputePeriodActive",
             format!("The arbitrator has until {} to rule; claim the timeout after that.", x.endsAt),

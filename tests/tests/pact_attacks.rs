@@ -317,3 +317,59 @@ async fn the_rust_rules_are_the_contracts_rules() -> Result {
     assert_eq!(c.STAKE_DIVISOR().call().await?, U256::from(rules::STAKE_DIVISOR));
     Ok(())
 }
+
+/// Found in review: an oracle that scored after the verification window could front-run
+/// `finalizeVerification` and turn a fail into a pass. Scoring closes the second finalization by
+/// anyone opens.
+#[tokio::test]
+async fn a_late_oracle_cannot_change_a_closed_verification() -> Result {
+    let m = Market::open().await?;
+    let id = m.funded(Initiator::Buyer, payment()).await?;
+    m.submitted(id).await?;
+    let closes = m.chain.pact.getPact(id).call().await?.submittedAt + VERIFICATION_PERIOD;
+    let late_score = || m.chain.pact.submitVerification(id, 100, hash(3)).from(m.cast.oracles[0]);
+
+    let before = m.chain.snapshot().await?;
+    m.chain.at(closes).await?;
+    send(late_score()).await?; // the last second a score is taken
+    m.chain.restore(before).await?;
+
+    m.chain.at(closes + 1).await?;
+    let e = revert_of::<AgentPactErrors, _, _>(late_score()).await;
+    assert_eq!(e, AgentPactErrors::VerificationClosed(AgentPact::VerificationClosed { closedAt: closes }));
+    m.chain.at(closes + 1).await?;
+    send(m.chain.pact.finalizeVerification(id).from(m.cast.stranger)).await?;
+    assert_eq!(m.status(id).await?, PactStatus::Disputed, "both oracles silent: score 0 fails");
+    Ok(())
+}
+
+/// Found in review: an arbitrator could rule after its window, front-running the timeout that
+/// refunds each side. Here the buyer names a wallet it owns as the arbitrator (the seller accepted
+/// those terms): inside the window its ruling stands, as agreed; one second after, it cannot undo
+/// the seller's right to its stake.
+#[tokio::test]
+async fn an_arbitrator_owned_by_a_party_cannot_rule_after_its_window() -> Result {
+    let m = Market::open().await?;
+    let owned = m.chain.accounts[9]; // the buyer's second wallet
+    let mut terms = m.terms(Initiator::Buyer, payment()).await?;
+    terms.arbitrator = owned;
+    let (id, _) = m.create(terms).await?;
+    m.accept(id, Initiator::Buyer, payment()).await?;
+    send(m.chain.pact.raiseDispute(id, owned).from(m.cast.buyer)).await?;
+    let ends = m.chain.pact.getPact(id).call().await?.disputedAt + 7 * 24 * 60 * 60;
+    let rule = || m.chain.pact.resolveDispute(id, false).from(owned);
+
+    let before = m.chain.snapshot().await?;
+    m.chain.at(ends).await?;
+    send(rule()).await?; // the last second a ruling is taken
+    assert_eq!(m.credit(m.cast.buyer).await?, payment() + stake(payment()) * U256::from(2u8));
+    m.chain.restore(before).await?;
+
+    m.chain.at(ends + 1).await?;
+    let e = revert_of::<AgentPactErrors, _, _>(rule()).await;
+    assert_eq!(e, AgentPactErrors::DisputePeriodOver(AgentPact::DisputePeriodOver { endedAt: ends }));
+    m.chain.at(ends + 1).await?;
+    send(m.chain.pact.claimTimeout(id).from(m.cast.seller)).await?;
+    assert_eq!(m.credit(m.cast.seller).await?, stake(payment()), "the seller keeps its stake");
+    Ok(())
+}

@@ -267,7 +267,10 @@ impl Escrow {
             (Action::Start, Funded) if caller == p.seller && now <= p.deadline => Some(InProgress),
             (Action::Submit, InProgress) if caller == p.seller && now <= p.deadline => Some(PendingVerify),
             (Action::Score(s), PendingVerify)
-                if s <= 100 && p.oracles.contains(&caller) && !p.scores.contains_key(&caller) =>
+                if s <= 100
+                    && p.oracles.contains(&caller)
+                    && !p.scores.contains_key(&caller)
+                    && now <= p.submitted_at + VERIFICATION_PERIOD =>
             {
                 Some(PendingVerify)
             }
@@ -289,7 +292,9 @@ impl Escrow {
             (Action::RaiseDispute, PendingVerify) if party && now <= p.submitted_at + VERIFICATION_PERIOD => {
                 Some(Disputed)
             }
-            (Action::Resolve { seller_wins }, Disputed) if caller == p.arbitrator => {
+            (Action::Resolve { seller_wins }, Disputed)
+                if caller == p.arbitrator && now <= p.disputed_at + DISPUTE_PERIOD =>
+            {
                 Some(if seller_wins { Completed } else { Refunded })
             }
             (Action::ClaimTimeout, Negotiating) if now > p.accept_by => Some(Refunded),
