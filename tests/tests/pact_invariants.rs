@@ -165,7 +165,6 @@ impl Run {
         let creator = *self.actors.parties.choose(rng).unwrap_or(&self.m.cast.buyer);
         let count = rng.random_range(1..=self.actors.oracles.len());
         let oracles: Vec<Address> = self.actors.oracles.choose_multiple(rng, count).copied().collect();
-        let weights = random_weights(rng, count);
         let mut arbitrator = *self.actors.arbitrators.choose(rng).unwrap_or(&self.m.cast.arbitrator);
         if creator == self.actors.owner && rng.random_bool(0.5) {
             arbitrator = self.actors.puppet; // judge in its own cause, through a second wallet
@@ -175,7 +174,9 @@ impl Run {
             creator,
             arbitrator,
             counterparty: rng.random_bool(0.3).then(|| *self.actors.parties.choose(rng).unwrap_or(&creator)),
-            oracles: oracles.clone(),
+            weights: random_weights(rng, count),
+            threshold: rng.random_range(0..=100),
+            oracles,
             payment: U256::from(rng.random_range(10u64..=2_000_000_000_000_000_000)),
             deadline: now + rng.random_range(model::MIN_WORK_WINDOW + 2 * CLOCK_SLACK..5 * DAY),
             accept_by: 0,
@@ -204,27 +205,23 @@ impl Run {
             deadline: p.deadline,
             acceptBy: p.accept_by,
             reviewPeriod: p.review_period,
-            threshold: rng.random_range(0..=100),
+            threshold: p.threshold,
             arbitrator: p.arbitrator,
             counterparty: p.counterparty.unwrap_or_default(),
             payment: p.payment,
-            oracles,
-            weights: weights.clone(),
+            oracles: p.oracles.clone(),
+            weights: p.weights.clone(),
         };
         let stake = p.payment / U256::from(10u8);
         let deposit = match initiator {
             Initiator::Buyer => p.payment + stake,
             Initiator::Seller => stake,
         };
-        let threshold = terms.threshold;
         match send(self.m.chain.pact.createPact(terms).from(creator).value(deposit)).await {
             Ok(_) => {
                 let at = self.m.chain.now().await?;
                 assert!(p.allowed(at), "terms {p:?} were taken at {at}; the model refuses them");
-                let mut pact = p.open(at);
-                pact.weights = weights;
-                pact.threshold = threshold;
-                self.model.pacts.push(pact);
+                self.model.pacts.push(p.open(at));
                 self.accepted += 1;
                 self.reached.insert(PactStatus::Negotiating);
             }

@@ -383,19 +383,16 @@ impl Generator {
             reviewPeriod: 0,
             threshold: 50,
             arbitrator: self.cast.arbitrator,
-            counterparty: if named {
-                match initiator {
-                    Initiator::Buyer => seller,
-                    Initiator::Seller => buyer,
-                }
-            } else {
-                Address::ZERO
-            },
+            counterparty: Address::ZERO,
             payment,
             oracles: oracles.clone(),
             weights,
         };
-        Plan { id, fate, initiator, buyer, seller, oracles, scores, terms }
+        let mut plan = Plan { id, fate, initiator, buyer, seller, oracles, scores, terms };
+        if named {
+            plan.terms.counterparty = plan.accepter();
+        }
+        plan
     }
 
     /// The latest block's number and time.
