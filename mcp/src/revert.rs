@@ -140,7 +140,7 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
         E::VerificationClosed(x) => revert(
             "VerificationClosed",
             format!(
-                "The verification window closed at {}; finalize-verification instead of disputing.",
+                "The verification window closed at {}: no more scores or disputes; finalize-verification ends it.",
                 x.closedAt
             ),
         ),

@@ -232,6 +232,8 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     assert_eq!(pact.specHash, keccak256(document.as_bytes()));
     assert_eq!(pact.specUri, "hire://conversations/conv_xyz");
     assert_eq!((pact.buyer, pact.initiator), (to_seeker, 0));
+    assert_eq!(pact.counterparty, to_worker, "only the negotiated worker may accept");
+    assert_eq!(pact.acceptBy, 1_738_260_000 - 3_600, "acceptance closes an hour before the deadline");
     seller.ok("sign_contract", json!({ "conversation_id": "conv_xyz" })).await?;
     assert_eq!(s.m.status(id).await?, PactStatus::Funded);
     assert_eq!(s.m.chain.pact.getPact(id).call().await?.seller, to_worker);
