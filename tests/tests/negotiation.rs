@@ -9,7 +9,7 @@ use agentpact_api::{
     NegotiationConfig,
     negotiation::{Clock, Envelope, MessageType, Timeouts},
 };
-use agentpact_contracts::PactStatus;
+use agentpact_contracts::{Initiator, PactStatus};
 use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
@@ -105,10 +105,15 @@ impl Stage {
     }
 
     async fn post_raw(&self, body: &Value) -> Result<(u16, Value)> {
+        self.post_to("hire/messages", body).await
+    }
+
+    /// Posts `body` to the relay's `path`; returns the status and the answer.
+    async fn post_to(&self, path: &str, body: &Value) -> Result<(u16, Value)> {
         let response = self
             .api
             .client()
-            .post(format!("{}/hire/messages", self.api.base))
+            .post(format!("{}/{path}", self.api.base))
             .json(body)
             .send()
             .await
@@ -206,6 +211,30 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     }
     assert_eq!(statuses, ["NEGOTIATING", "NEGOTIATING", "NEGOTIATING", "NEGOTIATING", "CONTRACTED"]);
 
+    // A pact with the agreed terms that anyone could accept is not this conversation's contract:
+    // the relay links only a pact reserved for the worker.
+    let chain_id = s.m.chain.anvil.chain_id();
+    let record = agentpact_api::Reader::new(s.db.pool().clone())
+        .conversation(chain_id, "conv_xyz")
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let agreed = record
+        .and_then(|r| agentpact_api::negotiation::terms_document(chain_id, &r.conversation).ok())
+        .unwrap_or_default();
+    assert!(agreed.contains("logo design"), "the agreed terms document: {agreed:?}");
+    let mut open = s.m.terms(Initiator::Buyer, ether(5)).await?;
+    (open.specHash, open.deadline) = (keccak256(agreed.as_bytes()), 1_738_260_000);
+    let (open_id, _) = s.m.create(open).await?;
+    s.synced().await?;
+    let (status, answer) = s
+        .post_to("hire/contracts", &json!({ "conversationId": "conv_xyz", "pactId": open_id.to_string() }))
+        .await?;
+    assert_eq!((status, answer["error"]["code"].as_str()), (409, Some("PACT_MISMATCH")), "{answer}");
+    assert!(
+        answer["error"]["message"].as_str().unwrap_or_default().contains("reserved for the worker"),
+        "{answer}"
+    );
+
     // sign_contract: the seeker's server makes the pact; the worker's accepts it.
     let buyer = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
     let seller = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
@@ -219,13 +248,13 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
                     "oracle_weights": [60, 40] }),
         )
         .await?;
-    assert!(signed.text.starts_with("Contract signed: pact #0"), "{}", signed.text);
+    assert!(signed.text.starts_with("Contract signed: pact #1"), "{}", signed.text);
     let document = signed.data["termsDocument"].as_str().unwrap_or_default().to_owned();
     let terms: Value = serde_json::from_str(&document).unwrap_or_default();
     assert_eq!(terms["requirements"], json!(["SVG format", "3 variations"]), "the counter's requirements");
     assert_eq!(terms["task"], "logo design");
 
-    let id = U256::ZERO;
+    let id = U256::from(1u8);
     let pact = s.m.chain.pact.getPact(id).call().await?;
     assert_eq!(pact.payment, ether(5));
     assert_eq!(pact.deadline, 1_738_260_000, "2025-01-30T18:00:00Z, the accepted deadline");
@@ -239,7 +268,7 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     assert_eq!(s.m.chain.pact.getPact(id).call().await?.seller, to_worker);
 
     // Both ways in GraphQL: the pact shows its negotiation, the conversation its pact.
-    let q = "{ pact(id: 0) { status negotiation { id status termsDocument messages { type from } } }
+    let q = "{ pact(id: 1) { status negotiation { id status termsDocument messages { type from } } }
                conversation(id: \"conv_xyz\") { status price deadline requirements pact { id payment } } }";
     let data = s.api.data(q, json!({})).await?;
     let negotiation = &data["pact"]["negotiation"];
@@ -252,10 +281,10 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
         negotiation["messages"].as_array().into_iter().flatten().filter_map(|m| m["type"].as_str()).collect();
     assert_eq!(kinds, ["proposal", "clarification", "clarification", "counter", "accept", "contract"]);
     assert_eq!(negotiation["messages"][5]["from"], json!(Address::ZERO), "the relay's own message");
-    assert_eq!(data["conversation"]["pact"], json!({ "id": "0", "payment": ether(5).to_string() }));
+    assert_eq!(data["conversation"]["pact"], json!({ "id": "1", "payment": ether(5).to_string() }));
     assert_eq!(data["conversation"]["deadline"], "2025-01-30T18:00:00+00:00");
 
-    let got = buyer.ok("get_contract", json!({ "contract_id": "0" })).await?;
+    let got = buyer.ok("get_contract", json!({ "contract_id": "1" })).await?;
     assert_eq!(got.data["conversation"]["conversationId"], "conv_xyz");
     assert_eq!(got.data["hash"], json!(keccak256(document.as_bytes())));
     Ok(())

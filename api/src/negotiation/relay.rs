@@ -218,8 +218,8 @@ impl Relay {
     }
 
     /// Records that pact `pact_id` carries the agreed terms of conversation `id`: the pact (as
-    /// indexed) must be the seeker's request to the worker at the agreed price and deadline, its
-    /// spec hash the hash of [`terms_document`]. Then links the two and appends the relay's
+    /// indexed) must be the seeker's request reserved for the worker (its counterparty) at the
+    /// agreed price and deadline, its spec hash the hash of [`terms_document`]. Then links the two and appends the relay's
     /// `contract` message.
     pub async fn link_pact(&self, id: &str, pact_id: U256) -> Result<Accepted, RelayError> {
         let mut tx = self.pool.begin().await?;
@@ -318,28 +318,34 @@ async fn check_pact(
     spec_hash: B256,
 ) -> Result<(), RelayError> {
     let row = sqlx::query(
-        "SELECT creator, initiator, spec_hash, payment::text AS payment, extract(epoch FROM deadline)::bigint AS deadline
+        "SELECT creator, initiator, counterparty, spec_hash, payment::text AS payment,
+                extract(epoch FROM deadline)::bigint AS deadline
          FROM pacts WHERE chain_id = $1 AND pact_id = $2::text::numeric",
     )
     .bind(chain(chain_id))
     .bind(pact_id.to_string())
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or_else(|| RelayError::PactMismatch(format!("pact #{pact_id} is not in the index (yet): wait for its block")))?;
+    .ok_or_else(|| {
+        RelayError::PactMismatch(format!("pact #{pact_id} is not in the index (yet): wait for its block"))
+    })?;
     let terms = c.terms.as_ref();
     let creator: Vec<u8> = row.try_get("creator")?;
     let initiator: i16 = row.try_get("initiator")?;
+    let counterparty: Option<Vec<u8>> = row.try_get("counterparty")?;
     let hash: Vec<u8> = row.try_get("spec_hash")?;
     let payment: String = row.try_get("payment")?;
     let deadline: i64 = row.try_get("deadline")?;
     let agreed = creator == c.seeker.to_vec()
         && initiator == 0
+        && counterparty == Some(c.worker.to_vec())
         && hash == spec_hash.to_vec()
         && terms.is_some_and(|t| payment == t.price.to_string())
         && terms.and_then(|t| t.deadline).is_some_and(|d| d.timestamp() == deadline);
     if !agreed {
         return Err(RelayError::PactMismatch(format!(
-            "pact #{pact_id} is not the seeker's request with the agreed price, deadline and terms hash {spec_hash}"
+            "pact #{pact_id} is not the seeker's request reserved for the worker {} with the agreed price, deadline and terms hash {spec_hash}",
+            c.worker
         )));
     }
     Ok(())
