@@ -398,6 +398,18 @@ async fn a_conversation_whose_clock_runs_out_is_abandoned() -> Result {
     // Initial response: 60 s. An answer at +60 s is in time, one at +61 s is not.
     s.post(&s.signed(&seeker, MessageType::Proposal, w, "slow", "2025-01-30T10:00:00Z", proposal.clone())?)
         .await?;
+    // A registered stranger writing into the expired conversation is refused as a stranger and
+    // changes nothing: the conversation still shows NEGOTIATING until a party writes.
+    let stranger = s.key(6)?;
+    send(s.m.chain.agents.register(profile("Stranger", &[("spam", ether(1))])).from(stranger.address()))
+        .await?;
+    s.synced().await?;
+    let late_stranger =
+        s.signed(&stranger, MessageType::Reject, k, "slow", "2025-01-30T10:01:01Z", json!({}))?;
+    let (status, answer) = s.post(&late_stranger).await?;
+    assert_eq!((status, code(&answer)), (409, "WRONG_PARTIES"), "{answer}");
+    let q = "{ conversation(id: \"slow\") { status } }";
+    assert_eq!(s.api.data(q, json!({})).await?["conversation"]["status"], "NEGOTIATING");
     let (status, answer) = s
         .post(&s.signed(
             &worker,

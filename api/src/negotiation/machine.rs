@@ -213,15 +213,17 @@ pub fn step(
         };
         return apply(opened, from, payload, now, timeouts.initial_response);
     };
+    // Who may write comes first: a stranger learns nothing of the conversation's state and
+    // changes none of it (an expired one is marked ABANDONED only by its parties' messages).
+    let between = (from == c.seeker && to == c.worker) || (from == c.worker && to == c.seeker);
+    if !between {
+        return Err(Refusal::NotParties { id: c.id.clone(), seeker: c.seeker, worker: c.worker });
+    }
     if c.status != Status::Negotiating {
         return Err(Refusal::Closed { id: c.id.clone(), status: c.status });
     }
     if now > c.expires_at {
         return Err(Refusal::Expired { id: c.id.clone(), expired_at: c.expires_at });
-    }
-    let between = (from == c.seeker && to == c.worker) || (from == c.worker && to == c.seeker);
-    if !between {
-        return Err(Refusal::NotParties { id: c.id.clone(), seeker: c.seeker, worker: c.worker });
     }
     let by_seeker = from == c.seeker;
     let rule = match kind {
