@@ -649,3 +649,63 @@ async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
     assert_eq!(contract["conversations"][0]["contractId"], json!(pact.to_string()));
     Ok(())
 }
+
+#[tokio::test]
+async fn floods_oversized_messages_nul_bytes_and_overlong_timestamps_are_refused_and_store_nothing() -> Result
+{
+    let s = Stage::seed_story().await?;
+    let (seeker, worker) = (s.key(1)?, s.key(2)?);
+    let (w, k) = (worker.address(), seeker.address());
+    let at = |second: u32| format!("2025-01-30T10:{:02}:{:02}Z", second / 60, second % 60);
+    let proposal = |task: &str| json!({ "task": task, "budget": "5 ETH" });
+
+    // A 200 KB message (under the 256 KiB body limit, over the relay's 16 KiB payload).
+    let big = s.signed(&seeker, MessageType::Proposal, w, "big", &at(0), proposal(&"x".repeat(200_000)))?;
+    let (status, answer) = s.post(&big).await?;
+    assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap_or_default().contains("16384"), "{answer}");
+    // A NUL character in a text, a timestamp with a 100,000-digit fraction, an unreadable amount.
+    let nul = s.signed(&seeker, MessageType::Proposal, w, "nul", &at(0), proposal("logo\u{0}design"))?;
+    let (status, answer) = s.post(&nul).await?;
+    assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");
+    let mut long = s.signed(&seeker, MessageType::Proposal, w, "long", &at(0), proposal("logo"))?;
+    long.timestamp = format!("2025-01-30T10:00:00.{}Z", "1".repeat(100_000));
+    let (status, answer) = s.post_raw(&serde_json::to_value(&long).unwrap_or_default()).await?;
+    assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");
+    let bananas = json!({ "task": "logo", "budget": "5 bananas" });
+    let (status, answer) =
+        s.post(&s.signed(&seeker, MessageType::Proposal, w, "fruit", &at(0), bananas)?).await?;
+    assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "a bad amount is bad input: {answer}");
+    let (status, answer) =
+        s.post_to("hire/contracts", &json!({ "conversationId": "a\u{0}b", "pactId": "0" })).await?;
+    assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");
+    for id in ["big", "nul", "long", "fruit"] {
+        assert!(s.messages(id).await?.is_empty(), "{id} stored nothing");
+    }
+
+    // A flood: the parties trade clarifications until the conversation holds 100 messages; the
+    // 101st is refused and the log stays at 100.
+    s.post(&s.signed(&seeker, MessageType::Proposal, w, "flood", &at(0), proposal("logo"))?).await?;
+    for n in 1..100u32 {
+        let (key, to, payload) = if n % 2 == 1 {
+            (&worker, k, json!({ "questions": [format!("q{n}")] }))
+        } else {
+            (&seeker, w, json!({ "answers": [format!("a{n}")] }))
+        };
+        let (status, answer) =
+            s.post(&s.signed(key, MessageType::Clarification, to, "flood", &at(n), payload)?).await?;
+        assert_eq!(status, 201, "message {}: {answer}", n + 1);
+    }
+    let over = s.signed(
+        &worker,
+        MessageType::Clarification,
+        k,
+        "flood",
+        &at(100),
+        json!({ "questions": ["more"] }),
+    )?;
+    let (status, answer) = s.post(&over).await?;
+    assert_eq!((status, code(&answer)), (409, "CONVERSATION_FULL"), "{answer}");
+    assert_eq!(s.messages("flood").await?.len(), 100);
+    Ok(())
+}

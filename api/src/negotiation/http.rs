@@ -61,14 +61,17 @@ fn answer(result: Result<super::Accepted, RelayError>) -> Response {
         Ok(accepted) => (StatusCode::CREATED, Json(accepted)).into_response(),
         Err(e) => {
             let status = match &e {
-                RelayError::Malformed(_) | RelayError::Stale { .. } => StatusCode::BAD_REQUEST,
+                RelayError::Malformed(_)
+                | RelayError::Stale { .. }
+                | RelayError::Refused(Refusal::BadValue(_)) => StatusCode::BAD_REQUEST,
                 RelayError::BadSignature { .. } => StatusCode::UNAUTHORIZED,
                 RelayError::NotRegistered(_) => StatusCode::FORBIDDEN,
                 RelayError::Refused(Refusal::Closed { .. } | Refusal::Expired { .. }) => StatusCode::GONE,
                 RelayError::Refused(Refusal::NotOpened { .. }) => StatusCode::NOT_FOUND,
-                RelayError::Replayed | RelayError::Refused(_) | RelayError::PactMismatch(_) => {
-                    StatusCode::CONFLICT
-                }
+                RelayError::Replayed
+                | RelayError::Refused(_)
+                | RelayError::PactMismatch(_)
+                | RelayError::Full(_) => StatusCode::CONFLICT,
                 RelayError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
             };
             let message = match &e {

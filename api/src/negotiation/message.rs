@@ -21,6 +21,13 @@ pub const PROTOCOL: &str = "HIRE/1.0";
 /// The longest conversation id accepted.
 pub const MAX_CONVERSATION_ID: usize = 64;
 
+/// The largest payload, in bytes of its canonical JSON: a negotiation message is a task, terms
+/// or questions, not a document (link one instead).
+pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024;
+
+/// The longest timestamp: RFC 3339 with nanoseconds and an offset (`2025-01-30T10:00:00.123456789+00:00`).
+pub const MAX_TIMESTAMP: usize = 35;
+
 alloy::sol! {
     /// What a HIRE/1.0 message's signature covers.
     struct HireMessage {
@@ -135,6 +142,30 @@ pub enum Malformed {
     /// The signature is not 65 bytes of hex.
     #[error("signature must be 0x and 130 hex digits (an EIP-712 signature)")]
     Signature,
+    /// The payload is larger than [`MAX_PAYLOAD_BYTES`].
+    #[error("the payload is {0} bytes; at most {MAX_PAYLOAD_BYTES} are relayed (link a document instead)")]
+    TooLarge(usize),
+    /// A text holds a NUL character, which nothing downstream can store.
+    #[error("the payload holds a NUL character (\\u0000); remove it")]
+    Nul,
+}
+
+/// Whether `id` can name a conversation: 1 to [`MAX_CONVERSATION_ID`] ASCII letters, digits,
+/// `_` or `-`.
+pub fn conversation_id_ok(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_CONVERSATION_ID
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Whether any string or key in `value` holds a NUL character.
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
 }
 
 impl Envelope {
@@ -180,11 +211,14 @@ impl Envelope {
         signature.recover_address_from_prehash(&self.signing_hash(chain_id)).map_err(|_| Malformed::Signature)
     }
 
-    /// When the sender says it wrote the message.
+    /// When the sender says it wrote the message: RFC 3339, at most [`MAX_TIMESTAMP`] characters
+    /// (nanoseconds at most; the timestamp is stored and signed as written).
     pub fn sent_at(&self) -> Result<DateTime<Utc>, Malformed> {
-        DateTime::parse_from_rfc3339(&self.timestamp)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| Malformed::Timestamp(self.timestamp.chars().take(40).collect()))
+        let bad = || Malformed::Timestamp(self.timestamp.chars().take(40).collect());
+        if self.timestamp.len() > MAX_TIMESTAMP {
+            return Err(bad());
+        }
+        DateTime::parse_from_rfc3339(&self.timestamp).map(|t| t.with_timezone(&Utc)).map_err(|_| bad())
     }
 
     /// Checks everything that does not need the conversation: protocol, timestamp, id, payload
@@ -194,15 +228,18 @@ impl Envelope {
             return Err(Malformed::Protocol(self.protocol.chars().take(40).collect()));
         }
         self.sent_at()?;
-        let id = &self.conversation_id;
-        if id.is_empty()
-            || id.len() > MAX_CONVERSATION_ID
-            || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
+        if !conversation_id_ok(&self.conversation_id) {
             return Err(Malformed::ConversationId);
         }
         if self.signature.len() != 132 {
             return Err(Malformed::Signature);
+        }
+        let bytes = canonical_json(&self.payload).len();
+        if bytes > MAX_PAYLOAD_BYTES {
+            return Err(Malformed::TooLarge(bytes));
+        }
+        if holds_nul(&self.payload) {
+            return Err(Malformed::Nul);
         }
         Payload::parse(self.kind, &self.payload)
     }

@@ -13,14 +13,14 @@ use sqlx::{PgConnection, PgPool, Row};
 
 use super::{
     machine::{self, Conversation, Refusal, Status, Terms, Timeouts},
-    message::{ContractNote, Envelope, Malformed, MessageType, PROTOCOL, canonical_json},
+    message::{ContractNote, Envelope, Malformed, MessageType, PROTOCOL, canonical_json, conversation_id_ok},
 };
 
 /// The channel new messages are announced on: `{"chainId","conversationId","seq","from","to"}`.
 pub const NEGOTIATION_CHANNEL: &str = "negotiation_message";
 
 /// Every code the relay answers a refusal with (`RelayError::code`).
-pub const CODES: [&str; 12] = [
+pub const CODES: [&str; 13] = [
     "BAD_MESSAGE",
     "BAD_SIGNATURE",
     "STALE_MESSAGE",
@@ -32,8 +32,13 @@ pub const CODES: [&str; 12] = [
     "WRONG_PARTIES",
     "ILLEGAL_TRANSITION",
     "PACT_MISMATCH",
+    "CONVERSATION_FULL",
     "INTERNAL",
 ];
+
+/// The most messages agents may write into one conversation (the relay's `contract` message may
+/// still follow): a negotiation that has not converged by then is better started anew.
+pub const MAX_MESSAGES: i64 = 100;
 
 /// How far a message's timestamp may be from the relay's clock.
 pub const MAX_SKEW: Duration = Duration::from_secs(300);
@@ -101,6 +106,11 @@ pub enum RelayError {
     /// The pact does not carry the agreed terms.
     #[error("{0}")]
     PactMismatch(String),
+    /// The conversation holds [`MAX_MESSAGES`] messages already.
+    #[error(
+        "conversation {0} already holds {MAX_MESSAGES} messages, the most the relay keeps for one; open a new conversation"
+    )]
+    Full(String),
     /// The database failed.
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
@@ -117,6 +127,7 @@ impl RelayError {
             Self::Replayed => "REPLAYED",
             Self::Refused(r) => r.code(),
             Self::PactMismatch(_) => "PACT_MISMATCH",
+            Self::Full(_) => "CONVERSATION_FULL",
             Self::Db(_) => "INTERNAL",
         }
     }
@@ -179,6 +190,11 @@ impl Relay {
         if seen(&mut tx, digest).await? {
             return Err(RelayError::Replayed);
         }
+        if current.is_some()
+            && written(&mut tx, self.chain_id, &envelope.conversation_id).await? >= MAX_MESSAGES
+        {
+            return Err(RelayError::Full(envelope.conversation_id.clone()));
+        }
         let step = machine::step(
             current.as_ref(),
             &envelope.conversation_id,
@@ -219,9 +235,12 @@ impl Relay {
 
     /// Records that pact `pact_id` carries the agreed terms of conversation `id`: the pact (as
     /// indexed) must be the seeker's request reserved for the worker (its counterparty) at the
-    /// agreed price and deadline, its spec hash the hash of [`terms_document`]. Then links the two and appends the relay's
-    /// `contract` message.
+    /// agreed price and deadline, its spec hash the hash of [`terms_document`]. Then links the
+    /// two and appends the relay's `contract` message.
     pub async fn link_pact(&self, id: &str, pact_id: U256) -> Result<Accepted, RelayError> {
+        if !conversation_id_ok(id) {
+            return Err(Malformed::ConversationId.into());
+        }
         let mut tx = self.pool.begin().await?;
         let conversation = load(&mut tx, self.chain_id, id, true)
             .await?
@@ -448,6 +467,17 @@ async fn save(
 }
 
 /// Appends `e` to the audit log as its conversation's next message and announces it.
+/// How many messages conversation `id` holds.
+async fn written(conn: &mut PgConnection, chain_id: u64, id: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM negotiation_messages WHERE chain_id = $1 AND conversation_id = $2",
+    )
+    .bind(chain(chain_id))
+    .bind(id)
+    .fetch_one(conn)
+    .await
+}
+
 async fn append(
     conn: &mut PgConnection,
     chain_id: u64,
