@@ -12,6 +12,7 @@ pub mod negotiation;
 pub mod rate_limit;
 pub mod read;
 pub mod server;
+mod text;
 
 pub use read::Reader;
 pub use server::{NegotiationConfig, ServeConfig, ServeError, app, serve};

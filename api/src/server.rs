@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use async_graphql::http::GraphiQLSource;
+use async_graphql::{ParseRequestError, http::GraphiQLSource};
 use async_graphql_axum::{GraphQLRequest, GraphQLResponse, GraphQLSubscription};
 use axum::{
     Json, Router,
@@ -156,8 +156,48 @@ async fn graphiql() -> Html<String> {
     Html(GraphiQLSource::build().endpoint("/graphql").subscription_endpoint("/graphql/ws").finish())
 }
 
-async fn graphql(State(state): State<AppState>, request: GraphQLRequest) -> GraphQLResponse {
+async fn graphql(
+    State(state): State<AppState>,
+    request: GraphQLRequest<BadGraphQLRequest>,
+) -> GraphQLResponse {
     state.schema.execute(request.into_inner()).await.into()
+}
+
+/// A body that is not one GraphQL request (not JSON of one, a batch, too large), answered the way
+/// GraphQL answers: a JSON error with a code, HTTP 400 (413 when too large).
+pub struct BadGraphQLRequest(ParseRequestError);
+
+impl From<ParseRequestError> for BadGraphQLRequest {
+    fn from(e: ParseRequestError) -> Self {
+        Self(e)
+    }
+}
+
+impl IntoResponse for BadGraphQLRequest {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match &self.0 {
+            ParseRequestError::PayloadTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                format!("the body is over {MAX_BODY_BYTES} bytes"),
+            ),
+            ParseRequestError::UnsupportedBatch => (
+                StatusCode::BAD_REQUEST,
+                "BAD_REQUEST",
+                "a batch (a JSON array of requests) is not served: send one query per request".to_owned(),
+            ),
+            other => (
+                StatusCode::BAD_REQUEST,
+                "BAD_REQUEST",
+                format!(
+                    "the body is not one GraphQL request ({{\"query\": \"…\", \"variables\": {{…}}}}): {}",
+                    other.to_string().chars().take(200).collect::<String>()
+                ),
+            ),
+        };
+        let body = serde_json::json!({ "errors": [{ "message": message, "extensions": { "code": code } }] });
+        (status, Json(body)).into_response()
+    }
 }
 
 async fn healthz() -> &'static str {

@@ -61,3 +61,66 @@ async fn a_fragment_chain_is_refused_before_it_expands() -> Result {
     assert_eq!(fine["__typename"], "QueryRoot");
     Ok(())
 }
+
+/// Every answer to `query` with `variables` carries a code, and none says INTERNAL; returns the
+/// first error's code.
+async fn code_of(
+    api: &TestApi,
+    query: &str,
+    variables: serde_json::Value,
+) -> std::result::Result<String, HarnessError> {
+    let answer = api.post(query, variables).await?;
+    let errors = answer["errors"].as_array().cloned().unwrap_or_default();
+    assert!(!errors.is_empty(), "{query}: expected an error, got {answer}");
+    for e in &errors {
+        let code = e["extensions"]["code"].as_str().unwrap_or("<none>");
+        assert_ne!(code, "INTERNAL", "{query}: client input labelled INTERNAL: {answer}");
+        assert_ne!(code, "<none>", "{query}: an error without a code: {answer}");
+    }
+    Ok(errors[0]["extensions"]["code"].as_str().unwrap_or_default().to_owned())
+}
+
+#[tokio::test]
+async fn bad_input_is_answered_as_bad_input_with_a_code() -> Result {
+    let db = TestDatabase::create().await?;
+    let api = TestApi::start(db.pool(), api::config(31337)).await?;
+    let hex = |s: &str| alloy::hex::encode(s);
+
+    // NUL characters, through a variable and as an escape in the query text.
+    let search = "query($s: String!) { pacts(filter: { search: $s }) { totalCount } }";
+    assert_eq!(code_of(&api, search, json!({ "s": "logo\u{0}design" })).await?, "BAD_ARGUMENT");
+    let literal = r#"{ searchAgents(capability: "logo\u0000") { edges { node { address } } } }"#;
+    assert_eq!(code_of(&api, literal, json!({})).await?, "BAD_ARGUMENT");
+    let conversation = "query($id: String!) { conversation(id: $id) { status } }";
+    assert_eq!(code_of(&api, conversation, json!({ "id": "c\u{0}" })).await?, "BAD_ARGUMENT");
+
+    // A negative page size.
+    assert_eq!(code_of(&api, "{ pacts(first: -1) { totalCount } }", json!({})).await?, "BAD_ARGUMENT");
+
+    // Forged cursors: well-formed, but with keys the database cannot take.
+    let by_deadline = "query($c: String!) { pacts(orderBy: { field: DEADLINE }, after: $c) { totalCount } }";
+    for forged in ["pact1:DEADLINE:9223372036854775807:1", "pact1:DEADLINE:-9223372036854775808:1"] {
+        assert_eq!(code_of(&api, by_deadline, json!({ "c": hex(forged) })).await?, "BAD_CURSOR", "{forged}");
+    }
+    let agents = "query($c: String!) { searchAgents(capability: \"logo\", after: $c) { edges { cursor } } }";
+    for score in ["1e400", "NaN", "inf", "-1", "99999999999999999999"] {
+        let forged = format!("agent1:{score}:1:0x0000000000000000000000000000000000000001");
+        assert_eq!(code_of(&api, agents, json!({ "c": hex(&forged) })).await?, "BAD_CURSOR", "{forged}");
+    }
+
+    // Bodies that are not one GraphQL request: a JSON answer with a code and HTTP 400.
+    for body in ["not json", r#"{"query": 5}"#, r#"[{"query": "{ __typename }"}]"#] {
+        let response = api
+            .client()
+            .post(format!("{}/graphql", api.base))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| HarnessError::Process(e.to_string()))?;
+        assert_eq!(response.status().as_u16(), 400, "{body}");
+        let answer: serde_json::Value = response.json().await.unwrap_or_default();
+        assert_eq!(answer["errors"][0]["extensions"]["code"], "BAD_REQUEST", "{body}: {answer}");
+    }
+    Ok(())
+}

@@ -40,6 +40,9 @@ fn classify(error: &ServerError) -> &'static str {
         "QUERY_TOO_DEEP"
     } else if m.starts_with("Query is too complex") {
         "QUERY_TOO_COMPLEX"
+    } else if m.starts_with("Failed to parse") {
+        // An argument of the right type but out of its range (`first: -1`): the client's input.
+        "BAD_ARGUMENT"
     } else if error.path.is_empty() {
         "GRAPHQL_VALIDATION_FAILED"
     } else {

@@ -1,7 +1,7 @@
 //! The GraphQL schema (DESIGN.md §GraphQL API): read-only over the index, with limits on depth,
 //! complexity and page size, and a code on every error.
 
-mod budget;
+mod admission;
 mod errors;
 mod market;
 mod negotiation;
@@ -57,7 +57,7 @@ fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, Subscript
     Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot::default())
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
-        .extension(budget::QueryBudget)
+        .extension(admission::Admission)
         .extension(errors::ErrorCodes)
 }
 

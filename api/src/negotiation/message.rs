@@ -158,16 +158,6 @@ pub fn conversation_id_ok(id: &str) -> bool {
         && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// Whether any string or key in `value` holds a NUL character.
-fn holds_nul(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(items) => items.iter().any(holds_nul),
-        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
-        _ => false,
-    }
-}
-
 impl Envelope {
     /// A `kind` message from `from` to `to` in conversation `id`, stamped `timestamp`, unsigned.
     pub fn new(
@@ -238,7 +228,7 @@ impl Envelope {
         if bytes > MAX_PAYLOAD_BYTES {
             return Err(Malformed::TooLarge(bytes));
         }
-        if holds_nul(&self.payload) {
+        if crate::text::holds_nul(&self.payload) {
             return Err(Malformed::Nul);
         }
         Payload::parse(self.kind, &self.payload)

@@ -129,7 +129,10 @@ impl SearchCursor {
         else {
             return Err(not_ours());
         };
-        if score.parse::<f64>().is_err() {
+        // A 0-5 score as the search writes it: digits and one point, nothing the database could
+        // read as infinite, NaN or out of its column's range.
+        let plain_decimal = score.bytes().all(|b| b.is_ascii_digit() || b == b'.') && score.len() <= 8;
+        if !plain_decimal || !score.parse::<f64>().is_ok_and(|s| (0.0..=5.0).contains(&s)) {
             return Err(not_ours());
         }
         Ok(Self {

@@ -8,6 +8,9 @@ use super::{ReadError, pacts::PactOrderField};
 
 const PREFIX: &str = "pact1";
 
+/// The last second of 9999, the latest a deadline key may name.
+const MAX_TIMESTAMP: i64 = 253_402_300_799;
+
 /// A position in a list of pacts ordered by one field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
@@ -55,7 +58,9 @@ impl Cursor {
         let key_ok = match field {
             PactOrderField::Created => key.is_empty(),
             PactOrderField::Payment => key.parse::<U256>().is_ok(),
-            PactOrderField::Deadline | PactOrderField::Updated => key.parse::<i64>().is_ok(),
+            // A deadline the database can turn into a timestamp (to 9999-12-31).
+            PactOrderField::Deadline => key.parse::<i64>().is_ok_and(|t| (0..=MAX_TIMESTAMP).contains(&t)),
+            PactOrderField::Updated => key.parse::<i64>().is_ok_and(|b| b >= 0),
         };
         if !key_ok {
             return Err(not_ours());
