@@ -10,6 +10,7 @@ mod index;
 mod indexed;
 mod logging;
 mod mcp;
+mod mcp_guards;
 mod progress;
 mod serve;
 mod settings;

@@ -13,7 +13,10 @@ use rmcp::{
     transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager},
 };
 
+use tower_http::limit::RequestBodyLimitLayer;
+
 use crate::{
+    mcp_guards,
     settings::{ChainArgs, DatabaseArgs, KeyArgs, Secret},
     signal,
 };
@@ -46,6 +49,10 @@ pub struct McpArgs {
     /// --http listens beyond loopback, since whoever reaches the port spends this wallet.
     #[arg(long, env = "MCP_HTTP_TOKEN", hide_env_values = true)]
     http_token: Option<Secret>,
+    /// Web origins (e.g. https://agents.example) whose pages may call the HTTP server; requests
+    /// without an Origin (non-browser clients) and from loopback origins are always let through.
+    #[arg(long, env = "MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    allowed_origins: Vec<String>,
     /// Requests per second each client address may send over HTTP (sustained); 0 turns the limit
     /// off. Over it, clients get 429 with Retry-After.
     #[arg(long, env = "MCP_RATE_LIMIT_PER_SEC", default_value_t = 20)]
@@ -67,6 +74,11 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         receipt_timeout: Duration::from_secs(args.receipt_timeout_secs.max(1)),
         index_wait: Duration::from_millis(args.index_wait_ms),
     };
+    if args.http_token.as_ref().is_some_and(|t| t.expose().trim().is_empty()) {
+        bail!(
+            "MCP_HTTP_TOKEN is set but empty, which no client could send: set a long random token, or unset it"
+        );
+    }
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
         && args.http_token.is_none()
@@ -104,11 +116,18 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
                 Arc::new(LocalSessionManager::default()),
                 Default::default(),
             );
-            let mut router = axum::Router::new().nest_service("/mcp", service);
+            // Layers run from the last added: rate limit, token, Origin, then the body limit.
+            let allowed: Arc<[String]> = args.allowed_origins.into();
+            let mut router = axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(RequestBodyLimitLayer::new(mcp_guards::MAX_BODY_BYTES))
+                .layer(axum::middleware::from_fn(move |request, next| {
+                    mcp_guards::origin(Arc::clone(&allowed), request, next)
+                }));
             if let Some(token) = args.http_token {
                 let expected: Arc<str> = format!("Bearer {}", token.expose()).into();
                 router = router.layer(axum::middleware::from_fn(move |request, next| {
-                    bearer(Arc::clone(&expected), request, next)
+                    mcp_guards::bearer(Arc::clone(&expected), request, next)
                 }));
             }
             if args.rate_limit_per_sec > 0 {
@@ -128,25 +147,4 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Lets a request through only with the expected `Authorization` header.
-async fn bearer(
-    expected: Arc<str>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let given = request.headers().get(axum::http::header::AUTHORIZATION).map(|v| v.as_bytes());
-    if given.is_some_and(|g| constant_time_eq(g, expected.as_bytes())) {
-        next.run(request).await
-    } else {
-        (axum::http::StatusCode::UNAUTHORIZED, "send Authorization: Bearer <MCP_HTTP_TOKEN>\n")
-            .into_response()
-    }
-}
-
-/// Compares without returning early, so timing does not reveal how much of a guess was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }

@@ -133,7 +133,7 @@ impl ToolError {
 /// A message about bad input, without repeating the input at length: a value quoted in it (`"…"`
 /// or `` `…` ``, as serde quotes) longer than 40 characters, a megabyte string sent as an address
 /// say, is cut to its start and an ellipsis.
-fn elide_quoted(message: &str) -> String {
+pub(crate) fn elide_quoted(message: &str) -> String {
     const KEEP: usize = 40;
     let mut said = String::new();
     let (mut open, mut run) = (None, 0);

@@ -125,7 +125,7 @@ impl ServerHandler for PactServer {
         let known = tools::catalog().iter().any(|t| t.name == name);
         if !known {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool {name:?}: list the tools to see them"),
+                crate::outcome::elide_quoted(&format!("unknown tool {name:?}: list the tools to see them")),
                 None,
             ));
         }
@@ -185,7 +185,10 @@ impl ServerHandler for PactServer {
             other => {
                 let known: Vec<&str> = RESOURCES.iter().map(|(uri, _, _)| *uri).collect();
                 return Err(ErrorData::resource_not_found(
-                    format!("no resource {other:?}: the resources are {}", known.join(", ")),
+                    crate::outcome::elide_quoted(&format!(
+                        "no resource {other:?}: the resources are {}",
+                        known.join(", ")
+                    )),
                     None,
                 ));
             }

@@ -250,3 +250,128 @@ async fn a_keystore_unlocks_with_its_password_and_neither_is_ever_printed() -> R
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
+
+/// The resident memory of process `pid`, in KiB (Linux).
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[tokio::test]
+async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_echoes_little() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let key = format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes()));
+    let empty = tokio::process::Command::new(binary())
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .env("PRIVATE_KEY", &key)
+        .env("MCP_HTTP_TOKEN", "")
+        .output()
+        .await
+        .map_err(process)?;
+    assert_eq!(empty.status.code(), Some(2), "an empty token must not start a server that admits nobody");
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("empty"));
+
+    let port = agentpact_tests::cli::free_port()?;
+    let mut child = tokio::process::Command::new(binary())
+        .args([
+            "mcp",
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--role",
+            "oracle",
+            "--rate-limit-per-sec",
+            "0",
+        ])
+        .env("MCP_HTTP_TOKEN", "s3cret-token")
+        .env("PRIVATE_KEY", &key)
+        .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(process)?;
+    let pid = child.id().unwrap_or_default();
+    let client = reqwest::Client::new();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let rpc = |body: Value, session: Option<&str>, origin: Option<&str>| {
+        let mut request = client
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", "Bearer s3cret-token")
+            .json(&body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        if let Some(o) = origin {
+            request = request.header("origin", o);
+        }
+        request.send()
+    };
+    let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "http", "version": "0" } } });
+    let mut ready = None;
+    for _ in 0..200 {
+        if let Ok(response) = rpc(initialize.clone(), None, None).await {
+            ready = Some(response);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let ready = ready.ok_or_else(|| process("the HTTP server never answered"))?;
+    assert_eq!(ready.status().as_u16(), 200);
+
+    // A web page elsewhere may not drive the wallet; a local inspector may.
+    let foreign = rpc(initialize.clone(), None, Some("https://evil.example")).await.map_err(process)?;
+    assert_eq!(foreign.status().as_u16(), 403);
+    let local = rpc(initialize.clone(), None, Some("http://localhost:6274")).await.map_err(process)?;
+    assert_eq!(local.status().as_u16(), 200);
+
+    // A 100 MB body is refused unread (413, or the connection closed before all of it was sent),
+    // and the server's memory stays small.
+    let huge = vec![b' '; 100 * 1024 * 1024];
+    let sent = client
+        .post(&url)
+        .header("authorization", "Bearer s3cret-token")
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await;
+    if let Ok(response) = sent {
+        assert_eq!(response.status().as_u16(), 413, "a 100 MB body");
+    }
+    let rss = rss_kib(pid).unwrap_or(u64::MAX);
+    assert!(rss < 150 * 1024, "resident memory after a 100 MB body: {rss} KiB");
+
+    // Unknown names are not echoed whole.
+    let session = ready
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| process("no mcp-session-id"))?;
+    rpc(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }), Some(&session), None)
+        .await
+        .map_err(process)?;
+    let long = "x".repeat(500_000);
+    for (method, params) in [
+        ("tools/call", json!({ "name": long, "arguments": {} })),
+        ("resources/read", json!({ "uri": format!("pact://{long}") })),
+    ] {
+        let answer = rpc(
+            json!({ "jsonrpc": "2.0", "id": 2, "method": method, "params": params }),
+            Some(&session),
+            None,
+        )
+        .await
+        .map_err(process)?
+        .text()
+        .await
+        .map_err(process)?;
+        assert!(answer.contains("\"error\""), "{method}: {}", &answer[..answer.len().min(300)]);
+        assert!(answer.len() < 2_000, "{method} echoed {} bytes", answer.len());
+    }
+    child.kill().await.map_err(process)?;
+    Ok(())
+}

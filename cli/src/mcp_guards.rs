@@ -1,0 +1,78 @@
+//! What stands between the network and the wallet behind `agentpact mcp --http`: the bearer
+//! token, the `Origin` check (MCP's defence against DNS rebinding: a web page must not drive a
+//! local server through the visitor's browser) and the body limit. Layers for the HTTP router.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::Request,
+    http::{StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+
+/// The largest request body accepted, in bytes. A tool call is a few kilobytes; a larger body is
+/// refused with 413 before it is read whole.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Lets a request through only with the expected `Authorization` header.
+pub async fn bearer(expected: Arc<str>, request: Request, next: Next) -> Response {
+    let given = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    if given.is_some_and(|g| constant_time_eq(g, expected.as_bytes())) {
+        next.run(request).await
+    } else {
+        (StatusCode::UNAUTHORIZED, "send Authorization: Bearer <MCP_HTTP_TOKEN>\n").into_response()
+    }
+}
+
+/// Lets a request through when it carries no `Origin` (clients that are not browsers), or a
+/// loopback one (a local inspector), or one of `allowed`; otherwise 403.
+pub async fn origin(allowed: Arc<[String]>, request: Request, next: Next) -> Response {
+    let origin = request.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("<not text>"));
+    match origin {
+        Some(o) if !is_loopback(o) && !allowed.iter().any(|a| a == o) => {
+            let shown: String = o.chars().take(60).collect();
+            let message = format!(
+                "requests from web origin {shown:?} are refused: a page there must not drive this wallet; \
+                 add it to MCP_ALLOWED_ORIGINS if it should\n"
+            );
+            (StatusCode::FORBIDDEN, message).into_response()
+        }
+        _ => next.run(request).await,
+    }
+}
+
+/// `http(s)://localhost`, `127.0.0.1` or `[::1]`, with any port.
+fn is_loopback(origin: &str) -> bool {
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
+        return false;
+    };
+    let host = if rest.starts_with('[') {
+        rest.split_inclusive(']').next().unwrap_or(rest)
+    } else {
+        rest.split(':').next().unwrap_or(rest)
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// Compares without returning early, so timing does not reveal how much of a guess was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins_are_told_from_others() {
+        for o in ["http://localhost:6274", "http://127.0.0.1", "https://[::1]:8080", "http://localhost"] {
+            assert!(is_loopback(o), "{o}");
+        }
+        for o in
+            ["http://localhost.evil.example", "https://evil.example", "null", "http://127.0.0.1.nip.io:80"]
+        {
+            assert!(!is_loopback(o), "{o}");
+        }
+    }
+}
