@@ -124,3 +124,48 @@ async fn bad_input_is_answered_as_bad_input_with_a_code() -> Result {
     }
     Ok(())
 }
+
+/// graphql-js's `getIntrospectionQuery()` (descriptions, directives, deprecations, type
+/// references nine `ofType`s deep), as GraphiQL and code generators send it.
+const STANDARD_INTROSPECTION: &str = r#"
+query IntrospectionQuery {
+  __schema {
+    queryType { name } mutationType { name } subscriptionType { name }
+    types { ...FullType }
+    directives { name description locations args { ...InputValue } }
+  }
+}
+fragment FullType on __Type {
+  kind name description
+  fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
+  inputFields { ...InputValue }
+  interfaces { ...TypeRef }
+  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
+  possibleTypes { ...TypeRef }
+}
+fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
+fragment TypeRef on __Type {
+  kind name
+  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
+    ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } }
+}
+"#;
+
+#[tokio::test]
+async fn the_standard_introspection_query_runs_and_depth_still_binds_everything_else() -> Result {
+    let db = TestDatabase::create().await?;
+    let api = TestApi::start(db.pool(), api::config(31337)).await?;
+    let schema = api.data(STANDARD_INTROSPECTION, json!({})).await?;
+    let types = schema["__schema"]["types"].as_array().map(Vec::len).unwrap_or_default();
+    assert!(types > 20, "the whole schema comes back: {types} types");
+    assert_eq!(schema["__schema"]["queryType"]["name"], "QueryRoot");
+
+    let deep = "{ pacts { edges { node { negotiation { pact { negotiation { pact { negotiation { pact { negotiation { id } } } } } } } } } } }";
+    assert_eq!(code_of(&api, deep, json!({})).await?, "QUERY_TOO_DEEP");
+    let mut deep_introspection = String::from("{ __schema { types { fields { type { ");
+    deep_introspection.push_str(&"ofType { ".repeat(14));
+    deep_introspection.push_str("name");
+    deep_introspection.push_str(&" }".repeat(14 + 5));
+    assert_eq!(code_of(&api, &deep_introspection, json!({})).await?, "QUERY_TOO_DEEP");
+    Ok(())
+}

@@ -75,7 +75,8 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
         "{{ {} }}",
         (0..3000).map(|i| format!("a{i}: stats {{ activeOracles }}")).collect::<String>()
     );
-    let deep = "{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }";
+    // Eleven levels (introspection has its own bound: api_hostile).
+    let deep = "{ pacts { edges { node { negotiation { pact { negotiation { pact { negotiation { pact { negotiation { id } } } } } } } } } } }";
     let cases = [
         (deep.to_owned(), json!({}), "QUERY_TOO_DEEP"),
         (format!("{{ a: {full_page} b: {full_page} }}"), json!({}), "QUERY_TOO_COMPLEX"),

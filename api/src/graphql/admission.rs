@@ -23,8 +23,16 @@ use async_graphql::{
 /// their oracles is ~5,000), and far below what hurts.
 pub const MAX_EXPANDED_FIELDS: u64 = 20_000;
 
-/// The extension that refuses NUL characters and documents expanding past
-/// [`MAX_EXPANDED_FIELDS`].
+/// The deepest selection accepted: `pacts { edges { node { oracles { address } } } }` is 5.
+pub const MAX_DEPTH: usize = 10;
+
+/// The deepest selection through `__schema` or `__type`: the standard introspection query that
+/// GraphiQL and code generators send nests type references 14 deep.
+pub const MAX_INTROSPECTION_DEPTH: usize = 16;
+
+/// The extension that refuses NUL characters, documents expanding past
+/// [`MAX_EXPANDED_FIELDS`] and selections nested deeper than [`MAX_DEPTH`] (introspection:
+/// [`MAX_INTROSPECTION_DEPTH`]).
 pub struct Admission;
 
 impl ExtensionFactory for Admission {
@@ -54,8 +62,24 @@ impl Extension for Admission {
             ));
         }
         if let Ok(document) = request.parsed_query() {
-            match expanded_size(document) {
-                Ok(size) if size > MAX_EXPANDED_FIELDS => return Err(too_large(size)),
+            match measure(document) {
+                Ok(m) if m.fields > MAX_EXPANDED_FIELDS => return Err(too_large(m.fields)),
+                Ok(m) if m.depth > MAX_DEPTH => {
+                    return Err(refused(
+                        "QUERY_TOO_DEEP",
+                        format!("the selection is nested {} deep; the most is {MAX_DEPTH}", m.depth),
+                    ));
+                }
+                Ok(m) if m.introspection_depth > MAX_INTROSPECTION_DEPTH => {
+                    return Err(refused(
+                        "QUERY_TOO_DEEP",
+                        format!(
+                            "the introspection is nested {} deep; the most is {MAX_INTROSPECTION_DEPTH} (the \
+                             standard introspection query is 14)",
+                            m.introspection_depth
+                        ),
+                    ));
+                }
                 Ok(_) => {}
                 // Refused here too: async-graphql's first pass would follow the cycle, branching.
                 Err(Cycle(name)) => {
@@ -101,56 +125,92 @@ fn holds_nul(request: &Request) -> bool {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Cycle(pub String);
 
-/// How many field selections the operations of `document` expand to (saturating), or the first
-/// fragment found to spread itself.
-pub fn expanded_size(document: &ExecutableDocument) -> Result<u64, Cycle> {
-    let mut sizes = Sizes { fragments: &document.fragments, memo: HashMap::new(), cycle: None };
-    let size = document
-        .operations
-        .iter()
-        .map(|(_, op)| sizes.of_set(&op.node.selection_set.node))
-        .fold(0u64, u64::saturating_add);
-    match sizes.cycle {
-        Some(name) => Err(Cycle(name.to_owned())),
-        None => Ok(size),
+/// What a document expands to once every fragment spread is replaced by its fragment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measure {
+    /// Field selections (saturating).
+    pub fields: u64,
+    /// The deepest path of fields that does not pass through `__schema` or `__type`.
+    pub depth: usize,
+    /// The deepest path that does (introspection, which tools send nested ~14 deep).
+    pub introspection_depth: usize,
+}
+
+impl Measure {
+    /// Both measures of selections side by side: fields add up, depths take the deeper.
+    fn beside(self, other: Self) -> Self {
+        Self {
+            fields: self.fields.saturating_add(other.fields),
+            depth: self.depth.max(other.depth),
+            introspection_depth: self.introspection_depth.max(other.introspection_depth),
+        }
+    }
+
+    /// The measure of a field named `name` over its selection's measure `below`.
+    fn under(name: &str, below: Self) -> Self {
+        let fields = below.fields.saturating_add(1);
+        if matches!(name, "__schema" | "__type") {
+            let deepest = below.depth.max(below.introspection_depth);
+            Self { fields, depth: 0, introspection_depth: deepest + 1 }
+        } else {
+            let intro = if below.introspection_depth > 0 { below.introspection_depth + 1 } else { 0 };
+            Self { fields, depth: below.depth + 1, introspection_depth: intro }
+        }
     }
 }
 
-struct Sizes<'a> {
+/// What the operations of `document` expand to, or the first fragment found to spread itself.
+pub fn measure(document: &ExecutableDocument) -> Result<Measure, Cycle> {
+    let mut m = Measurer { fragments: &document.fragments, memo: HashMap::new(), cycle: None };
+    let total = document
+        .operations
+        .iter()
+        .map(|(_, op)| m.of_set(&op.node.selection_set.node))
+        .fold(Measure::default(), Measure::beside);
+    match m.cycle {
+        Some(name) => Err(Cycle(name.to_owned())),
+        None => Ok(total),
+    }
+}
+
+struct Measurer<'a> {
     fragments: &'a HashMap<Name, Positioned<FragmentDefinition>>,
-    /// Each fragment's size once known; `None` while it is being computed.
-    memo: HashMap<&'a str, Option<u64>>,
+    /// Each fragment's measure once known; `None` while it is being computed.
+    memo: HashMap<&'a str, Option<Measure>>,
     /// A fragment met again while it was being computed.
     cycle: Option<&'a str>,
 }
 
-impl<'a> Sizes<'a> {
-    fn of_set(&mut self, set: &'a SelectionSet) -> u64 {
-        set.items.iter().map(|s| self.of(&s.node)).fold(0u64, u64::saturating_add)
+impl<'a> Measurer<'a> {
+    fn of_set(&mut self, set: &'a SelectionSet) -> Measure {
+        set.items.iter().map(|s| self.of(&s.node)).fold(Measure::default(), Measure::beside)
     }
 
-    fn of(&mut self, selection: &'a Selection) -> u64 {
+    fn of(&mut self, selection: &'a Selection) -> Measure {
         match selection {
-            Selection::Field(f) => 1u64.saturating_add(self.of_set(&f.node.selection_set.node)),
+            Selection::Field(f) => {
+                let below = self.of_set(&f.node.selection_set.node);
+                Measure::under(f.node.name.node.as_str(), below)
+            }
             Selection::InlineFragment(i) => self.of_set(&i.node.selection_set.node),
             Selection::FragmentSpread(s) => self.of_fragment(s.node.fragment_name.node.as_str()),
         }
     }
 
-    fn of_fragment(&mut self, name: &'a str) -> u64 {
+    fn of_fragment(&mut self, name: &'a str) -> Measure {
         match self.memo.get(name) {
-            Some(Some(size)) => return *size,
+            Some(Some(known)) => return *known,
             Some(None) => {
                 self.cycle.get_or_insert(name);
-                return 0;
+                return Measure::default();
             }
             None => {}
         }
-        let Some((key, fragment)) = self.fragments.get_key_value(name) else { return 0 };
+        let Some((key, fragment)) = self.fragments.get_key_value(name) else { return Measure::default() };
         self.memo.insert(key.as_str(), None);
-        let size = self.of_set(&fragment.node.selection_set.node);
-        self.memo.insert(key.as_str(), Some(size));
-        size
+        let measured = self.of_set(&fragment.node.selection_set.node);
+        self.memo.insert(key.as_str(), Some(measured));
+        measured
     }
 }
 
@@ -173,12 +233,26 @@ mod tests {
 
     #[test]
     fn a_fragment_chain_is_measured_without_expanding_it() {
-        let size = |q: &str| parse_query(q).map(|d| expanded_size(&d)).unwrap_or(Ok(0));
+        let size = |q: &str| parse_query(q).map(|d| measure(&d).map(|m| m.fields)).unwrap_or(Ok(0));
         assert_eq!(size(&chain(3)), Ok(8));
         assert_eq!(size(&chain(24)), Ok(1 << 24));
         assert_eq!(size(&chain(70)), Ok(u64::MAX), "saturates instead of overflowing");
         assert_eq!(size("{ a { b c } d }"), Ok(4));
-        let cycle = size("{ ...A } fragment A on Q { x ...B ...B } fragment B on Q { ...A ...A }");
-        assert!(matches!(cycle, Err(Cycle(name)) if name == "A" || name == "B"), "a cycle");
+        let cycle = parse_query("{ ...A } fragment A on Q { x ...B ...B } fragment B on Q { ...A ...A }")
+            .map(|d| measure(&d).map(|m| m.fields));
+        assert!(matches!(cycle, Ok(Err(Cycle(name))) if name == "A" || name == "B"), "a cycle");
+    }
+
+    #[test]
+    fn introspection_is_measured_apart() {
+        let of = |q: &str| parse_query(q).ok().and_then(|d| measure(&d).ok()).unwrap_or_default();
+        let plain = of("{ pacts { edges { node { oracles { address } } } } }");
+        assert_eq!((plain.depth, plain.introspection_depth), (5, 0));
+        let mixed = of(
+            "{ a { b } __schema { types { fields { type { ...R } } } } } fragment R on T { ofType { name } }",
+        );
+        assert_eq!((mixed.depth, mixed.introspection_depth), (2, 6));
+        let nested = of("{ a { __type(name: \"X\") { name } } }");
+        assert_eq!((nested.depth, nested.introspection_depth), (1, 3));
     }
 }

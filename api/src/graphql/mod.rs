@@ -2,6 +2,7 @@
 //! complexity and page size, and a code on every error.
 
 mod admission;
+pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
 mod errors;
 mod market;
 mod negotiation;
@@ -36,9 +37,6 @@ fn chain_of(ctx: &Context<'_>, asked: Option<u64>) -> async_graphql::Result<u64>
     Ok(asked.unwrap_or(ctx.data::<ChainId>()?.0))
 }
 
-/// The deepest selection accepted: `pacts { edges { node { oracles { address } } } }` is 5.
-pub const MAX_DEPTH: usize = 10;
-
 /// The most expensive query accepted: each field costs 1, a list of pacts costs its page size
 /// times its selection, so a full page of 100 pacts with every field fits and ten do not.
 pub const MAX_COMPLEXITY: usize = 5_000;
@@ -55,7 +53,6 @@ pub fn sdl() -> String {
 
 fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, SubscriptionRoot> {
     Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot::default())
-        .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .extension(admission::Admission)
         .extension(errors::ErrorCodes)
