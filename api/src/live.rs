@@ -17,7 +17,7 @@ use crate::negotiation::NEGOTIATION_CHANNEL;
 const BUFFER: usize = 4096;
 
 /// A committed change of one pact, as the indexer announces it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PactChange {
     /// The chain.
@@ -28,6 +28,8 @@ pub struct PactChange {
     pub status: u8,
     /// The block of the change.
     pub block: u64,
+    /// Its creator, buyer, seller, arbitrator and oracles (as far as known).
+    pub parties: Vec<Address>,
 }
 
 /// A negotiation message the relay accepted, as it announces it.

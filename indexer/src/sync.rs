@@ -500,6 +500,8 @@ fn consistent(
 }
 
 /// Announces the current state of `pacts` on [`PACT_CHANNEL`]; delivered when the transaction commits.
+/// Each note carries the pact's parties (creator, buyer, seller, arbitrator, oracles) so that a
+/// subscriber filtering by party reads the database only for the changes it wants.
 async fn notify_pacts(
     conn: &mut PgConnection,
     chain_id: u64,
@@ -511,7 +513,12 @@ async fn notify_pacts(
     let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
     sqlx::query!(
         "SELECT pg_notify($3, json_build_object('chainId', chain_id, 'pactId', pact_id::text, 'status', status,
-                'block', updated_block)::text)
+                'block', updated_block,
+                'parties', ARRAY(SELECT '0x' || encode(p, 'hex')
+                                 FROM unnest(ARRAY[creator, buyer, seller, arbitrator]
+                                             || ARRAY(SELECT o.oracle FROM pact_oracles o
+                                                      WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id)) AS p
+                                 WHERE p IS NOT NULL))::text)
          FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
         to_i64(chain_id),
         &ids,

@@ -41,10 +41,16 @@ async fn a_subscriber_sees_a_transaction_within_a_second() -> Result {
     let mut only_ours =
         api.subscribe(q, json!({ "f": { "pactId": "0", "status": ["IN_PROGRESS"] } })).await?;
     let mut by_party = api.subscribe(q, json!({ "f": { "party": m.cast.buyer.to_checksum(None) } })).await?;
+    // The party filter is decided from the notification, which names every party, oracles too.
+    let mut by_oracle =
+        api.subscribe(q, json!({ "f": { "party": m.cast.oracles[1].to_checksum(None) } })).await?;
+    let mut unrelated =
+        api.subscribe(q, json!({ "f": { "party": m.cast.stranger.to_checksum(None) } })).await?;
     // A change to another pact of the buyer first: the pact filter must skip it.
     m.create(m.terms(Initiator::Buyer, ether(2)).await?).await?;
     let created = by_party.next_data().await?;
     assert_eq!(created["pactUpdated"]["id"], "1", "{created}");
+    assert_eq!(by_oracle.next_data().await?["pactUpdated"]["id"], "1");
 
     send(m.chain.pact.startWork(alloy::primitives::U256::ZERO).from(m.cast.seller)).await?;
     let mined = Instant::now();
@@ -58,6 +64,8 @@ async fn a_subscriber_sees_a_transaction_within_a_second() -> Result {
         json!({ "id": "0", "status": "IN_PROGRESS", "seller": m.cast.seller.to_checksum(None) })
     );
     assert_eq!(by_party.next_data().await?["pactUpdated"]["status"], "IN_PROGRESS");
+    let nothing = tokio::time::timeout(Duration::from_millis(300), unrelated.next_data()).await;
+    assert!(nothing.is_err(), "a stranger's filter received {nothing:?}");
     eprintln!("pactUpdated arrived {took:?} after the receipt");
     drop(stop);
     running.await.map_err(|e| HarnessError::Process(e.to_string()))??;
