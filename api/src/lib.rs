@@ -13,6 +13,7 @@ pub mod rate_limit;
 pub mod read;
 pub mod server;
 mod text;
+pub mod websocket;
 
 pub use read::Reader;
 pub use server::{NegotiationConfig, ServeConfig, ServeError, app, serve};

@@ -11,10 +11,10 @@ use std::{
 };
 
 use async_graphql::{ParseRequestError, http::GraphiQLSource};
-use async_graphql_axum::{GraphQLRequest, GraphQLResponse, GraphQLSubscription};
+use async_graphql_axum::{GraphQLProtocol, GraphQLRequest, GraphQLResponse};
 use axum::{
     Json, Router,
-    extract::{MatchedPath, Request, State},
+    extract::{ConnectInfo, MatchedPath, Request, State, ws::WebSocketUpgrade},
     http::{HeaderValue, StatusCode},
     middleware::{self, Next},
     response::{Html, IntoResponse, Response},
@@ -33,6 +33,7 @@ use crate::{
     negotiation::{self, Clock, Relay, Timeouts},
     rate_limit::{self, Rate, RateLimiter},
     read::Reader,
+    websocket,
 };
 
 /// How the server behaves.
@@ -89,6 +90,7 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 #[derive(Clone)]
 struct AppState {
     schema: ApiSchema,
+    sockets: websocket::Sockets,
     reader: Reader,
     config: ServeConfig,
     metrics: ApiMetrics,
@@ -101,14 +103,16 @@ pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeErr
     let schema = schema(reader.clone(), live, ChainId(config.chain_id));
     let n = &config.negotiation;
     let relay = Relay::new(reader.pool().clone(), config.chain_id, n.timeouts, n.clock.clone());
-    let state = AppState { schema: schema.clone(), reader, config, metrics: ApiMetrics::default() };
+    // One limiter for HTTP requests and the operations sockets start.
+    let limiter = config.rate_limit.map(|rate| Arc::new(RateLimiter::new(rate)));
+    let sockets = websocket::Sockets { schema: schema.clone(), limiter: limiter.clone() };
+    let state = AppState { schema, sockets, reader, config, metrics: ApiMetrics::default() };
     let mut graphql_routes = Router::new()
         .route("/graphql", get(graphiql).post(graphql))
-        .route_service("/graphql/ws", GraphQLSubscription::new(schema))
+        .route("/graphql/ws", get(socket))
         .merge(negotiation::http::routes(relay))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
-    if let Some(rate) = state.config.rate_limit {
-        let limiter = Arc::new(RateLimiter::new(rate));
+    if let Some(limiter) = limiter {
         graphql_routes = graphql_routes.layer(middleware::from_fn_with_state(limiter, rate_limit::limit));
     }
     let mut router = Router::new()
@@ -198,6 +202,15 @@ impl IntoResponse for BadGraphQLRequest {
         let body = serde_json::json!({ "errors": [{ "message": message, "extensions": { "code": code } }] });
         (status, Json(body)).into_response()
     }
+}
+
+async fn socket(
+    State(state): State<AppState>,
+    protocol: GraphQLProtocol,
+    upgrade: WebSocketUpgrade,
+    ConnectInfo(client): ConnectInfo<std::net::SocketAddr>,
+) -> Response {
+    websocket::upgrade(state.sockets, protocol, upgrade, client.ip())
 }
 
 async fn healthz() -> &'static str {

@@ -169,3 +169,127 @@ async fn the_standard_introspection_query_runs_and_depth_still_binds_everything_
     assert_eq!(code_of(&api, &deep_introspection, json!({})).await?, "QUERY_TOO_DEEP");
     Ok(())
 }
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A raw graphql-transport-ws socket to `api`, nothing sent yet.
+async fn raw_socket(api: &TestApi) -> std::result::Result<Socket, HarnessError> {
+    use tokio_tungstenite::tungstenite::{client::IntoClientRequest, http::HeaderValue};
+    let url = format!("{}/graphql/ws", api.base.replacen("http", "ws", 1));
+    let mut request = url.into_client_request().map_err(|e| HarnessError::Process(e.to_string()))?;
+    request.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("graphql-transport-ws"));
+    let (socket, _) =
+        tokio_tungstenite::connect_async(request).await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    Ok(socket)
+}
+
+async fn send_json(socket: &mut Socket, value: serde_json::Value) -> Result {
+    use futures::SinkExt;
+    socket
+        .send(tokio_tungstenite::tungstenite::Message::text(value.to_string()))
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))
+}
+
+/// Reads messages until `done` says so or `within` passes; returns what the server sent.
+async fn read_until(
+    socket: &mut Socket,
+    within: Duration,
+    mut done: impl FnMut(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
+    use futures::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + within;
+    while !done(&seen) {
+        match tokio::time::timeout_at(deadline, socket.next()).await {
+            Ok(Some(Ok(Message::Text(text)))) => seen.push(serde_json::from_str(&text).unwrap_or_default()),
+            Ok(Some(Ok(Message::Close(frame)))) => {
+                seen.push(json!({ "type": "closed", "code": frame.as_ref().map(|f| u16::from(f.code)) }));
+                break;
+            }
+            Ok(Some(Ok(_))) => {}
+            _ => break,
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_silent_websocket_is_closed_and_others_are_served_meanwhile() -> Result {
+    let db = TestDatabase::create().await?;
+    let api = TestApi::start(db.pool(), api::config(31337)).await?;
+    let mut silent = raw_socket(&api).await?;
+    let started = Instant::now();
+    assert_eq!(api.data("{ __typename }", json!({})).await?["__typename"], "QueryRoot", "served meanwhile");
+    let seen = read_until(&mut silent, Duration::from_secs(15), |_| false).await;
+    let waited = started.elapsed();
+    assert_eq!(seen.last().map(|m| m["code"].clone()), Some(json!(4408)), "{seen:?}");
+    assert!(waited >= Duration::from_secs(9) && waited < Duration::from_secs(13), "closed after {waited:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn operations_over_a_websocket_count_against_the_rate_and_each_socket_runs_at_most_twenty() -> Result {
+    let db = TestDatabase::create().await?;
+    let mut config = api::config(31337);
+    config.rate_limit = Some(agentpact_api::rate_limit::Rate { per_second: 50.0, burst: 50.0 });
+    let api = TestApi::start(db.pool(), config).await?;
+
+    // 2,000 queries sent as `subscribe` messages through one socket, as fast as it takes them.
+    let mut socket = raw_socket(&api).await?;
+    send_json(&mut socket, json!({ "type": "connection_init" })).await?;
+    read_until(&mut socket, Duration::from_secs(5), |seen| !seen.is_empty()).await;
+    let started = Instant::now();
+    for n in 0..2_000 {
+        let subscribe =
+            json!({ "id": n.to_string(), "type": "subscribe", "payload": { "query": "{ __typename }" } });
+        send_json(&mut socket, subscribe).await?;
+    }
+    let finished = |seen: &[serde_json::Value]| {
+        seen.iter().filter(|m| matches!(m["type"].as_str(), Some("complete" | "error"))).count() >= 2_000
+    };
+    let seen = read_until(&mut socket, Duration::from_secs(30), finished).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let answered = seen.iter().filter(|m| m["type"] == "next").count();
+    let refused: Vec<&str> = seen
+        .iter()
+        .filter(|m| m["type"] == "error")
+        .map(|m| m["payload"][0]["extensions"]["code"].as_str().unwrap_or("<none>"))
+        .collect();
+    let limited = refused.iter().filter(|c| **c == "RATE_LIMITED").count();
+    let allowed = 50.0 + 50.0 * elapsed + 5.0;
+    assert!((answered as f64) <= allowed, "{answered} answered in {elapsed:.2} s at 50/s (burst 50)");
+    assert_eq!(
+        answered + refused.len(),
+        2_000,
+        "every operation answered or refused: {answered} + {}",
+        refused.len()
+    );
+    assert!(refused.iter().all(|c| matches!(*c, "RATE_LIMITED" | "TOO_MANY_OPERATIONS")), "{refused:?}");
+    assert!(limited >= 1_500, "{limited} of 2,000 refused by the rate");
+
+    // 1,000 subscriptions on one fresh socket (from another address's budget: wait it out).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut socket = raw_socket(&api).await?;
+    send_json(&mut socket, json!({ "type": "connection_init" })).await?;
+    read_until(&mut socket, Duration::from_secs(5), |seen| !seen.is_empty()).await;
+    for n in 0..1_000 {
+        let payload = json!({ "query": "subscription { pactUpdated { id } }" });
+        send_json(&mut socket, json!({ "id": format!("s{n}"), "type": "subscribe", "payload": payload }))
+            .await?;
+    }
+    let refusals = |seen: &[serde_json::Value]| seen.iter().filter(|m| m["type"] == "error").count();
+    let seen = read_until(&mut socket, Duration::from_secs(30), |seen| refusals(seen) >= 980).await;
+    let too_many = seen
+        .iter()
+        .filter(|m| m["type"] == "error" && m["payload"][0]["extensions"]["code"] == "TOO_MANY_OPERATIONS")
+        .count();
+    let other_errors = refusals(&seen) - too_many;
+    assert!(too_many >= 930, "{too_many} refused as too many of 1,000 ({other_errors} rate-limited)");
+    assert!(1_000 - too_many - other_errors <= 20, "at most 20 run on one socket");
+    // A normal client is still served.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(api.data("{ __typename }", json!({})).await?["__typename"], "QueryRoot");
+    Ok(())
+}
