@@ -5,6 +5,7 @@
 //! health, readiness and metrics; [`live`] turns the indexer's notifications into subscription
 //! events.
 
+pub mod connections;
 pub mod graphql;
 pub mod live;
 mod metrics;

@@ -27,6 +27,7 @@ use tower_http::{
 use tracing::Instrument;
 
 use crate::{
+    connections::{self, ConnectionLimits},
     graphql::{ApiSchema, ChainId, schema},
     live::Live,
     metrics::ApiMetrics,
@@ -51,6 +52,8 @@ pub struct ServeConfig {
     pub rate_limit: Option<Rate>,
     /// The negotiation relay's timeouts and clock.
     pub negotiation: NegotiationConfig,
+    /// How clients may hold connections (per address, in all, header and body time).
+    pub connections: ConnectionLimits,
 }
 
 /// How the negotiation relay keeps time.
@@ -135,9 +138,9 @@ pub async fn serve(
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let limits = config.connections;
     let app = app(reader, config).await?;
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
+    connections::serve(listener, app, limits, shutdown).await?;
     Ok(())
 }
 
@@ -167,6 +170,23 @@ async fn graphql(
     state.schema.execute(request.into_inner()).await.into()
 }
 
+/// Whether reading the body failed because it did not arrive in time (the connection's body
+/// timeout, `connections::ConnectionLimits::body_timeout`).
+fn body_timed_out(e: &std::io::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|inner| inner as _);
+    while let Some(error) = cause {
+        // The extractor may keep only the message on its way to `io::Error`: tower-http's
+        // `TimeoutError` says this and nothing else does.
+        if error.is::<tower_http::timeout::TimeoutError>()
+            || error.to_string() == "data was not received within the designated timeout"
+        {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
 /// A body that is not one GraphQL request (not JSON of one, a batch, too large), answered the way
 /// GraphQL answers: a JSON error with a code, HTTP 400 (413 when too large).
 pub struct BadGraphQLRequest(ParseRequestError);
@@ -184,6 +204,11 @@ impl IntoResponse for BadGraphQLRequest {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "PAYLOAD_TOO_LARGE",
                 format!("the body is over {MAX_BODY_BYTES} bytes"),
+            ),
+            ParseRequestError::Io(e) if body_timed_out(e) => (
+                StatusCode::REQUEST_TIMEOUT,
+                "BODY_TIMEOUT",
+                "the body did not arrive in time; send it whole".to_owned(),
             ),
             ParseRequestError::UnsupportedBatch => (
                 StatusCode::BAD_REQUEST,

@@ -142,8 +142,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
                 format!("binding {addr} (MCP_HTTP_ADDR): is another server using that port?")
             })?;
             tracing::info!("MCP over streamable HTTP on http://{addr}/mcp");
-            let app = router.into_make_service_with_connect_info::<SocketAddr>();
-            axum::serve(listener, app).with_graceful_shutdown(signal::shutdown()).await?;
+            let limits = agentpact_api::connections::ConnectionLimits::default();
+            agentpact_api::connections::serve(listener, router, limits, signal::shutdown()).await?;
         }
     }
     Ok(())

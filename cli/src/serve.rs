@@ -82,6 +82,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             ..NegotiationConfig::default()
         },
+        connections: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

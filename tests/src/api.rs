@@ -32,6 +32,7 @@ pub fn config(chain_id: u64) -> ServeConfig {
         ready_max_silence: Duration::from_secs(30),
         rate_limit: None,
         negotiation: Default::default(),
+        connections: Default::default(),
     }
 }
 
@@ -40,12 +41,13 @@ impl TestApi {
     pub async fn start(pool: &PgPool, config: ServeConfig) -> Result<Self, HarnessError> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(io)?;
         let base = format!("http://{}", listener.local_addr().map_err(io)?);
+        let limits = config.connections;
         let app = agentpact_api::app(Reader::new(pool.clone()), config)
             .await
             .map_err(|e| HarnessError::Process(e.to_string()))?;
+        // The servers' own accept loop, with its connection limits and timeouts.
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-                .await;
+            let _ = agentpact_api::connections::serve(listener, app, limits, std::future::pending()).await;
         });
         Ok(Self { base, client: reqwest::Client::new(), task })
     }

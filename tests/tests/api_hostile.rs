@@ -293,3 +293,78 @@ async fn operations_over_a_websocket_count_against_the_rate_and_each_socket_runs
     assert_eq!(api.data("{ __typename }", json!({})).await?["__typename"], "QueryRoot");
     Ok(())
 }
+
+/// Whether the server has closed `socket` (or answered and closed) within `within`.
+async fn closed_within(socket: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = [0u8; 1024];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, socket.read(&mut buffer)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // an answer (such as 408) before the close
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test]
+async fn held_connections_are_bounded_and_timed_out_while_others_are_served() -> Result {
+    use tokio::io::AsyncWriteExt;
+    let db = TestDatabase::create().await?;
+    let mut config = api::config(31337);
+    config.connections = agentpact_api::connections::ConnectionLimits {
+        per_address: 100,
+        total: 4_096,
+        header_timeout: Duration::from_secs(2),
+        body_timeout: Duration::from_secs(2),
+    };
+    let api = TestApi::start(db.pool(), config).await?;
+    let server: std::net::SocketAddr =
+        api.base.trim_start_matches("http://").parse().map_err(|e| HarnessError::Process(format!("{e}")))?;
+    let io = |e: std::io::Error| HarnessError::Process(e.to_string());
+
+    // 2,000 connections from another loopback address, each sending half a request and waiting.
+    let mut held = Vec::new();
+    for _ in 0..2_000 {
+        let socket = tokio::net::TcpSocket::new_v4().map_err(io)?;
+        socket.bind("127.0.0.2:0".parse().map_err(|e| HarnessError::Process(format!("{e}")))?).map_err(io)?;
+        let mut stream = socket.connect(server).await.map_err(io)?;
+        let _ = stream.write_all(b"POST /graphql HTTP/1.1\r\nHost: x\r\n").await;
+        held.push(stream);
+    }
+    // Meanwhile a client from 127.0.0.1 is served as usual.
+    let started = Instant::now();
+    assert_eq!(api.data("{ __typename }", json!({})).await?["__typename"], "QueryRoot");
+    assert!(started.elapsed() < Duration::from_secs(1), "served in {:?}", started.elapsed());
+    // All but 100 were closed at once; the 100 admitted ones when their headers did not come.
+    let mut closed_at_once = 0;
+    for stream in &mut held {
+        if closed_within(stream, Duration::from_millis(20)).await {
+            closed_at_once += 1;
+        }
+    }
+    assert!(closed_at_once >= 1_900, "{closed_at_once} of 2,000 closed at once (limit: 100 per address)");
+    let mut still_open = 0;
+    for stream in &mut held {
+        if !closed_within(stream, Duration::from_secs(4)).await {
+            still_open += 1;
+        }
+    }
+    assert_eq!(still_open, 0, "connections still open after the 2 s header timeout");
+
+    // A body that trickles in: 408 after the body timeout.
+    let mut slow = tokio::net::TcpStream::connect(server).await.map_err(io)?;
+    slow.write_all(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\"")
+        .await
+        .map_err(io)?;
+    let mut answer = vec![0u8; 512];
+    let read =
+        tokio::time::timeout(Duration::from_secs(5), tokio::io::AsyncReadExt::read(&mut slow, &mut answer))
+            .await
+            .map_err(|_| HarnessError::Process("no answer to a stalled body within 5 s".into()))?
+            .map_err(io)?;
+    let text = String::from_utf8_lossy(&answer[..read]);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    Ok(())
+}

@@ -50,6 +50,7 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         ready_max_silence: Duration::from_secs(3_600),
         rate_limit: None,
         negotiation: Default::default(),
+        connections: Default::default(),
     };
     let serving = tokio::spawn(agentpact_api::serve(
         listener,

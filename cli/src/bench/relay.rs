@@ -73,6 +73,7 @@ pub async fn run(args: RelayArgs) -> anyhow::Result<()> {
         ready_max_silence: Duration::from_secs(3_600),
         rate_limit: None,
         negotiation: NegotiationConfig { timeouts: Timeouts::default(), ..NegotiationConfig::default() },
+        connections: Default::default(),
     };
     let serving = tokio::spawn(agentpact_api::serve(
         listener,

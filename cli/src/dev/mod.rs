@@ -85,6 +85,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         ready_max_silence: Duration::from_secs(30),
         rate_limit: None,
         negotiation: Default::default(),
+        connections: Default::default(),
     };
     let reader = Reader::new(pool);
     let serving =
