@@ -368,3 +368,28 @@ async fn held_connections_are_bounded_and_timed_out_while_others_are_served() ->
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     Ok(())
 }
+
+#[tokio::test]
+async fn an_answer_over_the_cap_is_refused_not_sent() -> Result {
+    let db = TestDatabase::create().await?;
+    let api = TestApi::start(db.pool(), api::config(31337)).await?;
+    let one = "__schema { types { name description fields { name description type { name } } } }";
+    let size =
+        serde_json::to_vec(&api.data(&format!("{{ {one} }}"), json!({})).await?).map_or(0, |b| b.len());
+    let aliases = agentpact_api::graphql::MAX_ANSWER_BYTES / size.max(1) + 2;
+    let many: String = (0..aliases).map(|n| format!("a{n}: {one} ")).collect();
+    let started = Instant::now();
+    let response = api
+        .client()
+        .post(format!("{}/graphql", api.base))
+        .json(&json!({ "query": format!("{{ {many} }}") }))
+        .send()
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let body = response.bytes().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    assert!(body.len() < 2_000, "{aliases} aliases of a {size}-byte answer sent {} bytes", body.len());
+    let answer: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    assert_eq!(answer["errors"][0]["extensions"]["code"], "ANSWER_TOO_LARGE", "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    Ok(())
+}

@@ -2,7 +2,9 @@
 //! complexity and page size, and a code on every error.
 
 mod admission;
+mod answer_cap;
 pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
+pub use answer_cap::MAX_ANSWER_BYTES;
 mod errors;
 mod market;
 mod negotiation;
@@ -55,6 +57,7 @@ fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, Subscript
     Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot::default())
         .limit_complexity(MAX_COMPLEXITY)
         .extension(admission::Admission)
+        .extension(answer_cap::AnswerCap)
         .extension(errors::ErrorCodes)
 }
 
