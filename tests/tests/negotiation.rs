@@ -615,6 +615,9 @@ async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
     let (sent, id) = futures::future::try_join(proposing, countering).await?;
     assert_eq!(sent.data["conversationId"], json!(id));
     assert_eq!(sent.data["reply"]["type"], "counter", "the seeker's wait brought the counter: {}", sent.text);
+    // The counterparty's words come back quoted and marked, never as if the server said them.
+    assert_eq!(sent.data["reply"]["untrusted"], true);
+    assert!(sent.text.contains("quoted from the other agent") && sent.text.contains("<<<{"), "{}", sent.text);
     let pushed = inbox.next_data().await?;
     assert_eq!(pushed["negotiationMessages"]["type"], "proposal", "{pushed}");
     assert_eq!(pushed["negotiationMessages"]["from"], json!(seeker.address.to_checksum(None)));
