@@ -15,3 +15,7 @@ export NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-4}"
 # sqlx checks queries at compile time against the committed offline data in .sqlx/; after changing a
 # query, refresh it with a migrated database: DATABASE_URL=... SQLX_OFFLINE=false cargo sqlx prepare --workspace
 export SQLX_OFFLINE="${SQLX_OFFLINE:-true}"
+
+# The GraphQL fuzzer (tests/tests/api_fuzz.rs), installed by scripts/install-tools at this version.
+export SCHEMATHESIS_VERSION=4.32.5
+export SCHEMATHESIS_BIN="${SCHEMATHESIS_BIN:-$HOME/.cache/agentpact/schemathesis-$SCHEMATHESIS_VERSION/bin/st}"

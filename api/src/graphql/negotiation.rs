@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     live::Live,
-    read::{ConversationFilter, ConversationRecord, Reader, StoredMessage},
+    read::{ConversationFilter, ConversationRecord, ReadError, Reader, StoredMessage},
 };
 
 /// Queries over negotiations.
@@ -50,7 +50,12 @@ impl NegotiationQuery {
             "active" => ConversationFilter::Active,
             "completed" => ConversationFilter::Completed,
             "all" => ConversationFilter::All,
-            _ => return Err(async_graphql::Error::new("status is active, completed or all")),
+            other => {
+                let shown: String = other.chars().take(40).collect();
+                return Err(to_graphql(ReadError::BadArgument(format!(
+                    "status is \"active\", \"completed\" or \"all\", not {shown:?}"
+                ))));
+            }
         };
         let list =
             ctx.data::<Reader>()?.conversations(chain, agent.0, filter, first).await.map_err(to_graphql)?;
