@@ -111,16 +111,20 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             running.waiting().await.context("serving MCP over stdio")?;
         }
         Some(addr) => {
+            let sessions = Arc::new(LocalSessionManager::default());
             let service = StreamableHttpService::new(
                 move || Ok(server.clone()),
-                Arc::new(LocalSessionManager::default()),
+                Arc::clone(&sessions),
                 Default::default(),
             );
-            // Layers run from the last added: rate limit, token, Origin, then the body limit.
+            // Layers run from the last added: rate limit, token, Origin, session cap, body limit.
             let allowed: Arc<[String]> = args.allowed_origins.into();
             let mut router = axum::Router::new()
                 .nest_service("/mcp", service)
                 .layer(RequestBodyLimitLayer::new(mcp_guards::MAX_BODY_BYTES))
+                .layer(axum::middleware::from_fn(move |request, next| {
+                    mcp_guards::session_cap(Arc::clone(&sessions), request, next)
+                }))
                 .layer(axum::middleware::from_fn(move |request, next| {
                     mcp_guards::origin(Arc::clone(&allowed), request, next)
                 }));

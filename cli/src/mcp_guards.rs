@@ -1,8 +1,11 @@
 //! What stands between the network and the wallet behind `agentpact mcp --http`: the bearer
 //! token, the `Origin` check (MCP's defence against DNS rebinding: a web page must not drive a
-//! local server through the visitor's browser) and the body limit. Layers for the HTTP router.
+//! local server through the visitor's browser), the body limit and the session cap. Layers for
+//! the HTTP router.
 
 use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use axum::{
     extract::Request,
@@ -14,6 +17,27 @@ use axum::{
 /// The largest request body accepted, in bytes. A tool call is a few kilobytes; a larger body is
 /// refused with 413 before it is read whole.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The most MCP sessions the server keeps at once (each holds a worker and buffers; idle ones
+/// expire after rmcp's keep-alive, 5 minutes, or when their client sends DELETE).
+pub const MAX_SESSIONS: usize = 256;
+
+/// Refuses a request that would open a session (one without `Mcp-Session-Id`) while
+/// [`MAX_SESSIONS`] are open: 503 with `Retry-After`.
+pub async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, next: Next) -> Response {
+    let opens =
+        request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id");
+    if opens && sessions.sessions.read().await.len() >= MAX_SESSIONS {
+        let message = format!(
+            "this server already keeps {MAX_SESSIONS} sessions, the most it holds: close one (DELETE with its \
+             Mcp-Session-Id) or retry in a minute\n"
+        );
+        let mut response = (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+        response.headers_mut().insert(header::RETRY_AFTER, axum::http::HeaderValue::from_static("60"));
+        return response;
+    }
+    next.run(request).await
+}
 
 /// Lets a request through only with the expected `Authorization` header.
 pub async fn bearer(expected: Arc<str>, request: Request, next: Next) -> Response {

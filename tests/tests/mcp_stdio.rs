@@ -372,6 +372,36 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
         assert!(answer.contains("\"error\""), "{method}: {}", &answer[..answer.len().min(300)]);
         assert!(answer.len() < 2_000, "{method} echoed {} bytes", answer.len());
     }
+
+    // Sessions are capped (6,000 in 1.8 s once took 257 MB): past 256, 503 with Retry-After;
+    // closing one makes room.
+    let (mut opened, mut refused) = (Vec::new(), 0);
+    for _ in 0..300 {
+        let response = rpc(initialize.clone(), None, None).await.map_err(process)?;
+        match response.status().as_u16() {
+            200 => opened.extend(
+                response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
+            ),
+            503 => {
+                assert!(response.headers().contains_key("retry-after"));
+                refused += 1;
+            }
+            other => return Err(process(format!("initialize answered {other}"))),
+        }
+    }
+    assert!(refused >= 40 && opened.len() <= 256, "{} opened, {refused} refused", opened.len());
+    let rss = rss_kib(pid).unwrap_or(u64::MAX);
+    assert!(rss < 150 * 1024, "resident memory with every session open: {rss} KiB");
+    let closed = client
+        .delete(&url)
+        .header("authorization", "Bearer s3cret-token")
+        .header("mcp-session-id", opened.first().map(String::as_str).unwrap_or_default())
+        .send()
+        .await
+        .map_err(process)?;
+    assert!(closed.status().is_success(), "DELETE of a session: {}", closed.status());
+    let again = rpc(initialize.clone(), None, None).await.map_err(process)?;
+    assert_eq!(again.status().as_u16(), 200, "a closed session makes room");
     child.kill().await.map_err(process)?;
     Ok(())
 }
