@@ -48,6 +48,16 @@ async fn a_fragment_chain_is_refused_before_it_expands() -> Result {
         );
         assert_eq!(health?.0, 200, "the server answers others meanwhile");
     }
+    // This process is the server too: it never grew toward the 3.6 GB one 24-level chain took.
+    let rss_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(u64::MAX);
+    assert!(rss_kib < 300 * 1024, "resident memory after the chains: {rss_kib} KiB");
     // The same over the websocket, as a subscription.
     let query = chain_on("subscription", "SubscriptionRoot", "pactUpdated { id }", 24);
     let started = Instant::now();

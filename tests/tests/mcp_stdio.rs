@@ -373,6 +373,32 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
         assert!(answer.len() < 2_000, "{method} echoed {} bytes", answer.len());
     }
 
+    // Held connections: the same accept loop as the API, at most 256 from one address.
+    let server: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().map_err(process)?;
+    let mut held = Vec::new();
+    for _ in 0..300 {
+        let socket = tokio::net::TcpSocket::new_v4().map_err(process)?;
+        socket.bind("127.0.0.3:0".parse().map_err(process)?).map_err(process)?;
+        let mut stream = socket.connect(server).await.map_err(process)?;
+        let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, b"POST /mcp HTTP/1.1\r\n").await;
+        held.push(stream);
+    }
+    let mut closed = 0;
+    for stream in &mut held {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(std::time::Duration::from_millis(20), stream.read(&mut byte)).await;
+        if matches!(read, Ok(Ok(0) | Err(_))) {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 40, "{closed} of 300 half-sent requests closed at once (256 per address)");
+    assert_eq!(
+        rpc(initialize.clone(), None, None).await.map_err(process)?.status().as_u16(),
+        200,
+        "others served"
+    );
+    drop(held);
+
     // Sessions are capped (6,000 in 1.8 s once took 257 MB): past 256, 503 with Retry-After;
     // closing one makes room.
     let (mut opened, mut refused) = (Vec::new(), 0);
