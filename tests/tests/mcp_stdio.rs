@@ -125,28 +125,14 @@ async fn the_stdio_binary_speaks_json_rpc_and_never_prints_the_key() -> Result {
 async fn the_binary_serves_streamable_http_to_holders_of_its_token_at_a_limited_rate() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
-    let open = tokio::process::Command::new(binary())
-        .args(["mcp", "--http", "0.0.0.0:0"])
-        .env("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes())))
-        .env_remove("MCP_HTTP_TOKEN")
-        .output()
-        .await
-        .map_err(process)?;
+    let key = format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes()));
+    let open = refused_start(&key, None).await?;
     assert_eq!(open.status.code(), Some(2), "an open wallet on the network must be refused");
     assert!(String::from_utf8_lossy(&open.stderr).contains("MCP_HTTP_TOKEN"));
 
     let port = agentpact_tests::cli::free_port()?;
-    let mut child = tokio::process::Command::new(binary())
-        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--role", "oracle"])
-        .args(["--rate-limit-per-sec", "1", "--rate-limit-burst", "2"])
-        .env("MCP_HTTP_TOKEN", "s3cret-token")
-        .env("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes())))
-        .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(process)?;
+    let mut child =
+        http_server(&m, &db, &key, port, ["--rate-limit-per-sec", "1", "--rate-limit-burst", "2"])?;
     let client = reqwest::Client::new();
     let initialize = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "http", "version": "0" } } });
@@ -251,6 +237,42 @@ async fn a_keystore_unlocks_with_its_password_and_neither_is_ever_printed() -> R
     Ok(())
 }
 
+/// `agentpact mcp --http 0.0.0.0:0` with `token` as MCP_HTTP_TOKEN (unset when `None`): a start
+/// that must be refused; returns what the process said.
+async fn refused_start(
+    key: &str,
+    token: Option<&str>,
+) -> std::result::Result<std::process::Output, HarnessError> {
+    let mut command = tokio::process::Command::new(binary());
+    command.args(["mcp", "--http", "0.0.0.0:0"]).env("PRIVATE_KEY", key);
+    match token {
+        Some(t) => command.env("MCP_HTTP_TOKEN", t),
+        None => command.env_remove("MCP_HTTP_TOKEN"),
+    };
+    command.output().await.map_err(process)
+}
+
+/// `agentpact mcp --http 127.0.0.1:<port> --role oracle` with token `s3cret-token` and `rate`.
+fn http_server(
+    m: &Market,
+    db: &TestDatabase,
+    key: &str,
+    port: u16,
+    rate: [&str; 4],
+) -> std::result::Result<tokio::process::Child, HarnessError> {
+    tokio::process::Command::new(binary())
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--role", "oracle"])
+        .args(rate)
+        .env("MCP_HTTP_TOKEN", "s3cret-token")
+        .env("PRIVATE_KEY", key)
+        .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(process)
+}
+
 /// The resident memory of process `pid`, in KiB (Linux).
 fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -263,35 +285,13 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
     let key = format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes()));
-    let empty = tokio::process::Command::new(binary())
-        .args(["mcp", "--http", "0.0.0.0:0"])
-        .env("PRIVATE_KEY", &key)
-        .env("MCP_HTTP_TOKEN", "")
-        .output()
-        .await
-        .map_err(process)?;
+    let empty = refused_start(&key, Some("")).await?;
     assert_eq!(empty.status.code(), Some(2), "an empty token must not start a server that admits nobody");
     assert!(String::from_utf8_lossy(&empty.stderr).contains("empty"));
 
     let port = agentpact_tests::cli::free_port()?;
-    let mut child = tokio::process::Command::new(binary())
-        .args([
-            "mcp",
-            "--http",
-            &format!("127.0.0.1:{port}"),
-            "--role",
-            "oracle",
-            "--rate-limit-per-sec",
-            "0",
-        ])
-        .env("MCP_HTTP_TOKEN", "s3cret-token")
-        .env("PRIVATE_KEY", &key)
-        .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(process)?;
+    let mut child =
+        http_server(&m, &db, &key, port, ["--rate-limit-per-sec", "0", "--rate-limit-burst", "1"])?;
     let pid = child.id().unwrap_or_default();
     let client = reqwest::Client::new();
     let url = format!("http://127.0.0.1:{port}/mcp");

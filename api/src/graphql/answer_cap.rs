@@ -4,43 +4,14 @@
 //! them at once; an answer over [`MAX_ANSWER_BYTES`] is replaced by an `ANSWER_TOO_LARGE` error
 //! rather than sent, on HTTP and websocket alike.
 
-use std::sync::Arc;
-
-use async_graphql::{
-    ErrorExtensions, Response,
-    extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest, NextSubscribe},
-    futures_util::stream::{BoxStream, StreamExt},
-};
+use async_graphql::{ErrorExtensions, Response};
 
 /// The largest answer sent, in bytes of JSON.
 pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
-/// The extension that caps answers.
-pub struct AnswerCap;
-
-impl ExtensionFactory for AnswerCap {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(AnswerCap)
-    }
-}
-
-#[async_graphql::async_trait::async_trait]
-impl Extension for AnswerCap {
-    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
-        capped(next.run(ctx).await)
-    }
-
-    fn subscribe<'s>(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        stream: BoxStream<'s, Response>,
-        next: NextSubscribe<'_>,
-    ) -> BoxStream<'s, Response> {
-        next.run(ctx, stream).map(capped).boxed()
-    }
-}
-
-fn capped(response: Response) -> Response {
+/// `response`, or an `ANSWER_TOO_LARGE` error in its place when its data is over
+/// [`MAX_ANSWER_BYTES`].
+pub fn capped(response: Response) -> Response {
     let size = serde_json::to_vec(&response.data).map_or(0, |bytes| bytes.len());
     if size <= MAX_ANSWER_BYTES {
         return response;

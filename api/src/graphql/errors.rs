@@ -1,14 +1,8 @@
 //! Every GraphQL error carries `extensions.code`, a stable string a client can branch on
 //! (docs/api.md §Errors): read-layer errors get theirs where they are raised; the rest (bad
-//! scalars, limits, malformed queries) get one from [`ErrorCodes`] on the way out.
+//! scalars, limits, malformed queries) get one from [`label`] on the way out.
 
-use std::sync::Arc;
-
-use async_graphql::{
-    ErrorExtensions, Response, ServerError,
-    extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest, NextSubscribe},
-    futures_util::stream::{BoxStream, StreamExt},
-};
+use async_graphql::{ErrorExtensions, Response, ServerError};
 
 use super::scalars::{ADDRESS_ERROR, BIG_INT_ERROR, BYTES32_ERROR};
 use crate::read::ReadError;
@@ -50,7 +44,8 @@ fn classify(error: &ServerError) -> &'static str {
     }
 }
 
-fn label(mut response: Response) -> Response {
+/// `response` with a code on every error that has none (see [`classify`]).
+pub fn label(mut response: Response) -> Response {
     for error in &mut response.errors {
         let has_code = error.extensions.as_ref().is_some_and(|e| e.get("code").is_some());
         if !has_code {
@@ -59,29 +54,4 @@ fn label(mut response: Response) -> Response {
         }
     }
     response
-}
-
-/// The extension that gives every error a code.
-pub struct ErrorCodes;
-
-impl ExtensionFactory for ErrorCodes {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(ErrorCodes)
-    }
-}
-
-#[async_graphql::async_trait::async_trait]
-impl Extension for ErrorCodes {
-    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
-        label(next.run(ctx).await)
-    }
-
-    fn subscribe<'s>(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        stream: BoxStream<'s, Response>,
-        next: NextSubscribe<'_>,
-    ) -> BoxStream<'s, Response> {
-        next.run(ctx, stream).map(label).boxed()
-    }
 }

@@ -3,9 +3,8 @@
 
 mod admission;
 mod answer_cap;
-pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
-pub use answer_cap::MAX_ANSWER_BYTES;
 mod errors;
+mod map_responses;
 mod market;
 mod negotiation;
 mod query;
@@ -15,7 +14,11 @@ mod types;
 
 use async_graphql::{Context, EmptyMutation, MergedObject, MergedSubscription, Schema};
 
+pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
+pub use answer_cap::MAX_ANSWER_BYTES;
 pub use errors::to_graphql;
+
+use map_responses::MapResponses;
 
 use crate::{live::Live, read::Reader};
 
@@ -57,8 +60,8 @@ fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, Subscript
     Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot::default())
         .limit_complexity(MAX_COMPLEXITY)
         .extension(admission::Admission)
-        .extension(answer_cap::AnswerCap)
-        .extension(errors::ErrorCodes)
+        .extension(MapResponses(answer_cap::capped))
+        .extension(MapResponses(errors::label))
 }
 
 #[cfg(test)]
