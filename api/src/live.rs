@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use agentpact_indexer::PACT_CHANNEL;
-use alloy::primitives::{Address, U256};
+use agentpact_contracts::channels::PACT_CHANNEL;
+pub use agentpact_contracts::channels::PactChange;
+use alloy::primitives::Address;
 use serde::Deserialize;
 use sqlx::{PgPool, postgres::PgListener};
 use tokio::sync::broadcast;
@@ -15,22 +16,6 @@ use crate::negotiation::NEGOTIATION_CHANNEL;
 
 /// How many changes a slow subscriber may fall behind before it skips ahead.
 const BUFFER: usize = 4096;
-
-/// A committed change of one pact, as the indexer announces it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PactChange {
-    /// The chain.
-    pub chain_id: u64,
-    /// The pact.
-    pub pact_id: U256,
-    /// Its status after the change (the contract's code).
-    pub status: u8,
-    /// The block of the change.
-    pub block: u64,
-    /// Its creator, buyer, seller, arbitrator and oracles (as far as known).
-    pub parties: Vec<Address>,
-}
 
 /// A negotiation message the relay accepted, as it announces it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -6,12 +6,18 @@
 //! - [`deploy`]: deploys OracleRegistry, AgentPact and AgentRegistry and reports where and when.
 //! - [`rules`]: the escrow's bounds on terms and the stake rule, for clients that refuse bad
 //!   terms before sending them.
+//! - [`Contracts`] (one deployment's addresses) and [`channels`] (the notification channels and
+//!   their payloads): vocabulary the indexer, the API and the MCP server share, so none of them
+//!   depends on another for it.
 
+mod addresses;
 pub mod bindings;
+pub mod channels;
 mod deploy;
 pub mod rules;
 mod status;
 
+pub use addresses::Contracts;
 pub use bindings::{AgentPact, AgentRegistry, OracleRegistry};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use status::{Initiator, PactStatus, UnknownCode};

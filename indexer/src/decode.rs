@@ -3,6 +3,7 @@
 use agentpact_contracts::{
     AgentPact::{self, AgentPactEvents},
     AgentRegistry::{self, AgentRegistryEvents},
+    Contracts,
     OracleRegistry::{self, OracleRegistryEvents},
 };
 use alloy::{primitives::Address, sol_types::SolEventInterface};
@@ -26,46 +27,18 @@ pub enum DecodeError {
     },
 }
 
-/// The contract addresses whose logs are indexed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Contracts {
-    /// AgentPact.
-    pub agent_pact: Address,
-    /// OracleRegistry.
-    pub oracle_registry: Address,
-    /// AgentRegistry.
-    pub agent_registry: Address,
-}
-
-impl From<&agentpact_contracts::Deployment> for Contracts {
-    fn from(d: &agentpact_contracts::Deployment) -> Self {
-        Self {
-            agent_pact: d.agent_pact,
-            oracle_registry: d.oracle_registry,
-            agent_registry: d.agent_registry,
-        }
-    }
-}
-
-impl Contracts {
-    /// The addresses, for a log filter.
-    pub fn addresses(&self) -> Vec<Address> {
-        vec![self.agent_pact, self.oracle_registry, self.agent_registry]
-    }
-
-    /// Decodes one log of any of the contracts.
-    pub fn decode(&self, log: &alloy::primitives::Log) -> Result<EventBody, DecodeError> {
-        let contract = log.address;
-        let undecodable = |source| DecodeError::Undecodable { contract, source };
-        if contract == self.agent_pact {
-            AgentPactEvents::decode_log(log).map(|l| from_pact(l.data)).map_err(undecodable)
-        } else if contract == self.oracle_registry {
-            OracleRegistryEvents::decode_log(log).map(|l| from_registry(l.data)).map_err(undecodable)
-        } else if contract == self.agent_registry {
-            AgentRegistryEvents::decode_log(log).map(|l| from_agents(l.data)).map_err(undecodable)
-        } else {
-            Err(DecodeError::UnknownContract(contract))
-        }
+/// Decodes one log of any of `contracts`.
+pub fn decode(contracts: &Contracts, log: &alloy::primitives::Log) -> Result<EventBody, DecodeError> {
+    let contract = log.address;
+    let undecodable = |source| DecodeError::Undecodable { contract, source };
+    if contract == contracts.agent_pact {
+        AgentPactEvents::decode_log(log).map(|l| from_pact(l.data)).map_err(undecodable)
+    } else if contract == contracts.oracle_registry {
+        OracleRegistryEvents::decode_log(log).map(|l| from_registry(l.data)).map_err(undecodable)
+    } else if contract == contracts.agent_registry {
+        AgentRegistryEvents::decode_log(log).map(|l| from_agents(l.data)).map_err(undecodable)
+    } else {
+        Err(DecodeError::UnknownContract(contract))
     }
 }
 

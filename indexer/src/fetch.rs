@@ -9,7 +9,7 @@ use alloy::{
     transports::{RpcError, TransportError},
 };
 
-use crate::decode::Contracts;
+use agentpact_contracts::Contracts;
 
 /// Logs per request we aim below; a range that returns fewer grows.
 const TARGET_LOGS: usize = 5_000;

@@ -21,11 +21,11 @@ pub mod reputation;
 pub mod run;
 pub mod sync;
 
+pub use agentpact_contracts::{Contracts, channels::PACT_CHANNEL};
 pub use config::Config;
-pub use decode::Contracts;
 pub use metrics::Metrics;
 pub use run::run;
-pub use sync::{ChainMismatch, IndexError, Indexer, PACT_CHANNEL, Pass, Target};
+pub use sync::{ChainMismatch, IndexError, Indexer, Pass, Target};
 
 /// The schema of the index (`migrations/`). The indexer owns every table; `agentpact migrate`
 /// and the test harness apply it.

@@ -18,10 +18,12 @@ use alloy::{
 use futures::{StreamExt, TryStreamExt};
 use sqlx::{Connection, PgConnection, PgPool};
 
+use agentpact_contracts::{Contracts, channels::PACT_CHANNEL};
+
 use crate::{
     checkpoint::{self, BlockRef, ChainIdentity, Checkpoint, Head},
     config::Config,
-    decode::{Contracts, DecodeError},
+    decode::{self, DecodeError},
     event::JournalEvent,
     fetch::{self, RangeSize},
     journal::{self, to_i64},
@@ -34,10 +36,6 @@ use crate::{
 /// Block headers read at once: the node answers them in parallel, and a backfill reads one per
 /// block holding an event.
 const CONCURRENT_HEADER_READS: usize = 16;
-
-/// The channel on which every committed pact change is announced (payload: JSON with `chainId`,
-/// `pactId`, `status`, `block`).
-pub const PACT_CHANNEL: &str = "pact_updated";
 
 /// A database built from another chain or other contracts than the ones configured.
 #[derive(Debug)]
@@ -402,7 +400,7 @@ impl<P: Provider> Indexer<P> {
                     tx_hash: log.transaction_hash.ok_or_else(missing)?,
                     block_time,
                     contract: log.address(),
-                    body: self.target.contracts.decode(&log.inner)?,
+                    body: decode::decode(&self.target.contracts, &log.inner)?,
                 })
             })
             .collect()
@@ -499,7 +497,8 @@ fn consistent(
     }
 }
 
-/// Announces the current state of `pacts` on [`PACT_CHANNEL`]; delivered when the transaction commits.
+/// Announces the current state of `pacts` on [`PACT_CHANNEL`] (an
+/// `agentpact_contracts::channels::PactChange` as JSON); delivered when the transaction commits.
 /// Each note carries the pact's parties (creator, buyer, seller, arbitrator, oracles) so that a
 /// subscriber filtering by party reads the database only for the changes it wants.
 async fn notify_pacts(

@@ -73,7 +73,7 @@ impl Chain {
     /// The agent `me` on `chain_id`, signing through `provider`.
     pub fn new(
         provider: DynProvider,
-        contracts: agentpact_indexer::Contracts,
+        contracts: agentpact_contracts::Contracts,
         signer: PrivateKeySigner,
         chain_id: u64,
         reader: Reader,

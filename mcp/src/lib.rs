@@ -19,7 +19,7 @@ mod tools;
 use std::sync::Arc;
 
 use agentpact_api::Reader;
-use agentpact_indexer::Contracts;
+use agentpact_contracts::Contracts;
 use alloy::{
     network::EthereumWallet,
     providers::{Provider, ProviderBuilder},
