@@ -344,3 +344,31 @@ async fn reputation_scores_a_hand_computed_history() -> Result {
     assert_eq!(nobody["asSeller"]["pacts"], json!(0));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_corrupt_value_in_the_index_fails_the_read_naming_table_key_and_column() -> Result {
+    let (m, db, api) = market().await?;
+    let chain = m.chain.anvil.chain_id();
+    // Written by hand: a status no contract has, and an arbitrator of one byte.
+    sqlx::query("UPDATE pacts SET status = 42 WHERE pact_id = 0").execute(db.pool()).await?;
+    sqlx::query("UPDATE pacts SET arbitrator = '\\x01' WHERE pact_id = 1").execute(db.pool()).await?;
+    let answer = api.post("{ pact(id: 0) { id status } }", json!({})).await?;
+    let error = &answer["errors"][0];
+    assert_eq!(error["extensions"]["code"], "INDEX_CORRUPT", "{answer}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("pacts")
+            && message.contains(&format!("chain {chain} pact 0"))
+            && message.contains("status"),
+        "{message}"
+    );
+    assert!(answer["data"]["pact"].is_null(), "never a default status: {answer}");
+    let page = api.post("{ pacts(first: 100) { edges { node { id arbitrator } } } }", json!({})).await?;
+    let message = page["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("pact 1") && message.contains("arbitrator") && message.contains("0x01"),
+        "{page}"
+    );
+    assert!(!page.to_string().contains(&Address::ZERO.to_string()), "never a zero address: {page}");
+    Ok(())
+}

@@ -48,6 +48,20 @@ pub enum ReadError {
     /// Arguments that contradict each other or make no sense (e.g. `first` and `last` together).
     #[error("{0}")]
     BadArgument(String),
+    /// A value in the index that cannot be read back: a corrupt row, never read as a default.
+    #[error(
+        "the index holds an unreadable value in {table} ({key}), column {column}: {value}; re-index this chain"
+    )]
+    Corrupt {
+        /// The table.
+        table: &'static str,
+        /// The row's key.
+        key: String,
+        /// The column.
+        column: &'static str,
+        /// What it holds, shortened.
+        value: String,
+    },
 }
 
 impl ReadError {
@@ -58,6 +72,7 @@ impl ReadError {
             Self::BadCursor(_) => "BAD_CURSOR",
             Self::PageTooLarge { .. } => "PAGE_TOO_LARGE",
             Self::BadArgument(_) => "BAD_ARGUMENT",
+            Self::Corrupt { .. } => "INDEX_CORRUPT",
         }
     }
 }

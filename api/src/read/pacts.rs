@@ -8,7 +8,7 @@ use sqlx::{Postgres, QueryBuilder};
 
 use super::{
     DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader,
-    convert::{address, hash, i64_of, u64_of, u256},
+    convert::{Row, i64_of, u64_of},
     cursor::Cursor,
 };
 
@@ -261,31 +261,37 @@ struct PactRow {
     oracle_weights: Vec<i16>,
 }
 
-impl From<PactRow> for Pact {
-    fn from(r: PactRow) -> Self {
-        let small = |n: i16| u8::try_from(n).unwrap_or(0);
-        Self {
-            chain_id: u64_of(r.chain_id),
-            id: u256(&r.pact_id),
-            initiator: Initiator::try_from(small(r.initiator)).unwrap_or(Initiator::Buyer),
-            status: PactStatus::try_from(small(r.status)).unwrap_or(PactStatus::Negotiating),
-            creator: address(&r.creator),
-            buyer: r.buyer.as_deref().map(address),
-            seller: r.seller.as_deref().map(address),
-            arbitrator: address(&r.arbitrator),
-            counterparty: r.counterparty.as_deref().map(address),
-            spec_hash: hash(&r.spec_hash),
+impl TryFrom<PactRow> for Pact {
+    type Error = ReadError;
+
+    /// Fails naming the pact and the column when a value does not convert: a corrupt row is an
+    /// error, never a default.
+    fn try_from(r: PactRow) -> Result<Self, ReadError> {
+        let row = Row { table: "pacts", key: format!("chain {} pact {}", r.chain_id, r.pact_id) };
+        let optional_address =
+            |column, bytes: &Option<Vec<u8>>| bytes.as_deref().map(|b| row.address(column, b)).transpose();
+        Ok(Self {
+            chain_id: row.int("chain_id", r.chain_id)?,
+            id: row.u256("pact_id", &r.pact_id)?,
+            initiator: row.code("initiator", r.initiator)?,
+            status: row.code("status", r.status)?,
+            creator: row.address("creator", &r.creator)?,
+            buyer: optional_address("buyer", &r.buyer)?,
+            seller: optional_address("seller", &r.seller)?,
+            arbitrator: row.address("arbitrator", &r.arbitrator)?,
+            counterparty: optional_address("counterparty", &r.counterparty)?,
+            spec_hash: row.hash("spec_hash", &r.spec_hash)?,
             spec_uri: r.spec_uri,
             deadline: r.deadline,
             accept_by: r.accept_by,
-            review_period: u64_of(r.review_period),
-            threshold: small(r.threshold),
-            payment: u256(&r.payment),
-            buyer_stake: u256(&r.buyer_stake),
-            seller_stake: u256(&r.seller_stake),
-            proof_hash: r.proof_hash.as_deref().map(hash),
-            score_count: u16::try_from(r.score_count).unwrap_or(0),
-            final_score: r.final_score.map(small),
+            review_period: row.int("review_period", r.review_period)?,
+            threshold: row.int("threshold", r.threshold)?,
+            payment: row.u256("payment", &r.payment)?,
+            buyer_stake: row.u256("buyer_stake", &r.buyer_stake)?,
+            seller_stake: row.u256("seller_stake", &r.seller_stake)?,
+            proof_hash: r.proof_hash.as_deref().map(|b| row.hash("proof_hash", b)).transpose()?,
+            score_count: row.int("score_count", r.score_count)?,
+            final_score: r.final_score.map(|n| row.int("final_score", n)).transpose()?,
             created_at: r.created_at,
             accepted_at: r.accepted_at,
             submitted_at: r.submitted_at,
@@ -293,15 +299,20 @@ impl From<PactRow> for Pact {
             disputed_at: r.disputed_at,
             closed_at: r.closed_at,
             outcome: r.outcome,
-            created_block: u64_of(r.created_block),
-            updated_block: u64_of(r.updated_block),
+            created_block: row.int("created_block", r.created_block)?,
+            updated_block: row.int("updated_block", r.updated_block)?,
             oracles: r
                 .oracle_addresses
                 .iter()
                 .zip(&r.oracle_weights)
-                .map(|(a, &w)| PactOracle { address: address(a), weight: small(w) })
-                .collect(),
-        }
+                .map(|(a, &w)| {
+                    Ok(PactOracle {
+                        address: row.address("pact_oracles.oracle", a)?,
+                        weight: row.int("pact_oracles.weight", w)?,
+                    })
+                })
+                .collect::<Result<_, ReadError>>()?,
+        })
     }
 }
 
@@ -311,7 +322,7 @@ impl Reader {
         let mut q = select(chain_id);
         q.push(" AND pact_id = ").push_bind(id.to_string()).push("::numeric");
         let row: Option<PactRow> = q.build_query_as().fetch_optional(self.pool()).await?;
-        Ok(row.map(Pact::from))
+        row.map(Pact::try_from).transpose()
     }
 
     /// One page of the pacts of `chain_id` that pass `filter`, sorted by `order`.
@@ -336,7 +347,8 @@ impl Reader {
             .push_bind(i64::from(plan.size) + 1);
         let rows: Vec<PactRow> = q.build_query_as().fetch_all(self.pool()).await?;
         let more = rows.len() > plan.size as usize;
-        let mut pacts: Vec<Pact> = rows.into_iter().take(plan.size as usize).map(Pact::from).collect();
+        let mut pacts: Vec<Pact> =
+            rows.into_iter().take(plan.size as usize).map(Pact::try_from).collect::<Result<_, _>>()?;
         if plan.backward {
             pacts.reverse();
         }
