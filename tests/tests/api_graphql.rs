@@ -370,5 +370,23 @@ async fn a_corrupt_value_in_the_index_fails_the_read_naming_table_key_and_column
         "{page}"
     );
     assert!(!page.to_string().contains(&Address::ZERO.to_string()), "never a zero address: {page}");
+    // The same in other tables: a verification's oracle, a reputation row's role.
+    sqlx::query("UPDATE verifications SET oracle = '\\x02' WHERE ctid = (SELECT ctid FROM verifications WHERE pact_id = 3 LIMIT 1)")
+        .execute(db.pool())
+        .await?;
+    let scores = api.post("{ verifications(pactId: \"3\") { oracle score } }", json!({})).await?;
+    let message = scores["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("verifications") && message.contains("pact 3") && message.contains("oracle"),
+        "{scores}"
+    );
+    sqlx::query("UPDATE reputation SET role = 'thief' WHERE address = $1 AND role = 'seller'")
+        .bind(m.cast.seller.to_vec())
+        .execute(db.pool())
+        .await?;
+    let q = "query($a: Address!) { reputation(address: $a) { score { value } } }";
+    let rep = api.post(q, json!({ "a": m.cast.seller.to_checksum(None) })).await?;
+    let message = rep["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("reputation") && message.contains("role") && message.contains("thief"), "{rep}");
     Ok(())
 }

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     MAX_PAGE_SIZE, Page, ReadError, Reader,
-    convert::{address, i64_of, u64_of, u256},
+    convert::{Cells, i64_of},
     reputation::{PRIOR_MEAN, PRIOR_WEIGHT},
 };
 
@@ -212,21 +212,27 @@ impl Reader {
         .await?;
         let has_next_page = rows.len() > first as usize;
         let rows = &rows[..rows.len().min(first as usize)];
-        let addresses: Vec<Address> = rows.iter().map(|r| address(&r.address)).collect();
-        let mut agents = self.agents_at(chain_id, &addresses).await?;
-        let items = rows
+        let row_of = |bytes: &[u8]| Cells {
+            table: "agents",
+            key: format!("chain {chain_id} agent 0x{}", alloy::hex::encode(bytes)),
+        };
+        let addresses = rows
             .iter()
-            .filter_map(|r| {
-                let who = address(&r.address);
-                let at = agents.iter().position(|a| a.address == who)?;
-                let agent = agents.swap_remove(at);
-                let price = u256(&r.price);
-                let cursor = SearchCursor { score: r.score.clone(), price, address: who }.encode();
-                let capability =
-                    Capability { name: r.cap_name.clone(), description: r.cap_description.clone(), price };
-                Some((cursor, AgentMatch { agent, capability, reputation: r.score.parse().unwrap_or(0.0) }))
-            })
-            .collect();
+            .map(|r| row_of(&r.address).address("address", &r.address))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut agents = self.agents_at(chain_id, &addresses).await?;
+        let mut items = Vec::with_capacity(rows.len());
+        for (r, who) in rows.iter().zip(addresses) {
+            let Some(at) = agents.iter().position(|a| a.address == who) else { continue };
+            let agent = agents.swap_remove(at);
+            let row = row_of(&r.address);
+            let price = row.u256("agent_capabilities.price", &r.price)?;
+            let reputation = row.named("reputation score", &r.score, |s| s.parse::<f64>().ok())?;
+            let cursor = SearchCursor { score: r.score.clone(), price, address: who }.encode();
+            let capability =
+                Capability { name: r.cap_name.clone(), description: r.cap_description.clone(), price };
+            items.push((cursor, AgentMatch { agent, capability, reputation }));
+        }
         Ok(Page { items, has_next_page, has_previous_page: after.is_some() })
     }
 
@@ -250,26 +256,38 @@ impl Reader {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Agent {
-                address: address(&r.address),
-                name: r.name,
-                description: r.description,
-                endpoint: r.endpoint,
-                metadata_uri: r.metadata_uri,
-                active: r.active,
-                registered_at: r.registered_at,
-                updated_at: r.updated_at,
-                capabilities: r
+        rows.into_iter()
+            .map(|r| {
+                let row = Cells {
+                    table: "agents",
+                    key: format!("chain {chain_id} agent 0x{}", alloy::hex::encode(&r.address)),
+                };
+                let capabilities = r
                     .cap_names
                     .into_iter()
                     .zip(r.cap_descriptions)
                     .zip(r.cap_prices)
-                    .map(|((name, description), price)| Capability { name, description, price: u256(&price) })
-                    .collect(),
+                    .map(|((name, description), price)| {
+                        Ok(Capability {
+                            name,
+                            description,
+                            price: row.u256("agent_capabilities.price", &price)?,
+                        })
+                    })
+                    .collect::<Result<_, ReadError>>()?;
+                Ok(Agent {
+                    address: row.address("address", &r.address)?,
+                    name: r.name,
+                    description: r.description,
+                    endpoint: r.endpoint,
+                    metadata_uri: r.metadata_uri,
+                    active: r.active,
+                    registered_at: r.registered_at,
+                    updated_at: r.updated_at,
+                    capabilities,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Up to `limit` (at most [`MAX_PAGE_SIZE`]) ratings `ratee` received on `chain_id`, newest first.
@@ -310,19 +328,23 @@ impl Reader {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Feedback {
-                pact_id: u256(&r.pact_id),
-                rater: address(&r.rater),
-                ratee: address(&r.ratee),
-                rating: u8::try_from(r.rating).unwrap_or(0),
-                tags: r.tags,
-                comment: r.comment,
-                given_at: r.given_at,
-                block_number: u64_of(r.block_number),
+        rows.into_iter()
+            .map(|r| {
+                let key =
+                    format!("chain {chain_id} pact {} rater 0x{}", r.pact_id, alloy::hex::encode(&r.rater));
+                let row = Cells { table: "feedback", key };
+                Ok(Feedback {
+                    pact_id: row.u256("pact_id", &r.pact_id)?,
+                    rater: row.address("rater", &r.rater)?,
+                    ratee: row.address("ratee", &r.ratee)?,
+                    rating: row.int("rating", r.rating)?,
+                    tags: r.tags,
+                    comment: r.comment,
+                    given_at: r.given_at,
+                    block_number: row.int("block_number", r.block_number)?,
+                })
             })
-            .collect())
+            .collect()
     }
 }
 

@@ -5,7 +5,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::Row;
 
-use super::{MAX_PAGE_SIZE, ReadError, Reader, convert::i64_of};
+use super::{
+    MAX_PAGE_SIZE, ReadError, Reader,
+    convert::{Cells, i64_of},
+};
 use crate::negotiation::{Conversation, relay};
 
 /// A conversation with what the relay knows beyond the state machine.
@@ -160,25 +163,29 @@ impl Reader {
         .bind(after)
         .fetch_all(self.pool())
         .await?;
-        let address = |r: &sqlx::postgres::PgRow, col: &str| -> Result<Address, sqlx::Error> {
-            Ok(Address::try_from(r.try_get::<Vec<u8>, _>(col)?.as_slice()).unwrap_or_default())
-        };
-        Ok(rows
-            .iter()
+        rows.iter()
             .map(|r| {
+                let seq: i32 = r.try_get("seq")?;
+                let row = Cells {
+                    table: "negotiation_messages",
+                    key: format!("chain {chain_id} conversation {id} seq {seq}"),
+                };
+                let address = |column: &'static str| -> Result<Address, ReadError> {
+                    row.address(column, &r.try_get::<Vec<u8>, _>(column)?)
+                };
                 Ok(StoredMessage {
                     conversation_id: r.try_get("conversation_id")?,
-                    seq: r.try_get("seq")?,
+                    seq,
                     kind: r.try_get("kind")?,
-                    from: address(r, "sender")?,
-                    to: address(r, "recipient")?,
+                    from: address("sender")?,
+                    to: address("recipient")?,
                     timestamp: r.try_get("sent_at")?,
                     payload: r.try_get("payload")?,
                     signature: r.try_get("signature")?,
                     received_at: r.try_get("received_at")?,
                 })
             })
-            .collect::<Result<_, sqlx::Error>>()?)
+            .collect()
     }
 }
 

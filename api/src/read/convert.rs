@@ -1,7 +1,7 @@
 //! From the index's column types to domain types. The indexer wrote every value, so a value that
-//! does not convert means a corrupt row. Rows read through a [`Row`] fail with the table, key and
-//! column named ([`ReadError::Corrupt`]); the free functions below still read such a value as
-//! zero for the tables not yet moved to [`Row`] (pacts are; the rest follow, issue #17).
+//! does not convert means a corrupt row: reading through a [`Cells`] fails with the table, key and
+//! column named ([`ReadError::Corrupt`]), never with a default. (The relay's conversation rows are
+//! read by `negotiation::relay`, which moves to its own crate with issue #17.)
 
 use std::fmt::Display;
 
@@ -9,15 +9,15 @@ use alloy::primitives::{Address, B256, U256};
 
 use super::ReadError;
 
-/// One row being read: where its values came from, for the error when one does not convert.
-pub struct Row {
+/// The cells of one row being read, and where they came from, for the error when one does not convert.
+pub struct Cells {
     /// The table.
     pub table: &'static str,
     /// The row's key, as a person would name it (`chain 31337 pact 4`).
     pub key: String,
 }
 
-impl Row {
+impl Cells {
     fn corrupt(&self, column: &'static str, value: impl Display) -> ReadError {
         let value: String = value.to_string().chars().take(80).collect();
         let error = ReadError::Corrupt { table: self.table, key: self.key.clone(), column, value };
@@ -46,30 +46,20 @@ impl Row {
         T::try_from(n).map_err(|_| self.corrupt(column, n))
     }
 
+    /// A text column to the closed set it names, through `parse`.
+    pub fn named<T>(
+        &self,
+        column: &'static str,
+        text: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<T, ReadError> {
+        parse(text).ok_or_else(|| self.corrupt(column, text))
+    }
+
     /// A code column to the closed set it names (a status, an initiator).
     pub fn code<T: TryFrom<u8>>(&self, column: &'static str, n: i16) -> Result<T, ReadError> {
         u8::try_from(n).ok().and_then(|c| T::try_from(c).ok()).ok_or_else(|| self.corrupt(column, n))
     }
-}
-
-/// 20 bytes to an address.
-pub fn address(bytes: &[u8]) -> Address {
-    Address::try_from(bytes).unwrap_or_default()
-}
-
-/// 32 bytes to a hash.
-pub fn hash(bytes: &[u8]) -> B256 {
-    B256::try_from(bytes).unwrap_or_default()
-}
-
-/// A NUMERIC read as text to a `U256`.
-pub fn u256(text: &str) -> U256 {
-    text.parse().unwrap_or_default()
-}
-
-/// A count or block number (never negative in the index) to `u64`.
-pub fn u64_of(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
 }
 
 /// A chain id or block number to the BIGINT it is stored as.

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     MAX_PAGE_SIZE, ReadError, Reader,
-    convert::{address, hash, i64_of, u64_of, u256},
+    convert::{Cells, i64_of},
 };
 
 /// Whether an oracle takes work.
@@ -18,8 +18,12 @@ pub enum OracleStatus {
 }
 
 impl OracleStatus {
-    fn from_column(s: &str) -> Self {
-        if s == "active" { Self::Active } else { Self::Deregistered }
+    fn from_column(s: &str) -> Option<Self> {
+        match s {
+            "active" => Some(Self::Active),
+            "deregistered" => Some(Self::Deregistered),
+            _ => None,
+        }
     }
 
     const fn column(self) -> &'static str {
@@ -119,17 +123,22 @@ impl Reader {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Oracle {
-                address: address(&r.address),
-                stake: u256(&r.stake),
-                capabilities: r.capabilities,
-                status: OracleStatus::from_column(&r.status),
-                registered_at: r.registered_at,
-                unlock_at: r.unlock_at,
+        rows.into_iter()
+            .map(|r| {
+                let row = Cells {
+                    table: "oracles",
+                    key: format!("chain {chain_id} oracle 0x{}", alloy::hex::encode(&r.address)),
+                };
+                Ok(Oracle {
+                    address: row.address("address", &r.address)?,
+                    stake: row.u256("stake", &r.stake)?,
+                    capabilities: r.capabilities,
+                    status: row.named("status", &r.status, OracleStatus::from_column)?,
+                    registered_at: r.registered_at,
+                    unlock_at: r.unlock_at,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The scores given on `pact_id` (in submission order), or by `oracle` (newest first, at most
@@ -161,16 +170,20 @@ impl Reader {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Verification {
-                pact_id: u256(&r.pact_id),
-                oracle: address(&r.oracle),
-                score: u8::try_from(r.score).unwrap_or(0),
-                proof: hash(&r.proof),
-                submitted_at: r.submitted_at,
-                block_number: u64_of(r.block_number),
+        rows.into_iter()
+            .map(|r| {
+                let key =
+                    format!("chain {chain_id} pact {} oracle 0x{}", r.pact_id, alloy::hex::encode(&r.oracle));
+                let row = Cells { table: "verifications", key };
+                Ok(Verification {
+                    pact_id: row.u256("pact_id", &r.pact_id)?,
+                    oracle: row.address("oracle", &r.oracle)?,
+                    score: row.int("score", r.score)?,
+                    proof: row.hash("proof", &r.proof)?,
+                    submitted_at: r.submitted_at,
+                    block_number: row.int("block_number", r.block_number)?,
+                })
             })
-            .collect())
+            .collect()
     }
 }

@@ -8,7 +8,7 @@ use sqlx::{Postgres, QueryBuilder};
 
 use super::{
     DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader,
-    convert::{Row, i64_of, u64_of},
+    convert::{Cells, i64_of},
     cursor::Cursor,
 };
 
@@ -267,7 +267,7 @@ impl TryFrom<PactRow> for Pact {
     /// Fails naming the pact and the column when a value does not convert: a corrupt row is an
     /// error, never a default.
     fn try_from(r: PactRow) -> Result<Self, ReadError> {
-        let row = Row { table: "pacts", key: format!("chain {} pact {}", r.chain_id, r.pact_id) };
+        let row = Cells { table: "pacts", key: format!("chain {} pact {}", r.chain_id, r.pact_id) };
         let optional_address =
             |column, bytes: &Option<Vec<u8>>| bytes.as_deref().map(|b| row.address(column, b)).transpose();
         Ok(Self {
@@ -370,7 +370,7 @@ impl Reader {
         q.push_bind(i64_of(chain_id));
         push_filter(&mut q, filter)?;
         let n: i64 = q.build_query_scalar().fetch_one(self.pool()).await?;
-        Ok(u64_of(n))
+        Cells { table: "pacts", key: format!("chain {chain_id}, a count") }.int("count", n)
     }
 }
 

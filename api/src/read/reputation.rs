@@ -18,7 +18,7 @@ use alloy::primitives::{Address, U256};
 
 use super::{
     ReadError, Reader,
-    convert::{i64_of, u64_of, u256},
+    convert::{Cells, i64_of},
 };
 
 /// The mean credit assumed before any history (3.0 of 5).
@@ -165,30 +165,33 @@ impl Reader {
             as_oracle: RoleReputation::default(),
         };
         for r in rows {
-            let count = |n: i32| u64_of(i64::from(n));
+            let row = Cells { table: "reputation", key: format!("chain {chain_id} {address} as {}", r.role) };
+            let count = |column, n: i32| row.int::<u64>(column, n);
             let role = RoleReputation {
-                pacts: count(r.pacts),
-                completed: count(r.completed),
-                refunded: count(r.refunded),
-                disputed: count(r.disputed),
-                timed_out: count(r.timed_out),
-                volume: u256(&r.volume),
+                pacts: count("pacts", r.pacts)?,
+                completed: count("completed", r.completed)?,
+                refunded: count("refunded", r.refunded)?,
+                disputed: count("disputed", r.disputed)?,
+                timed_out: count("timed_out", r.timed_out)?,
+                volume: row.u256("volume", &r.volume)?,
                 mean_score: r.mean_score,
                 agreement: r.agreement,
-                rated: count(r.rated),
+                rated: count("rated", r.rated)?,
                 weight: r.weight,
                 credit: r.credit,
-                feedback_count: count(r.feedback_count),
-                feedback_raters: count(r.feedback_raters),
+                feedback_count: count("feedback_count", r.feedback_count)?,
+                feedback_raters: count("feedback_raters", r.feedback_raters)?,
                 feedback_mean: r.feedback_mean,
                 feedback_weight: r.feedback_weight,
                 feedback_votes: r.feedback_credit,
             };
-            match r.role.as_str() {
-                "seller" => rep.as_seller = role,
-                "buyer" => rep.as_buyer = role,
-                _ => rep.as_oracle = role,
-            }
+            let slot = row.named("role", &r.role, |name| match name {
+                "seller" => Some(&mut rep.as_seller),
+                "buyer" => Some(&mut rep.as_buyer),
+                "oracle" => Some(&mut rep.as_oracle),
+                _ => None,
+            })?;
+            *slot = role;
         }
         Ok(rep)
     }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     ReadError, Reader,
-    convert::{i64_of, u64_of, u256},
+    convert::{Cells, i64_of},
 };
 
 /// Pacts of one status.
@@ -93,17 +93,17 @@ impl Reader {
             by_status: PactStatus::ALL.iter().map(|&status| StatusCount { status, count: 0 }).collect(),
             completed_volume: U256::ZERO,
             open_volume: U256::ZERO,
-            active_oracles: u64_of(active_oracles),
+            active_oracles: Cells { table: "oracles", key: format!("chain {chain_id}") }
+                .int("count", active_oracles)?,
         };
         for row in rows {
-            let Some(entry) = stats.by_status.iter_mut().find(|s| i16::from(s.status.code()) == row.status)
-            else {
-                continue;
-            };
-            let count = u64_of(row.count);
+            let cells = Cells { table: "pacts", key: format!("chain {chain_id}, status {}", row.status) };
+            let status: PactStatus = cells.code("status", row.status)?;
+            let Some(entry) = stats.by_status.iter_mut().find(|s| s.status == status) else { continue };
+            let count: u64 = cells.int("count", row.count)?;
             entry.count = count;
             stats.pacts += count;
-            let volume = u256(&row.volume);
+            let volume = cells.u256("payment", &row.volume)?;
             match entry.status {
                 PactStatus::Completed => stats.completed_volume = volume,
                 PactStatus::Refunded => {}
@@ -121,11 +121,13 @@ impl Reader {
         )
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(|r| IndexerStatus {
+        let Some(r) = row else { return Ok(None) };
+        let cells = Cells { table: "checkpoints", key: format!("chain {chain_id}") };
+        Ok(Some(IndexerStatus {
             chain_id,
-            indexed_block: u64_of(r.block_number),
+            indexed_block: cells.int("block_number", r.block_number)?,
             indexed_block_time: r.block_time,
-            head_block: r.head_block.map(u64_of),
+            head_block: r.head_block.map(|b| cells.int("head_block", b)).transpose()?,
             head_block_time: r.head_time,
             head_seen_at: r.head_seen_at,
         }))

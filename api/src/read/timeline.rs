@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     ReadError, Reader,
-    convert::{address, hash, i64_of, u64_of},
+    convert::{Cells, i64_of},
 };
 
 /// One event of a pact's history.
@@ -41,18 +41,21 @@ impl Reader {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| TimelineEvent {
-                kind: r.kind,
-                block_number: u64_of(r.block_number),
-                log_index: u32::try_from(r.log_index).unwrap_or(0),
-                block_hash: hash(&r.block_hash),
-                tx_hash: hash(&r.tx_hash),
-                time: r.block_time,
-                contract: address(&r.contract),
-                data: r.data,
+        rows.into_iter()
+            .map(|r| {
+                let key = format!("chain {chain_id} block {} log {}", r.block_number, r.log_index);
+                let row = Cells { table: "events", key };
+                Ok(TimelineEvent {
+                    kind: r.kind,
+                    block_number: row.int("block_number", r.block_number)?,
+                    log_index: row.int("log_index", r.log_index)?,
+                    block_hash: row.hash("block_hash", &r.block_hash)?,
+                    tx_hash: row.hash("tx_hash", &r.tx_hash)?,
+                    time: r.block_time,
+                    contract: row.address("contract", &r.contract)?,
+                    data: r.data,
+                })
             })
-            .collect())
+            .collect()
     }
 }
