@@ -168,7 +168,15 @@ impl Chain {
                 "Transaction {tx} was mined but reverted (the chain changed after the simulation); read the pact and try again."
             )));
         }
-        let indexed = self.wait_for_index(receipt.block_number.unwrap_or_default()).await;
+        // A receipt must say its block; without one the write is mined but cannot be said to be
+        // indexed (waiting for block 0 would call any index caught up).
+        let indexed = match receipt.block_number {
+            Some(block) => self.wait_for_index(block).await,
+            None => {
+                tracing::warn!(%tx, "the node's receipt names no block; not waiting for the index");
+                false
+            }
+        };
         Ok(Mined { receipt, indexed })
     }
 

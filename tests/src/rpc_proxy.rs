@@ -35,6 +35,8 @@ pub struct Faults {
     /// Serve the first k blocks read by number (above block 1) with a parent hash that is no
     /// block's: a block whose parent is missing.
     pub orphan_blocks: Option<u64>,
+    /// Leave `blockNumber` out of every transaction receipt (a node that misbehaves so).
+    pub receipts_without_block: bool,
 }
 
 /// A running proxy; stops when dropped, closing its open connections.
@@ -213,6 +215,13 @@ async fn answer(shared: &Shared, request: Value) -> Value {
             let result = match (method.as_str(), shared.faults.forge_log_from) {
                 ("eth_getLogs", Some(from)) => forge_once(shared, from, result),
                 ("eth_getBlockByNumber", _) => orphan(shared, result),
+                ("eth_getTransactionReceipt", _) if shared.faults.receipts_without_block => {
+                    let mut receipt = result;
+                    if let Some(fields) = receipt.as_object_mut() {
+                        fields.remove("blockNumber");
+                    }
+                    receipt
+                }
                 _ => result,
             };
             json!({"jsonrpc": "2.0", "id": id, "result": result})

@@ -348,3 +348,25 @@ async fn a_thousand_concurrent_calls_from_one_key_neither_deadlock_nor_collide()
     assert_eq!(m.chain.pact.pactCount().call().await?, U256::from(50));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_receipt_that_names_no_block_is_not_reported_as_indexed() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    // The index has a checkpoint (it caught up once) and then stops following.
+    agentpact_tests::index::indexer(&m.chain, db.pool(), agentpact_tests::index::small_ranges())
+        .catch_up()
+        .await?;
+    let faults = Faults { receipts_without_block: true, ..Faults::default() };
+    let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
+    let limits = agentpact_mcp::WriteLimits { index_wait: Duration::from_millis(300), ..test_limits() };
+    let url = proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?;
+    let key = agentpact_tests::mcp::dev_key(&m.chain, 9)?;
+    let agent = TestAgent::start_with(&m.chain, &db, key, url, Role::Full, limits).await?;
+    let answer =
+        agent.ok("register-oracle", json!({ "capabilities": ["audit"], "stakeEth": "0.01" })).await?;
+    // Mined, but the receipt names no block: the answer must not claim the index has it (waiting
+    // for "block 0" used to call any index caught up).
+    assert!(answer.text.contains("has not caught up"), "{}", answer.text);
+    Ok(())
+}
