@@ -56,7 +56,7 @@ const RESOURCES: [(&str, &str, &str); 7] = [
 impl PactServer {
     /// A server acting as the wallet of `chain` in `role`.
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
-        let tools = tools::catalog().into_iter().filter(|t| role.allows(t.name)).collect();
+        let tools = tools::catalog().iter().filter(|t| role.allows(t.name)).cloned().collect();
         Self { chain, role, tools: Arc::new(tools) }
     }
 

@@ -59,8 +59,14 @@ fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpe
     ToolSpec { name, description, input_schema }
 }
 
-/// Every tool, in the order of seed 002, then the additions, then seed 000's market tools.
-pub fn catalog() -> Vec<ToolSpec> {
+/// Every tool, in the order of seed 002, then the additions, then seed 000's market tools; the
+/// schemas are built once per process.
+pub fn catalog() -> &'static [ToolSpec] {
+    static CATALOG: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(build_catalog);
+    &CATALOG
+}
+
+fn build_catalog() -> Vec<ToolSpec> {
     vec![
         spec::<pact::CreatePact>(
             "create-pact",
