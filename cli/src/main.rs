@@ -3,11 +3,9 @@
 //! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `mcp`, `migrate`, and `bench`
 //! for the figures of BENCHMARKS.md.
 
-mod bench;
 mod deploy;
 mod dev;
 mod index;
-mod indexed;
 mod logging;
 mod mcp;
 mod mcp_guards;
@@ -46,7 +44,7 @@ enum Command {
     /// Apply database migrations.
     Migrate(settings::DatabaseArgs),
     /// Generate load and measure the indexer, the API and the MCP server (BENCHMARKS.md).
-    Bench(bench::BenchArgs),
+    Bench(agentpact_lab::bench::BenchArgs),
 }
 
 #[tokio::main]
@@ -61,7 +59,7 @@ async fn main() -> ExitCode {
         Command::Deploy(args) => deploy::run(*args).await,
         Command::Dev(args) => dev::run(args).await,
         Command::Mcp(args) => mcp::run(*args).await,
-        Command::Bench(args) => bench::run(args).await,
+        Command::Bench(args) => agentpact_lab::bench::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,10 +2,7 @@
 //! spending cap, funds, simulation (a revert decoded by name), send, receipt, then a bounded wait
 //! until the indexer has the block, so the answer reads the agent's own write.
 
-use std::{
-    sync::OnceLock,
-    time::{Duration, Instant},
-};
+use std::{sync::OnceLock, time::Duration};
 
 use agentpact_api::Reader;
 use agentpact_contracts::{
@@ -180,19 +177,15 @@ impl Chain {
         Ok(Mined { receipt, indexed })
     }
 
-    /// Waits (bounded) until the index holds `block`.
+    /// Waits (bounded) until the index holds `block`; a failed read is logged and counts as not yet.
     async fn wait_for_index(&self, block: u64) -> bool {
-        let until = Instant::now() + self.limits.index_wait;
-        loop {
-            if let Ok(Some(status)) = self.reader.indexer_status(self.chain_id).await
-                && status.indexed_block >= block
-            {
-                return true;
+        let poll = Duration::from_millis(25);
+        match self.reader.wait_until_indexed(self.chain_id, block, self.limits.index_wait, poll).await {
+            Ok(indexed) => indexed,
+            Err(e) => {
+                tracing::warn!(error = %e, block, "could not read the indexer's progress");
+                false
             }
-            if Instant::now() >= until {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
 

@@ -9,9 +9,9 @@ use crate::HarnessError;
 /// Funded dev accounts each anvil starts with (the randomized tests use many actors).
 pub const ACCOUNTS: usize = 20;
 
-/// The anvil binary (see [`agentpact::local::anvil_binary`]).
+/// The anvil binary (see [`agentpact_lab::local::anvil_binary`]).
 pub fn binary() -> PathBuf {
-    agentpact::local::anvil_binary()
+    agentpact_lab::local::anvil_binary()
 }
 
 /// Starts anvil on a free port with `chain_id`; it stops when the instance is dropped.

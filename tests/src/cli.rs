@@ -15,5 +15,5 @@ pub fn binary() -> PathBuf {
 
 /// A loopback port nothing listens on right now.
 pub fn free_port() -> Result<u16, HarnessError> {
-    agentpact::local::free_port().map_err(HarnessError::Process)
+    agentpact_lab::local::free_port().map_err(HarnessError::Process)
 }

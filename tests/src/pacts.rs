@@ -2,6 +2,7 @@
 //! reads as the story it checks.
 
 use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+pub use agentpact_lab::Cast;
 use alloy::primitives::{Address, U256};
 
 use crate::{
@@ -17,21 +18,6 @@ pub const DEADLINE_IN: u64 = 7 * 24 * 60 * 60;
 pub const THRESHOLD: u8 = 70;
 /// Oracle weights of the standard terms, in the order of [`Cast::oracles`].
 pub const WEIGHTS: [u8; 2] = [60, 40];
-
-/// Who plays which part. Accounts 0 deploys; the rest are distinct funded dev accounts.
-#[derive(Debug, Clone)]
-pub struct Cast {
-    /// Pays for the work.
-    pub buyer: Address,
-    /// Does the work.
-    pub seller: Address,
-    /// Judges disputes.
-    pub arbitrator: Address,
-    /// Registered, active oracles.
-    pub oracles: Vec<Address>,
-    /// Anyone else.
-    pub stranger: Address,
-}
 
 /// A chain with contracts, registered oracles and a cast.
 pub struct Market {
@@ -49,9 +35,7 @@ impl Market {
 
     /// Registers two oracles at the minimum stake on `chain` and casts its accounts.
     pub async fn open_on(chain: TestChain) -> Result<Self, HarnessError> {
-        let a = &chain.accounts;
-        let cast =
-            Cast { buyer: a[1], seller: a[2], arbitrator: a[3], oracles: vec![a[4], a[5]], stranger: a[6] };
+        let cast = Cast::of(&chain.accounts).map_err(|e| HarnessError::Process(e.to_string()))?;
         let market = Self { chain, cast };
         for oracle in market.cast.oracles.clone() {
             market.register_oracle(oracle).await?;

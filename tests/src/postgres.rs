@@ -12,8 +12,8 @@ use std::{
     sync::atomic::{AtomicU32, Ordering},
 };
 
-use agentpact::local::PrivateCluster;
-pub use agentpact::local::with_database;
+use agentpact_lab::local::PrivateCluster;
+pub use agentpact_lab::local::with_database;
 
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, PgPool, postgres::PgPoolOptions};
 use testcontainers::{

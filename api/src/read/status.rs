@@ -113,6 +113,28 @@ impl Reader {
         Ok(stats)
     }
 
+    /// Waits, up to `limit` and polling every `poll`, until the index of `chain_id` holds `block`:
+    /// what a writer does before it reads what it just wrote. `Ok(false)` when `limit` passed first;
+    /// a read that fails while waiting is retried until then, and the last failure is returned.
+    pub async fn wait_until_indexed(
+        &self,
+        chain_id: u64,
+        block: u64,
+        limit: std::time::Duration,
+        poll: std::time::Duration,
+    ) -> Result<bool, ReadError> {
+        let until = tokio::time::Instant::now() + limit;
+        loop {
+            let read = self.indexer_status(chain_id).await;
+            match &read {
+                Ok(Some(status)) if status.indexed_block >= block => return Ok(true),
+                _ if tokio::time::Instant::now() < until => tokio::time::sleep(poll).await,
+                Ok(_) => return Ok(false),
+                Err(_) => return read.map(|_| false),
+            }
+        }
+    }
+
     /// Where the indexer of `chain_id` stands, or `None` before its first batch.
     pub async fn indexer_status(&self, chain_id: u64) -> Result<Option<IndexerStatus>, ReadError> {
         let row = sqlx::query!(

@@ -3,39 +3,13 @@
 //! something to look at from the first second.
 
 use agentpact_contracts::{AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, rules};
+use agentpact_lab::Cast;
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, B256, U256, utils::parse_ether},
     providers::{DynProvider, Provider},
 };
 use anyhow::{Context, bail};
-
-/// Who plays which part: dev accounts 1 (buyer), 2 (seller), 3 (arbitrator), 4 and 5 (oracles).
-pub struct Cast {
-    /// Pays.
-    pub buyer: Address,
-    /// Works.
-    pub seller: Address,
-    /// Settles disputes.
-    pub arbitrator: Address,
-    /// Score work.
-    pub oracles: [Address; 2],
-}
-
-impl Cast {
-    /// The parts, from anvil's dev accounts.
-    pub fn of(accounts: &[Address]) -> anyhow::Result<Self> {
-        if accounts.len() < 6 {
-            bail!("anvil started with {} accounts; the demo needs 6", accounts.len());
-        }
-        Ok(Self {
-            buyer: accounts[1],
-            seller: accounts[2],
-            arbitrator: accounts[3],
-            oracles: [accounts[4], accounts[5]],
-        })
-    }
-}
 
 struct Demo<'a> {
     pact: AgentPact::AgentPactInstance<DynProvider>,
@@ -50,7 +24,7 @@ struct Demo<'a> {
 /// `provider` must sign for every account of `cast`.
 pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -> anyhow::Result<()> {
     let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
-    for oracle in cast.oracles {
+    for &oracle in &cast.oracles {
         let stake = registry.minStake().call().await?;
         send(registry.register(vec!["code-review".into(), "design".into()]).from(oracle).value(stake))
             .await?;
@@ -115,7 +89,7 @@ impl Demo<'_> {
                 Initiator::Seller => self.cast.buyer,
             },
             payment: self.payment,
-            oracles: self.cast.oracles.to_vec(),
+            oracles: self.cast.oracles.clone(),
             weights: vec![60, 40],
         };
         let id = self.pact.pactCount().call().await?;
@@ -148,7 +122,7 @@ impl Demo<'_> {
     /// Delivered, scored 90 and 80, finalized: PENDING_APPROVAL.
     async fn verified(&self) -> anyhow::Result<U256> {
         let id = self.delivered().await?;
-        for (oracle, score) in self.cast.oracles.into_iter().zip([90, 80]) {
+        for (&oracle, score) in self.cast.oracles.iter().zip([90, 80]) {
             self.score(id, oracle, score).await?;
         }
         send(self.pact.finalizeVerification(id).from(self.cast.buyer)).await?;

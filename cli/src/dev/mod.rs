@@ -6,10 +6,13 @@ mod demo;
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact::local::{fresh_database, spawn_anvil};
 use agentpact_api::{Reader, ServeConfig};
 use agentpact_contracts::{DeployOptions, deploy};
 use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
+use agentpact_lab::{
+    Cast,
+    local::{fresh_database, spawn_anvil},
+};
 use alloy::{
     hex,
     network::EthereumWallet,
@@ -20,7 +23,7 @@ use alloy::{
 use anyhow::{Context, bail};
 use tokio::sync::watch;
 
-use crate::{indexed::wait_until_indexed, signal};
+use crate::signal;
 
 /// The local chain's id (anvil's default).
 const CHAIN_ID: u64 = 31_337;
@@ -93,7 +96,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
 
     let head = ProviderBuilder::new().connect_http(anvil.endpoint_url()).get_block_number().await?;
     // So what is printed next is true.
-    wait_until_indexed(&reader, CHAIN_ID, head, Duration::from_secs(60)).await?;
+    agentpact_lab::wait_until_indexed(&reader, CHAIN_ID, head, Duration::from_secs(60)).await?;
     let deployments = std::fs::canonicalize(&args.deployments_dir).unwrap_or(args.deployments_dir.clone());
     print_welcome(&anvil, args.api_port, &database_url, &deployments, &mcp_key);
     signal::shutdown().await;
@@ -123,7 +126,7 @@ async fn deploy_with_demo(
         .connect_http(anvil.endpoint_url())
         .erased();
     let deployment = deploy(provider.clone(), DeployOptions::default()).await?;
-    let cast = demo::Cast::of(anvil.addresses())?;
+    let cast = Cast::of(anvil.addresses())?;
     demo::run(&provider, &deployment, &cast).await.context("creating the demo pacts")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join(format!("{CHAIN_ID}.json"));

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use agentpact::local::{PrivateCluster, fresh_database, spawn_anvil};
+use crate::local::{PrivateCluster, fresh_database, spawn_anvil};
 use agentpact_contracts::{DeployOptions, Deployment, deploy};
 use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
 use alloy::{
@@ -14,7 +14,7 @@ use sqlx::PgPool;
 
 use super::{
     Workload,
-    market::{ACCOUNTS, Cast, Generated, Generator},
+    market::{ACCOUNTS, Crowd, Generated, Generator},
 };
 
 /// The prefix of the database each benchmark (re)creates: `agentpact_bench_<benchmark>`, so
@@ -30,7 +30,7 @@ pub struct Lab {
     /// Where the contracts are.
     pub deployment: Deployment,
     /// Who played which part in the history.
-    pub cast: Cast,
+    pub cast: Crowd,
     /// What the generator made.
     pub generated: Generated,
     /// The empty, migrated database.
@@ -49,7 +49,7 @@ impl Lab {
         let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string(), "--prune-history"]))?;
         let provider = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
         let deployment = deploy(super::node_signed(&anvil.endpoint_url()), DeployOptions::default()).await?;
-        let cast = Cast::of(anvil.addresses())?;
+        let cast = Crowd::of(anvil.addresses())?;
         let started = Instant::now();
         let generator = Generator::start(provider.clone(), &deployment, cast.clone(), workload.seed).await?;
         let generated = generator.run(workload.pacts, |_| {}).await?;

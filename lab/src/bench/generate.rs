@@ -8,7 +8,7 @@ use agentpact_contracts::{DeployOptions, Deployment, deploy};
 use alloy::providers::{Provider, ProviderBuilder};
 use anyhow::Context;
 
-use super::market::{Cast, Generator};
+use super::market::{Crowd, Generator};
 
 /// Flags of `agentpact bench gen`.
 #[derive(Debug, Clone, clap::Args)]
@@ -35,7 +35,7 @@ pub async fn run(args: GenArgs) -> anyhow::Result<()> {
     let chain_id =
         provider.get_chain_id().await.with_context(|| format!("no node answers at {}", args.rpc_url))?;
     let accounts = provider.get_accounts().await.context("the node lists no accounts: is it anvil?")?;
-    let cast = Cast::of(&accounts)?;
+    let cast = Crowd::of(&accounts)?;
     let file = args.deployments_dir.join(format!("{chain_id}.json"));
     let deployment = match existing(&provider, &file).await {
         Some(deployment) => deployment,

@@ -30,7 +30,7 @@ const SPEC_WORDS: [&str; 8] =
 
 /// Who plays which part (account 0 deploys).
 #[derive(Debug, Clone)]
-pub struct Cast {
+pub struct Crowd {
     /// Dev accounts 1-4.
     pub buyers: Vec<Address>,
     /// Dev accounts 5-12.
@@ -41,7 +41,7 @@ pub struct Cast {
     pub arbitrator: Address,
 }
 
-impl Cast {
+impl Crowd {
     /// The parts, from the node's accounts.
     pub fn of(accounts: &[Address]) -> anyhow::Result<Self> {
         if accounts.len() < ACCOUNTS {
@@ -197,7 +197,7 @@ pub struct Generated {
 pub struct Generator {
     provider: DynProvider,
     pact: AgentPact::AgentPactInstance<DynProvider>,
-    cast: Cast,
+    cast: Crowd,
     rng: StdRng,
     nonces: HashMap<Address, u64>,
     generated: Generated,
@@ -208,7 +208,7 @@ impl Generator {
     pub async fn start(
         provider: DynProvider,
         deployment: &Deployment,
-        cast: Cast,
+        cast: Crowd,
         seed: u64,
     ) -> anyhow::Result<Self> {
         let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());

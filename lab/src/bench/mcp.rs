@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::{Percentiles, Workload, lab::Lab, ms};
-use crate::indexed::wait_until_indexed;
 
 /// Flags of `agentpact bench mcp`.
 #[derive(Debug, Clone, clap::Args)]
@@ -41,7 +40,7 @@ pub async fn run(args: McpBenchArgs) -> anyhow::Result<()> {
     }));
     let reader = Reader::new(lab.pool.clone());
     let head = lab.provider.get_block_number().await?;
-    wait_until_indexed(&reader, lab.anvil.chain_id(), head, Duration::from_secs(120)).await?;
+    crate::wait_until_indexed(&reader, lab.anvil.chain_id(), head, Duration::from_secs(120)).await?;
 
     let mut buyer = Agent::start(&lab, 1).await?;
     let reads: [(&str, Value); 5] = [

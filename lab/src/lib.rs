@@ -1,0 +1,15 @@
+//! The lab: what the `agentpact` binary (`dev`, `bench`) and the test harness share to run the
+//! system locally and measure it.
+//!
+//! - [`local`]: the pinned anvil and a throw-away PostgreSQL cluster (DESIGN.md §External parts).
+//! - [`Cast`]: which dev account plays which part.
+//! - [`bench`]: the history generator and the benchmarks behind BENCHMARKS.md.
+//! - [`wait_until_indexed`]: wait for the index before reading what was just written.
+
+pub mod bench;
+mod cast;
+mod indexed;
+pub mod local;
+
+pub use cast::Cast;
+pub use indexed::wait_until_indexed;
