@@ -2,7 +2,8 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_indexer::{Config, Indexer, MIGRATOR, metrics};
+use agentpact_indexer::{Config, Indexer, metrics};
+use agentpact_schema::MIGRATOR;
 use alloy::providers::{Provider, ProviderBuilder};
 use anyhow::{Context, bail};
 

@@ -72,7 +72,7 @@ async fn main() -> ExitCode {
 
 async fn migrate(database: settings::DatabaseArgs) -> anyhow::Result<()> {
     let pool = database.connect(1).await?;
-    agentpact_indexer::MIGRATOR.run(&pool).await?;
+    agentpact_schema::MIGRATOR.run(&pool).await?;
     tracing::info!("migrations applied");
     Ok(())
 }

@@ -5,7 +5,7 @@
 use alloy::primitives::{Address, B256};
 use sqlx::PgConnection;
 
-use crate::journal::to_i64;
+use agentpact_schema::i64_of;
 
 /// The last block whose events are all journaled and projected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,19 +41,19 @@ pub async fn register_chain(
     sqlx::query!(
         "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (chain_id) DO NOTHING",
-        to_i64(chain_id),
+        i64_of(chain_id),
         identity.genesis_hash.as_slice(),
         identity.agent_pact.as_slice(),
         identity.oracle_registry.as_slice(),
         identity.agent_registry.as_slice(),
-        to_i64(identity.deployment_block),
+        i64_of(identity.deployment_block),
     )
     .execute(&mut *conn)
     .await?;
     let row = sqlx::query!(
         "SELECT genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block FROM chains
          WHERE chain_id = $1",
-        to_i64(chain_id)
+        i64_of(chain_id)
     )
     .fetch_one(conn)
     .await?;
@@ -73,7 +73,7 @@ pub async fn register_chain(
 pub async fn load(conn: &mut PgConnection, chain_id: u64) -> Result<Option<Checkpoint>, sqlx::Error> {
     let row = sqlx::query!(
         "SELECT block_number, block_hash FROM checkpoints WHERE chain_id = $1",
-        to_i64(chain_id)
+        i64_of(chain_id)
     )
     .fetch_optional(conn)
     .await?;
@@ -110,12 +110,12 @@ pub async fn save(
              head_block = coalesce($5, checkpoints.head_block),
              head_time = coalesce(to_timestamp($6::bigint), checkpoints.head_time),
              head_seen_at = CASE WHEN $5::bigint IS NULL THEN checkpoints.head_seen_at ELSE now() END",
-        to_i64(chain_id),
-        to_i64(checkpoint.block_number),
+        i64_of(chain_id),
+        i64_of(checkpoint.block_number),
         checkpoint.block_hash.as_slice(),
-        block_time.map(to_i64),
-        head.map(|h| to_i64(h.number)),
-        head.map(|h| to_i64(h.time)),
+        block_time.map(i64_of),
+        head.map(|h| i64_of(h.number)),
+        head.map(|h| i64_of(h.time)),
     )
     .execute(conn)
     .await
@@ -128,9 +128,9 @@ pub async fn record_head(conn: &mut PgConnection, chain_id: u64, head: Head) -> 
     sqlx::query!(
         "UPDATE checkpoints SET head_block = $2, head_time = to_timestamp($3::bigint), head_seen_at = now()
          WHERE chain_id = $1",
-        to_i64(chain_id),
-        to_i64(head.number),
-        to_i64(head.time),
+        i64_of(chain_id),
+        i64_of(head.number),
+        i64_of(head.time),
     )
     .execute(conn)
     .await
@@ -157,14 +157,14 @@ pub async fn record_blocks(
     blocks: &[BlockRef],
     final_below: u64,
 ) -> Result<(), sqlx::Error> {
-    let numbers: Vec<i64> = blocks.iter().map(|b| to_i64(b.number)).collect();
+    let numbers: Vec<i64> = blocks.iter().map(|b| i64_of(b.number)).collect();
     let hashes: Vec<Vec<u8>> = blocks.iter().map(|b| b.hash.to_vec()).collect();
     let parents: Vec<Vec<u8>> = blocks.iter().map(|b| b.parent_hash.to_vec()).collect();
     sqlx::query!(
         "INSERT INTO blocks (chain_id, number, hash, parent_hash)
          SELECT $1, n, h, p FROM UNNEST($2::bigint[], $3::bytea[], $4::bytea[]) AS u(n, h, p)
          ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash",
-        to_i64(chain_id),
+        i64_of(chain_id),
         &numbers,
         &hashes,
         &parents,
@@ -173,8 +173,8 @@ pub async fn record_blocks(
     .await?;
     sqlx::query!(
         "DELETE FROM blocks WHERE chain_id = $1 AND number < $2",
-        to_i64(chain_id),
-        to_i64(final_below)
+        i64_of(chain_id),
+        i64_of(final_below)
     )
     .execute(conn)
     .await
@@ -189,8 +189,8 @@ pub async fn recent_blocks(
 ) -> Result<Vec<(u64, B256)>, sqlx::Error> {
     let rows = sqlx::query!(
         "SELECT number, hash FROM blocks WHERE chain_id = $1 AND number <= $2 ORDER BY number DESC",
-        to_i64(chain_id),
-        to_i64(from)
+        i64_of(chain_id),
+        i64_of(from)
     )
     .fetch_all(conn)
     .await?;

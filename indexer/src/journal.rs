@@ -1,5 +1,6 @@
 //! The append-only journal of decoded events (`events`), written one batch per statement.
 
+use agentpact_schema::i64_of;
 use sqlx::PgConnection;
 
 use crate::event::JournalEvent;
@@ -13,7 +14,7 @@ pub async fn append(
     batch: &[JournalEvent],
 ) -> Result<Vec<JournalEvent>, sqlx::Error> {
     let Some(first) = batch.first() else { return Ok(Vec::new()) };
-    let chain_id = to_i64(first.chain_id);
+    let chain_id = i64_of(first.chain_id);
     let mut columns = Columns::default();
     for e in batch {
         columns.push(e);
@@ -47,7 +48,7 @@ pub async fn append(
         inserted.into_iter().map(|r| (r.block_number, r.log_index)).collect();
     Ok(batch
         .iter()
-        .filter(|e| new.contains(&(to_i64(e.block_number), to_i32(e.log_index))))
+        .filter(|e| new.contains(&(i64_of(e.block_number), to_i32(e.log_index))))
         .cloned()
         .collect())
 }
@@ -69,11 +70,11 @@ struct Columns {
 
 impl Columns {
     fn push(&mut self, e: &JournalEvent) {
-        self.block_number.push(to_i64(e.block_number));
+        self.block_number.push(i64_of(e.block_number));
         self.log_index.push(to_i32(e.log_index));
         self.block_hash.push(e.block_hash.to_vec());
         self.tx_hash.push(e.tx_hash.to_vec());
-        self.block_time.push(to_i64(e.block_time));
+        self.block_time.push(i64_of(e.block_time));
         self.contract.push(e.contract.to_vec());
         self.kind.push(e.body.kind().to_owned());
         self.pact_id.push(e.body.pact_id().map(|id| id.to_string()));
@@ -81,11 +82,6 @@ impl Columns {
         // Serializing plain data (numbers, strings, hex) cannot fail.
         self.data.push(serde_json::to_string(&e.body).unwrap_or_default());
     }
-}
-
-/// Block numbers and times fit i64 for the next few billion years; saturate rather than wrap.
-pub(crate) fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Log indexes are small; saturate rather than wrap.

@@ -26,7 +26,3 @@ pub use config::Config;
 pub use metrics::Metrics;
 pub use run::run;
 pub use sync::{ChainMismatch, IndexError, Indexer, Pass, Target};
-
-/// The schema of the index (`migrations/`). The indexer owns every table; `agentpact migrate`
-/// and the test harness apply it.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

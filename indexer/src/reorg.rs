@@ -3,13 +3,13 @@
 //! journal above the fork and rebuilds the projections of every entity those events touched from
 //! the journal that remains.
 
+use agentpact_schema::i64_of;
 use alloy::primitives::{B256, U256};
 use sqlx::{PgConnection, Row};
 
 use crate::{
     checkpoint::{self, Checkpoint},
     event::{EventBody, JournalEvent},
-    journal::to_i64,
     project,
 };
 
@@ -98,7 +98,7 @@ pub async fn rollback(
     chain_id: u64,
     fork: Checkpoint,
 ) -> Result<Rollback, sqlx::Error> {
-    let (chain, above) = (to_i64(chain_id), to_i64(fork.block_number));
+    let (chain, above) = (i64_of(chain_id), i64_of(fork.block_number));
     let pacts: Vec<String> = sqlx::query_scalar!(
         r#"SELECT DISTINCT pact_id::text AS "pact_id!" FROM events
            WHERE chain_id = $1 AND block_number > $2 AND pact_id IS NOT NULL"#,

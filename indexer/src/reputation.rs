@@ -28,7 +28,7 @@
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
-use crate::journal::to_i64;
+use agentpact_schema::i64_of;
 
 /// The payment, in wei, at and above which a pact (or a counterparty's vote) counts fully toward
 /// reputation: 0.01 ETH. A pact of 10 wei weighs 10⁻¹⁵ of an ordinary one.
@@ -52,7 +52,7 @@ pub async fn mark(conn: &mut PgConnection, chain_id: u64, pacts: &[U256]) -> Res
     sqlx::query!(
         "INSERT INTO reputation_pending (chain_id, pact_id)
          SELECT $1, id::numeric FROM UNNEST($2::text[]) AS u(id) ON CONFLICT DO NOTHING",
-        to_i64(chain_id),
+        i64_of(chain_id),
         &ids
     )
     .execute(conn)
@@ -65,7 +65,7 @@ pub async fn mark(conn: &mut PgConnection, chain_id: u64, pacts: &[U256]) -> Res
 pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(), sqlx::Error> {
     let ids = sqlx::query_scalar!(
         r#"DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING pact_id::text AS "id!""#,
-        to_i64(chain_id)
+        i64_of(chain_id)
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -75,7 +75,7 @@ pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(
 
 /// Recomputes the aggregates of `scope` on `chain_id` as buyer, seller and oracle.
 pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -> Result<(), sqlx::Error> {
-    let chain = to_i64(chain_id);
+    let chain = i64_of(chain_id);
     let (all, addresses): (bool, Vec<Vec<u8>>) = match scope {
         Scope::All => (true, Vec::new()),
         Scope::Pacts([]) => return Ok(()),

@@ -3,6 +3,7 @@
 //! range is a single transaction of journal rows, projections, recent block hashes, notifications
 //! and the new checkpoint, so a crash at any instant loses nothing and duplicates nothing.
 
+use agentpact_schema::i64_of;
 use std::{
     collections::{BTreeSet, HashMap},
     future::IntoFuture,
@@ -26,7 +27,7 @@ use crate::{
     decode::{self, DecodeError},
     event::JournalEvent,
     fetch::{self, RangeSize},
-    journal::{self, to_i64},
+    journal,
     metrics::{Metrics, Phase},
     project,
     reorg::{self, Continuity},
@@ -519,7 +520,7 @@ async fn notify_pacts(
                                                       WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id)) AS p
                                  WHERE p IS NOT NULL))::text)
          FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
-        to_i64(chain_id),
+        i64_of(chain_id),
         &ids,
         PACT_CHANNEL,
     )

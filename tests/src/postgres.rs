@@ -57,7 +57,7 @@ impl TestDatabase {
 
         let url = with_database(&admin_url, &name);
         let pool = PgPoolOptions::new().max_connections(4).connect(&url).await?;
-        agentpact_indexer::MIGRATOR.run(&pool).await?;
+        agentpact_schema::MIGRATOR.run(&pool).await?;
         Ok(Self { name, url, pool, server })
     }
 

@@ -5,6 +5,7 @@
 //! to two decimals), then by the price of the capability that matched (cheapest first), then by
 //! address; pages are keyset pages over that order, so a cursor stays exact while agents come and go.
 
+use agentpact_schema::{Cells, i64_of};
 use alloy::{
     hex,
     primitives::{Address, U256},
@@ -13,7 +14,6 @@ use chrono::{DateTime, Utc};
 
 use super::{
     MAX_PAGE_SIZE, Page, ReadError, Reader,
-    convert::{Cells, i64_of},
     reputation::{PRIOR_MEAN, PRIOR_WEIGHT},
 };
 

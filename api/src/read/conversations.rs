@@ -1,14 +1,12 @@
 //! Negotiations as the relay stored them: conversations and their messages (the audit log).
 
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::Row;
 
-use super::{
-    MAX_PAGE_SIZE, ReadError, Reader,
-    convert::{Cells, i64_of},
-};
+use super::{MAX_PAGE_SIZE, ReadError, Reader};
 use crate::negotiation::{Conversation, relay};
 
 /// A conversation with what the relay knows beyond the state machine.
@@ -171,7 +169,7 @@ impl Reader {
                     key: format!("chain {chain_id} conversation {id} seq {seq}"),
                 };
                 let address = |column: &'static str| -> Result<Address, ReadError> {
-                    row.address(column, &r.try_get::<Vec<u8>, _>(column)?)
+                    Ok(row.address(column, &r.try_get::<Vec<u8>, _>(column)?)?)
                 };
                 Ok(StoredMessage {
                     conversation_id: r.try_get("conversation_id")?,

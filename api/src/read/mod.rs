@@ -3,7 +3,6 @@
 
 pub mod agents;
 pub mod conversations;
-mod convert;
 pub mod cursor;
 pub mod oracles;
 pub mod pacts;
@@ -49,19 +48,8 @@ pub enum ReadError {
     #[error("{0}")]
     BadArgument(String),
     /// A value in the index that cannot be read back: a corrupt row, never read as a default.
-    #[error(
-        "the index holds an unreadable value in {table} ({key}), column {column}: {value}; re-index this chain"
-    )]
-    Corrupt {
-        /// The table.
-        table: &'static str,
-        /// The row's key.
-        key: String,
-        /// The column.
-        column: &'static str,
-        /// What it holds, shortened.
-        value: String,
-    },
+    #[error(transparent)]
+    Corrupt(#[from] agentpact_schema::Corrupt),
 }
 
 impl ReadError {
@@ -72,7 +60,7 @@ impl ReadError {
             Self::BadCursor(_) => "BAD_CURSOR",
             Self::PageTooLarge { .. } => "PAGE_TOO_LARGE",
             Self::BadArgument(_) => "BAD_ARGUMENT",
-            Self::Corrupt { .. } => "INDEX_CORRUPT",
+            Self::Corrupt(_) => "INDEX_CORRUPT",
         }
     }
 }

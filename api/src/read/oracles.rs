@@ -1,12 +1,10 @@
 //! Oracles as the registry knows them, and the scores they gave.
 
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
 
-use super::{
-    MAX_PAGE_SIZE, ReadError, Reader,
-    convert::{Cells, i64_of},
-};
+use super::{MAX_PAGE_SIZE, ReadError, Reader};
 
 /// Whether an oracle takes work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

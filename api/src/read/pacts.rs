@@ -2,15 +2,12 @@
 //! same on page 1 and page 10,000, and rows added meanwhile neither repeat nor vanish).
 
 use agentpact_contracts::{Initiator, PactStatus};
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, QueryBuilder};
 
-use super::{
-    DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader,
-    convert::{Cells, i64_of},
-    cursor::Cursor,
-};
+use super::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader, cursor::Cursor};
 
 /// A pact as the index holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -370,7 +367,9 @@ impl Reader {
         q.push_bind(i64_of(chain_id));
         push_filter(&mut q, filter)?;
         let n: i64 = q.build_query_scalar().fetch_one(self.pool()).await?;
-        Cells { table: "pacts", key: format!("chain {chain_id}, a count") }.int("count", n)
+        Cells { table: "pacts", key: format!("chain {chain_id}, a count") }
+            .int("count", n)
+            .map_err(Into::into)
     }
 }
 

@@ -14,12 +14,10 @@
 //! rating a hundred times weighs what it weighs rating once, and a hundred self-dealt pacts of a
 //! few wei weigh next to nothing.
 
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
 
-use super::{
-    ReadError, Reader,
-    convert::{Cells, i64_of},
-};
+use super::{ReadError, Reader};
 
 /// The mean credit assumed before any history (3.0 of 5).
 pub const PRIOR_MEAN: f64 = 0.6;

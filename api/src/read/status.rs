@@ -1,13 +1,11 @@
 //! Market-wide figures and how far the index is behind the chain.
 
 use agentpact_contracts::PactStatus;
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::U256;
 use chrono::{DateTime, Utc};
 
-use super::{
-    ReadError, Reader,
-    convert::{Cells, i64_of},
-};
+use super::{ReadError, Reader};
 
 /// Pacts of one status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,12 +1,10 @@
 //! A pact's history: every journal event that names it, in chain order.
 
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
 
-use super::{
-    ReadError, Reader,
-    convert::{Cells, i64_of},
-};
+use super::{ReadError, Reader};
 
 /// One event of a pact's history.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,11 +8,12 @@ use std::{path::PathBuf, time::Duration};
 
 use agentpact_api::{Reader, ServeConfig};
 use agentpact_contracts::{DeployOptions, deploy};
-use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
+use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_lab::{
     Cast,
     local::{fresh_database, spawn_anvil},
 };
+use agentpact_schema::MIGRATOR;
 use alloy::{
     hex,
     network::EthereumWallet,

@@ -4,6 +4,7 @@
 //! such event sets columns to values (the last event's value of a column is the one that stays),
 //! except acceptance's stake equalisation, which the statement applies to the stored stakes.
 
+use agentpact_schema::i64_of;
 use std::collections::BTreeMap;
 
 use agentpact_contracts::PactStatus;
@@ -11,10 +12,7 @@ use alloy::primitives::{Address, U256};
 use sqlx::PgConnection;
 
 use super::code;
-use crate::{
-    event::{EventBody, JournalEvent},
-    journal::to_i64,
-};
+use crate::event::{EventBody, JournalEvent};
 
 /// A pact's columns as a batch leaves them; `None` leaves a column as stored.
 #[derive(Debug, Default)]
@@ -62,7 +60,7 @@ pub(super) struct PactChanges {
 impl PactChanges {
     /// Folds a status event into its pact's change; other events are ignored.
     pub(super) fn push(&mut self, e: &JournalEvent) {
-        let (time, block) = (to_i64(e.block_time), to_i64(e.block_number));
+        let (time, block) = (i64_of(e.block_time), i64_of(e.block_number));
         let Some(pact_id) = e.body.pact_id() else { return };
         if matches!(
             e.body,
@@ -147,7 +145,7 @@ impl PactChanges {
         if let Some(outcome) = closed {
             self.closed.push(Closed { pact_id: pact_id.to_string(), outcome, time });
         }
-        self.chain_id = to_i64(e.chain_id);
+        self.chain_id = i64_of(e.chain_id);
     }
 
     /// Writes the changes, then the disputes opened, then the disputes closed.

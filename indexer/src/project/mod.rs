@@ -3,6 +3,7 @@
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::PactStatus;
+use agentpact_schema::i64_of;
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
@@ -13,7 +14,7 @@ use changes::PactChanges;
 
 use crate::{
     event::{EventBody, JournalEvent},
-    journal::{to_i32, to_i64},
+    journal::to_i32,
 };
 
 /// Applies journal events (new ones, or a replay after a reorg), in journal order, with as few
@@ -95,7 +96,7 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
                  WHERE chain_id = $1 AND address = $2",
                 at.chain_id,
                 oracle.as_slice(),
-                to_i64(*unlock_at),
+                i64_of(*unlock_at),
                 at.block,
             )
             .execute(conn)
@@ -121,7 +122,7 @@ pub(super) struct Place {
 
 impl Place {
     fn of(e: &JournalEvent) -> Self {
-        Self { chain_id: to_i64(e.chain_id), block: to_i64(e.block_number), time: to_i64(e.block_time) }
+        Self { chain_id: i64_of(e.chain_id), block: i64_of(e.block_number), time: i64_of(e.block_time) }
     }
 }
 
@@ -146,7 +147,7 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
                      $10::text[], $11::bigint[], $12::bigint[], $13::smallint[], $14::text[], $15::text[],
                      $16::text[], $17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[])
               AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk, cp, ab)",
-        to_i64(first.chain_id),
+        i64_of(first.chain_id),
         code(PactStatus::Negotiating),
         &c.pact_id,
         &c.initiator,
@@ -173,7 +174,7 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
         "INSERT INTO pact_oracles (chain_id, pact_id, position, oracle, weight)
          SELECT $1, id::numeric, p, o, w FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::smallint[])
               AS u(id, p, o, w)",
-        to_i64(first.chain_id),
+        i64_of(first.chain_id),
         &c.oracle_pact,
         &c.oracle_position,
         &c.oracle,
@@ -244,17 +245,17 @@ impl CreatedColumns {
         self.arbitrator.push(arbitrator.to_vec());
         self.spec_hash.push(spec_hash.to_vec());
         self.spec_uri.push(spec_uri.clone());
-        self.deadline.push(to_i64(*deadline));
-        self.review_period.push(to_i64(*review_period));
+        self.deadline.push(i64_of(*deadline));
+        self.review_period.push(i64_of(*review_period));
         self.threshold.push(i16::from(*threshold));
         self.payment.push(payment.to_string());
         let (buyer_stake, seller_stake) = if by_buyer { (*stake, U256::ZERO) } else { (U256::ZERO, *stake) };
         self.buyer_stake.push(buyer_stake.to_string());
         self.seller_stake.push(seller_stake.to_string());
-        self.time.push(to_i64(e.block_time));
-        self.block.push(to_i64(e.block_number));
+        self.time.push(i64_of(e.block_time));
+        self.block.push(i64_of(e.block_number));
         self.counterparty.push((!counterparty.is_zero()).then(|| counterparty.to_vec()));
-        self.accept_by.push(to_i64(*accept_by));
+        self.accept_by.push(i64_of(*accept_by));
         for (position, (oracle, weight)) in oracles.iter().zip(weights).enumerate() {
             self.oracle_pact.push(id.clone());
             self.oracle_position.push(i16::try_from(position).unwrap_or(i16::MAX));
@@ -299,8 +300,8 @@ struct Bulk {
 
 impl Bulk {
     fn push(&mut self, e: &JournalEvent) {
-        self.chain_id = to_i64(e.chain_id);
-        let (block, log, time) = (to_i64(e.block_number), to_i32(e.log_index), to_i64(e.block_time));
+        self.chain_id = i64_of(e.chain_id);
+        let (block, log, time) = (i64_of(e.block_number), to_i32(e.log_index), i64_of(e.block_time));
         match &e.body {
             EventBody::VerificationSubmitted { pact_id, oracle, score, proof } => {
                 self.verification_pact.push(pact_id.to_string());

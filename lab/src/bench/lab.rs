@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use crate::local::{PrivateCluster, fresh_database, spawn_anvil};
 use agentpact_contracts::{DeployOptions, Deployment, deploy};
-use agentpact_indexer::{Config, Contracts, Indexer, MIGRATOR, Target};
+use agentpact_indexer::{Config, Contracts, Indexer, Target};
+use agentpact_schema::MIGRATOR;
 use alloy::{
     node_bindings::AnvilInstance,
     providers::{DynProvider, Provider, ProviderBuilder},
