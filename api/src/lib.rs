@@ -9,11 +9,9 @@ pub mod connections;
 pub mod graphql;
 pub mod live;
 mod metrics;
-pub mod negotiation;
 pub mod rate_limit;
 pub mod read;
 pub mod server;
-mod text;
 pub mod websocket;
 
 pub use read::Reader;

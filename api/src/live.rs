@@ -7,31 +7,14 @@ use std::time::Duration;
 
 use agentpact_contracts::channels::PACT_CHANNEL;
 pub use agentpact_contracts::channels::PactChange;
-use alloy::primitives::Address;
-use serde::Deserialize;
 use sqlx::{PgPool, postgres::PgListener};
 use tokio::sync::broadcast;
 
-use crate::negotiation::NEGOTIATION_CHANNEL;
+pub use agentpact_negotiation::MessageNote;
+use agentpact_negotiation::NEGOTIATION_CHANNEL;
 
 /// How many changes a slow subscriber may fall behind before it skips ahead.
 const BUFFER: usize = 4096;
-
-/// A negotiation message the relay accepted, as it announces it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageNote {
-    /// The chain.
-    pub chain_id: u64,
-    /// The conversation.
-    pub conversation_id: String,
-    /// The message's place in it.
-    pub seq: i32,
-    /// The sender.
-    pub from: Address,
-    /// The recipient.
-    pub to: Address,
-}
 
 /// The fan-out of pact changes and negotiation messages to subscribers in this process.
 #[derive(Debug, Clone)]

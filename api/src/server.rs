@@ -10,6 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use agentpact_negotiation::{Clock, Relay, Timeouts};
 use async_graphql::{ParseRequestError, http::GraphiQLSource};
 use async_graphql_axum::{GraphQLProtocol, GraphQLRequest, GraphQLResponse};
 use axum::{
@@ -31,7 +32,6 @@ use crate::{
     graphql::{ApiSchema, ChainId, schema},
     live::Live,
     metrics::ApiMetrics,
-    negotiation::{self, Clock, Relay, Timeouts},
     rate_limit::{self, Rate, RateLimiter},
     read::Reader,
     websocket,
@@ -113,7 +113,7 @@ pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeErr
     let mut graphql_routes = Router::new()
         .route("/graphql", get(graphiql).post(graphql))
         .route("/graphql/ws", get(socket))
-        .merge(negotiation::http::routes(relay))
+        .merge(agentpact_negotiation::http::routes(relay))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     if let Some(limiter) = limiter {
         graphql_routes = graphql_routes.layer(middleware::from_fn_with_state(limiter, rate_limit::limit));

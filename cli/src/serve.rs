@@ -2,7 +2,8 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{NegotiationConfig, Reader, ServeConfig, negotiation::Timeouts, rate_limit::Rate};
+use agentpact_api::{NegotiationConfig, Reader, ServeConfig, rate_limit::Rate};
+use agentpact_negotiation::Timeouts;
 use anyhow::{Context, bail};
 
 use crate::{settings::DatabaseArgs, signal};

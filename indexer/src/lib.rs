@@ -15,6 +15,7 @@ pub mod fetch;
 pub mod journal;
 pub mod lock;
 pub mod metrics;
+pub mod notify;
 pub mod project;
 pub mod reorg;
 pub mod reputation;

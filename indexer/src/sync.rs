@@ -3,7 +3,6 @@
 //! range is a single transaction of journal rows, projections, recent block hashes, notifications
 //! and the new checkpoint, so a crash at any instant loses nothing and duplicates nothing.
 
-use agentpact_schema::i64_of;
 use std::{
     collections::{BTreeSet, HashMap},
     future::IntoFuture,
@@ -19,7 +18,7 @@ use alloy::{
 use futures::{StreamExt, TryStreamExt};
 use sqlx::{Connection, PgConnection, PgPool};
 
-use agentpact_contracts::{Contracts, channels::PACT_CHANNEL};
+use agentpact_contracts::Contracts;
 
 use crate::{
     checkpoint::{self, BlockRef, ChainIdentity, Checkpoint, Head},
@@ -29,7 +28,7 @@ use crate::{
     fetch::{self, RangeSize},
     journal,
     metrics::{Metrics, Phase},
-    project,
+    notify, project,
     reorg::{self, Continuity},
     reputation,
 };
@@ -58,6 +57,10 @@ pub enum IndexError {
     /// Postgres failed; retried with backoff.
     #[error("database: {0}")]
     Db(#[from] sqlx::Error),
+    /// A value the indexer wrote cannot be read back: the database was changed by hand or is
+    /// damaged. Re-index into a fresh database.
+    #[error(transparent)]
+    Corrupt(#[from] agentpact_schema::Corrupt),
     /// A log of the contracts could not be decoded: the contracts are not the ones this build knows.
     #[error(transparent)]
     Decode(#[from] DecodeError),
@@ -97,7 +100,10 @@ pub enum IndexError {
 impl IndexError {
     /// Whether retrying can help: false for errors that need a person.
     pub const fn is_fatal(&self) -> bool {
-        matches!(self, Self::Decode(_) | Self::ChainMismatch { .. } | Self::ReorgTooDeep { .. })
+        matches!(
+            self,
+            Self::Decode(_) | Self::Corrupt(_) | Self::ChainMismatch { .. } | Self::ReorgTooDeep { .. }
+        )
     }
 
     /// A short label for metrics and logs.
@@ -106,6 +112,7 @@ impl IndexError {
             Self::Rpc(_) => "rpc",
             Self::Db(_) => "db",
             Self::Decode(_) => "decode",
+            Self::Corrupt(_) => "corrupt",
             Self::Incomplete(_) => "incomplete",
             Self::ChainMoved { .. } => "chain_moved",
             Self::ChainMismatch { .. } => "chain_mismatch",
@@ -239,7 +246,7 @@ impl<P: Provider> Indexer<P> {
                     let mut tx = conn.begin().await?;
                     let undone = reorg::rollback(&mut tx, chain_id, fork).await?;
                     reputation::refresh(&mut tx, chain_id, reputation::Scope::All).await?;
-                    notify_pacts(&mut tx, chain_id, &undone.pacts.iter().copied().collect()).await?;
+                    notify::pacts(&mut tx, chain_id, &undone.pacts.iter().copied().collect()).await?;
                     tx.commit().await?;
                     self.metrics.reorg();
                     self.metrics.set_indexed(fork.block_number);
@@ -368,7 +375,7 @@ impl<P: Provider> Indexer<P> {
         if to == head.number {
             reputation::refresh_pending(&mut tx, chain_id).await?;
         }
-        notify_pacts(&mut tx, chain_id, &touched).await?;
+        notify::pacts(&mut tx, chain_id, &touched).await?;
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
         checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(head)).await?;
@@ -496,35 +503,4 @@ fn consistent(
         Some(e) => Err(IndexError::ChainMoved { block: e.block_number }),
         None => Ok(()),
     }
-}
-
-/// Announces the current state of `pacts` on [`PACT_CHANNEL`] (an
-/// `agentpact_contracts::channels::PactChange` as JSON); delivered when the transaction commits.
-/// Each note carries the pact's parties (creator, buyer, seller, arbitrator, oracles) so that a
-/// subscriber filtering by party reads the database only for the changes it wants.
-async fn notify_pacts(
-    conn: &mut PgConnection,
-    chain_id: u64,
-    pacts: &BTreeSet<U256>,
-) -> Result<(), sqlx::Error> {
-    if pacts.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
-    sqlx::query!(
-        "SELECT pg_notify($3, json_build_object('chainId', chain_id, 'pactId', pact_id::text, 'status', status,
-                'block', updated_block,
-                'parties', ARRAY(SELECT '0x' || encode(p, 'hex')
-                                 FROM unnest(ARRAY[creator, buyer, seller, arbitrator]
-                                             || ARRAY(SELECT o.oracle FROM pact_oracles o
-                                                      WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id)) AS p
-                                 WHERE p IS NOT NULL))::text)
-         FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
-        i64_of(chain_id),
-        &ids,
-        PACT_CHANNEL,
-    )
-    .fetch_all(conn)
-    .await
-    .map(drop)
 }

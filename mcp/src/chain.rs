@@ -9,6 +9,7 @@ use agentpact_contracts::{
     AgentPact::AgentPactInstance, AgentRegistry::AgentRegistryInstance,
     OracleRegistry::OracleRegistryInstance,
 };
+use agentpact_negotiation::RelayClient;
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, U256},
@@ -60,7 +61,7 @@ pub struct Chain {
     /// Signs negotiation messages (EIP-712) as the agent; never printed.
     signer: PrivateKeySigner,
     /// The negotiation relay (the api server's `/hire` endpoints), when configured.
-    relay: OnceLock<Url>,
+    relay: OnceLock<RelayClient>,
     limits: WriteLimits,
     /// One write at a time from this key: nonces never collide or skip.
     sending: Mutex<()>,
@@ -97,11 +98,11 @@ impl Chain {
 
     /// Points the negotiation tools at the relay at `url` (the api server's base URL); once.
     pub fn set_relay(&self, url: Url) {
-        let _ = self.relay.set(url);
+        let _ = self.relay.set(RelayClient::new(url));
     }
 
-    /// The relay's base URL, or why negotiation is unavailable.
-    pub fn relay(&self) -> Result<&Url, ToolError> {
+    /// The relay, or why negotiation is unavailable.
+    pub fn relay(&self) -> Result<&RelayClient, ToolError> {
         self.relay.get().ok_or_else(|| {
             ToolError::Failed(
                 "no negotiation relay is configured: start the server with --relay-url (HIRE_RELAY_URL)"

@@ -2,7 +2,8 @@
 //! `hire://contracts` (its pacts, active and past) and `hire://conversations` (its negotiations),
 //! read from the index.
 
-use agentpact_api::read::{ConversationFilter, PactFilter, PactOrder, PageRequest};
+use agentpact_api::read::{PactFilter, PactOrder, PageRequest};
+use agentpact_negotiation::ConversationFilter;
 use serde_json::{Value, json};
 
 use crate::{
@@ -48,6 +49,10 @@ pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
 
 /// This wallet's negotiations, latest change first (the latest 50).
 pub async fn conversations(chain: &Chain) -> Result<Value, ToolError> {
-    let list = chain.reader.conversations(chain.chain_id, chain.me, ConversationFilter::All, 50).await?;
+    let list = chain
+        .reader
+        .negotiations()
+        .conversations(chain.chain_id, chain.me, ConversationFilter::All, 50)
+        .await?;
     Ok(json!({ "wallet": chain.me, "conversations": list.iter().map(conversation_json).collect::<Vec<_>>() }))
 }

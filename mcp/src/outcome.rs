@@ -104,6 +104,23 @@ impl From<agentpact_api::read::ReadError> for ToolError {
     }
 }
 
+impl From<agentpact_negotiation::StoreError> for ToolError {
+    fn from(e: agentpact_negotiation::StoreError) -> Self {
+        agentpact_api::read::ReadError::from(e).into()
+    }
+}
+
+impl From<agentpact_negotiation::ClientError> for ToolError {
+    fn from(e: agentpact_negotiation::ClientError) -> Self {
+        match e {
+            agentpact_negotiation::ClientError::Refused { code, message } => {
+                Self::Relay { code: code.as_str(), message }
+            }
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}
+
 impl ToolError {
     /// A stable code for programs (the `error.code` of the structured result).
     pub const fn code(&self) -> &'static str {

@@ -69,6 +69,11 @@ impl Cells {
         parse(text).ok_or_else(|| self.corrupt(column, text))
     }
 
+    /// A nullable column that must hold a value in this row (its other columns say so).
+    pub fn present<T>(&self, column: &'static str, value: Option<T>) -> Result<T, Corrupt> {
+        value.ok_or_else(|| self.corrupt(column, "NULL"))
+    }
+
     /// A code column to the closed set it names (a status, an initiator).
     pub fn code<T: TryFrom<u8>>(&self, column: &'static str, n: i16) -> Result<T, Corrupt> {
         u8::try_from(n).ok().and_then(|c| T::try_from(c).ok()).ok_or_else(|| self.corrupt(column, n))

@@ -5,10 +5,13 @@
 //! - [`Cells`]: reading a stored value back into its domain type, or failing with a [`Corrupt`]
 //!   that names the table, the row's key and the column, never with a default.
 //! - [`i64_of`]: a chain id or block number to the BIGINT it is stored as.
+//! - [`holds_nul`]: text Postgres cannot store, refused as bad input before it reaches a query.
 
 mod cells;
+mod text;
 
 pub use cells::{Cells, Corrupt, i64_of};
+pub use text::holds_nul;
 
 /// The migrations of `migrations/`, embedded.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

@@ -5,12 +5,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentpact_api::{
-    NegotiationConfig,
-    negotiation::{Clock, Envelope, MessageType, Timeouts},
-};
+use agentpact_api::NegotiationConfig;
 use agentpact_contracts::{Initiator, PactStatus};
 use agentpact_mcp::Role;
+use agentpact_negotiation::{Clock, Envelope, MessageType, Store, Timeouts};
 use agentpact_tests::{
     HarnessError,
     agents::profile,
@@ -214,12 +212,12 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     // A pact with the agreed terms that anyone could accept is not this conversation's contract:
     // the relay links only a pact reserved for the worker.
     let chain_id = s.m.chain.anvil.chain_id();
-    let record = agentpact_api::Reader::new(s.db.pool().clone())
+    let record = Store::new(s.db.pool().clone())
         .conversation(chain_id, "conv_xyz")
         .await
         .map_err(|e| HarnessError::Process(e.to_string()))?;
     let agreed = record
-        .and_then(|r| agentpact_api::negotiation::terms_document(chain_id, &r.conversation).ok())
+        .and_then(|r| agentpact_negotiation::terms_document(chain_id, &r.conversation).ok())
         .unwrap_or_default();
     assert!(agreed.contains("logo design"), "the agreed terms document: {agreed:?}");
     let mut open = s.m.terms(Initiator::Buyer, ether(5)).await?;

@@ -118,7 +118,7 @@ fn refused(code: &'static str, message: String) -> ServerError {
 fn holds_nul(request: &Request) -> bool {
     request.query.contains('\0')
         || request.query.to_ascii_lowercase().contains("\\u0000")
-        || serde_json::to_value(&request.variables).is_ok_and(|v| crate::text::holds_nul(&v))
+        || serde_json::to_value(&request.variables).is_ok_and(|v| agentpact_schema::holds_nul(&v))
 }
 
 /// A fragment that spreads itself, directly or through others.

@@ -9,7 +9,8 @@ use crate::read::ReadError;
 
 /// A read-layer error as a GraphQL error with its code. Database failures are logged and told
 /// to the client without their details.
-pub fn to_graphql(error: ReadError) -> async_graphql::Error {
+pub fn to_graphql(error: impl Into<ReadError>) -> async_graphql::Error {
+    let error: ReadError = error.into();
     let message = match &error {
         ReadError::Db(e) => {
             tracing::error!(error = %e, "database read failed");

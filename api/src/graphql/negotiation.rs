@@ -1,6 +1,7 @@
 //! Negotiations in GraphQL: conversations with their messages and pact, and a subscription per
 //! agent that delivers each message the relay accepts.
 
+use agentpact_negotiation::{ConversationFilter, ConversationRecord, StoredMessage};
 use async_graphql::{Context, Json, Object, Result, Subscription};
 use chrono::{DateTime, Utc};
 use futures::{Stream, stream};
@@ -14,7 +15,7 @@ use super::{
 };
 use crate::{
     live::Live,
-    read::{ConversationFilter, ConversationRecord, ReadError, Reader, StoredMessage},
+    read::{ReadError, Reader},
 };
 
 /// Queries over negotiations.
@@ -32,7 +33,13 @@ impl NegotiationQuery {
         id: String,
     ) -> Result<Option<Conversation>> {
         let chain = chain_of(ctx, chain_id)?;
-        Ok(ctx.data::<Reader>()?.conversation(chain, &id).await.map_err(to_graphql)?.map(Conversation))
+        Ok(ctx
+            .data::<Reader>()?
+            .negotiations()
+            .conversation(chain, &id)
+            .await
+            .map_err(to_graphql)?
+            .map(Conversation))
     }
 
     /// The conversations `agent` takes part in, latest change first: `active` (negotiating),
@@ -57,8 +64,12 @@ impl NegotiationQuery {
                 ))));
             }
         };
-        let list =
-            ctx.data::<Reader>()?.conversations(chain, agent.0, filter, first).await.map_err(to_graphql)?;
+        let list = ctx
+            .data::<Reader>()?
+            .negotiations()
+            .conversations(chain, agent.0, filter, first)
+            .await
+            .map_err(to_graphql)?;
         Ok(list.into_iter().map(Conversation).collect())
     }
 }
@@ -79,7 +90,7 @@ impl NegotiationSubscription {
         agent: Address,
     ) -> Result<impl Stream<Item = NegotiationMessage> + use<>> {
         let chain = chain_id.unwrap_or(ctx.data::<ChainId>()?.0);
-        let reader = ctx.data::<Reader>()?.clone();
+        let reader = ctx.data::<Reader>()?.negotiations();
         let receiver = ctx.data::<Live>()?.subscribe_messages();
         let me = agent.0;
         Ok(stream::unfold((receiver, reader), move |(mut receiver, reader)| async move {
@@ -161,6 +172,7 @@ impl Conversation {
     async fn messages(&self, ctx: &Context<'_>) -> Result<Vec<NegotiationMessage>> {
         let list = ctx
             .data::<Reader>()?
+            .negotiations()
             .conversation_messages(self.0.chain_id, &self.0.conversation.id)
             .await
             .map_err(to_graphql)?;
@@ -190,7 +202,7 @@ impl NegotiationMessage {
     /// Its type: inquiry, capability, proposal, clarification, counter, accept, reject, contract.
     #[graphql(name = "type")]
     async fn kind(&self) -> &str {
-        &self.0.kind
+        self.0.kind.name()
     }
     /// The sender (the zero address for the relay's `contract` message).
     async fn from(&self) -> Address {

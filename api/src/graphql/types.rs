@@ -165,7 +165,11 @@ impl Pact {
     /// The negotiation that led to it, when it was signed from one (`sign_contract`).
     async fn negotiation(&self, ctx: &Context<'_>) -> Result<Option<super::negotiation::Conversation>> {
         let reader = ctx.data::<Reader>()?;
-        let found = reader.conversation_of_pact(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
+        let found = reader
+            .negotiations()
+            .conversation_of_pact(self.0.chain_id, self.0.id)
+            .await
+            .map_err(to_graphql)?;
         Ok(found.map(super::negotiation::Conversation))
     }
     /// The ratings its buyer and seller gave each other after it ended (none, one or two).

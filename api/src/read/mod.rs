@@ -2,7 +2,6 @@
 //! the MCP server both read through [`Reader`], so they answer the same question the same way.
 
 pub mod agents;
-pub mod conversations;
 pub mod cursor;
 pub mod oracles;
 pub mod pacts;
@@ -13,7 +12,6 @@ pub mod timeline;
 use sqlx::PgPool;
 
 pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
-pub use conversations::{ConversationFilter, ConversationRecord, StoredMessage};
 pub use cursor::Cursor;
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
@@ -52,6 +50,18 @@ pub enum ReadError {
     Corrupt(#[from] agentpact_schema::Corrupt),
 }
 
+/// The relay's store fails as the index does: its reads serve the same GraphQL fields and tools.
+impl From<agentpact_negotiation::StoreError> for ReadError {
+    fn from(e: agentpact_negotiation::StoreError) -> Self {
+        use agentpact_negotiation::StoreError;
+        match e {
+            StoreError::Db(e) => Self::Db(e),
+            StoreError::Corrupt(e) => Self::Corrupt(e),
+            StoreError::PageTooLarge { max, asked } => Self::PageTooLarge { max, asked },
+        }
+    }
+}
+
 impl ReadError {
     /// A stable code for clients (GraphQL `extensions.code`).
     pub const fn code(&self) -> &'static str {
@@ -80,5 +90,10 @@ impl Reader {
     /// The pool it reads from.
     pub const fn pool(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// The negotiation relay's tables, read from the same pool.
+    pub fn negotiations(&self) -> agentpact_negotiation::Store {
+        agentpact_negotiation::Store::new(self.pool.clone())
     }
 }

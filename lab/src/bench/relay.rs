@@ -7,12 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use agentpact_api::{
-    NegotiationConfig, Reader, ServeConfig,
-    negotiation::{Envelope, MessageType, Timeouts},
-};
+use agentpact_api::{NegotiationConfig, Reader, ServeConfig};
 use agentpact_contracts::AgentRegistry;
 use agentpact_indexer::Config;
+use agentpact_negotiation::{Envelope, MessageType, Timeouts};
 use alloy::signers::{SignerSync, local::PrivateKeySigner};
 use anyhow::{Context, bail};
 use futures::{SinkExt, StreamExt};

@@ -228,7 +228,7 @@ impl Envelope {
         if bytes > MAX_PAYLOAD_BYTES {
             return Err(Malformed::TooLarge(bytes));
         }
-        if crate::text::holds_nul(&self.payload) {
+        if agentpact_schema::holds_nul(&self.payload) {
             return Err(Malformed::Nul);
         }
         Payload::parse(self.kind, &self.payload)

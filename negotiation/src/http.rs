@@ -18,7 +18,7 @@ use axum::{
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Envelope, Relay, RelayError, machine::Refusal};
+use crate::{Accepted, Code, Envelope, Relay, RelayError};
 
 /// The relay's routes, for a router of any state.
 pub fn routes<S: Clone + Send + Sync + 'static>(relay: Relay) -> Router<S> {
@@ -56,38 +56,24 @@ async fn contract(
     }
 }
 
-fn answer(result: Result<super::Accepted, RelayError>) -> Response {
+fn answer(result: Result<Accepted, RelayError>) -> Response {
     match result {
         Ok(accepted) => (StatusCode::CREATED, Json(accepted)).into_response(),
-        Err(e) => {
-            let status = match &e {
-                RelayError::Malformed(_)
-                | RelayError::Stale { .. }
-                | RelayError::Refused(Refusal::BadValue(_)) => StatusCode::BAD_REQUEST,
-                RelayError::BadSignature { .. } => StatusCode::UNAUTHORIZED,
-                RelayError::NotRegistered(_) => StatusCode::FORBIDDEN,
-                RelayError::Refused(Refusal::Closed { .. } | Refusal::Expired { .. }) => StatusCode::GONE,
-                RelayError::Refused(Refusal::NotOpened { .. }) => StatusCode::NOT_FOUND,
-                RelayError::Replayed
-                | RelayError::Refused(_)
-                | RelayError::PactMismatch(_)
-                | RelayError::Full(_) => StatusCode::CONFLICT,
-                RelayError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            };
-            let message = match &e {
-                RelayError::Db(why) => {
-                    tracing::error!(error = %why, "relay database failure");
-                    "the relay's database failed; retry shortly".to_owned()
-                }
-                other => other.to_string(),
-            };
-            (status, Json(json!({ "error": { "code": e.code(), "message": message } }))).into_response()
+        Err(RelayError::Store(why)) => {
+            tracing::error!(error = %why, "relay database failure");
+            refusal(Code::Internal, "the relay's database failed; retry shortly")
         }
+        Err(e) => refusal(e.code(), &e.to_string()),
     }
 }
 
 fn bad_body(why: &str) -> Response {
     let message: String = why.chars().take(300).collect();
-    (StatusCode::BAD_REQUEST, Json(json!({ "error": { "code": "BAD_MESSAGE", "message": message } })))
-        .into_response()
+    refusal(Code::BadMessage, &message)
+}
+
+/// `{"error": {"code", "message"}}` with the code's HTTP status.
+fn refusal(code: Code, message: &str) -> Response {
+    let status = StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
 }

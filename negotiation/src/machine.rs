@@ -1,6 +1,6 @@
 //! The conversation state machine of seed 004: IDLE → NEGOTIATING → CONTRACTED | DECLINED, with
 //! ABANDONED for a conversation whose clock ran out. Pure: it decides from the conversation as it
-//! stands, the message and the relay's clock; [`super::store`] persists what it decides.
+//! stands, the message and the relay's clock; [`crate::store`] persists what it decides.
 //!
 //! | type | from | needs |
 //! |---|---|---|
@@ -22,10 +22,14 @@ use std::time::Duration;
 use alloy::primitives::{Address, U256};
 use chrono::{DateTime, Utc};
 
-use super::message::{MessageType, Payload, amount};
+use crate::{
+    Code,
+    message::{MessageType, Payload, amount},
+};
 
 /// Where a conversation stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
     /// Messages are being exchanged.
     Negotiating,
@@ -168,15 +172,15 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// A stable code for clients.
-    pub const fn code(&self) -> &'static str {
+    /// The stable code clients read.
+    pub const fn code(&self) -> Code {
         match self {
-            Self::NotOpened { .. } => "NO_CONVERSATION",
-            Self::Closed { .. } => "CONVERSATION_CLOSED",
-            Self::Expired { .. } => "CONVERSATION_EXPIRED",
-            Self::NotParties { .. } => "WRONG_PARTIES",
-            Self::Illegal { .. } | Self::TermsDiffer { .. } => "ILLEGAL_TRANSITION",
-            Self::BadValue(_) => "BAD_MESSAGE",
+            Self::NotOpened { .. } => Code::NoConversation,
+            Self::Closed { .. } => Code::ConversationClosed,
+            Self::Expired { .. } => Code::ConversationExpired,
+            Self::NotParties { .. } => Code::WrongParties,
+            Self::Illegal { .. } | Self::TermsDiffer { .. } => Code::IllegalTransition,
+            Self::BadValue(_) => Code::BadMessage,
         }
     }
 }
