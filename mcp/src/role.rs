@@ -1,4 +1,5 @@
-//! Roles (seed 000): which tools an agent's server lists and accepts. Every role reads pacts;
+//! Roles (seed 000): which tools an agent's server lists and accepts (each tool's row in
+//! `tools::catalog` names its roles). Every role reads pacts;
 //! writes go to the roles whose part in a pact needs them; the market and negotiation tools follow
 //! seed 000's table (seeker: search, get_agent, negotiate, sign_contract, submit_feedback; worker:
 //! register, update_profile, respond_negotiation, sign_contract), "negotiate" being
@@ -22,18 +23,6 @@ pub enum Role {
     Full,
 }
 
-/// Tools every role may call.
-const READS: [&str; 8] = [
-    "get-pact",
-    "get-verification",
-    "get-my-address",
-    "get-pact-count",
-    "list-pacts",
-    "get-reputation",
-    "get_conversations",
-    "get_contract",
-];
-
 impl Role {
     /// Every role, for help texts.
     pub const ALL: [Self; 5] = [Self::Seeker, Self::Worker, Self::Oracle, Self::Arbitrator, Self::Full];
@@ -49,48 +38,10 @@ impl Role {
         }
     }
 
-    /// The tools of this role besides the shared reads.
-    const fn writes(self) -> &'static [&'static str] {
-        match self {
-            Self::Seeker => &[
-                "send_proposal",
-                "respond_negotiation",
-                "sign_contract",
-                "search_agents",
-                "get_agent",
-                "submit_feedback",
-                "create-pact",
-                "accept-pact",
-                "approve-work",
-                "reject-work",
-                "auto-approve",
-                "raise-dispute",
-                "claim-timeout",
-                "withdraw",
-            ],
-            Self::Worker => &[
-                "respond_negotiation",
-                "sign_contract",
-                "register_agent",
-                "update_profile",
-                "create-pact",
-                "accept-pact",
-                "start-work",
-                "submit-work",
-                "auto-approve",
-                "raise-dispute",
-                "claim-timeout",
-                "withdraw",
-            ],
-            Self::Oracle => &["register-oracle", "submit-verification", "finalize-verification", "withdraw"],
-            Self::Arbitrator => &["resolve-dispute", "claim-timeout", "withdraw"],
-            Self::Full => &[],
-        }
-    }
-
     /// Whether an agent in this role may list and call `tool`.
+    /// (The tools' table says which roles get each tool.)
     pub fn allows(self, tool: &str) -> bool {
-        self == Self::Full || READS.contains(&tool) || self.writes().contains(&tool)
+        crate::tools::find(tool).is_some_and(|t| t.allowed(self))
     }
 }
 

@@ -27,7 +27,7 @@ use crate::{
     input::eth,
     outcome::ToolError,
     role::Role,
-    tools::{self, ToolSpec},
+    tools::{self, Tool as ToolRow},
 };
 
 /// One agent's server: its wallet on one chain, its role.
@@ -35,7 +35,7 @@ use crate::{
 pub struct PactServer {
     chain: Arc<Chain>,
     role: Role,
-    tools: Arc<Vec<ToolSpec>>,
+    tools: Arc<Vec<&'static ToolRow>>,
 }
 
 /// The resources every server offers.
@@ -56,7 +56,7 @@ const RESOURCES: [(&str, &str, &str); 7] = [
 impl PactServer {
     /// A server acting as the wallet of `chain` in `role`.
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
-        let tools = tools::catalog().iter().filter(|t| role.allows(t.name)).cloned().collect();
+        let tools = tools::catalog().iter().filter(|t| t.allowed(role)).collect();
         Self { chain, role, tools: Arc::new(tools) }
     }
 
@@ -122,17 +122,16 @@ impl ServerHandler for PactServer {
     ) -> Result<CallToolResult, ErrorData> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let name = request.name.to_string();
-        let known = tools::catalog().iter().any(|t| t.name == name);
-        if !known {
+        let Some(tool) = tools::find(&name) else {
             return Err(ErrorData::invalid_params(
                 crate::outcome::elide_quoted(&format!("unknown tool {name:?}: list the tools to see them")),
                 None,
             ));
-        }
+        };
         let span = tracing::info_span!("tool", id = NEXT.fetch_add(1, Ordering::Relaxed), name = %name);
-        let outcome = if self.role.allows(&name) {
+        let outcome = if tool.allowed(self.role) {
             let args = request.arguments.map_or(Value::Null, Value::Object);
-            tools::call(&self.chain, &name, args).instrument(span.clone()).await
+            tool.call(&self.chain, args).instrument(span.clone()).await
         } else {
             Err(ToolError::NotInRole { tool: name.clone(), role: self.role.name().to_owned() })
         };

@@ -10,7 +10,7 @@ use crate::{
     outcome::{Answer, ToolError},
 };
 
-pub async fn withdraw(chain: &Chain) -> Result<Answer, ToolError> {
+pub async fn withdraw(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
     let credit =
         chain.pact.balances(chain.me).call().await.map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
     let mined = chain.write(chain.pact.withdraw(), U256::ZERO).await?;

@@ -149,7 +149,7 @@ pub async fn verification(chain: &Chain, i: GetVerification) -> Result<Answer, T
     })
 }
 
-pub async fn my_address(chain: &Chain) -> Result<Answer, ToolError> {
+pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
     let balance = chain.balance().await?;
     let credit =
         chain.pact.balances(chain.me).call().await.map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
@@ -164,7 +164,7 @@ pub async fn my_address(chain: &Chain) -> Result<Answer, ToolError> {
     ))
 }
 
-pub async fn pact_count(chain: &Chain) -> Result<Answer, ToolError> {
+pub async fn pact_count(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
     let count = chain.pact.pactCount().call().await.map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
     Ok(Answer::new(
         format!("{count} pacts have been created (ids 0 to {}).", count.saturating_sub(U256::from(1))),
