@@ -157,10 +157,27 @@ impl Chain {
             call.send().await.map_err(|e| self.refusal(e, value, balance))?
         };
         let tx = *pending.tx_hash();
-        let receipt =
-            pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|_| {
-                ToolError::Timeout { tx: tx.to_string(), seconds: self.limits.receipt_timeout.as_secs() }
-            })?;
+        let receipt = pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|e| {
+            use alloy::providers::PendingTransactionError as Pending;
+            match e {
+                Pending::TxWatcher(_) => {
+                    ToolError::Timeout { tx: tx.to_string(), seconds: self.limits.receipt_timeout.as_secs() }
+                }
+                // The node stopped answering after the transaction was sent: it may still be mined.
+                Pending::TransportError(t) => {
+                    tracing::warn!(%tx, error = %t, "lost the node while waiting for a receipt");
+                    ToolError::Failed(format!(
+                        "Transaction {tx} was sent, then the RPC failed while waiting for its receipt ({t}). It may still be mined: check get-pact before retrying."
+                    ))
+                }
+                other => {
+                    tracing::warn!(%tx, error = %other, "could not watch for the receipt");
+                    ToolError::Failed(format!(
+                        "Transaction {tx} was sent but its receipt could not be watched ({other}). It may still be mined: check get-pact before retrying."
+                    ))
+                }
+            }
+        })?;
         if !receipt.status() {
             return Err(ToolError::Failed(format!(
                 "Transaction {tx} was mined but reverted (the chain changed after the simulation); read the pact and try again."

@@ -96,7 +96,8 @@ impl From<InvalidInput> for ToolError {
 impl From<agentpact_api::read::ReadError> for ToolError {
     fn from(e: agentpact_api::read::ReadError) -> Self {
         match e {
-            agentpact_api::read::ReadError::Db(_) => {
+            agentpact_api::read::ReadError::Db(e) => {
+                tracing::error!(error = %e, "the index could not be read");
                 Self::Failed("The index is unavailable right now; try again shortly.".into())
             }
             other => Self::Invalid(other.to_string()),
