@@ -2,9 +2,9 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_indexer::{Config, Indexer, metrics};
+use agentpact_indexer::{Config, Indexer, Metrics, metrics};
 use agentpact_schema::MIGRATOR;
-use alloy::providers::{Provider, ProviderBuilder};
+use alloy::providers::Provider;
 use anyhow::{Context, bail};
 
 use crate::{
@@ -34,7 +34,8 @@ pub struct IndexArgs {
 /// Runs the indexer until Ctrl-C (or SIGTERM); an error that needs a person ends it.
 pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let target = args.chain.target()?;
-    let provider = ProviderBuilder::new().connect_http(args.chain.rpc_url()?).erased();
+    let metrics = Metrics::for_chain(target.chain_id);
+    let provider = agentpact_indexer::transport::connect(args.chain.rpc_url()?, &metrics);
     let served =
         provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;
     if served != target.chain_id {
@@ -51,7 +52,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
         poll_interval: Duration::from_millis(args.poll_interval_ms.max(10)),
         ..Config::default()
     };
-    let indexer = Indexer::new(pool, provider, target, config);
+    let indexer = Indexer::new(pool, provider, target, config).with_metrics(metrics);
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {} (METRICS_ADDR)", args.metrics_addr))?;

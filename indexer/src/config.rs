@@ -16,15 +16,14 @@ pub struct Config {
     pub max_range: u64,
     /// The longest wait between retries after an RPC or database error.
     pub max_backoff: Duration,
-    /// Tries of one RPC call before the pass gives up and the run loop backs off.
-    pub rpc_attempts: u32,
 }
 
 impl Default for Config {
     /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
     /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a dozen
     /// ranges and a dense one never holds much more than 10,000 logs at once) up to 50,000 blocks,
-    /// 5 tries of each RPC call, retries at most 30 seconds apart.
+    /// passes retried at most 30 seconds apart (each RPC call is retried by the transport,
+    /// `transport::connect`).
     fn default() -> Self {
         Self {
             finality_depth: 64,
@@ -32,7 +31,6 @@ impl Default for Config {
             initial_range: 10,
             max_range: 50_000,
             max_backoff: Duration::from_secs(30),
-            rpc_attempts: 5,
         }
     }
 }

@@ -72,9 +72,12 @@ pub async fn logs<P: Provider>(
 pub fn is_result_too_large(error: &TransportError) -> bool {
     let RpcError::ErrorResp(payload) = error else { return false };
     let message = payload.message.to_lowercase();
-    ["more than", "too many", "size exceeded", "limit exceeded", "range too large", "block range"]
-        .iter()
-        .any(|hint| message.contains(hint))
+    // "Too many requests" is a rate limit, waited out by the transport, not a range to shrink.
+    let rate_limit = ["too many requests", "rate limit"].iter().any(|hint| message.contains(hint));
+    !rate_limit
+        && ["more than", "too many", "size exceeded", "limit exceeded", "range too large", "block range"]
+            .iter()
+            .any(|hint| message.contains(hint))
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! into [`event::EventBody`] values, append them to the [`journal`], [`project`] them into the
 //! tables the API reads, and move the [`checkpoint`] — all of a range in one transaction
 //! ([`sync`]). [`reorg`] notices and rolls back reorganisations; [`lock`] keeps one writer per
-//! chain; [`run`] follows the head with retries; [`metrics`] counts; [`reputation`] keeps
-//! per-address aggregates.
+//! chain; [`run`] follows the head, retrying failed passes; [`transport`] retries single RPC calls
+//! under the provider; [`notify`] announces committed changes; [`metrics`] counts; [`reputation`]
+//! keeps per-address aggregates.
 
 pub mod checkpoint;
 pub mod config;
@@ -21,6 +22,7 @@ pub mod reorg;
 pub mod reputation;
 pub mod run;
 pub mod sync;
+pub mod transport;
 
 pub use agentpact_contracts::{Contracts, channels::PACT_CHANNEL};
 pub use config::Config;

@@ -3,10 +3,7 @@
 //! range is a single transaction of journal rows, projections, recent block hashes, notifications
 //! and the new checkpoint, so a crash at any instant loses nothing and duplicates nothing.
 
-use std::{
-    collections::{BTreeSet, HashMap},
-    future::IntoFuture,
-};
+use std::collections::{BTreeSet, HashMap};
 
 use alloy::{
     eips::BlockNumberOrTag,
@@ -159,6 +156,12 @@ impl<P: Provider> Indexer<P> {
     pub fn new(pool: PgPool, provider: P, target: Target, config: Config) -> Self {
         let range = RangeSize::new(config.initial_range, config.max_range);
         Self { pool, provider, target, config, range, metrics: Metrics::for_chain(target.chain_id) }
+    }
+
+    /// The indexer counting into `metrics` (those its transport counts RPC failures into:
+    /// `transport::connect`) instead of its own.
+    pub fn with_metrics(self, metrics: Metrics) -> Self {
+        Self { metrics, ..self }
     }
 
     /// The indexer's counters and gauges.
@@ -414,10 +417,10 @@ impl<P: Provider> Indexer<P> {
             .collect()
     }
 
-    /// The contracts' logs in blocks `from..=to`, retried, timed as RPC.
+    /// The contracts' logs in blocks `from..=to`, timed as RPC (the transport retries).
     async fn logs(&self, from: u64, to: u64) -> Result<Vec<Log>, TransportError> {
         let started = std::time::Instant::now();
-        let logs = self.rpc(|| fetch::logs(&self.provider, self.target.contracts, from, to)).await;
+        let logs = fetch::logs(&self.provider, self.target.contracts, from, to).await;
         self.metrics.phase(Phase::Rpc, started.elapsed());
         logs
     }
@@ -447,41 +450,16 @@ impl<P: Provider> Indexer<P> {
     }
 
     async fn block(&self, number: BlockNumberOrTag) -> Result<alloy::rpc::types::Block, IndexError> {
-        self.rpc(|| self.provider.get_block_by_number(number).into_future())
+        self.provider
+            .get_block_by_number(number)
             .await?
             .ok_or_else(|| IndexError::Incomplete(format!("block {number} not found")))
     }
 
     /// The chain's hash of block `number`, or `None` when it has no such block.
     async fn hash_at(&self, number: u64) -> Result<Option<B256>, IndexError> {
-        let block = self
-            .rpc(|| self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).into_future())
-            .await?;
+        let block = self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).await?;
         Ok(block.map(|b| b.header.hash))
-    }
-
-    /// Runs one RPC call, retrying a failure a few times with a short backoff before giving up:
-    /// public endpoints drop single requests often, and a retry is far cheaper than restarting
-    /// the pass. A refusal of a too-large log range is returned at once (the range shrinks).
-    async fn rpc<T, F, Fut>(&self, call: F) -> Result<T, TransportError>
-    where
-        F: Fn() -> Fut,
-        Fut: std::future::IntoFuture<Output = Result<T, TransportError>>,
-    {
-        let mut wait = std::time::Duration::from_millis(50);
-        let mut attempt = 1;
-        loop {
-            match call().await {
-                Err(e) if attempt < self.config.rpc_attempts && !fetch::is_result_too_large(&e) => {
-                    tracing::debug!(error = %e, attempt, "RPC call failed; retrying");
-                    self.metrics.error("rpc");
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(self.config.max_backoff);
-                    attempt += 1;
-                }
-                result => return result,
-            }
-        }
     }
 }
 

@@ -14,7 +14,7 @@ use agentpact_tests::{
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc},
 };
-use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::providers::DynProvider;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -27,9 +27,19 @@ async fn some_history(m: &Market) -> Result {
     Ok(())
 }
 
-fn through(proxy: &FaultyRpc) -> std::result::Result<DynProvider, HarnessError> {
+/// An indexer of `m`'s chain into `db`, reading through `proxy` with the production transport (its
+/// retries counted in the indexer's metrics).
+fn through(
+    proxy: &FaultyRpc,
+    db: &TestDatabase,
+    m: &Market,
+    config: Config,
+) -> std::result::Result<Indexer<DynProvider>, HarnessError> {
     let url = proxy.url().parse().map_err(|e| HarnessError::Process(format!("proxy url: {e}")))?;
-    Ok(ProviderBuilder::new().connect_http(url).erased())
+    let target = target(&m.chain);
+    let metrics = agentpact_indexer::Metrics::for_chain(target.chain_id);
+    let provider = agentpact_indexer::transport::connect(url, &metrics);
+    Ok(Indexer::new(db.pool().clone(), provider, target, config).with_metrics(metrics))
 }
 
 fn quick_retries() -> Config {
@@ -56,7 +66,7 @@ async fn follow_with(
 ) -> std::result::Result<(FaultyRpc, TestDatabase, agentpact_indexer::Metrics), HarnessError> {
     let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
-    let ix = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), config);
+    let ix = through(&proxy, &db, m, config)?;
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
     caught_up(&m.chain, db.pool()).await?;
@@ -84,7 +94,7 @@ async fn an_rpc_that_caps_get_logs_makes_the_ranges_shrink_and_the_backfill_comp
         FaultyRpc::start(m.chain.provider.clone(), Faults { max_logs: Some(3), ..Faults::default() }).await?;
     let db = TestDatabase::create().await?;
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
-    Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide).catch_up().await?;
+    through(&proxy, &db, &m, wide)?.catch_up().await?;
     assert!(proxy.failed() > 0, "the cap never bit: the test proves nothing");
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
@@ -176,7 +186,7 @@ async fn an_undecodable_log_from_the_contract_stops_the_indexer_without_writing_
     let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
-    let outcome = Indexer::new(db.pool().clone(), through(&proxy)?, target(&m.chain), wide).catch_up().await;
+    let outcome = through(&proxy, &db, &m, wide)?.catch_up().await;
     let error = outcome.expect_err("a log this build cannot decode must stop the indexer");
     assert_eq!(error.kind(), "decode", "{error}");
     assert!(error.is_fatal(), "not retried: the contracts are not the ones this build knows");

@@ -27,7 +27,7 @@ use agentpact_tests::{
 };
 use alloy::{
     primitives::U256,
-    providers::{DynProvider, Provider, ProviderBuilder},
+    providers::{DynProvider, Provider},
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
@@ -67,9 +67,11 @@ async fn soak(length: Duration) -> Result {
         Faults { fail_every: Some(9), latency_ms: Some((0, 30)), ..Faults::default() },
     )
     .await?;
-    let through: DynProvider = ProviderBuilder::new()
-        .connect_http(proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?)
-        .erased();
+    let metrics = agentpact_indexer::Metrics::for_chain(m.chain.anvil.chain_id());
+    let through: DynProvider = agentpact_indexer::transport::connect(
+        proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?,
+        &metrics,
+    );
     let config = Config {
         poll_interval: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
@@ -78,7 +80,8 @@ async fn soak(length: Duration) -> Result {
     let start_indexer = {
         let (db, m) = (db.clone(), m.clone());
         move || {
-            let ix = Indexer::new(db.pool().clone(), through.clone(), target(&m.chain), config);
+            let ix = Indexer::new(db.pool().clone(), through.clone(), target(&m.chain), config)
+                .with_metrics(metrics.clone());
             tokio::spawn(async move {
                 let _ = agentpact_indexer::run(ix, std::future::pending()).await;
             })

@@ -66,7 +66,8 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
 
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
     MIGRATOR.run(&pool).await.context("applying migrations")?;
-    let reader = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
+    let metrics = agentpact_indexer::Metrics::for_chain(CHAIN_ID);
+    let reader = agentpact_indexer::transport::connect(anvil.endpoint_url(), &metrics);
     let target = Target {
         chain_id: CHAIN_ID,
         contracts: Contracts::from(&deployment),
@@ -78,7 +79,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         let _ = rx.wait_for(|stop| *stop).await;
     };
     let indexing = tokio::spawn(agentpact_indexer::run(
-        Indexer::new(pool.clone(), reader, target, config),
+        Indexer::new(pool.clone(), reader, target, config).with_metrics(metrics),
         until_stopped(stopped.clone()),
     ));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.api_port)).await?;
