@@ -8,7 +8,6 @@ mod dev;
 mod index;
 mod logging;
 mod mcp;
-mod mcp_guards;
 mod progress;
 mod serve;
 mod settings;

@@ -1,22 +1,13 @@
 //! `agentpact mcp`: the MCP server for one agent, over stdio (default) or streamable HTTP.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{
-    Reader,
-    rate_limit::{self, Rate, RateLimiter},
-};
+use agentpact_api::{Reader, rate_limit::Rate};
 use agentpact_mcp::{PactServer, Role, WriteLimits, input};
 use anyhow::{Context, bail};
-use rmcp::{
-    ServiceExt,
-    transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager},
-};
-
-use tower_http::limit::RequestBodyLimitLayer;
+use rmcp::ServiceExt;
 
 use crate::{
-    mcp_guards,
     settings::{ChainArgs, DatabaseArgs, KeyArgs, Secret},
     signal,
 };
@@ -111,37 +102,16 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             running.waiting().await.context("serving MCP over stdio")?;
         }
         Some(addr) => {
-            let sessions = Arc::new(LocalSessionManager::default());
-            let service = StreamableHttpService::new(
-                move || Ok(server.clone()),
-                Arc::clone(&sessions),
-                Default::default(),
-            );
-            // Layers run from the last added: rate limit, token, Origin, session cap, body limit.
-            let allowed: Arc<[String]> = args.allowed_origins.into();
-            let mut router = axum::Router::new()
-                .nest_service("/mcp", service)
-                .layer(RequestBodyLimitLayer::new(mcp_guards::MAX_BODY_BYTES))
-                .layer(axum::middleware::from_fn(move |request, next| {
-                    mcp_guards::session_cap(Arc::clone(&sessions), request, next)
-                }))
-                .layer(axum::middleware::from_fn(move |request, next| {
-                    mcp_guards::origin(Arc::clone(&allowed), request, next)
-                }));
-            if let Some(token) = args.http_token {
-                let expected: Arc<str> = format!("Bearer {}", token.expose()).into();
-                router = router.layer(axum::middleware::from_fn(move |request, next| {
-                    mcp_guards::bearer(Arc::clone(&expected), request, next)
-                }));
-            }
-            if args.rate_limit_per_sec > 0 {
-                let rate = Rate {
-                    per_second: f64::from(args.rate_limit_per_sec),
-                    burst: f64::from(args.rate_limit_burst.max(1)),
-                };
-                let limiter = Arc::new(RateLimiter::new(rate));
-                router = router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit));
-            }
+            let rate = (args.rate_limit_per_sec > 0).then(|| Rate {
+                per_second: f64::from(args.rate_limit_per_sec),
+                burst: f64::from(args.rate_limit_burst.max(1)),
+            });
+            let guards = agentpact_mcp::http::Guards {
+                allowed_origins: args.allowed_origins,
+                token: args.http_token.map(|t| t.expose().to_owned()),
+                rate,
+            };
+            let router = agentpact_mcp::http::router(server, guards);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
                 format!("binding {addr} (MCP_HTTP_ADDR): is another server using that port?")
             })?;

@@ -8,6 +8,7 @@
 
 pub mod chain;
 mod hire;
+pub mod http;
 pub mod input;
 pub mod keys;
 pub mod outcome;

@@ -1,11 +1,16 @@
-//! What stands between the network and the wallet behind `agentpact mcp --http`: the bearer
-//! token, the `Origin` check (MCP's defence against DNS rebinding: a web page must not drive a
-//! local server through the visitor's browser), the body limit and the session cap. Layers for
-//! the HTTP router.
+//! The MCP server over streamable HTTP (`agentpact mcp --http`): the router at `/mcp` and what
+//! stands between the network and the wallet behind it — the bearer token, the `Origin` check
+//! (MCP's defence against DNS rebinding: a web page must not drive a local server through the
+//! visitor's browser), the body limit, the session cap and the per-client rate limit. The accept
+//! loop with its connection limits is the api's (`agentpact_api::connections`).
 
 use std::sync::Arc;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use agentpact_api::rate_limit::{self, Rate, RateLimiter};
+use rmcp::transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager};
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::PactServer;
 
 use axum::{
     extract::Request,
@@ -13,6 +18,54 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
+
+/// What the HTTP server lets through besides the body and session limits.
+#[derive(Clone, Default)]
+pub struct Guards {
+    /// Origins a browser may call from (requests without `Origin` always pass).
+    pub allowed_origins: Vec<String>,
+    /// The bearer token every request must carry, if any (never logged).
+    pub token: Option<String>,
+    /// Requests per second and burst per client address, if limited.
+    pub rate: Option<Rate>,
+}
+
+impl std::fmt::Debug for Guards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guards")
+            .field("allowed_origins", &self.allowed_origins)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("rate", &self.rate)
+            .finish()
+    }
+}
+
+/// The router serving `server` at `/mcp` behind `guards`.
+pub fn router(server: PactServer, guards: Guards) -> axum::Router {
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), Default::default());
+    // Layers run from the last added: rate limit, token, Origin, session cap, body limit.
+    let allowed: Arc<[String]> = guards.allowed_origins.into();
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            session_cap(Arc::clone(&sessions), request, next)
+        }))
+        .layer(axum::middleware::from_fn(move |request, next| origin(Arc::clone(&allowed), request, next)));
+    if let Some(token) = guards.token {
+        let expected: Arc<str> = format!("Bearer {token}").into();
+        router = router.layer(axum::middleware::from_fn(move |request, next| {
+            bearer(Arc::clone(&expected), request, next)
+        }));
+    }
+    if let Some(rate) = guards.rate {
+        let limiter = Arc::new(RateLimiter::new(rate));
+        router = router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit));
+    }
+    router
+}
 
 /// The largest request body accepted, in bytes. A tool call is a few kilobytes; a larger body is
 /// refused with 413 before it is read whole.
@@ -24,7 +77,7 @@ pub const MAX_SESSIONS: usize = 256;
 
 /// Refuses a request that would open a session (one without `Mcp-Session-Id`) while
 /// [`MAX_SESSIONS`] are open: 503 with `Retry-After`.
-pub async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, next: Next) -> Response {
+async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, next: Next) -> Response {
     let opens =
         request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id");
     if opens && sessions.sessions.read().await.len() >= MAX_SESSIONS {
@@ -40,7 +93,7 @@ pub async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, n
 }
 
 /// Lets a request through only with the expected `Authorization` header.
-pub async fn bearer(expected: Arc<str>, request: Request, next: Next) -> Response {
+async fn bearer(expected: Arc<str>, request: Request, next: Next) -> Response {
     let given = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
     if given.is_some_and(|g| constant_time_eq(g, expected.as_bytes())) {
         next.run(request).await
@@ -51,7 +104,7 @@ pub async fn bearer(expected: Arc<str>, request: Request, next: Next) -> Respons
 
 /// Lets a request through when it carries no `Origin` (clients that are not browsers), or a
 /// loopback one (a local inspector), or one of `allowed`; otherwise 403.
-pub async fn origin(allowed: Arc<[String]>, request: Request, next: Next) -> Response {
+async fn origin(allowed: Arc<[String]>, request: Request, next: Next) -> Response {
     let origin = request.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("<not text>"));
     match origin {
         Some(o) if !is_loopback(o) && !allowed.iter().any(|a| a == o) => {
