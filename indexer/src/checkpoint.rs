@@ -150,6 +150,14 @@ pub struct BlockRef {
     pub timestamp: u64,
 }
 
+/// Forgets the remembered blocks above `above` (a rollback to it).
+pub async fn forget_above(conn: &mut PgConnection, chain_id: u64, above: u64) -> Result<(), sqlx::Error> {
+    sqlx::query!("DELETE FROM blocks WHERE chain_id = $1 AND number > $2", i64_of(chain_id), i64_of(above))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Remembers `blocks` and forgets those at or below `final_below` (no reorg reaches them).
 pub async fn record_blocks(
     conn: &mut PgConnection,

@@ -215,6 +215,11 @@ pub struct Capability {
     pub price: U256,
 }
 
+/// The kind of a `Payout` event (`events.kind`).
+pub const PAYOUT: &str = "Payout";
+/// The kind of a `Withdrawn` event (`events.kind`).
+pub const WITHDRAWN: &str = "Withdrawn";
+
 impl EventBody {
     /// The event's name, as in the contract (`events.kind`).
     pub const fn kind(&self) -> &'static str {
@@ -231,8 +236,8 @@ impl EventBody {
             Self::DisputeRaised { .. } => "DisputeRaised",
             Self::DisputeResolved { .. } => "DisputeResolved",
             Self::TimeoutClaimed { .. } => "TimeoutClaimed",
-            Self::Payout { .. } => "Payout",
-            Self::Withdrawn { .. } => "Withdrawn",
+            Self::Payout { .. } => PAYOUT,
+            Self::Withdrawn { .. } => WITHDRAWN,
             Self::OracleRegistered { .. } => "OracleRegistered",
             Self::StakeIncreased { .. } => "StakeIncreased",
             Self::CapabilitiesUpdated { .. } => "CapabilitiesUpdated",

@@ -1,9 +1,12 @@
 //! The append-only journal of decoded events (`events`), written one batch per statement.
 
-use agentpact_schema::i64_of;
+use agentpact_schema::{Cells, i64_of};
 use sqlx::PgConnection;
 
-use crate::event::JournalEvent;
+use crate::{
+    IndexError,
+    event::{EventBody, JournalEvent, PAYOUT, WITHDRAWN},
+};
 
 /// Appends `batch` to the journal in one multi-row insert and returns the events that were new.
 ///
@@ -87,4 +90,89 @@ impl Columns {
 /// Log indexes are small; saturate rather than wrap.
 pub(crate) fn to_i32(n: u64) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// What the events above block `above` touched: the pacts (as decimal text) and the accounts
+/// (oracles and agents; a withdrawal changes no account's projection).
+pub async fn touched_above(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    above: u64,
+) -> Result<(Vec<String>, Vec<Vec<u8>>), sqlx::Error> {
+    let (chain, above) = (i64_of(chain_id), i64_of(above));
+    let pacts = sqlx::query_scalar!(
+        r#"SELECT DISTINCT pact_id::text AS "pact_id!" FROM events
+           WHERE chain_id = $1 AND block_number > $2 AND pact_id IS NOT NULL"#,
+        chain,
+        above
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let accounts = sqlx::query_scalar!(
+        r#"SELECT DISTINCT account AS "account!" FROM events
+           WHERE chain_id = $1 AND block_number > $2 AND account IS NOT NULL AND kind <> $3"#,
+        chain,
+        above,
+        WITHDRAWN
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok((pacts, accounts))
+}
+
+/// Deletes the journal above block `above`; how many events went.
+pub async fn truncate_above(conn: &mut PgConnection, chain_id: u64, above: u64) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query!(
+        "DELETE FROM events WHERE chain_id = $1 AND block_number > $2",
+        i64_of(chain_id),
+        i64_of(above)
+    )
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// The journal's history of `pacts` and `accounts`, in order, for a replay: without payouts and
+/// withdrawals, whose rows are per event and stay when their pact is rebuilt. Every row reads back
+/// into the event it recorded, or the read fails naming it.
+pub async fn history(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    pacts: &[String],
+    accounts: &[Vec<u8>],
+) -> Result<Vec<JournalEvent>, IndexError> {
+    let rows = sqlx::query!(
+        r#"SELECT block_number, log_index, block_hash, tx_hash,
+                  extract(epoch FROM block_time)::bigint AS "block_time!", contract, data::text AS "data!"
+           FROM events
+           WHERE chain_id = $1
+             AND ((pact_id = ANY($2::text[]::numeric[]) AND kind <> $4) OR (account = ANY($3) AND kind <> $5))
+           ORDER BY block_number, log_index"#,
+        i64_of(chain_id),
+        pacts,
+        accounts,
+        PAYOUT,
+        WITHDRAWN
+    )
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            let cells = Cells {
+                table: "events",
+                key: format!("chain {chain_id} block {} log {}", r.block_number, r.log_index),
+            };
+            let body: EventBody = cells.named("data", &r.data, |text| serde_json::from_str(text).ok())?;
+            Ok(JournalEvent {
+                chain_id,
+                block_number: cells.int("block_number", r.block_number)?,
+                log_index: cells.int("log_index", r.log_index)?,
+                block_hash: cells.hash("block_hash", &r.block_hash)?,
+                tx_hash: cells.hash("tx_hash", &r.tx_hash)?,
+                block_time: cells.int("block_time", r.block_time)?,
+                contract: cells.address("contract", &r.contract)?,
+                body,
+            })
+        })
+        .collect()
 }

@@ -3,14 +3,13 @@
 //! journal above the fork and rebuilds the projections of every entity those events touched from
 //! the journal that remains.
 
-use agentpact_schema::i64_of;
 use alloy::primitives::{B256, U256};
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 
 use crate::{
+    IndexError,
     checkpoint::{self, Checkpoint},
-    event::{EventBody, JournalEvent},
-    project,
+    journal, project,
 };
 
 /// How the indexed chain relates to the RPC's chain.
@@ -91,96 +90,25 @@ pub struct Rollback {
     pub accounts_rebuilt: u64,
 }
 
-/// Rolls `chain_id` back to `fork` inside the caller's transaction: deletes everything above it and
-/// rebuilds the touched pacts (with their feedback), oracles and agents from the remaining journal.
+/// Rolls `chain_id` back to `fork` inside the caller's transaction: deletes the journal and every
+/// projection above it, and rebuilds the touched pacts (with their feedback), oracles and agents
+/// from the journal that remains.
 pub async fn rollback(
     conn: &mut PgConnection,
     chain_id: u64,
     fork: Checkpoint,
-) -> Result<Rollback, sqlx::Error> {
-    let (chain, above) = (i64_of(chain_id), i64_of(fork.block_number));
-    let pacts: Vec<String> = sqlx::query_scalar!(
-        r#"SELECT DISTINCT pact_id::text AS "pact_id!" FROM events
-           WHERE chain_id = $1 AND block_number > $2 AND pact_id IS NOT NULL"#,
-        chain,
-        above
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    // The oracles and agents whose registry events were orphaned.
-    let accounts: Vec<Vec<u8>> = sqlx::query_scalar!(
-        r#"SELECT DISTINCT account AS "account!" FROM events
-           WHERE chain_id = $1 AND block_number > $2 AND account IS NOT NULL AND kind <> 'Withdrawn'"#,
-        chain,
-        above
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let orphaned = sqlx::query!("DELETE FROM events WHERE chain_id = $1 AND block_number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-    sqlx::query!("DELETE FROM blocks WHERE chain_id = $1 AND number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!("DELETE FROM payouts WHERE chain_id = $1 AND block_number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!("DELETE FROM withdrawals WHERE chain_id = $1 AND block_number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!(
-        "DELETE FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
-        chain,
-        &pacts
-    )
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = ANY($2)", chain, &accounts)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!("DELETE FROM agents WHERE chain_id = $1 AND address = ANY($2)", chain, &accounts)
-        .execute(&mut *conn)
-        .await?;
-
-    // Replay what remains of the touched entities' history. Payouts and withdrawals at or below
-    // the fork were not deleted, so they are not replayed.
-    let rows = sqlx::query(
-        "SELECT block_number, log_index, block_hash, tx_hash, extract(epoch FROM block_time)::bigint AS t,
-                contract, data::text AS data
-         FROM events
-         WHERE chain_id = $1
-           AND ((pact_id = ANY($2::text[]::numeric[]) AND kind <> 'Payout') OR (account = ANY($3) AND kind <> 'Withdrawn'))
-         ORDER BY block_number, log_index",
-    )
-    .bind(chain)
-    .bind(&pacts)
-    .bind(&accounts)
-    .fetch_all(&mut *conn)
-    .await?;
-    let events = rows.iter().map(|row| journal_event(chain_id, row)).collect::<Result<Vec<_>, _>>()?;
-    project::apply_batch(conn, &events).await?;
+) -> Result<Rollback, IndexError> {
+    let above = fork.block_number;
+    let (pacts, accounts) = journal::touched_above(conn, chain_id, above).await?;
+    let orphaned = journal::truncate_above(conn, chain_id, above).await?;
+    checkpoint::forget_above(conn, chain_id, above).await?;
+    project::rollback(conn, chain_id, above, &pacts, &accounts).await?;
+    let history = journal::history(conn, chain_id, &pacts, &accounts).await?;
+    project::apply_batch(conn, &history).await?;
     checkpoint::save(conn, chain_id, fork, None, None).await?;
     Ok(Rollback {
         orphaned_events: orphaned,
         pacts: pacts.iter().filter_map(|id| id.parse().ok()).collect(),
         accounts_rebuilt: accounts.len() as u64,
-    })
-}
-
-/// A journal row back into the event it recorded.
-fn journal_event(chain_id: u64, row: &sqlx::postgres::PgRow) -> Result<JournalEvent, sqlx::Error> {
-    let data: String = row.try_get("data")?;
-    let body: EventBody = serde_json::from_str(&data).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    let bytes = |col: &str| -> Result<Vec<u8>, sqlx::Error> { row.try_get::<Vec<u8>, _>(col) };
-    Ok(JournalEvent {
-        chain_id,
-        block_number: u64::try_from(row.try_get::<i64, _>("block_number")?).unwrap_or(0),
-        log_index: u64::try_from(row.try_get::<i32, _>("log_index")?).unwrap_or(0),
-        block_hash: B256::try_from(bytes("block_hash")?.as_slice()).unwrap_or_default(),
-        tx_hash: B256::try_from(bytes("tx_hash")?.as_slice()).unwrap_or_default(),
-        block_time: u64::try_from(row.try_get::<i64, _>("t")?).unwrap_or(0),
-        contract: alloy::primitives::Address::try_from(bytes("contract")?.as_slice()).unwrap_or_default(),
-        body,
     })
 }

@@ -141,6 +141,41 @@ async fn a_reorg_deeper_than_the_finality_depth_stops_the_indexer_without_writin
 }
 
 #[tokio::test]
+async fn a_corrupt_journal_row_met_by_a_rollback_stops_the_indexer_naming_it() -> Result {
+    let m = Market::open().await?;
+    let before = shared_history(&m).await?;
+    let db = TestDatabase::create().await?;
+    let snap = snapshot(&m).await?;
+    for i in 0..3 {
+        abandoned_step(&m, &before, i).await?;
+    }
+    let mut ix = indexer(&m.chain, db.pool(), small_ranges());
+    ix.catch_up().await?;
+    // The first journal row of pact `a` (kept below the fork, so the rollback replays it) holds a
+    // hash that is no hash.
+    sqlx::query(
+        "UPDATE events SET tx_hash = '\\x0102' WHERE (block_number, log_index) =
+           (SELECT block_number, log_index FROM events WHERE pact_id = $1::text::numeric
+            ORDER BY block_number, log_index LIMIT 1)",
+    )
+    .bind(before.a.to_string())
+    .execute(db.pool())
+    .await?;
+    let indexed = dump(db.pool()).await?;
+    revert(&m, snap).await?;
+    for i in 0..3 {
+        canonical_step(&m, &before, i).await?;
+    }
+    let err = ix.catch_up().await.expect_err("a corrupt journal row was replayed");
+    assert!(matches!(err, agentpact_indexer::IndexError::Corrupt(_)), "{err}");
+    assert!(err.is_fatal(), "a corrupt row needs a person, not a retry");
+    let said = err.to_string();
+    assert!(said.contains("events") && said.contains("tx_hash") && said.contains("0x0102"), "{said}");
+    assert_eq!(dump(db.pool()).await?, indexed, "nothing of the rollback was committed");
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_restarted_chain_under_the_same_id_is_refused() -> Result {
     let first = Market::open().await?;
     shared_history(&first).await?;

@@ -47,6 +47,40 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Re
     later.write(conn).await
 }
 
+/// Undoes every projection above block `above` (a rollback to it): the payouts and withdrawals of
+/// later blocks, and the rows of the touched `pacts` (with their oracles, verifications, disputes
+/// and feedback) and `accounts` (oracles and agents), which [`apply_batch`] then rebuilds from the
+/// journal that remains. Every table a projection writes is undone here, beside its apply.
+pub async fn rollback(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    above: u64,
+    pacts: &[String],
+    accounts: &[Vec<u8>],
+) -> Result<(), sqlx::Error> {
+    let (chain, above) = (i64_of(chain_id), i64_of(above));
+    sqlx::query!("DELETE FROM payouts WHERE chain_id = $1 AND block_number > $2", chain, above)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM withdrawals WHERE chain_id = $1 AND block_number > $2", chain, above)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!(
+        "DELETE FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
+        chain,
+        pacts
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = ANY($2)", chain, accounts)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM agents WHERE chain_id = $1 AND address = ANY($2)", chain, accounts)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// Applies one oracle registry event (other kinds are written in bulk by `apply_batch`).
 async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
     let at = Place::of(e);
