@@ -2,9 +2,10 @@
 //! the well-formed values, and what the API writes it reads back unchanged.
 
 use agentpact_api::{
-    graphql::scalars::{BigInt, parse_address},
+    graphql::scalars::BigInt,
     read::{Cursor, PactOrderField},
 };
+use agentpact_contracts::parse::address as parse_address;
 use alloy::primitives::{Address, U256};
 use async_graphql::{ScalarType, Value};
 use proptest::prelude::*;

@@ -14,6 +14,7 @@ mod addresses;
 pub mod bindings;
 pub mod channels;
 mod deploy;
+pub mod parse;
 pub mod rules;
 mod status;
 

@@ -1,7 +1,6 @@
 //! Reading tool inputs: ETH amounts, addresses, hashes and ids, each with an error that says what
 //! a good value looks like. Amounts are wei (`U256`) inside and decimal ETH strings at the edge.
 
-use agentpact_api::graphql::scalars::parse_address;
 use alloy::primitives::{Address, B256, U256, keccak256, utils};
 
 /// A tool input that cannot be used; the message says what to send instead.
@@ -40,7 +39,7 @@ pub fn eth(wei: U256) -> String {
 
 /// An address, lower-case or correctly checksummed.
 pub fn address(field: &str, text: &str) -> Result<Address, InvalidInput> {
-    parse_address(text.trim()).map_err(|why| InvalidInput(format!("{field}: {why}")))
+    agentpact_contracts::parse::address(text.trim()).map_err(|why| InvalidInput(format!("{field}: {why}")))
 }
 
 /// A non-zero 32-byte hash as 0x and 64 hex digits.

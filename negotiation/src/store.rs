@@ -404,48 +404,33 @@ pub(crate) async fn save(
     let (task, requirements) = (t.map(|t| t.task.as_str()), t.map(|t| t.requirements.as_slice()));
     let (price, deadline, by) =
         (t.map(|t| t.price.to_string()), t.and_then(|t| t.deadline), t.map(|t| t.by.to_vec()));
-    let written = if new {
-        sqlx::query!(
-            "INSERT INTO conversations (chain_id, id, seeker, worker, status, task, requirements, price, deadline,
-                                        terms_by, expires_at, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::numeric, $9, $10, $11, $12, $12)
-             ON CONFLICT (chain_id, id) DO NOTHING",
-            i64_of(chain_id),
-            c.id,
-            c.seeker.as_slice(),
-            c.worker.as_slice(),
-            c.status.name(),
-            task,
-            requirements as Option<&[String]>,
-            price,
-            deadline,
-            by,
-            c.expires_at,
-            now
-        )
-        .execute(conn)
-        .await?
-    } else {
-        sqlx::query!(
-            "UPDATE conversations SET status = $5, task = $6, requirements = $7, price = $8::text::numeric,
-                    deadline = $9, terms_by = $10, expires_at = $11, updated_at = $12
-             WHERE chain_id = $1 AND id = $2 AND seeker = $3 AND worker = $4",
-            i64_of(chain_id),
-            c.id,
-            c.seeker.as_slice(),
-            c.worker.as_slice(),
-            c.status.name(),
-            task,
-            requirements as Option<&[String]>,
-            price,
-            deadline,
-            by,
-            c.expires_at,
-            now
-        )
-        .execute(conn)
-        .await?
-    };
+    // One upsert: a new conversation's row is inserted (an opening that lost a race to the same id
+    // changes nothing); an existing one's is updated when its parties are the same.
+    let written = sqlx::query!(
+        "INSERT INTO conversations (chain_id, id, seeker, worker, status, task, requirements, price, deadline,
+                                    terms_by, expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::numeric, $9, $10, $11, $12, $12)
+         ON CONFLICT (chain_id, id) DO UPDATE
+           SET status = EXCLUDED.status, task = EXCLUDED.task, requirements = EXCLUDED.requirements,
+               price = EXCLUDED.price, deadline = EXCLUDED.deadline, terms_by = EXCLUDED.terms_by,
+               expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+           WHERE NOT $13 AND conversations.seeker = EXCLUDED.seeker AND conversations.worker = EXCLUDED.worker",
+        i64_of(chain_id),
+        c.id,
+        c.seeker.as_slice(),
+        c.worker.as_slice(),
+        c.status.name(),
+        task,
+        requirements as Option<&[String]>,
+        price,
+        deadline,
+        by,
+        c.expires_at,
+        now,
+        new
+    )
+    .execute(conn)
+    .await?;
     Ok(written.rows_affected() > 0)
 }
 

@@ -57,29 +57,13 @@ impl ScalarType for Address {
                 "{ADDRESS_ERROR}: expected a 0x-prefixed string, got {value}"
             )));
         };
-        parse_address(text)
+        agentpact_contracts::parse::address(text)
             .map(Self)
             .map_err(|why| InputValueError::custom(format!("{ADDRESS_ERROR}: {why}")))
     }
 
     fn to_value(&self) -> Value {
         Value::String(self.0.to_checksum(None))
-    }
-}
-
-/// Reads an address the way the API accepts one, saying what is wrong otherwise.
-pub fn parse_address(text: &str) -> Result<primitives::Address, String> {
-    let hex = text.strip_prefix("0x").ok_or_else(|| format!("{text:?} does not start with 0x"))?;
-    if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{text:?} is not 0x followed by 40 hex digits"));
-    }
-    let mixed = hex.bytes().any(|b| b.is_ascii_lowercase()) && hex.bytes().any(|b| b.is_ascii_uppercase());
-    if mixed {
-        primitives::Address::parse_checksummed(text, None).map_err(|_| {
-            format!("{text:?} has a wrong EIP-55 checksum; check it for a typo, or write it in lower case")
-        })
-    } else {
-        text.parse().map_err(|_| format!("{text:?} is not an address"))
     }
 }
 
