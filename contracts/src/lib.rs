@@ -14,6 +14,7 @@ mod addresses;
 pub mod bindings;
 pub mod channels;
 mod deploy;
+mod event_kind;
 pub mod parse;
 pub mod rules;
 mod status;
@@ -21,6 +22,7 @@ mod status;
 pub use addresses::Contracts;
 pub use bindings::{AgentPact, AgentRegistry, OracleRegistry};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
+pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};
 
 /// The committed compiler artifacts (`abi`, `bytecode`, `deployedBytecode`), for tools that hand

@@ -3,6 +3,7 @@
 //! [`EventBody`] is what the journal stores as JSON (`events.data`), tagged by `kind`; the
 //! projections are rebuilt from it alone, so it carries every field of the on-chain event.
 
+use agentpact_contracts::EventKind;
 use alloy::primitives::{Address, B256, U256};
 use serde::{Deserialize, Serialize};
 
@@ -215,39 +216,34 @@ pub struct Capability {
     pub price: U256,
 }
 
-/// The kind of a `Payout` event (`events.kind`).
-pub const PAYOUT: &str = "Payout";
-/// The kind of a `Withdrawn` event (`events.kind`).
-pub const WITHDRAWN: &str = "Withdrawn";
-
 impl EventBody {
-    /// The event's name, as in the contract (`events.kind`).
-    pub const fn kind(&self) -> &'static str {
+    /// The event's kind (its name is `events.kind`).
+    pub const fn kind(&self) -> EventKind {
         match self {
-            Self::PactCreated { .. } => "PactCreated",
-            Self::PactAccepted { .. } => "PactAccepted",
-            Self::PactCancelled { .. } => "PactCancelled",
-            Self::WorkStarted { .. } => "WorkStarted",
-            Self::WorkSubmitted { .. } => "WorkSubmitted",
-            Self::VerificationSubmitted { .. } => "VerificationSubmitted",
-            Self::VerificationFinalized { .. } => "VerificationFinalized",
-            Self::WorkApproved { .. } => "WorkApproved",
-            Self::WorkRejected { .. } => "WorkRejected",
-            Self::DisputeRaised { .. } => "DisputeRaised",
-            Self::DisputeResolved { .. } => "DisputeResolved",
-            Self::TimeoutClaimed { .. } => "TimeoutClaimed",
-            Self::Payout { .. } => PAYOUT,
-            Self::Withdrawn { .. } => WITHDRAWN,
-            Self::OracleRegistered { .. } => "OracleRegistered",
-            Self::StakeIncreased { .. } => "StakeIncreased",
-            Self::CapabilitiesUpdated { .. } => "CapabilitiesUpdated",
-            Self::OracleDeregistered { .. } => "OracleDeregistered",
-            Self::StakeWithdrawn { .. } => "StakeWithdrawn",
-            Self::AgentRegistered { .. } => "AgentRegistered",
-            Self::ProfileUpdated { .. } => "ProfileUpdated",
-            Self::AgentDeactivated { .. } => "AgentDeactivated",
-            Self::AgentReactivated { .. } => "AgentReactivated",
-            Self::FeedbackGiven { .. } => "FeedbackGiven",
+            Self::PactCreated { .. } => EventKind::PactCreated,
+            Self::PactAccepted { .. } => EventKind::PactAccepted,
+            Self::PactCancelled { .. } => EventKind::PactCancelled,
+            Self::WorkStarted { .. } => EventKind::WorkStarted,
+            Self::WorkSubmitted { .. } => EventKind::WorkSubmitted,
+            Self::VerificationSubmitted { .. } => EventKind::VerificationSubmitted,
+            Self::VerificationFinalized { .. } => EventKind::VerificationFinalized,
+            Self::WorkApproved { .. } => EventKind::WorkApproved,
+            Self::WorkRejected { .. } => EventKind::WorkRejected,
+            Self::DisputeRaised { .. } => EventKind::DisputeRaised,
+            Self::DisputeResolved { .. } => EventKind::DisputeResolved,
+            Self::TimeoutClaimed { .. } => EventKind::TimeoutClaimed,
+            Self::Payout { .. } => EventKind::Payout,
+            Self::Withdrawn { .. } => EventKind::Withdrawn,
+            Self::OracleRegistered { .. } => EventKind::OracleRegistered,
+            Self::StakeIncreased { .. } => EventKind::StakeIncreased,
+            Self::CapabilitiesUpdated { .. } => EventKind::CapabilitiesUpdated,
+            Self::OracleDeregistered { .. } => EventKind::OracleDeregistered,
+            Self::StakeWithdrawn { .. } => EventKind::StakeWithdrawn,
+            Self::AgentRegistered { .. } => EventKind::AgentRegistered,
+            Self::ProfileUpdated { .. } => EventKind::ProfileUpdated,
+            Self::AgentDeactivated { .. } => EventKind::AgentDeactivated,
+            Self::AgentReactivated { .. } => EventKind::AgentReactivated,
+            Self::FeedbackGiven { .. } => EventKind::FeedbackGiven,
         }
     }
 

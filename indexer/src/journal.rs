@@ -1,11 +1,12 @@
 //! The append-only journal of decoded events (`events`), written one batch per statement.
 
+use agentpact_contracts::EventKind;
 use agentpact_schema::{Cells, i64_of};
 use sqlx::PgConnection;
 
 use crate::{
     IndexError,
-    event::{EventBody, JournalEvent, PAYOUT, WITHDRAWN},
+    event::{EventBody, JournalEvent},
 };
 
 /// Appends `batch` to the journal in one multi-row insert and returns the events that were new.
@@ -79,7 +80,7 @@ impl Columns {
         self.tx_hash.push(e.tx_hash.to_vec());
         self.block_time.push(i64_of(e.block_time));
         self.contract.push(e.contract.to_vec());
-        self.kind.push(e.body.kind().to_owned());
+        self.kind.push(e.body.kind().name().to_owned());
         self.pact_id.push(e.body.pact_id().map(|id| id.to_string()));
         self.account.push(e.body.account().map(|a| a.to_vec()));
         // Serializing plain data (numbers, strings, hex) cannot fail.
@@ -113,7 +114,7 @@ pub async fn touched_above(
            WHERE chain_id = $1 AND block_number > $2 AND account IS NOT NULL AND kind <> $3"#,
         chain,
         above,
-        WITHDRAWN
+        EventKind::Withdrawn.name()
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -151,8 +152,8 @@ pub async fn history(
         i64_of(chain_id),
         pacts,
         accounts,
-        PAYOUT,
-        WITHDRAWN
+        EventKind::Payout.name(),
+        EventKind::Withdrawn.name()
     )
     .fetch_all(conn)
     .await?;

@@ -393,7 +393,7 @@ pub struct TimelineEvent(pub read::TimelineEvent);
 impl TimelineEvent {
     /// The event's name, as in the contract (e.g. `WorkSubmitted`).
     async fn kind(&self) -> &str {
-        &self.0.kind
+        self.0.kind.name()
     }
     /// The block that carried it.
     async fn block_number(&self) -> u64 {

@@ -1,5 +1,6 @@
 //! A pact's history: every journal event that names it, in chain order.
 
+use agentpact_contracts::EventKind;
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -9,8 +10,8 @@ use super::{ReadError, Reader};
 /// One event of a pact's history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimelineEvent {
-    /// The event's name, as in the contract (e.g. `WorkSubmitted`).
-    pub kind: String,
+    /// The event (its name as in the contract, e.g. `WorkSubmitted`).
+    pub kind: EventKind,
     /// The block that carried it.
     pub block_number: u64,
     /// Its index in the block's logs.
@@ -44,7 +45,7 @@ impl Reader {
                 let key = format!("chain {chain_id} block {} log {}", r.block_number, r.log_index);
                 let row = Cells { table: "events", key };
                 Ok(TimelineEvent {
-                    kind: r.kind,
+                    kind: row.named("kind", &r.kind, EventKind::from_name)?,
                     block_number: row.int("block_number", r.block_number)?,
                     log_index: row.int("log_index", r.log_index)?,
                     block_hash: row.hash("block_hash", &r.block_hash)?,
