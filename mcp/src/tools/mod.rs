@@ -61,7 +61,7 @@ impl std::fmt::Debug for Tool {
     }
 }
 
-/// The roles every read goes to.
+/// Every role: the reads, and `withdraw` (every role may be owed money).
 const EVERYONE: &[Role] = &[Role::Seeker, Role::Worker, Role::Oracle, Role::Arbitrator];
 
 /// The input of tools that take only a pact id.
@@ -233,7 +233,7 @@ fn build_catalog() -> Vec<Tool> {
         tool!(
             "withdraw",
             Nothing,
-            &[Role::Seeker, Role::Worker, Role::Oracle, Role::Arbitrator],
+            EVERYONE,
             funds::withdraw,
             "Withdraw this wallet's credit (payouts and refunds) from the contract."
         ),
