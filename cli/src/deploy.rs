@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use agentpact_contracts::{DeployOptions, deploy};
 use alloy::{
     network::EthereumWallet,
-    primitives::U256,
+    primitives::{Address, U256},
     providers::{Provider, ProviderBuilder},
 };
 use anyhow::{Context, bail};
@@ -27,6 +27,10 @@ pub struct DeployArgs {
     /// How long a deregistered oracle waits for its stake, in seconds (default 7 days).
     #[arg(long, env = "ORACLE_COOLDOWN_SECS", default_value_t = DeployOptions::default().oracle_cooldown_secs)]
     oracle_cooldown_secs: u64,
+    /// ERC-20 tokens pacts may be paid in besides ETH, comma-separated; fixed for good at
+    /// deployment. On Base Sepolia, USDC is 0x036CbD53842c5426634e7929541eC2318f3dCF7e.
+    #[arg(long, env = "ALLOWED_TOKENS", value_delimiter = ',', value_parser = parse_token)]
+    tokens: Vec<Address>,
     /// Where to write `<chain_id>.json`.
     #[arg(long, env = "DEPLOYMENTS_DIR", default_value = "deployments")]
     deployments_dir: PathBuf,
@@ -55,7 +59,17 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
             "the deployer {deployer} has no ETH on chain {chain_id}: fund it first (a faucet, on a testnet)"
         );
     }
-    let options = DeployOptions { min_oracle_stake, oracle_cooldown_secs: args.oracle_cooldown_secs };
+    for token in &args.tokens {
+        let code = provider.get_code_at(*token).await.context("reading an allowed token's code")?;
+        if code.is_empty() {
+            bail!("--tokens names {token}, which has no contract on chain {chain_id}: check the address");
+        }
+    }
+    let options = DeployOptions {
+        min_oracle_stake,
+        oracle_cooldown_secs: args.oracle_cooldown_secs,
+        tokens: args.tokens,
+    };
     tracing::info!(chain_id, %deployer, "deploying OracleRegistry, AgentPact and AgentRegistry");
     let deployment = deploy(&provider, options).await?;
     std::fs::create_dir_all(&args.deployments_dir)
@@ -71,4 +85,8 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
         file.display()
     );
     Ok(())
+}
+
+fn parse_token(text: &str) -> Result<Address, String> {
+    agentpact_contracts::parse::address(text).map_err(|e| e.to_string())
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {ReentrancyGuard} from "./ReentrancyGuard.sol";
+import {Currencies} from "./Currencies.sol";
 import {OracleRegistry} from "./OracleRegistry.sol";
 
 /// @title AgentPact
@@ -25,7 +25,12 @@ import {OracleRegistry} from "./OracleRegistry.sol";
 ///         Acceptance closes at `acceptBy`, at least `MIN_WORK_WINDOW` before the deadline, so an
 ///         accepted seller always has time to deliver. A pact may name its `counterparty`: then no
 ///         one else can accept it.
-contract AgentPact is ReentrancyGuard {
+///
+///         A pact is paid in one currency (`Terms.currency`): native ETH, or a token on the
+///         deployment's allowlist (`Currencies`). Payment, both stakes, every credit and its
+///         withdrawal are in that currency. A token deposit can come with an EIP-2612 permit
+///         (`createPactWithPermit`, `acceptPactWithPermit`) or an allowance approved beforehand.
+contract AgentPact is Currencies {
     /// @notice Pact status; the numbers are part of the public interface.
     enum Status {
         NEGOTIATING, // 0: open for the counterparty to accept
@@ -57,6 +62,9 @@ contract AgentPact is ReentrancyGuard {
         address arbitrator;
         /// The only address that may accept; zero lets anyone (but the conflicted) accept.
         address counterparty;
+        /// The currency of payment and stakes: zero for native ETH, else an allowed token.
+        address currency;
+        /// In base units of `currency`.
         uint256 payment;
         address[] oracles;
         uint8[] weights;
@@ -76,10 +84,10 @@ contract AgentPact is ReentrancyGuard {
         uint64 deadline;
         uint64 acceptBy;
         uint64 reviewPeriod;
-        uint64 createdAt;
         uint64 submittedAt;
         uint64 verifiedAt;
         uint64 disputedAt;
+        address currency;
         uint256 payment;
         uint256 buyerStake;
         uint256 sellerStake;
@@ -108,7 +116,7 @@ contract AgentPact is ReentrancyGuard {
     uint256 public constant MAX_ORACLES = 10;
     /// @notice Each side's stake is payment / STAKE_DIVISOR (10%).
     uint256 public constant STAKE_DIVISOR = 10;
-    /// @notice Largest payment, in wei (keeps payment + stakes far from overflow).
+    /// @notice Largest payment, in base units (keeps payment + stakes far from overflow).
     uint256 public constant MAX_PAYMENT = type(uint128).max;
     /// @notice Seconds between the close of acceptance and the deadline, at the least: the time an
     ///         accepted seller is sure to have for the work.
@@ -124,15 +132,13 @@ contract AgentPact is ReentrancyGuard {
     OracleRegistry public immutable registry;
     /// @notice Number of pacts created; ids run from 0 to pactCount - 1.
     uint256 public pactCount;
-    /// @notice Wei credited to each address and not yet withdrawn.
-    mapping(address => uint256) public balances;
 
     mapping(uint256 => Pact) private pacts;
     mapping(uint256 => mapping(address => Verification)) private verifications;
 
     /// @notice A pact was proposed; carries every term. `deposit` is what the creator paid in.
     ///         `counterparty` is the only address that may accept (zero: anyone); `acceptBy` the last
-    ///         second it may.
+    ///         second it may. Amounts are in base units of `currency`.
     event PactCreated(
         uint256 indexed pactId,
         address indexed creator,
@@ -145,6 +151,7 @@ contract AgentPact is ReentrancyGuard {
         uint64 acceptBy,
         uint64 reviewPeriod,
         uint8 threshold,
+        address currency,
         uint256 payment,
         uint256 stake,
         uint256 deposit,
@@ -176,10 +183,8 @@ contract AgentPact is ReentrancyGuard {
     /// @notice A deadline or window lapsed and `caller` ended the pact; status REFUNDED.
     ///         `from` is the status the pact had.
     event TimeoutClaimed(uint256 indexed pactId, address indexed caller, Status from);
-    /// @notice `amount` wei of pact `pactId` was credited to `to`.
-    event Payout(uint256 indexed pactId, address indexed to, uint256 amount);
-    /// @notice `account` withdrew `amount` wei of its credits.
-    event Withdrawn(address indexed account, uint256 amount);
+    /// @notice `amount` base units of `currency` from pact `pactId` were credited to `to`.
+    event Payout(uint256 indexed pactId, address indexed to, address currency, uint256 amount);
 
     error PactNotFound(uint256 pactId);
     error WrongStatus(Status have, Status want);
@@ -191,7 +196,6 @@ contract AgentPact is ReentrancyGuard {
     error NotCreator();
     error NotArbitrator();
     error NotPactOracle();
-    error WrongValue(uint256 sent, uint256 required);
     error PaymentTooSmall(uint256 payment, uint256 minimum);
     error PaymentTooLarge(uint256 payment, uint256 maximum);
     error DeadlineInPast(uint64 deadline, uint64 now_);
@@ -223,18 +227,47 @@ contract AgentPact is ReentrancyGuard {
     error ReviewPeriodActive(uint64 endsAt);
     error DisputePeriodActive(uint64 endsAt);
     error DisputePeriodOver(uint64 endedAt);
-    error NothingToWithdraw();
-    error TransferFailed();
 
-    constructor(OracleRegistry registry_) {
+    /// @param tokens The ERC-20 tokens pacts may be paid in besides ETH, fixed for good.
+    constructor(OracleRegistry registry_, address[] memory tokens) Currencies(tokens) {
         registry = registry_;
     }
 
     // ---------------------------------------------------------------- creating and accepting
 
-    /// @notice Propose a pact. A buyer deposits payment + 10%; a seller deposits 10% of the payment.
+    /// @notice Propose a pact. A buyer deposits payment + 10%; a seller deposits 10% of the payment:
+    ///         as `msg.value` for ETH, from an approved allowance for a token.
     /// @return pactId The new pact's id.
     function createPact(Terms calldata t) external payable nonReentrant returns (uint256 pactId) {
+        return open(t, msg.value, noPermit());
+    }
+
+    /// @notice `createPact` for a token pact, the creator's deposit allowed by an EIP-2612 permit
+    ///         signed for exactly that deposit: one transaction, no approval beforehand.
+    function createPactWithPermit(Terms calldata t, Permit calldata permit)
+        external
+        nonReentrant
+        returns (uint256 pactId)
+    {
+        return open(t, 0, permit);
+    }
+
+    /// @notice Join an open pact as the missing side, depositing that side's amount (`msg.value` for
+    ///         ETH, an approved allowance for a token). Only until `acceptBy`, and only as the named
+    ///         counterparty when the pact names one.
+    function acceptPact(uint256 pactId) external payable nonReentrant {
+        join(pactId, msg.value, noPermit());
+    }
+
+    /// @notice `acceptPact` for a token pact, the deposit allowed by an EIP-2612 permit signed for
+    ///         exactly that deposit.
+    function acceptPactWithPermit(uint256 pactId, Permit calldata permit) external nonReentrant {
+        join(pactId, 0, permit);
+    }
+
+    /// @dev Checks the terms, records the pact and takes the creator's deposit.
+    function open(Terms calldata t, uint256 value, Permit memory permit) private returns (uint256 pactId) {
+        if (!acceptsCurrency(t.currency)) revert CurrencyNotAllowed(t.currency);
         uint256 stake = t.payment / STAKE_DIVISOR;
         if (stake == 0) revert PaymentTooSmall(t.payment, STAKE_DIVISOR);
         if (t.payment > MAX_PAYMENT) revert PaymentTooLarge(t.payment, MAX_PAYMENT);
@@ -248,8 +281,7 @@ contract AgentPact is ReentrancyGuard {
         checkOracles(t.oracles, t.weights, t.counterparty);
 
         bool byBuyer = t.initiator == Initiator.BUYER;
-        uint256 deposit = byBuyer ? t.payment + stake : stake;
-        if (msg.value != deposit) revert WrongValue(msg.value, deposit);
+        uint256 deposit = creatorDeposit(t.initiator, t.payment);
 
         pactId = pactCount++;
         Pact storage p = pacts[pactId];
@@ -260,7 +292,7 @@ contract AgentPact is ReentrancyGuard {
         p.deadline = t.deadline;
         p.acceptBy = acceptBy;
         p.reviewPeriod = t.reviewPeriod == 0 ? DEFAULT_REVIEW_PERIOD : t.reviewPeriod;
-        p.createdAt = uint64(block.timestamp);
+        p.currency = t.currency;
         p.payment = t.payment;
         p.specHash = t.specHash;
         p.specUri = t.specUri;
@@ -274,11 +306,11 @@ contract AgentPact is ReentrancyGuard {
             p.sellerStake = stake;
         }
         emitCreated(pactId, p, stake, deposit);
+        takeDeposit(t.currency, deposit, value, permit);
     }
 
-    /// @notice Join an open pact as the missing side, depositing that side's amount. Only until
-    ///         `acceptBy`, and only as the named counterparty when the pact names one.
-    function acceptPact(uint256 pactId) external payable nonReentrant {
+    /// @dev Checks the accepter and takes its deposit: the pact is FUNDED.
+    function join(uint256 pactId, uint256 value, Permit memory permit) private {
         Pact storage p = pactAt(pactId, Status.NEGOTIATING);
         if (block.timestamp > p.acceptBy) revert AcceptWindowClosed(p.acceptBy);
         if (p.counterparty != address(0) && msg.sender != p.counterparty) revert NotCounterparty(p.counterparty);
@@ -286,8 +318,7 @@ contract AgentPact is ReentrancyGuard {
             revert ConflictOfInterest(msg.sender);
         }
         uint256 stake = p.payment / STAKE_DIVISOR;
-        uint256 deposit = p.initiator == Initiator.BUYER ? stake : p.payment + stake;
-        if (msg.value != deposit) revert WrongValue(msg.value, deposit);
+        uint256 deposit = accepterDeposit(p.initiator, p.payment);
         if (p.initiator == Initiator.BUYER) {
             p.seller = msg.sender;
             p.sellerStake = stake;
@@ -297,6 +328,7 @@ contract AgentPact is ReentrancyGuard {
         }
         p.status = Status.FUNDED;
         emit PactAccepted(pactId, msg.sender, p.buyer, p.seller, deposit);
+        takeDeposit(p.currency, deposit, value, permit);
     }
 
     /// @notice The creator takes back an unaccepted pact and its deposit.
@@ -473,18 +505,6 @@ contract AgentPact is ReentrancyGuard {
         }
     }
 
-    // ---------------------------------------------------------------- money out
-
-    /// @notice Send the caller every wei credited to it.
-    function withdraw() external nonReentrant {
-        uint256 amount = balances[msg.sender];
-        if (amount == 0) revert NothingToWithdraw();
-        balances[msg.sender] = 0;
-        emit Withdrawn(msg.sender, amount);
-        (bool ok,) = msg.sender.call{value: amount}("");
-        if (!ok) revert TransferFailed();
-    }
-
     // ---------------------------------------------------------------- views
 
     /// @notice A pact's full state.
@@ -549,6 +569,7 @@ contract AgentPact is ReentrancyGuard {
             p.acceptBy,
             p.reviewPeriod,
             p.threshold,
+            p.currency,
             p.payment,
             stake,
             deposit,
@@ -573,8 +594,20 @@ contract AgentPact is ReentrancyGuard {
     }
 
     function credit(uint256 pactId, address to, uint256 amount) private {
-        balances[to] += amount;
-        emit Payout(pactId, to, amount);
+        address currency = pacts[pactId].currency;
+        addCredit(currency, to, amount);
+        emit Payout(pactId, to, currency, amount);
+    }
+
+    /// @dev What the creator deposits: payment + stake for a buyer, the stake for a seller.
+    function creatorDeposit(Initiator initiator, uint256 payment) private pure returns (uint256) {
+        uint256 stake = payment / STAKE_DIVISOR;
+        return initiator == Initiator.BUYER ? payment + stake : stake;
+    }
+
+    /// @dev What the accepter deposits: the other side's amount.
+    function accepterDeposit(Initiator initiator, uint256 payment) private pure returns (uint256) {
+        return creatorDeposit(initiator == Initiator.BUYER ? Initiator.SELLER : Initiator.BUYER, payment);
     }
 
     function creatorOf(Pact storage p) private view returns (address) {

@@ -12,11 +12,13 @@ import {AgentPact} from "./AgentPact.sol";
 ///
 ///         Every change emits the whole profile, so an indexer never has to call this contract.
 contract AgentRegistry {
-    /// @notice One thing an agent offers, at a price in wei per job.
+    /// @notice One thing an agent offers, at a price per job in base units of `currency` (zero:
+    ///         native ETH, else a token the escrow accepts).
     struct Capability {
         string name;
         string description;
         uint256 price;
+        address currency;
     }
 
     /// @notice What an agent publishes about itself.
@@ -78,6 +80,7 @@ contract AgentRegistry {
     error TooManyCapabilities(uint256 count, uint256 maximum);
     error EmptyCapabilityName(uint256 index);
     error DuplicateCapability(string name);
+    error CurrencyNotAccepted(address currency);
     error RatingOutOfRange(uint8 rating);
     error TooManyTags(uint256 count, uint256 maximum);
     error PactNotFinished(uint256 pactId, uint8 status);
@@ -187,7 +190,12 @@ contract AgentRegistry {
                     revert DuplicateCapability(caps[i].name);
                 }
             }
-            a.profile.capabilities.push(Capability(caps[i].name, caps[i].description, caps[i].price));
+            // At most MAX_CAPABILITIES view calls into this deployment's own escrow (docs/contracts.md §Slither).
+            // slither-disable-next-line calls-loop
+            if (!AgentPact(agentPact).acceptsCurrency(caps[i].currency)) revert CurrencyNotAccepted(caps[i].currency);
+            a.profile.capabilities.push(
+                Capability(caps[i].name, caps[i].description, caps[i].price, caps[i].currency)
+            );
         }
         a.profile.name = profile.name;
         a.profile.description = profile.description;

@@ -25,3 +25,12 @@ alloy::sol!(
     AgentRegistry,
     "artifacts/AgentRegistry.json"
 );
+
+alloy::sol!(
+    /// A plain ERC-20 with EIP-2612 permits (contracts/dev): the dev stack's test USDC and the
+    /// tests' token. Never deployed by `agentpact deploy`.
+    #[sol(rpc)]
+    #[derive(Debug, PartialEq, Eq)]
+    TestToken,
+    "artifacts/dev/TestToken.json"
+);

@@ -9,20 +9,23 @@ use alloy::{
 use crate::{AgentPact, AgentRegistry, OracleRegistry};
 
 /// Settings of a deployment that the contracts fix at construction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeployOptions {
     /// The least stake, in wei, an oracle must put up to register.
     pub min_oracle_stake: U256,
     /// Seconds between an oracle deregistering and withdrawing its stake.
     pub oracle_cooldown_secs: u64,
+    /// The ERC-20 tokens pacts may be paid in besides ETH (the allowlist; it can never change).
+    pub tokens: Vec<Address>,
 }
 
 impl Default for DeployOptions {
-    /// 0.01 ETH minimum oracle stake and a 7-day cooldown.
+    /// 0.01 ETH minimum oracle stake, a 7-day cooldown, and ETH only.
     fn default() -> Self {
         Self {
             min_oracle_stake: U256::from(10_000_000_000_000_000u64),
             oracle_cooldown_secs: 7 * 24 * 60 * 60,
+            tokens: Vec::new(),
         }
     }
 }
@@ -70,13 +73,13 @@ pub enum DeployError {
     },
 }
 
-/// Deploys OracleRegistry, then AgentPact bound to it, then AgentRegistry bound to AgentPact, from
-/// the provider's default sender.
+/// Deploys OracleRegistry, then AgentPact bound to it (allowing `options.tokens`), then
+/// AgentRegistry bound to AgentPact, from the provider's default sender.
 pub async fn deploy<P: Provider>(provider: P, options: DeployOptions) -> Result<Deployment, DeployError> {
     let registry =
         OracleRegistry::deploy_builder(&provider, options.min_oracle_stake, options.oracle_cooldown_secs);
     let (oracle_registry, block) = send_deployment("OracleRegistry", registry).await?;
-    let pact = AgentPact::deploy_builder(&provider, oracle_registry);
+    let pact = AgentPact::deploy_builder(&provider, oracle_registry, options.tokens);
     let (agent_pact, _) = send_deployment("AgentPact", pact).await?;
     let agents = AgentRegistry::deploy_builder(&provider, agent_pact);
     let (agent_registry, _) = send_deployment("AgentRegistry", agents).await?;

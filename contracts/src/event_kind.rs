@@ -32,6 +32,8 @@ pub enum EventKind {
     Payout,
     /// `Withdrawn`.
     Withdrawn,
+    /// `CurrencyAllowed`.
+    CurrencyAllowed,
     /// `OracleRegistered`.
     OracleRegistered,
     /// `StakeIncreased`.
@@ -56,7 +58,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order the contracts declare them.
-    pub const ALL: [Self; 24] = [
+    pub const ALL: [Self; 25] = [
         Self::PactCreated,
         Self::PactAccepted,
         Self::PactCancelled,
@@ -71,6 +73,7 @@ impl EventKind {
         Self::TimeoutClaimed,
         Self::Payout,
         Self::Withdrawn,
+        Self::CurrencyAllowed,
         Self::OracleRegistered,
         Self::StakeIncreased,
         Self::CapabilitiesUpdated,
@@ -100,6 +103,7 @@ impl EventKind {
             Self::TimeoutClaimed => "TimeoutClaimed",
             Self::Payout => "Payout",
             Self::Withdrawn => "Withdrawn",
+            Self::CurrencyAllowed => "CurrencyAllowed",
             Self::OracleRegistered => "OracleRegistered",
             Self::StakeIncreased => "StakeIncreased",
             Self::CapabilitiesUpdated => "CapabilitiesUpdated",

@@ -4,6 +4,7 @@
 //!   `contracts/artifacts` (built by `contracts/build` from `contracts/src`).
 //! - [`PactStatus`] and [`Initiator`]: the contract's enums with their human names.
 //! - [`deploy`]: deploys OracleRegistry, AgentPact and AgentRegistry and reports where and when.
+//! - [`permit`]: EIP-2612 permits for token deposits in one transaction.
 //! - [`rules`]: the escrow's bounds on terms and the stake rule, for clients that refuse bad
 //!   terms before sending them.
 //! - [`Contracts`] (one deployment's addresses) and [`channels`] (the notification channels and
@@ -16,11 +17,12 @@ pub mod channels;
 mod deploy;
 mod event_kind;
 pub mod parse;
+pub mod permit;
 pub mod rules;
 mod status;
 
 pub use addresses::Contracts;
-pub use bindings::{AgentPact, AgentRegistry, OracleRegistry};
+pub use bindings::{AgentPact, AgentRegistry, OracleRegistry, TestToken};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};

@@ -131,6 +131,7 @@ mod tests {
             threshold: 70,
             arbitrator: Address::repeat_byte(3),
             counterparty: Address::ZERO,
+            currency: Address::ZERO,
             payment: U256::from(10u8),
             oracles: vec![Address::repeat_byte(4)],
             weights: vec![100],

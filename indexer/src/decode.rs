@@ -83,8 +83,15 @@ fn from_pact(event: AgentPactEvents) -> EventBody {
         E::TimeoutClaimed(e) => {
             EventBody::TimeoutClaimed { pact_id: e.pactId, caller: e.caller, from: e.from }
         }
-        E::Payout(e) => EventBody::Payout { pact_id: e.pactId, to: e.to, amount: e.amount },
-        E::Withdrawn(e) => EventBody::Withdrawn { account: e.account, amount: e.amount },
+        E::Payout(e) => {
+            EventBody::Payout { pact_id: e.pactId, to: e.to, currency: e.currency, amount: e.amount }
+        }
+        E::Withdrawn(e) => {
+            EventBody::Withdrawn { account: e.account, currency: e.currency, amount: e.amount }
+        }
+        E::CurrencyAllowed(e) => {
+            EventBody::CurrencyAllowed { currency: e.currency, decimals: e.decimals, symbol: e.symbol }
+        }
     }
 }
 
@@ -101,6 +108,7 @@ fn created(e: AgentPact::PactCreated) -> EventBody {
         accept_by: e.acceptBy,
         review_period: e.reviewPeriod,
         threshold: e.threshold,
+        currency: e.currency,
         payment: e.payment,
         stake: e.stake,
         deposit: e.deposit,
@@ -153,7 +161,12 @@ fn profile(p: AgentRegistry::Profile) -> Profile {
         capabilities: p
             .capabilities
             .into_iter()
-            .map(|c| Capability { name: c.name, description: c.description, price: c.price })
+            .map(|c| Capability {
+                name: c.name,
+                description: c.description,
+                price: c.price,
+                currency: c.currency,
+            })
             .collect(),
     }
 }

@@ -48,6 +48,8 @@ pub enum EventBody {
         accept_by: u64,
         review_period: u64,
         threshold: u8,
+        /// The currency of payment and stakes: zero for ETH, else an allowed token.
+        currency: Address,
         #[serde(with = "decimal")]
         payment: U256,
         #[serde(with = "decimal")]
@@ -129,13 +131,20 @@ pub enum EventBody {
         #[serde(with = "decimal")]
         pact_id: U256,
         to: Address,
+        currency: Address,
         #[serde(with = "decimal")]
         amount: U256,
     },
     Withdrawn {
         account: Address,
+        currency: Address,
         #[serde(with = "decimal")]
         amount: U256,
+    },
+    CurrencyAllowed {
+        currency: Address,
+        decimals: u8,
+        symbol: String,
     },
     OracleRegistered {
         oracle: Address,
@@ -211,9 +220,11 @@ pub struct Capability {
     pub name: String,
     /// What it covers.
     pub description: String,
-    /// Price per job, in wei.
+    /// Price per job, in base units of `currency`.
     #[serde(with = "decimal")]
     pub price: U256,
+    /// The price's currency: zero for ETH, else an allowed token.
+    pub currency: Address,
 }
 
 impl EventBody {
@@ -234,6 +245,7 @@ impl EventBody {
             Self::TimeoutClaimed { .. } => EventKind::TimeoutClaimed,
             Self::Payout { .. } => EventKind::Payout,
             Self::Withdrawn { .. } => EventKind::Withdrawn,
+            Self::CurrencyAllowed { .. } => EventKind::CurrencyAllowed,
             Self::OracleRegistered { .. } => EventKind::OracleRegistered,
             Self::StakeIncreased { .. } => EventKind::StakeIncreased,
             Self::CapabilitiesUpdated { .. } => EventKind::CapabilitiesUpdated,

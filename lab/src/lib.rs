@@ -5,11 +5,13 @@
 //! - [`Cast`]: which dev account plays which part.
 //! - [`bench`]: the history generator and the benchmarks behind BENCHMARKS.md.
 //! - [`wait_until_indexed`]: wait for the index before reading what was just written.
+//! - [`usdc`]: the test USDC the dev stack and the tests allow beside ETH.
 
 pub mod bench;
 mod cast;
 mod indexed;
 pub mod local;
+pub mod usdc;
 
 pub use cast::Cast;
 pub use indexed::wait_until_indexed;

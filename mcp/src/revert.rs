@@ -72,8 +72,50 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             revert("NotArbitrator", "Only the arbitrator named in the pact may resolve its dispute.")
         }
         E::NotPactOracle(_) => revert("NotPactOracle", "This wallet is not one of the pact's oracles."),
+        E::WrongValue(x) if x.required.is_zero() => revert(
+            "WrongValue",
+            format!("A token pact takes no ETH with the call, but {} wei were sent.", x.sent),
+        ),
         E::WrongValue(x) => {
             revert("WrongValue", format!("The deposit must be exactly {} wei, not {}.", x.required, x.sent))
+        }
+        E::CurrencyNotAllowed(x) => revert(
+            "CurrencyNotAllowed",
+            format!(
+                "This escrow does not take {} as a currency; use ETH or a token on its allowlist (pact://config lists them).",
+                x.currency
+            ),
+        ),
+        E::NotAToken(x) => revert("NotAToken", format!("{} is not a usable ERC-20 token.", x.token)),
+        E::TooManyTokens(x) => {
+            revert("TooManyTokens", format!("At most {} tokens can be allowed, not {}.", x.maximum, x.count))
+        }
+        E::DuplicateCurrency(x) => {
+            revert("DuplicateCurrency", format!("Token {} is on the allowlist twice.", x.token))
+        }
+        E::DepositMismatch(x) => revert(
+            "DepositMismatch",
+            format!(
+                "Token {} delivered {} base units where {} were owed (a fee or rebase on transfer); the escrow refuses such tokens.",
+                x.token, x.arrived, x.expected
+            ),
+        ),
+        E::BalanceShort(x) => revert(
+            "BalanceShort",
+            format!(
+                "The escrow holds {} base units of token {} but owes {}: the token lost value by itself, so no new deposit is taken in it.",
+                x.held, x.token, x.owed
+            ),
+        ),
+        E::TokenTransferFailed(x) => revert(
+            "TokenTransferFailed",
+            format!(
+                "Token {} refused the transfer: check the balance and the allowance given to the escrow, then try again.",
+                x.token
+            ),
+        ),
+        E::NoPermitForNative(_) => {
+            revert("NoPermitForNative", "An ETH pact is paid with the call itself; it takes no permit.")
         }
         E::PaymentTooSmall(x) => revert(
             "PaymentTooSmall",
@@ -218,7 +260,9 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             "DisputePeriodActive",
             format!("The arbitrator has until {} to rule; claim the timeout after that.", x.endsAt),
         ),
-        E::NothingToWithdraw(_) => revert("NothingToWithdraw", "This wallet has no credit to withdraw."),
+        E::NothingToWithdraw(_) => {
+            revert("NothingToWithdraw", "This wallet has no credit in that currency to withdraw.")
+        }
         E::TransferFailed(_) => revert(
             "TransferFailed",
             "The ETH transfer failed; the credit is kept, try again from a wallet that accepts ETH.",
@@ -315,6 +359,13 @@ fn agents(e: AgentRegistryErrors) -> Revert {
         E::AlreadyRated(x) => revert(
             "AlreadyRated",
             format!("This wallet has already rated pact #{}; feedback is given once.", x.pactId),
+        ),
+        E::CurrencyNotAccepted(x) => revert(
+            "CurrencyNotAccepted",
+            format!(
+                "The escrow does not take {} as a currency, so no price can be in it; use ETH or a token on its allowlist.",
+                x.currency
+            ),
         ),
     }
 }

@@ -2,7 +2,7 @@
 //! pairs, the rest filled in from the name so that each profile is distinct.
 
 use agentpact_contracts::AgentRegistry;
-use alloy::primitives::U256;
+use alloy::primitives::{Address, U256};
 
 /// A profile named `name` offering `capabilities` as (name, price in wei).
 pub fn profile(name: &str, capabilities: &[(&str, U256)]) -> AgentRegistry::Profile {
@@ -18,6 +18,7 @@ pub fn profile(name: &str, capabilities: &[(&str, U256)]) -> AgentRegistry::Prof
                 name: (*cap).into(),
                 description: format!("{cap} by {name}"),
                 price: *price,
+                currency: Address::ZERO,
             })
             .collect(),
     }

@@ -5,6 +5,7 @@ use agentpact_contracts::{
     AgentRegistry::{self, AgentRegistryInstance},
     DeployOptions, Deployment,
     OracleRegistry::{self, OracleRegistryInstance},
+    TestToken::{self, TestTokenInstance},
 };
 use alloy::{
     contract::{CallBuilder, CallDecoder},
@@ -22,7 +23,8 @@ pub const ANVIL_CHAIN_ID: u64 = 31_337;
 /// Base Sepolia's chain id; tests of remote-network support run anvil with it.
 pub const BASE_SEPOLIA_CHAIN_ID: u64 = 84_532;
 
-/// A private anvil with OracleRegistry, AgentPact and AgentRegistry deployed from account 0.
+/// A private anvil with a test USDC (6 decimals, minted to every account) and OracleRegistry,
+/// AgentPact (allowing that USDC) and AgentRegistry deployed from account 0.
 ///
 /// The provider signs locally with the anvil dev keys; pick the sender of a call with `.from(addr)`.
 pub struct TestChain {
@@ -42,6 +44,8 @@ pub struct TestChain {
     pub registry: OracleRegistryInstance<DynProvider>,
     /// The AgentRegistry contract.
     pub agents: AgentRegistryInstance<DynProvider>,
+    /// The test USDC the escrow allows (1,000,000 USDC minted to each account).
+    pub usdc: TestTokenInstance<DynProvider>,
 }
 
 /// A mined transaction and what it cost its sender in gas.
@@ -87,11 +91,30 @@ impl TestChain {
             .erased();
         // anvil mines on receipt of a transaction; poll for receipts often, not every 250 ms.
         provider.client().set_poll_interval(std::time::Duration::from_millis(5));
-        let deployment = agentpact_contracts::deploy(provider.clone(), options).await?;
+        let usdc = agentpact_lab::usdc::deploy_test_usdc(provider.clone(), &accounts)
+            .await
+            .map_err(|e| HarnessError::Process(format!("{e:#}")))?;
+        let options = DeployOptions { tokens: [vec![usdc], options.tokens].concat(), ..options };
+        let deployment = agentpact_contracts::deploy(provider.clone(), options.clone()).await?;
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
         let agents = AgentRegistry::new(deployment.agent_registry, provider.clone());
-        Ok(Self { anvil, provider, deployment, accounts, options, pact, registry, agents })
+        let usdc = TestToken::new(usdc, provider.clone());
+        Ok(Self { anvil, provider, deployment, accounts, options, pact, registry, agents, usdc })
+    }
+
+    /// The currencies pacts here may be paid in: ETH (the zero address) and the test USDC.
+    pub fn currencies(&self) -> [Address; 2] {
+        [Address::ZERO, *self.usdc.address()]
+    }
+
+    /// What `who` holds of `currency`: ETH in wei, a token in its base units.
+    pub async fn holding(&self, currency: Address, who: Address) -> Result<U256, HarnessError> {
+        if currency.is_zero() {
+            self.balance(who).await
+        } else {
+            Ok(TestToken::new(currency, &self.provider).balanceOf(who).call().await?)
+        }
     }
 
     /// The ETH balance of `who`, in wei.

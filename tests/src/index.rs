@@ -127,7 +127,7 @@ pub async fn assert_index_matches_chain(
                     coalesce(extract(epoch FROM submitted_at)::bigint, 0) AS submitted_at,
                     coalesce(extract(epoch FROM verified_at)::bigint, 0) AS verified_at,
                     coalesce(extract(epoch FROM disputed_at)::bigint, 0) AS disputed_at,
-                    extract(epoch FROM created_at)::bigint AS created_at
+                    currency
              FROM pacts WHERE pact_id = $1::text::numeric",
         )
         .bind(id.to_string())
@@ -168,7 +168,7 @@ pub async fn assert_index_matches_chain(
         assert_eq!(row.get::<i64, _>("review_period") as u64, p.reviewPeriod, "{context}");
         assert_eq!(secs("deadline"), p.deadline, "{context}");
         assert_eq!(secs("accept_by"), p.acceptBy, "{context}");
-        assert_eq!(secs("created_at"), p.createdAt, "{context}");
+        assert_eq!(row.get::<Vec<u8>, _>("currency"), p.currency.to_vec(), "{context} currency");
         assert_eq!(secs("submitted_at"), p.submittedAt, "{context}");
         assert_eq!(secs("verified_at"), p.verifiedAt, "{context}");
         assert_eq!(secs("disputed_at"), p.disputedAt, "{context}");
@@ -211,18 +211,21 @@ pub async fn assert_index_matches_chain(
     }
 
     for who in &chain.accounts {
-        let owed: String = sqlx::query_scalar(
-            "SELECT ((SELECT coalesce(sum(amount), 0) FROM payouts WHERE account = $1)
-                   - (SELECT coalesce(sum(amount), 0) FROM withdrawals WHERE account = $1))::text",
-        )
-        .bind(who.to_vec())
-        .fetch_one(pool)
-        .await?;
-        assert_eq!(
-            owed.parse::<U256>().ok(),
-            Some(chain.pact.balances(*who).call().await?),
-            "credit of {who}"
-        );
+        for currency in chain.currencies() {
+            let owed: String = sqlx::query_scalar(
+                "SELECT ((SELECT coalesce(sum(amount), 0) FROM payouts WHERE account = $1 AND currency = $2)
+                       - (SELECT coalesce(sum(amount), 0) FROM withdrawals WHERE account = $1 AND currency = $2))::text",
+            )
+            .bind(who.to_vec())
+            .bind(currency.to_vec())
+            .fetch_one(pool)
+            .await?;
+            assert_eq!(
+                owed.parse::<U256>().ok(),
+                Some(chain.pact.balances(currency, *who).call().await?),
+                "credit of {who} in {currency}"
+            );
+        }
 
         let o = chain.registry.getOracle(*who).call().await?;
         let row: Option<(String, Vec<String>, String)> =
@@ -248,16 +251,16 @@ pub async fn assert_index_matches_chain(
             (p.name.clone(), p.description.clone(), p.endpoint.clone(), p.metadataUri.clone(), a.active)
         });
         assert_eq!(row, expected, "agent {who}");
-        let caps: Vec<(String, String, String)> = sqlx::query_as(
-            "SELECT name, description, price::text FROM agent_capabilities WHERE address = $1 ORDER BY position",
+        let caps: Vec<(String, String, String, Vec<u8>)> = sqlx::query_as(
+            "SELECT name, description, price::text, currency FROM agent_capabilities WHERE address = $1 ORDER BY position",
         )
         .bind(who.to_vec())
         .fetch_all(pool)
         .await?;
-        let expected: Vec<(String, String, String)> = p
+        let expected: Vec<(String, String, String, Vec<u8>)> = p
             .capabilities
             .iter()
-            .map(|c| (c.name.clone(), c.description.clone(), c.price.to_string()))
+            .map(|c| (c.name.clone(), c.description.clone(), c.price.to_string(), c.currency.to_vec()))
             .collect();
         assert_eq!(caps, expected, "capabilities of agent {who}");
     }

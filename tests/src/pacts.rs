@@ -67,6 +67,7 @@ impl Market {
             threshold: THRESHOLD,
             arbitrator: self.cast.arbitrator,
             counterparty: Address::ZERO,
+            currency: Address::ZERO,
             payment,
             oracles: self.cast.oracles.clone(),
             weights: WEIGHTS.to_vec(),
@@ -86,15 +87,71 @@ impl Market {
         self.creator(initiator.counterparty())
     }
 
-    /// Creates a pact with `terms`, depositing what its creator owes. Returns its id.
+    /// Creates a pact with `terms`, depositing what its creator owes: as the call's value for ETH,
+    /// through an allowance of exactly the deposit for a token. Returns its id.
     pub async fn create(&self, terms: AgentPact::Terms) -> Result<(U256, Mined), HarnessError> {
         let initiator =
             Initiator::try_from(terms.initiator).map_err(|e| HarnessError::Process(e.to_string()))?;
         let deposit = creator_deposit(initiator, terms.payment);
+        let creator = self.creator(initiator);
         let id = self.chain.pact.pactCount().call().await?;
-        let call = self.chain.pact.createPact(terms).from(self.creator(initiator)).value(deposit);
-        let mined = send(call).await?;
+        let value = self.allow(terms.currency, creator, deposit).await?;
+        let mined = send(self.chain.pact.createPact(terms).from(creator).value(value)).await?;
         Ok((id, mined))
+    }
+
+    /// Lets the escrow take `amount` of `currency` from `owner`: approves exactly that for a token
+    /// (and returns zero), or returns it as the value to send for ETH.
+    pub async fn allow(&self, currency: Address, owner: Address, amount: U256) -> Result<U256, HarnessError> {
+        if currency.is_zero() {
+            return Ok(amount);
+        }
+        let token = agentpact_contracts::TestToken::new(currency, &self.chain.provider);
+        send(token.approve(self.chain.deployment.agent_pact, amount).from(owner)).await?;
+        Ok(U256::ZERO)
+    }
+
+    /// A permit, signed by dev account `who`, for the escrow to take `value` of `token` (a
+    /// [`agentpact_contracts::TestToken`]) within the hour.
+    pub async fn permit(
+        &self,
+        token: Address,
+        who: Address,
+        value: U256,
+    ) -> Result<agentpact_contracts::bindings::Currencies::Permit, HarnessError> {
+        let index = self.chain.accounts.iter().position(|a| *a == who);
+        let key = index
+            .and_then(|i| self.chain.anvil.keys().get(i).cloned())
+            .ok_or_else(|| HarnessError::Process(format!("{who} is not a dev account")))?;
+        let signer = alloy::signers::local::PrivateKeySigner::from(key);
+        let t = agentpact_contracts::TestToken::new(token, &self.chain.provider);
+        let domain = agentpact_contracts::permit::domain(
+            t.name().call().await?,
+            t.version().call().await?,
+            self.chain.anvil.chain_id(),
+            token,
+        );
+        let nonce = t.nonces(who).call().await?;
+        let deadline = self.chain.now().await? + 3600;
+        agentpact_contracts::permit::sign(
+            &signer,
+            &domain,
+            self.chain.deployment.agent_pact,
+            value,
+            nonce,
+            deadline,
+        )
+        .map_err(|e| HarnessError::Process(e.to_string()))
+    }
+
+    /// The standard terms in `currency` (zero: ETH).
+    pub async fn terms_in(
+        &self,
+        currency: Address,
+        initiator: Initiator,
+        payment: U256,
+    ) -> Result<AgentPact::Terms, HarnessError> {
+        Ok(AgentPact::Terms { currency, ..self.terms(initiator, payment).await? })
     }
 
     /// Creates a pact with the standard terms and has the counterparty accept it: FUNDED.
@@ -104,15 +161,12 @@ impl Market {
         Ok(id)
     }
 
-    /// The counterparty accepts pact `id`, depositing what it owes.
+    /// The counterparty accepts pact `id`, depositing what it owes in the pact's currency.
     pub async fn accept(&self, id: U256, initiator: Initiator, payment: U256) -> Result<Mined, HarnessError> {
-        let call = self
-            .chain
-            .pact
-            .acceptPact(id)
-            .from(self.accepter(initiator))
-            .value(accepter_deposit(initiator, payment));
-        Ok(send(call).await?)
+        let accepter = self.accepter(initiator);
+        let currency = self.chain.pact.getPact(id).call().await?.currency;
+        let value = self.allow(currency, accepter, accepter_deposit(initiator, payment)).await?;
+        Ok(send(self.chain.pact.acceptPact(id).from(accepter).value(value)).await?)
     }
 
     /// The seller starts and submits work on a FUNDED pact: PENDING_VERIFY.
@@ -250,20 +304,31 @@ impl Market {
 
     /// Wei credited to `who` and not yet withdrawn.
     pub async fn credit(&self, who: Address) -> Result<U256, HarnessError> {
-        Ok(self.chain.pact.balances(who).call().await?)
+        self.credit_in(Address::ZERO, who).await
     }
 
-    /// `who` withdraws its credits; checks that its ETH balance rose by exactly the credit less gas
+    /// Base units of `currency` credited to `who` and not yet withdrawn.
+    pub async fn credit_in(&self, currency: Address, who: Address) -> Result<U256, HarnessError> {
+        Ok(self.chain.pact.balances(currency, who).call().await?)
+    }
+
+    /// `who` withdraws its ETH credits; checks that its balance rose by exactly the credit less gas
     /// and returns the amount withdrawn.
     pub async fn withdraw_all(&self, who: Address) -> Result<U256, HarnessError> {
-        let credit = self.credit(who).await?;
-        let before = self.chain.balance(who).await?;
-        let mined = send(self.chain.pact.withdraw().from(who)).await?;
-        let after = self.chain.balance(who).await?;
-        if after + mined.gas_cost != before + credit {
+        self.withdraw_in(Address::ZERO, who).await
+    }
+
+    /// `who` withdraws its credits in `currency`; checks that its holding rose by exactly the credit
+    /// (less gas, for ETH) and returns the amount withdrawn.
+    pub async fn withdraw_in(&self, currency: Address, who: Address) -> Result<U256, HarnessError> {
+        let credit = self.credit_in(currency, who).await?;
+        let before = self.chain.holding(currency, who).await?;
+        let mined = send(self.chain.pact.withdraw(currency).from(who)).await?;
+        let after = self.chain.holding(currency, who).await?;
+        let gas = if currency.is_zero() { mined.gas_cost } else { U256::ZERO };
+        if after + gas != before + credit {
             return Err(HarnessError::Process(format!(
-                "withdraw of {credit} wei by {who}: balance went {before} -> {after} with gas {}",
-                mined.gas_cost
+                "withdraw of {credit} base units of {currency} by {who}: holding went {before} -> {after} with gas {gas}"
             )));
         }
         Ok(credit)

@@ -12,7 +12,10 @@ use agentpact_tests::{
     chain::{TestChain, ether, revert_of, send},
     pacts::{DEADLINE_IN, Market},
 };
-use alloy::{primitives::U256, sol_types::SolEventInterface};
+use alloy::{
+    primitives::{Address, U256},
+    sol_types::SolEventInterface,
+};
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -99,6 +102,7 @@ async fn a_malformed_profile_is_refused_and_changes_nothing() -> Result {
         name: name.into(),
         description: String::new(),
         price: U256::ZERO,
+        currency: Address::ZERO,
     };
     let refusals = [
         (with(&|p| p.name.clear()), AgentRegistryErrors::EmptyName(AgentRegistry::EmptyName {})),

@@ -35,6 +35,18 @@ struct Truth {
 
 async fn truths(m: &Market) -> Result<Vec<Truth>> {
     let count: u64 = m.chain.pact.pactCount().call().await?.to();
+    // A pact's creation time is its PactCreated block's timestamp.
+    let mut created_at = std::collections::HashMap::new();
+    for (event, log) in m.chain.pact.PactCreated_filter().from_block(0).query().await? {
+        let block = log.block_number.ok_or_else(|| HarnessError::Process("a log without a block".into()))?;
+        let header = m
+            .chain
+            .provider
+            .get_block_by_number(block.into())
+            .await?
+            .ok_or_else(|| HarnessError::Process(format!("block {block} vanished")))?;
+        created_at.insert(event.pactId, header.header.timestamp);
+    }
     let mut out = Vec::new();
     for id in 0..count {
         let id = U256::from(id);
@@ -48,7 +60,7 @@ async fn truths(m: &Market) -> Result<Vec<Truth>> {
             initiator: p.initiator,
             payment: p.payment,
             deadline: p.deadline,
-            created_at: p.createdAt,
+            created_at: created_at.get(&id).copied().unwrap_or_default(),
             spec_uri: p.specUri,
             oracles: p.oracles,
         });

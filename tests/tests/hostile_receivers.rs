@@ -100,8 +100,8 @@ async fn re_entering_withdraw_is_stopped_and_pays_once() -> Result {
     let owed = payment() + stake(payment());
     assert_eq!(m.credit(hostile).await?, owed);
 
-    s.configure(REENTER, AgentPact::withdrawCall {}).await?;
-    send(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await?;
+    s.configure(REENTER, AgentPact::withdrawCall { currency: Address::ZERO }).await?;
+    send(s.exec(escrow, AgentPact::withdrawCall { currency: Address::ZERO }, U256::ZERO)).await?;
 
     assert_eq!(m.chain.balance(hostile).await?, owed, "paid exactly once");
     assert_eq!(m.credit(hostile).await?, U256::ZERO);
@@ -126,7 +126,7 @@ async fn re_entering_during_a_pact_call_is_stopped() -> Result {
     // Another pact the hostile contract would like to end early while being paid.
     let other = m.funded(Initiator::Buyer, payment()).await?;
     s.configure(REENTER, AgentPact::claimTimeoutCall { pactId: other }).await?;
-    send(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await?;
+    send(s.exec(escrow, AgentPact::withdrawCall { currency: Address::ZERO }, U256::ZERO)).await?;
     let result = s.hostile.lastReentryResult().call().await?;
     assert_eq!(
         AgentPactErrors::abi_decode(&result).ok(),
@@ -144,9 +144,13 @@ async fn a_receiver_that_refuses_payment_locks_only_its_own_credit() -> Result {
     s.sell_completed_work().await?;
     let owed = payment() + stake(payment());
 
-    s.configure(REFUSE, AgentPact::withdrawCall {}).await?;
-    let refused =
-        revert_of::<AgentPactErrors, _, _>(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await;
+    s.configure(REFUSE, AgentPact::withdrawCall { currency: Address::ZERO }).await?;
+    let refused = revert_of::<AgentPactErrors, _, _>(s.exec(
+        escrow,
+        AgentPact::withdrawCall { currency: Address::ZERO },
+        U256::ZERO,
+    ))
+    .await;
     assert_eq!(refused, AgentPactErrors::TransferFailed(AgentPact::TransferFailed {}));
     assert_eq!(m.credit(hostile).await?, owed, "a failed withdrawal keeps the credit");
 
@@ -154,8 +158,8 @@ async fn a_receiver_that_refuses_payment_locks_only_its_own_credit() -> Result {
     assert_eq!(m.withdraw_all(m.cast.buyer).await?, stake(payment()));
 
     // And the refuser can still take its money once it accepts it.
-    s.configure(ACCEPT, AgentPact::withdrawCall {}).await?;
-    send(s.exec(escrow, AgentPact::withdrawCall {}, U256::ZERO)).await?;
+    s.configure(ACCEPT, AgentPact::withdrawCall { currency: Address::ZERO }).await?;
+    send(s.exec(escrow, AgentPact::withdrawCall { currency: Address::ZERO }, U256::ZERO)).await?;
     assert_eq!(m.chain.balance(hostile).await?, owed);
     assert_eq!(m.chain.balance(escrow).await?, U256::ZERO);
     Ok(())

@@ -77,7 +77,7 @@ impl Stage {
     }
 
     async fn credit(&self, who: Address) -> Result<U256> {
-        Ok(self.m.chain.pact.balances(who).call().await?)
+        Ok(self.m.chain.pact.balances(Address::ZERO, who).call().await?)
     }
 
     /// `agent` withdraws through the tool; its balance rises by exactly its credit less gas.

@@ -301,6 +301,6 @@ async fn terminal_pacts_accept_nothing_more() -> Result {
 #[tokio::test]
 async fn withdrawing_nothing_is_refused() -> Result {
     let m = Market::open().await?;
-    assert_reverts!(m.chain.pact.withdraw().from(m.cast.stranger), NothingToWithdraw {});
+    assert_reverts!(m.chain.pact.withdraw(Address::ZERO).from(m.cast.stranger), NothingToWithdraw {});
     Ok(())
 }

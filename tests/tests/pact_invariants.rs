@@ -5,8 +5,10 @@
 //! accepter and as the arbitrator of its own pacts.
 //! - the contract accepts exactly the calls the model allows, and lands in the model's status;
 //! - every refusal is a custom error the client can decode by name;
-//! - every credit matches the payout table, and the escrow's ETH balance equals the sum of every
-//!   locked amount plus every unwithdrawn credit;
+//! - pacts are paid in ETH or in the test USDC (6 decimals, deposits through exact allowances);
+//!   every credit matches the payout table in its pact's currency, and for each currency the
+//!   escrow's holding (and its own `owed` book) equals the sum of every locked amount plus every
+//!   unwithdrawn credit in it: no currency ever pays for another;
 //! - every ended pact left each party that did its part on time at least what it put in, unless
 //!   the arbitrator named in its terms ruled against it;
 //! - every live pact has an exit a bystander can take alone, opening within a bounded time; the
@@ -67,7 +69,8 @@ struct Run {
 
 #[tokio::test]
 async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Result {
-    // Two fixed seeds that reach every status (checked below), and one new seed each run to explore.
+    // Two fixed seeds that together reach every status (checked below), and one new seed each run
+    // to explore.
     let seeds: Vec<u64> = match std::env::var("AGENTPACT_SEED") {
         Ok(seed) => vec![
             seed.parse().map_err(|_| HarnessError::Process(format!("AGENTPACT_SEED={seed} is not a u64")))?,
@@ -77,7 +80,7 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(3);
-            vec![1, 2, fresh]
+            vec![1, 5, fresh]
         }
     };
     let mut reached = std::collections::HashSet::new();
@@ -102,6 +105,18 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         indexer.catch_up().await?;
         index::assert_index_matches_chain(&run.m.chain, db.pool()).await?;
         eprintln!("seed {seed}: {} calls accepted, {} refused", run.accepted, run.refusals);
+        let funded_in: std::collections::HashSet<Address> = run
+            .model
+            .pacts
+            .iter()
+            .filter(|p| !p.buyer.is_zero() && !p.seller.is_zero())
+            .map(|p| p.currency)
+            .collect();
+        assert_eq!(
+            funded_in.len(),
+            2,
+            "seed {seed} funded pacts in {funded_in:?} only: both currencies must be tried"
+        );
         reached.extend(run.model.pacts.iter().map(|p| p.status));
         reached.extend(run.reached);
     }
@@ -162,6 +177,9 @@ impl Run {
         let now = self.m.chain.now().await?;
         let rng = &mut self.rng;
         let initiator = if rng.random_bool(0.5) { Initiator::Buyer } else { Initiator::Seller };
+        let currency = *self.m.chain.currencies().choose(rng).unwrap_or(&Address::ZERO);
+        // Up to 2 ETH, or up to 20,000 USDC.
+        let most: u64 = if currency.is_zero() { 2_000_000_000_000_000_000 } else { 20_000_000_000 };
         let creator = *self.actors.parties.choose(rng).unwrap_or(&self.m.cast.buyer);
         let count = rng.random_range(1..=self.actors.oracles.len());
         let oracles: Vec<Address> = self.actors.oracles.choose_multiple(rng, count).copied().collect();
@@ -177,7 +195,8 @@ impl Run {
             weights: random_weights(rng, count),
             threshold: rng.random_range(0..=100),
             oracles,
-            payment: U256::from(rng.random_range(10u64..=2_000_000_000_000_000_000)),
+            currency,
+            payment: U256::from(rng.random_range(10u64..=most)),
             deadline: now + rng.random_range(model::MIN_WORK_WINDOW + 2 * CLOCK_SLACK..5 * DAY),
             accept_by: 0,
             review_period: rng.random_range(0..2 * DAY),
@@ -208,6 +227,7 @@ impl Run {
             threshold: p.threshold,
             arbitrator: p.arbitrator,
             counterparty: p.counterparty.unwrap_or_default(),
+            currency: p.currency,
             payment: p.payment,
             oracles: p.oracles.clone(),
             weights: p.weights.clone(),
@@ -217,7 +237,8 @@ impl Run {
             Initiator::Buyer => p.payment + stake,
             Initiator::Seller => stake,
         };
-        match send(self.m.chain.pact.createPact(terms).from(creator).value(deposit)).await {
+        let value = self.m.allow(p.currency, creator, deposit).await?;
+        match send(self.m.chain.pact.createPact(terms).from(creator).value(value)).await {
             Ok(_) => {
                 let at = self.m.chain.now().await?;
                 assert!(p.allowed(at), "terms {p:?} were taken at {at}; the model refuses them");
@@ -401,7 +422,12 @@ impl Run {
     /// refusal is checked at that very second.
     async fn act_at(&mut self, id: usize, action: Action, caller: Address, exact: Option<u64>) -> Result {
         let before = self.m.chain.now().await?;
-        let result = self.send(id, action, caller).await;
+        let (currency, deposit) = (self.model.pacts[id].currency, self.model.pacts[id].accepter_deposit());
+        let value = match action {
+            Action::Accept => self.m.allow(currency, caller, deposit).await?,
+            _ => U256::ZERO,
+        };
+        let result = self.send(id, action, caller, value).await;
         let p = &self.model.pacts[id];
         match result {
             Ok(_) => {
@@ -442,17 +468,19 @@ impl Run {
         Ok(())
     }
 
+    /// Sends `action`; `value` is the ETH an accept sends along (zero for a token pact).
     async fn send(
         &self,
         id: usize,
         action: Action,
         caller: Address,
+        value: U256,
     ) -> std::result::Result<Mined, alloy::contract::Error> {
         let pact = &self.m.chain.pact;
         let p = &self.model.pacts[id];
         let pid = U256::from(id);
         match action {
-            Action::Accept => send(pact.acceptPact(pid).from(caller).value(p.accepter_deposit())).await,
+            Action::Accept => send(pact.acceptPact(pid).from(caller).value(value)).await,
             Action::Cancel => send(pact.cancelPact(pid).from(caller)).await,
             Action::Start => send(pact.startWork(pid).from(caller)).await,
             Action::Submit => send(pact.submitWork(pid, hash(id as u64)).from(caller)).await,
@@ -469,25 +497,32 @@ impl Run {
 
     async fn withdraw(&mut self) -> Result {
         let who = *self.actors.everyone.choose(&mut self.rng).unwrap_or(&self.m.cast.buyer);
-        let owed = self.model.credit(who);
+        let currency = *self.m.chain.currencies().choose(&mut self.rng).unwrap_or(&Address::ZERO);
+        let owed = self.model.credit(currency, who);
         if owed.is_zero() {
-            let refused = send(self.m.chain.pact.withdraw().from(who)).await;
+            let refused = send(self.m.chain.pact.withdraw(currency).from(who)).await;
             let decoded = refused.err().and_then(|e| e.as_decoded_interface_error::<AgentPactErrors>());
             assert_eq!(decoded, Some(AgentPactErrors::NothingToWithdraw(AgentPact::NothingToWithdraw {})));
         } else {
-            assert_eq!(self.m.withdraw_all(who).await?, owed);
-            self.model.credits.insert(who, U256::ZERO);
+            assert_eq!(self.m.withdraw_in(currency, who).await?, owed);
+            self.model.credits.insert((currency, who), U256::ZERO);
         }
         Ok(())
     }
 
-    /// The escrow holds exactly what is locked plus what is owed, and owes each actor what the
-    /// model says.
+    /// For each currency, the escrow holds exactly what is locked plus what is owed (and its own
+    /// book of what it owes says the same), and owes each actor what the model says.
     async fn check_books(&self) -> Result {
-        let held = self.m.chain.balance(self.m.chain.deployment.agent_pact).await?;
-        assert_eq!(held, self.model.expected_balance(), "escrow balance != locked + credits");
-        for who in &self.actors.everyone {
-            assert_eq!(self.m.credit(*who).await?, self.model.credit(*who), "credit of {who}");
+        let escrow = self.m.chain.deployment.agent_pact;
+        for currency in self.m.chain.currencies() {
+            let expected = self.model.expected_balance(currency);
+            let held = self.m.chain.holding(currency, escrow).await?;
+            assert_eq!(held, expected, "escrow holding of {currency} != locked + credits");
+            assert_eq!(self.m.chain.pact.owed(currency).call().await?, expected, "owed({currency})");
+            for who in &self.actors.everyone {
+                let credit = self.m.credit_in(currency, *who).await?;
+                assert_eq!(credit, self.model.credit(currency, *who), "credit of {who} in {currency}");
+            }
         }
         Ok(())
     }
@@ -508,13 +543,20 @@ impl Run {
             assert!(p.status.is_terminal(), "pact {id} is stuck in {} after every timeout passed", p.status);
         }
         self.check_books().await?;
-        for who in self.actors.everyone.clone() {
-            if !self.model.credit(who).is_zero() {
-                self.m.withdraw_all(who).await?;
-                self.model.credits.insert(who, U256::ZERO);
+        for currency in self.m.chain.currencies() {
+            for who in self.actors.everyone.clone() {
+                if !self.model.credit(currency, who).is_zero() {
+                    self.m.withdraw_in(currency, who).await?;
+                    self.model.credits.insert((currency, who), U256::ZERO);
+                }
             }
+            let escrow = self.m.chain.deployment.agent_pact;
+            assert_eq!(
+                self.m.chain.holding(currency, escrow).await?,
+                U256::ZERO,
+                "escrow still holds {currency}"
+            );
         }
-        assert_eq!(self.m.chain.balance(self.m.chain.deployment.agent_pact).await?, U256::ZERO);
         Ok(())
     }
 }

@@ -53,6 +53,7 @@ pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -
             name: "logo-design".into(),
             description: "A logo in three variants".into(),
             price: d.payment,
+            currency: Address::ZERO,
         }],
     };
     send(market.register(profile).from(cast.seller)).await?;
@@ -88,6 +89,7 @@ impl Demo<'_> {
                 Initiator::Buyer => self.cast.seller,
                 Initiator::Seller => self.cast.buyer,
             },
+            currency: Address::ZERO,
             payment: self.payment,
             oracles: self.cast.oracles.clone(),
             weights: vec![60, 40],

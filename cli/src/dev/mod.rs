@@ -127,7 +127,9 @@ async fn deploy_with_demo(
         .wallet(wallet)
         .connect_http(anvil.endpoint_url())
         .erased();
-    let deployment = deploy(provider.clone(), DeployOptions::default()).await?;
+    let usdc = agentpact_lab::usdc::deploy_test_usdc(provider.clone(), anvil.addresses()).await?;
+    let deployment =
+        deploy(provider.clone(), DeployOptions { tokens: vec![usdc], ..DeployOptions::default() }).await?;
     let cast = Cast::of(anvil.addresses())?;
     demo::run(&provider, &deployment, &cast).await.context("creating the demo pacts")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

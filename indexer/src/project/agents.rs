@@ -67,15 +67,18 @@ async fn write_profile(
     let names: Vec<&str> = caps.iter().map(|c| c.name.as_str()).collect();
     let descriptions: Vec<&str> = caps.iter().map(|c| c.description.as_str()).collect();
     let prices: Vec<String> = caps.iter().map(|c| c.price.to_string()).collect();
+    let currencies: Vec<&[u8]> = caps.iter().map(|c| c.currency.as_slice()).collect();
     sqlx::query!(
-        "INSERT INTO agent_capabilities (chain_id, address, position, name, description, price)
-         SELECT $1, $2, (u.n - 1)::smallint, u.name, u.description, u.price::numeric
-         FROM UNNEST($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(name, description, price, n)",
+        "INSERT INTO agent_capabilities (chain_id, address, position, name, description, price, currency)
+         SELECT $1, $2, (u.n - 1)::smallint, u.name, u.description, u.price::numeric, u.currency
+         FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bytea[])
+              WITH ORDINALITY AS u(name, description, price, currency, n)",
         at.chain_id,
         agent,
         &names as &[&str],
         &descriptions as &[&str],
         &prices,
+        &currencies as &[&[u8]],
     )
     .execute(conn)
     .await

@@ -1,5 +1,5 @@
-//! Applies journal events to the projections (pacts, pact_oracles, verifications, disputes,
-//! oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
+//! Applies journal events to the projections (currencies, pacts, pact_oracles, verifications,
+//! disputes, oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::PactStatus;
@@ -43,6 +43,7 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Re
     for e in events {
         apply_oracle_event(conn, e).await?;
         agents::apply(conn, e).await?;
+        apply_currency(conn, e).await?;
     }
     later.write(conn).await
 }
@@ -59,6 +60,9 @@ pub async fn rollback(
     accounts: &[Vec<u8>],
 ) -> Result<(), sqlx::Error> {
     let (chain, above) = (i64_of(chain_id), i64_of(above));
+    sqlx::query!("DELETE FROM currencies WHERE chain_id = $1 AND block_number > $2", chain, above)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query!("DELETE FROM payouts WHERE chain_id = $1 AND block_number > $2", chain, above)
         .execute(&mut *conn)
         .await?;
@@ -79,6 +83,23 @@ pub async fn rollback(
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// Records a currency the escrow allows (other kinds are left alone).
+async fn apply_currency(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
+    let EventBody::CurrencyAllowed { currency, decimals, symbol } = &e.body else { return Ok(()) };
+    let at = Place::of(e);
+    sqlx::query!(
+        "INSERT INTO currencies (chain_id, address, decimals, symbol, block_number) VALUES ($1, $2, $3, $4, $5)",
+        at.chain_id,
+        currency.as_slice(),
+        i16::from(*decimals),
+        symbol,
+        at.block,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// Applies one oracle registry event (other kinds are written in bulk by `apply_batch`).
@@ -174,13 +195,13 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
     sqlx::query!(
         "INSERT INTO pacts (chain_id, pact_id, initiator, status, creator, buyer, seller, arbitrator, spec_hash,
              spec_uri, deadline, review_period, threshold, payment, buyer_stake, seller_stake, created_at,
-             created_block, updated_block, counterparty, accept_by)
+             created_block, updated_block, counterparty, accept_by, currency)
          SELECT $1, id::numeric, i, $2, cr, b, s, a, sh, su, to_timestamp(dl), rp, th, pay::numeric,
-                bs::numeric, ss::numeric, to_timestamp(t), blk, blk, cp, to_timestamp(ab)
+                bs::numeric, ss::numeric, to_timestamp(t), blk, blk, cp, to_timestamp(ab), cur
          FROM UNNEST($3::text[], $4::smallint[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bytea[], $9::bytea[],
                      $10::text[], $11::bigint[], $12::bigint[], $13::smallint[], $14::text[], $15::text[],
-                     $16::text[], $17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[])
-              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk, cp, ab)",
+                     $16::text[], $17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[], $21::bytea[])
+              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk, cp, ab, cur)",
         i64_of(first.chain_id),
         code(PactStatus::Negotiating),
         &c.pact_id,
@@ -201,6 +222,7 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
         &c.block,
         &c.counterparty as &[Option<Vec<u8>>],
         &c.accept_by,
+        &c.currency,
     )
     .execute(&mut *conn)
     .await?;
@@ -240,6 +262,7 @@ struct CreatedColumns {
     block: Vec<i64>,
     counterparty: Vec<Option<Vec<u8>>>,
     accept_by: Vec<i64>,
+    currency: Vec<Vec<u8>>,
     oracle_pact: Vec<String>,
     oracle_position: Vec<i16>,
     oracle: Vec<Vec<u8>>,
@@ -260,6 +283,7 @@ impl CreatedColumns {
             counterparty,
             review_period,
             threshold,
+            currency,
             payment,
             stake,
             oracles,
@@ -290,6 +314,7 @@ impl CreatedColumns {
         self.block.push(i64_of(e.block_number));
         self.counterparty.push((!counterparty.is_zero()).then(|| counterparty.to_vec()));
         self.accept_by.push(i64_of(*accept_by));
+        self.currency.push(currency.to_vec());
         for (position, (oracle, weight)) in oracles.iter().zip(weights).enumerate() {
             self.oracle_pact.push(id.clone());
             self.oracle_position.push(i16::try_from(position).unwrap_or(i16::MAX));
@@ -313,11 +338,13 @@ struct Bulk {
     payout_log: Vec<i32>,
     payout_pact: Vec<String>,
     payout_account: Vec<Vec<u8>>,
+    payout_currency: Vec<Vec<u8>>,
     payout_amount: Vec<String>,
     payout_time: Vec<i64>,
     withdrawal_block: Vec<i64>,
     withdrawal_log: Vec<i32>,
     withdrawal_account: Vec<Vec<u8>>,
+    withdrawal_currency: Vec<Vec<u8>>,
     withdrawal_amount: Vec<String>,
     withdrawal_time: Vec<i64>,
     feedback_pact: Vec<String>,
@@ -345,18 +372,20 @@ impl Bulk {
                 self.verification_time.push(time);
                 self.verification_block.push(block);
             }
-            EventBody::Payout { pact_id, to, amount } => {
+            EventBody::Payout { pact_id, to, currency, amount } => {
                 self.payout_block.push(block);
                 self.payout_log.push(log);
                 self.payout_pact.push(pact_id.to_string());
                 self.payout_account.push(to.to_vec());
+                self.payout_currency.push(currency.to_vec());
                 self.payout_amount.push(amount.to_string());
                 self.payout_time.push(time);
             }
-            EventBody::Withdrawn { account, amount } => {
+            EventBody::Withdrawn { account, currency, amount } => {
                 self.withdrawal_block.push(block);
                 self.withdrawal_log.push(log);
                 self.withdrawal_account.push(account.to_vec());
+                self.withdrawal_currency.push(currency.to_vec());
                 self.withdrawal_amount.push(amount.to_string());
                 self.withdrawal_time.push(time);
             }
@@ -406,10 +435,10 @@ impl Bulk {
         }
         if !self.payout_block.is_empty() {
             sqlx::query!(
-                "INSERT INTO payouts (chain_id, block_number, log_index, pact_id, account, amount, paid_at)
-                 SELECT $1, b, l, id::numeric, a, amt::numeric, to_timestamp(t)
-                 FROM UNNEST($2::bigint[], $3::int[], $4::text[], $5::bytea[], $6::text[], $7::bigint[])
-                      AS u(b, l, id, a, amt, t)",
+                "INSERT INTO payouts (chain_id, block_number, log_index, pact_id, account, amount, paid_at, currency)
+                 SELECT $1, b, l, id::numeric, a, amt::numeric, to_timestamp(t), cur
+                 FROM UNNEST($2::bigint[], $3::int[], $4::text[], $5::bytea[], $6::text[], $7::bigint[], $8::bytea[])
+                      AS u(b, l, id, a, amt, t, cur)",
                 self.chain_id,
                 &self.payout_block,
                 &self.payout_log,
@@ -417,21 +446,24 @@ impl Bulk {
                 &self.payout_account,
                 &self.payout_amount,
                 &self.payout_time,
+                &self.payout_currency,
             )
             .execute(&mut *conn)
             .await?;
         }
         if !self.withdrawal_block.is_empty() {
             sqlx::query!(
-                "INSERT INTO withdrawals (chain_id, block_number, log_index, account, amount, withdrawn_at)
-                 SELECT $1, b, l, a, amt::numeric, to_timestamp(t)
-                 FROM UNNEST($2::bigint[], $3::int[], $4::bytea[], $5::text[], $6::bigint[]) AS u(b, l, a, amt, t)",
+                "INSERT INTO withdrawals (chain_id, block_number, log_index, account, amount, withdrawn_at, currency)
+                 SELECT $1, b, l, a, amt::numeric, to_timestamp(t), cur
+                 FROM UNNEST($2::bigint[], $3::int[], $4::bytea[], $5::text[], $6::bigint[], $7::bytea[])
+                      AS u(b, l, a, amt, t, cur)",
                 self.chain_id,
                 &self.withdrawal_block,
                 &self.withdrawal_log,
                 &self.withdrawal_account,
                 &self.withdrawal_amount,
                 &self.withdrawal_time,
+                &self.withdrawal_currency,
             )
             .execute(&mut *conn)
             .await?;

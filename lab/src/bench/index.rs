@@ -128,6 +128,7 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
             threshold: 50,
             arbitrator: lab.cast.arbitrator,
             counterparty: Address::ZERO,
+            currency: Address::ZERO,
             payment,
             oracles: vec![lab.cast.oracles[0]],
             weights: vec![100],

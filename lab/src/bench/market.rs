@@ -334,8 +334,8 @@ impl Generator {
         let pact = self.pact.clone();
         let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
         for who in parties {
-            if pact.balances(who).call().await? > U256::ZERO {
-                self.fire(who, pact.withdraw()).await?;
+            if pact.balances(Address::ZERO, who).call().await? > U256::ZERO {
+                self.fire(who, pact.withdraw(Address::ZERO)).await?;
             }
         }
         self.mine().await
@@ -384,6 +384,7 @@ impl Generator {
             threshold: 50,
             arbitrator: self.cast.arbitrator,
             counterparty: Address::ZERO,
+            currency: Address::ZERO,
             payment,
             oracles: oracles.clone(),
             weights,

@@ -13,7 +13,11 @@ use std::{
 use agentpact_api::{Reader, read::PactFilter};
 use agentpact_contracts::AgentPact;
 use agentpact_indexer::Config;
-use alloy::{hex, primitives::U256, providers::Provider};
+use alloy::{
+    hex,
+    primitives::{Address, U256},
+    providers::Provider,
+};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -96,7 +100,7 @@ async fn read_directly(lab: &Lab, reader: &Reader, tool: &str) -> anyhow::Result
     match tool {
         "get-my-address" => {
             lab.provider.get_balance(me).await?;
-            pact.balances(me).call().await?;
+            pact.balances(Address::ZERO, me).call().await?;
         }
         "get-pact-count" => {
             pact.pactCount().call().await?;

@@ -11,7 +11,10 @@ use agentpact_api::{NegotiationConfig, Reader, ServeConfig};
 use agentpact_contracts::AgentRegistry;
 use agentpact_indexer::Config;
 use agentpact_negotiation::{Envelope, MessageType, Timeouts};
-use alloy::signers::{SignerSync, local::PrivateKeySigner};
+use alloy::{
+    primitives::Address,
+    signers::{SignerSync, local::PrivateKeySigner},
+};
 use anyhow::{Context, bail};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
@@ -55,6 +58,7 @@ pub async fn run(args: RelayArgs) -> anyhow::Result<()> {
                 name: "bench".into(),
                 description: String::new(),
                 price: Default::default(),
+                currency: Address::ZERO,
             }],
         };
         registry.register(profile).from(key.address()).send().await?.get_receipt().await?;

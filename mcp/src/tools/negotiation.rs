@@ -216,6 +216,7 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer, ToolError> {
         arbitrator,
         // The negotiated pact is for the worker the seeker negotiated with, and no one else.
         counterparty: c.worker,
+        currency: Address::ZERO,
         payment: terms.price,
         oracles,
         weights: i.oracle_weights.unwrap_or_default(),

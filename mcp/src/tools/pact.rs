@@ -4,7 +4,7 @@ use agentpact_contracts::{
     AgentPact, Initiator, PactStatus,
     rules::{self, MAX_ORACLES},
 };
-use alloy::primitives::U256;
+use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
@@ -118,6 +118,7 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
         threshold: i.threshold,
         arbitrator,
         counterparty: counterparty.unwrap_or_default(),
+        currency: Address::ZERO,
         payment,
         oracles,
         weights: i.oracle_weights,

@@ -151,8 +151,12 @@ pub async fn verification(chain: &Chain, i: GetVerification) -> Result<Answer, T
 
 pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
     let balance = chain.balance().await?;
-    let credit =
-        chain.pact.balances(chain.me).call().await.map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
+    let credit = chain
+        .pact
+        .balances(Address::ZERO, chain.me)
+        .call()
+        .await
+        .map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
     Ok(Answer::new(
         format!(
             "{} holds {} ETH, plus {} ETH credit in AgentPact (withdraw to collect).",

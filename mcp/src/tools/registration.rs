@@ -3,7 +3,7 @@
 //! its own.
 
 use agentpact_contracts::AgentRegistry;
-use alloy::primitives::U256;
+use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
@@ -211,6 +211,7 @@ fn capabilities(list: &[CapabilityInput]) -> Result<Vec<AgentRegistry::Capabilit
                 name: c.name.trim().to_owned(),
                 description: c.description.clone().unwrap_or_default(),
                 price: input::eth_amount(&format!("price of {}", c.name.trim()), &c.price)?,
+                currency: Address::ZERO,
             })
         })
         .collect()

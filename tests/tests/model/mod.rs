@@ -36,6 +36,8 @@ pub struct Proposal {
     pub oracles: Vec<Address>,
     pub weights: Vec<u8>,
     pub threshold: u8,
+    /// Zero for ETH, else a token.
+    pub currency: Address,
     pub payment: U256,
     pub deadline: u64,
     /// 0: the latest allowed.
@@ -80,6 +82,7 @@ impl Proposal {
             oracles: self.oracles.clone(),
             weights: self.weights.clone(),
             threshold: self.threshold,
+            currency: self.currency,
             payment: self.payment,
             deadline: self.deadline,
             accept_by: if self.accept_by == 0 { self.deadline - MIN_WORK_WINDOW } else { self.accept_by },
@@ -125,6 +128,7 @@ pub struct Pact {
     pub oracles: Vec<Address>,
     pub weights: Vec<u8>,
     pub threshold: u8,
+    pub currency: Address,
     pub payment: U256,
     pub deadline: u64,
     pub accept_by: u64,
@@ -163,7 +167,7 @@ impl Pact {
         }
     }
 
-    /// Wei the escrow holds for this pact.
+    /// Base units of its currency the escrow holds for this pact.
     pub fn locked(&self) -> U256 {
         match self.status {
             PactStatus::Negotiating => self.creator_deposit(),
@@ -231,22 +235,25 @@ impl Pact {
     }
 }
 
-/// The model: every pact and every credit.
+/// The model: every pact and every credit, by (currency, owner).
 #[derive(Debug, Default)]
 pub struct Escrow {
     pub pacts: Vec<Pact>,
-    pub credits: HashMap<Address, U256>,
+    pub credits: HashMap<(Address, Address), U256>,
 }
 
 impl Escrow {
-    /// Wei the escrow must hold: everything locked plus every unwithdrawn credit.
-    pub fn expected_balance(&self) -> U256 {
-        self.pacts.iter().map(Pact::locked).sum::<U256>() + self.credits.values().copied().sum::<U256>()
+    /// Base units of `currency` the escrow must hold: everything locked in pacts paid in it plus
+    /// every unwithdrawn credit in it.
+    pub fn expected_balance(&self, currency: Address) -> U256 {
+        let locked: U256 = self.pacts.iter().filter(|p| p.currency == currency).map(Pact::locked).sum();
+        let credits: U256 = self.credits.iter().filter(|((c, _), _)| *c == currency).map(|(_, v)| *v).sum();
+        locked + credits
     }
 
-    /// The credit the model says `who` is owed.
-    pub fn credit(&self, who: Address) -> U256 {
-        self.credits.get(&who).copied().unwrap_or_default()
+    /// The credit in `currency` the model says `who` is owed.
+    pub fn credit(&self, currency: Address, who: Address) -> U256 {
+        self.credits.get(&(currency, who)).copied().unwrap_or_default()
     }
 
     /// Whether `caller` may take `action` on pact `id` at time `now`; when it may, the status the
@@ -346,7 +353,7 @@ impl Escrow {
             _ => {}
         }
         for (to, amount) in payouts {
-            *self.credits.entry(to).or_default() += amount;
+            *self.credits.entry((p.currency, to)).or_default() += amount;
             *p.paid.entry(to).or_default() += amount;
         }
     }
