@@ -23,7 +23,10 @@
 //! score: a pact weighs `min(1, payment / FULL_WEIGHT_WEI)` (`weight` sums them, `credit` sums
 //! weight x credit), and a counterparty's vote weighs `min(1, the payments of the pacts it rated /
 //! FULL_WEIGHT_WEI)` (`feedback_weight`, `feedback_credit`). The API divides by the weights, not
-//! the counts.
+//! the counts. A pact in a token counts fully at [`FULL_WEIGHT_TOKEN_UNITS`] whole units of it
+//! (its decimals from `currencies`): the deployer allows dollar stablecoins (USDC), and 25 of them
+//! weigh about what 0.01 ETH does. `volume` is the completed payment of ETH pacts, in wei: amounts
+//! in different currencies are never added together.
 
 use alloy::primitives::U256;
 use sqlx::PgConnection;
@@ -33,6 +36,9 @@ use agentpact_schema::i64_of;
 /// The payment, in wei, at and above which a pact (or a counterparty's vote) counts fully toward
 /// reputation: 0.01 ETH. A pact of 10 wei weighs 10⁻¹⁵ of an ordinary one.
 pub const FULL_WEIGHT_WEI: u64 = 10_000_000_000_000_000;
+
+/// The whole units of an allowed token at and above which a pact in it counts fully: 25 (USDC).
+pub const FULL_WEIGHT_TOKEN_UNITS: i64 = 25;
 
 /// Which addresses to refresh.
 #[derive(Debug, Clone, Copy)]
@@ -103,25 +109,30 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
     .await?;
     sqlx::query!(
         r#"
-        WITH roles AS (
-            SELECT p.buyer AS address, 'buyer' AS role, p.status, p.disputed_at, p.outcome, p.payment,
+        WITH fulls AS (
+            SELECT address AS currency,
+                   CASE WHEN address = $5 THEN $4::text::numeric ELSE $6::bigint * 10::numeric ^ decimals END AS full
+            FROM currencies WHERE chain_id = $1
+        ),
+        roles AS (
+            SELECT p.buyer AS address, 'buyer' AS role, p.status, p.disputed_at, p.outcome, p.payment, p.currency,
                    p.final_score::numeric AS score, NULL::numeric AS miss,
                    CASE p.outcome WHEN 'approved' THEN 1 WHEN 'auto_approved' THEN 0.75 WHEN 'buyer_won' THEN 1
                         WHEN 'timeout' THEN 1 WHEN 'seller_won' THEN 0 WHEN 'dispute_timeout' THEN 0.5 END AS credit
             FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
-            SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.final_score, NULL,
+            SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
                    CASE p.outcome WHEN 'approved' THEN coalesce(p.final_score / 100.0, 1)
                         WHEN 'auto_approved' THEN coalesce(p.final_score / 100.0, 1) WHEN 'seller_won' THEN 1
                         WHEN 'buyer_won' THEN 0 WHEN 'timeout' THEN 0 WHEN 'dispute_timeout' THEN 0.5 END
             FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
             UNION ALL
-            SELECT v.oracle, 'oracle', p.status, p.disputed_at, p.outcome, p.payment, v.score,
+            SELECT v.oracle, 'oracle', p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
                    abs(v.score - p.final_score), 1 - abs(v.score - p.final_score) / 100.0
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
             WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
         ),
-        weighted AS (SELECT *, least(1, payment / $4::text::numeric) AS w FROM roles),
+        weighted AS (SELECT r.*, least(1, r.payment / f.full) AS w FROM roles r JOIN fulls f USING (currency)),
         outcomes AS (
             SELECT address, role,
                    count(*) AS pacts,
@@ -129,7 +140,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
                    count(*) FILTER (WHERE status = 6) AS refunded,
                    count(*) FILTER (WHERE disputed_at IS NOT NULL) AS disputed,
                    count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')) AS timed_out,
-                   coalesce(sum(payment) FILTER (WHERE status = 4), 0) AS volume,
+                   coalesce(sum(payment) FILTER (WHERE status = 4 AND currency = $5), 0) AS volume,
                    round(avg(score), 2) AS mean_score,
                    round(100 - avg(miss), 2) AS agreement,
                    count(credit) AS rated,
@@ -141,8 +152,8 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         per_rater AS (
             SELECT f.ratee AS address, CASE WHEN f.ratee = p.seller THEN 'seller' ELSE 'buyer' END AS role,
                    f.rater, count(*) AS given, avg(f.rating) AS mean,
-                   least(1, sum(p.payment) / $4::text::numeric) AS w
-            FROM feedback f JOIN pacts p USING (chain_id, pact_id)
+                   least(1, sum(p.payment / w.full)) AS w
+            FROM feedback f JOIN pacts p USING (chain_id, pact_id) JOIN fulls w ON w.currency = p.currency
             WHERE f.chain_id = $1 AND ($2 OR f.ratee = ANY($3))
             GROUP BY 1, 2, 3
         ),
@@ -164,7 +175,9 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         chain,
         all,
         &addresses,
-        FULL_WEIGHT_WEI.to_string()
+        FULL_WEIGHT_WEI.to_string(),
+        alloy::primitives::Address::ZERO.as_slice(),
+        FULL_WEIGHT_TOKEN_UNITS
     )
     .execute(conn)
     .await

@@ -26,9 +26,11 @@ pub struct PactFilter {
     oracle: Option<Address>,
     /// Created by this side.
     initiator: Option<Initiator>,
-    /// Payment at least this (wei).
+    /// Paid in this currency (the token's address; 0x000…000 for ETH).
+    currency: Option<Address>,
+    /// Payment at least this, in base units of the pact's currency (combine with `currency`).
     min_payment: Option<BigInt>,
-    /// Payment at most this (wei).
+    /// Payment at most this, in base units of the pact's currency (combine with `currency`).
     max_payment: Option<BigInt>,
     /// Deadline at or after.
     deadline_from: Option<DateTime<Utc>>,
@@ -51,6 +53,7 @@ impl From<PactFilter> for ReadFilter {
             party: f.party.map(|a| a.0),
             oracle: f.oracle.map(|a| a.0),
             initiator: f.initiator.map(Into::into),
+            currency: f.currency.map(|a| a.0),
             min_payment: f.min_payment.map(|n| n.0),
             max_payment: f.max_payment.map(|n| n.0),
             deadline_from: f.deadline_from,

@@ -82,17 +82,33 @@ impl Pact {
     async fn threshold(&self) -> u8 {
         self.0.threshold
     }
-    /// The price, in wei.
+    /// What payment and stakes are in: ETH or an allowed token, with its decimals and symbol.
+    async fn currency(&self) -> Currency {
+        Currency(self.0.currency.clone())
+    }
+    /// The price, in base units of `currency` (wei for ETH).
     async fn payment(&self) -> BigInt {
         BigInt(self.0.payment)
     }
-    /// The buyer's stake, in wei.
+    /// The price as an exact decimal in `currency`, every decimal place shown ("5.000000").
+    async fn payment_formatted(&self) -> String {
+        self.0.currency.format(self.0.payment)
+    }
+    /// The buyer's stake, in base units of `currency`.
     async fn buyer_stake(&self) -> BigInt {
         BigInt(self.0.buyer_stake)
     }
-    /// The seller's stake, in wei.
+    /// The buyer's stake as an exact decimal in `currency`.
+    async fn buyer_stake_formatted(&self) -> String {
+        self.0.currency.format(self.0.buyer_stake)
+    }
+    /// The seller's stake, in base units of `currency`.
     async fn seller_stake(&self) -> BigInt {
         BigInt(self.0.seller_stake)
+    }
+    /// The seller's stake as an exact decimal in `currency`.
+    async fn seller_stake_formatted(&self) -> String {
+        self.0.currency.format(self.0.seller_stake)
     }
     /// Hash of the delivered work, once submitted.
     async fn proof_hash(&self) -> Option<Bytes32> {
@@ -448,17 +464,76 @@ impl Stats {
     async fn by_status(&self) -> Vec<StatusCount> {
         self.0.by_status.iter().map(|s| StatusCount { status: s.status.into(), count: s.count }).collect()
     }
-    /// Payment of completed pacts, in wei.
+    /// Payment of completed ETH pacts, in wei (other currencies: `volumes`).
     async fn completed_volume(&self) -> BigInt {
-        BigInt(self.0.completed_volume)
+        BigInt(self.eth().map_or_else(Default::default, |v| v.completed))
     }
-    /// Payment held by pacts not yet finished, in wei.
+    /// Payment held by ETH pacts not yet finished, in wei (other currencies: `volumes`).
     async fn open_volume(&self) -> BigInt {
-        BigInt(self.0.open_volume)
+        BigInt(self.eth().map_or_else(Default::default, |v| v.open))
+    }
+    /// Volumes per currency of the deployment, each listed (zero included), ETH first: amounts in
+    /// different currencies are never added together.
+    async fn volumes(&self) -> Vec<CurrencyVolume> {
+        self.0.volumes.iter().cloned().map(CurrencyVolume).collect()
     }
     /// Oracles registered and active.
     async fn active_oracles(&self) -> u64 {
         self.0.active_oracles
+    }
+}
+
+impl Stats {
+    fn eth(&self) -> Option<&read::CurrencyVolume> {
+        self.0.volumes.iter().find(|v| v.currency.address.is_zero())
+    }
+}
+
+/// A currency pacts are paid in.
+pub struct Currency(pub read::Currency);
+
+/// A currency pacts are paid in: native ETH or a token the escrow allows.
+#[Object]
+impl Currency {
+    /// The token's address; 0x000…000 for native ETH.
+    async fn address(&self) -> Address {
+        Address(self.0.address)
+    }
+    /// Its symbol ("ETH", "USDC").
+    async fn symbol(&self) -> &str {
+        &self.0.symbol
+    }
+    /// How many decimal places its base units have (18 for ETH, 6 for USDC).
+    async fn decimals(&self) -> u8 {
+        self.0.decimals
+    }
+}
+
+/// The payment volumes of the pacts paid in one currency.
+pub struct CurrencyVolume(pub read::CurrencyVolume);
+
+/// The payment volumes of the pacts paid in one currency.
+#[Object]
+impl CurrencyVolume {
+    /// The currency.
+    async fn currency(&self) -> Currency {
+        Currency(self.0.currency.clone())
+    }
+    /// Payment of completed pacts, in its base units.
+    async fn completed(&self) -> BigInt {
+        BigInt(self.0.completed)
+    }
+    /// The same as an exact decimal.
+    async fn completed_formatted(&self) -> String {
+        self.0.currency.format(self.0.completed)
+    }
+    /// Payment held by pacts not yet finished, in its base units.
+    async fn open(&self) -> BigInt {
+        BigInt(self.0.open)
+    }
+    /// The same as an exact decimal.
+    async fn open_formatted(&self) -> String {
+        self.0.currency.format(self.0.open)
     }
 }
 

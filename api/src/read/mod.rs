@@ -2,6 +2,7 @@
 //! the MCP server both read through [`Reader`], so they answer the same question the same way.
 
 pub mod agents;
+pub mod currencies;
 pub mod cursor;
 pub mod oracles;
 pub mod pacts;
@@ -12,11 +13,12 @@ pub mod timeline;
 use sqlx::PgPool;
 
 pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
+pub use currencies::Currency;
 pub use cursor::Cursor;
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
 pub use reputation::{Reputation, RoleReputation, Score};
-pub use status::{IndexerStatus, Stats, StatusCount};
+pub use status::{CurrencyVolume, IndexerStatus, Stats, StatusCount};
 pub use timeline::TimelineEvent;
 
 /// The largest page a list query returns; asking for more is an error, not a silent cut.

@@ -7,7 +7,7 @@ use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, QueryBuilder};
 
-use super::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader, cursor::Cursor};
+use super::{Currency, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ReadError, Reader, cursor::Cursor};
 
 /// A pact as the index holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,11 +42,13 @@ pub struct Pact {
     pub review_period: u64,
     /// The weighted oracle score (0-100) that passes verification.
     pub threshold: u8,
-    /// The price, in wei.
+    /// The price, in base units of `currency`.
     pub payment: U256,
-    /// The buyer's stake, in wei.
+    /// What payment and stakes are in.
+    pub currency: Currency,
+    /// The buyer's stake, in base units of `currency`.
     pub buyer_stake: U256,
-    /// The seller's stake, in wei.
+    /// The seller's stake, in base units of `currency`.
     pub seller_stake: U256,
     /// Hash of the delivered work, once submitted.
     pub proof_hash: Option<B256>,
@@ -100,9 +102,11 @@ pub struct PactFilter {
     pub oracle: Option<Address>,
     /// Created by this side.
     pub initiator: Option<Initiator>,
-    /// Payment at least this (wei).
+    /// Paid in this currency (zero: ETH).
+    pub currency: Option<Address>,
+    /// Payment at least this (base units of the pact's currency).
     pub min_payment: Option<U256>,
-    /// Payment at most this (wei).
+    /// Payment at most this (base units of the pact's currency).
     pub max_payment: Option<U256>,
     /// Deadline at or after.
     pub deadline_from: Option<DateTime<Utc>>,
@@ -215,6 +219,9 @@ pub struct Page<T> {
 /// two arrays (one round trip per page, not two).
 const COLUMNS: &str = "chain_id, pact_id::text AS pact_id, initiator, status, creator, buyer, seller, arbitrator, \
     counterparty, spec_hash, spec_uri, deadline, accept_by, review_period, threshold, payment::text AS payment, \
+    currency, (SELECT c.symbol FROM currencies c WHERE c.chain_id = pacts.chain_id AND c.address = pacts.currency) \
+    AS currency_symbol, (SELECT c.decimals FROM currencies c WHERE c.chain_id = pacts.chain_id \
+    AND c.address = pacts.currency) AS currency_decimals, \
     buyer_stake::text AS buyer_stake, seller_stake::text AS seller_stake, proof_hash, score_count, final_score, \
     created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, created_block, updated_block, \
     ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
@@ -240,6 +247,9 @@ struct PactRow {
     review_period: i64,
     threshold: i16,
     payment: String,
+    currency: Vec<u8>,
+    currency_symbol: Option<String>,
+    currency_decimals: Option<i16>,
     buyer_stake: String,
     seller_stake: String,
     proof_hash: Option<Vec<u8>>,
@@ -284,6 +294,7 @@ impl TryFrom<PactRow> for Pact {
             review_period: row.int("review_period", r.review_period)?,
             threshold: row.int("threshold", r.threshold)?,
             payment: row.u256("payment", &r.payment)?,
+            currency: Currency::of(&row, "currency", &r.currency, r.currency_symbol, r.currency_decimals)?,
             buyer_stake: row.u256("buyer_stake", &r.buyer_stake)?,
             seller_stake: row.u256("seller_stake", &r.seller_stake)?,
             proof_hash: r.proof_hash.as_deref().map(|b| row.hash("proof_hash", b)).transpose()?,
@@ -441,7 +452,7 @@ fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) -> Result<(), Rea
         let codes: Vec<i16> = f.statuses.iter().map(|s| i16::from(s.code())).collect();
         q.push(" AND status = ANY(").push_bind(codes).push(")");
     }
-    for (column, value) in [("buyer", f.buyer), ("seller", f.seller)] {
+    for (column, value) in [("buyer", f.buyer), ("seller", f.seller), ("currency", f.currency)] {
         if let Some(a) = value {
             q.push(format_args!(" AND {column} = ")).push_bind(a.to_vec());
         }

@@ -5,7 +5,7 @@ use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::U256;
 use chrono::{DateTime, Utc};
 
-use super::{ReadError, Reader};
+use super::{Currency, ReadError, Reader};
 
 /// Pacts of one status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,12 +23,22 @@ pub struct Stats {
     pub pacts: u64,
     /// Pacts per status, every status listed (zero included), in code order.
     pub by_status: Vec<StatusCount>,
-    /// Payment of completed pacts, in wei.
-    pub completed_volume: U256,
-    /// Payment held by pacts not yet finished, in wei.
-    pub open_volume: U256,
+    /// Payment of completed pacts and of pacts not yet finished, per currency of the deployment
+    /// (each listed, zero included; never a sum across currencies), ETH first.
+    pub volumes: Vec<CurrencyVolume>,
     /// Oracles registered and active.
     pub active_oracles: u64,
+}
+
+/// The payment volumes of the pacts paid in one currency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrencyVolume {
+    /// The currency.
+    pub currency: Currency,
+    /// Payment of completed pacts, in its base units.
+    pub completed: U256,
+    /// Payment held by pacts not yet finished, in its base units.
+    pub open: U256,
 }
 
 /// Where the indexer stands on a chain.
@@ -73,13 +83,25 @@ impl Reader {
     pub async fn stats(&self, chain_id: u64) -> Result<Stats, ReadError> {
         let chain = i64_of(chain_id);
         let rows = sqlx::query!(
-            r#"SELECT status, count(*) AS "count!",
+            r#"SELECT status, currency, count(*) AS "count!",
                       coalesce(sum(payment), 0)::text AS "volume!"
-               FROM pacts WHERE chain_id = $1 GROUP BY status"#,
+               FROM pacts WHERE chain_id = $1 GROUP BY status, currency"#,
             chain
         )
         .fetch_all(self.pool())
         .await?;
+        let currencies = sqlx::query!(
+            "SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 ORDER BY block_number, address",
+            chain
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut volumes = Vec::with_capacity(currencies.len());
+        for c in currencies {
+            let cells = Cells { table: "currencies", key: format!("chain {chain_id}") };
+            let currency = Currency::of(&cells, "address", &c.address, Some(c.symbol), Some(c.decimals))?;
+            volumes.push(CurrencyVolume { currency, completed: U256::ZERO, open: U256::ZERO });
+        }
         let active_oracles = sqlx::query_scalar!(
             r#"SELECT count(*) AS "n!" FROM oracles WHERE chain_id = $1 AND status = 'active'"#,
             chain
@@ -89,8 +111,7 @@ impl Reader {
         let mut stats = Stats {
             pacts: 0,
             by_status: PactStatus::ALL.iter().map(|&status| StatusCount { status, count: 0 }).collect(),
-            completed_volume: U256::ZERO,
-            open_volume: U256::ZERO,
+            volumes,
             active_oracles: Cells { table: "oracles", key: format!("chain {chain_id}") }
                 .int("count", active_oracles)?,
         };
@@ -99,13 +120,17 @@ impl Reader {
             let status: PactStatus = cells.code("status", row.status)?;
             let Some(entry) = stats.by_status.iter_mut().find(|s| s.status == status) else { continue };
             let count: u64 = cells.int("count", row.count)?;
-            entry.count = count;
+            entry.count += count;
             stats.pacts += count;
             let volume = cells.u256("payment", &row.volume)?;
-            match entry.status {
-                PactStatus::Completed => stats.completed_volume = volume,
+            let currency = cells.address("currency", &row.currency)?;
+            // A currency the escrow never announced is a corrupt row, not a volume to drop.
+            let v = cells
+                .present("currency", stats.volumes.iter_mut().find(|v| v.currency.address == currency))?;
+            match status {
+                PactStatus::Completed => v.completed += volume,
                 PactStatus::Refunded => {}
-                _ => stats.open_volume += volume,
+                _ => v.open += volume,
             }
         }
         Ok(stats)
