@@ -339,6 +339,17 @@ impl Hostile {
         self.m.terms_in(*self.token.address(), Initiator::Buyer, payment()).await
     }
 
+    /// Creates pact 0 in the token, has it accepted, disputed and won by the seller; returns the
+    /// pot credited to the seller.
+    async fn seller_wins_first_pact(&self) -> std::result::Result<U256, HarnessError> {
+        let (buyer, seller, arbitrator) = (self.m.cast.buyer, self.m.cast.seller, self.m.cast.arbitrator);
+        send(self.escrow.createPact(self.terms().await?).from(buyer)).await?;
+        send(self.escrow.acceptPact(U256::ZERO).from(seller)).await?;
+        send(self.escrow.raiseDispute(U256::ZERO, arbitrator).from(buyer)).await?;
+        send(self.escrow.resolveDispute(U256::ZERO, true).from(arbitrator)).await?;
+        Ok(payment() + stake(payment()) * U256::from(2u8))
+    }
+
     async fn held(&self) -> std::result::Result<U256, HarnessError> {
         Ok(self.token.balanceOf(*self.escrow.address()).call().await?)
     }
@@ -397,15 +408,11 @@ async fn a_token_answering_false_is_a_failed_transfer() -> Result {
 async fn a_token_returning_nothing_works_end_to_end() -> Result {
     let h = Hostile::open().await?;
     h.set(SILENT, vec![]).await?;
-    let (buyer, seller) = (h.m.cast.buyer, h.m.cast.seller);
-    send(h.escrow.createPact(h.terms().await?).from(buyer)).await?;
-    send(h.escrow.acceptPact(U256::ZERO).from(seller)).await?;
-    send(h.escrow.raiseDispute(U256::ZERO, h.m.cast.arbitrator).from(buyer)).await?;
-    send(h.escrow.resolveDispute(U256::ZERO, true).from(h.m.cast.arbitrator)).await?;
+    let seller = h.m.cast.seller;
+    let pot = h.seller_wins_first_pact().await?;
     let token = *h.token.address();
     let before = h.token.balanceOf(seller).call().await?;
     send(h.escrow.withdraw(token).from(seller)).await?;
-    let pot = payment() + stake(payment()) * U256::from(2u8);
     assert_eq!(h.token.balanceOf(seller).call().await?, before + pot);
     assert_eq!(h.held().await?, U256::ZERO);
     Ok(())
@@ -417,11 +424,7 @@ async fn a_token_that_reenters_the_escrow_gets_nothing() -> Result {
     let (buyer, seller) = (h.m.cast.buyer, h.m.cast.seller);
     let token = *h.token.address();
     // The seller is owed a pot; the token then tries to withdraw it again from inside a transfer.
-    send(h.escrow.createPact(h.terms().await?).from(buyer)).await?;
-    send(h.escrow.acceptPact(U256::ZERO).from(seller)).await?;
-    send(h.escrow.raiseDispute(U256::ZERO, h.m.cast.arbitrator).from(buyer)).await?;
-    send(h.escrow.resolveDispute(U256::ZERO, true).from(h.m.cast.arbitrator)).await?;
-    let pot = payment() + stake(payment()) * U256::from(2u8);
+    let pot = h.seller_wins_first_pact().await?;
     for call in [
         AgentPact::withdrawCall { currency: token }.abi_encode(),
         AgentPact::acceptPactCall { pactId: U256::from(1u8) }.abi_encode(),
