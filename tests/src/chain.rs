@@ -103,9 +103,24 @@ impl TestChain {
         Ok(Self { anvil, provider, deployment, accounts, options, pact, registry, agents, usdc })
     }
 
-    /// The currencies pacts here may be paid in: ETH (the zero address) and the test USDC.
-    pub fn currencies(&self) -> [Address; 2] {
-        [Address::ZERO, *self.usdc.address()]
+    /// The currencies pacts here may be paid in: ETH (the zero address), the test USDC and any
+    /// token allowed by [`TestChain::redeploy_allowing`].
+    pub fn currencies(&self) -> Vec<Address> {
+        [vec![Address::ZERO], self.options.tokens.clone()].concat()
+    }
+
+    /// Deploys the contracts again with `tokens` allowed beside the test USDC and points this chain
+    /// at the new deployment: for tokens that must exist before the escrow that allows them.
+    pub async fn redeploy_allowing(&mut self, tokens: Vec<Address>) -> Result<(), HarnessError> {
+        let options =
+            DeployOptions { tokens: [self.options.tokens.clone(), tokens].concat(), ..self.options.clone() };
+        let deployment = agentpact_contracts::deploy(self.provider.clone(), options.clone()).await?;
+        self.pact = AgentPact::new(deployment.agent_pact, self.provider.clone());
+        self.registry = OracleRegistry::new(deployment.oracle_registry, self.provider.clone());
+        self.agents = AgentRegistry::new(deployment.agent_registry, self.provider.clone());
+        self.deployment = deployment;
+        self.options = options;
+        Ok(())
     }
 
     /// What `who` holds of `currency`: ETH in wei, a token in its base units.

@@ -18,3 +18,18 @@ alloy::sol!(
     HostileToken,
     "../contracts/artifacts/test-only/HostileToken.json"
 );
+
+/// Deploys a [`HostileToken`] with `decimals`, behaving normally until its minter (account 0)
+/// switches it, with 1,000,000 whole units minted to every account of `chain`.
+pub async fn deploy_hostile_token(
+    chain: &crate::chain::TestChain,
+    decimals: u8,
+) -> Result<HostileToken::HostileTokenInstance<alloy::providers::DynProvider>, crate::HarnessError> {
+    let token = HostileToken::deploy(chain.provider.clone(), decimals).await?;
+    let minted = alloy::primitives::U256::from(1_000_000u64)
+        * alloy::primitives::U256::from(10u64).pow(alloy::primitives::U256::from(decimals));
+    for who in &chain.accounts {
+        crate::chain::send(token.mint(*who, minted)).await?;
+    }
+    Ok(token)
+}

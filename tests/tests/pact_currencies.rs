@@ -6,13 +6,13 @@
 use agentpact_contracts::{
     AgentPact::{self, AgentPactErrors, AgentPactInstance},
     AgentRegistry::{self, AgentRegistryErrors},
-    DeployOptions, Initiator, OracleRegistry, PactStatus, TestToken,
+    DeployOptions, Initiator, PactStatus, TestToken,
 };
 use agentpact_tests::{
     HarnessError,
-    chain::{revert_of, send},
+    chain::{TestChain, revert_of, send},
     pacts::{DEADLINE_IN, Market, REVIEW_PERIOD, accepter_deposit, creator_deposit, stake},
-    receiver::HostileToken::{self, HostileTokenInstance},
+    receiver::{HostileToken::HostileTokenInstance, deploy_hostile_token},
 };
 use alloy::{
     primitives::{Address, U256},
@@ -26,10 +26,6 @@ type Result = std::result::Result<(), HarnessError>;
 /// unit shows.
 fn payment() -> U256 {
     U256::from(5_000_007u64)
-}
-
-fn err(e: impl std::fmt::Display) -> HarnessError {
-    HarnessError::Process(e.to_string())
 }
 
 /// How a USDC pact ends, and what each party must be credited for it.
@@ -238,6 +234,38 @@ async fn token_deposits_take_exactly_the_allowance_and_no_eth() -> Result {
 }
 
 #[tokio::test]
+async fn an_allowance_to_the_escrow_serves_its_owner_alone() -> Result {
+    let m = Market::open().await?;
+    let usdc = *m.chain.usdc.address();
+    let (pact, escrow) = (&m.chain.pact, m.chain.deployment.agent_pact);
+    // The buyer has approved far more than any deposit; a stranger, and the buyer's own second
+    // wallet (the arbitrator of the buyer's pacts), try to pay their deposits out of it.
+    send(m.chain.usdc.approve(escrow, U256::MAX).from(m.cast.buyer)).await?;
+    let before = m.chain.holding(usdc, m.cast.buyer).await?;
+    for thief in [m.cast.stranger, m.cast.arbitrator] {
+        let mut terms = m.terms_in(usdc, Initiator::Buyer, payment()).await?;
+        terms.arbitrator = m.cast.buyer;
+        let refused = revert_of::<AgentPactErrors, _, _>(pact.createPact(terms).from(thief)).await;
+        assert_eq!(
+            refused,
+            AgentPactErrors::TokenTransferFailed(AgentPact::TokenTransferFailed { token: usdc })
+        );
+    }
+    let id = m.create(m.terms_in(usdc, Initiator::Seller, payment()).await?).await?.0;
+    let refused = revert_of::<AgentPactErrors, _, _>(pact.acceptPact(id).from(m.cast.stranger)).await;
+    assert_eq!(refused, AgentPactErrors::TokenTransferFailed(AgentPact::TokenTransferFailed { token: usdc }));
+
+    // Nor does the buyer's permit, replayed by someone else: the escrow only takes from the caller.
+    let permit = m.permit(usdc, m.cast.buyer, accepter_deposit(Initiator::Seller, payment())).await?;
+    let refused =
+        revert_of::<AgentPactErrors, _, _>(pact.acceptPactWithPermit(id, permit).from(m.cast.stranger)).await;
+    assert_eq!(refused, AgentPactErrors::TokenTransferFailed(AgentPact::TokenTransferFailed { token: usdc }));
+    assert_eq!(m.chain.holding(usdc, m.cast.buyer).await?, before, "the buyer paid for nobody");
+    assert_eq!(m.status(id).await?, PactStatus::Negotiating);
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_token_off_the_allowlist_is_refused_everywhere() -> Result {
     let m = Market::open().await?;
     let stranger_token = TestToken::deploy(m.chain.provider.clone(), "Other".into(), "OTH".into(), 6).await?;
@@ -303,35 +331,32 @@ async fn each_allowed_currency_is_announced_with_its_decimals_and_symbol() -> Re
     Ok(())
 }
 
-/// A market with a second deployment whose escrow allows a [`HostileToken`] (6 decimals, minted
-/// to buyer and seller) and whose registry has the cast's oracles.
+/// A market whose escrow also allows a [`HostileToken`] (6 decimals), which buyer and seller have
+/// approved without limit.
 struct Hostile {
     m: Market,
     token: HostileTokenInstance<DynProvider>,
-    escrow: AgentPactInstance<DynProvider>,
 }
 
 impl Hostile {
     async fn open() -> std::result::Result<Self, HarnessError> {
-        let m = Market::open().await?;
-        let token = HostileToken::deploy(m.chain.provider.clone(), 6).await?;
-        let options = DeployOptions { tokens: vec![*token.address()], ..m.chain.options.clone() };
-        let deployed = agentpact_contracts::deploy(m.chain.provider.clone(), options).await.map_err(err)?;
-        let escrow = AgentPact::new(deployed.agent_pact, m.chain.provider.clone());
-        let registry = OracleRegistry::new(deployed.oracle_registry, m.chain.provider.clone());
-        for oracle in &m.cast.oracles {
-            let register = registry.register(vec!["review".into()]).from(*oracle);
-            send(register.value(m.chain.options.min_oracle_stake)).await?;
-        }
+        let mut chain = TestChain::start().await?;
+        let token = deploy_hostile_token(&chain, 6).await?;
+        chain.redeploy_allowing(vec![*token.address()]).await?;
+        let m = Market::open_on(chain).await?;
         for who in [m.cast.buyer, m.cast.seller] {
-            send(token.mint(who, U256::from(1_000_000_000u64))).await?;
-            send(token.approve(deployed.agent_pact, U256::MAX).from(who)).await?;
+            send(token.approve(m.chain.deployment.agent_pact, U256::MAX).from(who)).await?;
         }
-        Ok(Self { m, token, escrow })
+        Ok(Self { m, token })
+    }
+
+    /// The escrow that allows the token.
+    fn escrow(&self) -> &AgentPactInstance<DynProvider> {
+        &self.m.chain.pact
     }
 
     async fn set(&self, mode: u8, data: Vec<u8>) -> Result {
-        send(self.token.configure(mode, *self.escrow.address(), data.into())).await?;
+        send(self.token.configure(mode, *self.escrow().address(), data.into())).await?;
         Ok(())
     }
 
@@ -343,15 +368,15 @@ impl Hostile {
     /// pot credited to the seller.
     async fn seller_wins_first_pact(&self) -> std::result::Result<U256, HarnessError> {
         let (buyer, seller, arbitrator) = (self.m.cast.buyer, self.m.cast.seller, self.m.cast.arbitrator);
-        send(self.escrow.createPact(self.terms().await?).from(buyer)).await?;
-        send(self.escrow.acceptPact(U256::ZERO).from(seller)).await?;
-        send(self.escrow.raiseDispute(U256::ZERO, arbitrator).from(buyer)).await?;
-        send(self.escrow.resolveDispute(U256::ZERO, true).from(arbitrator)).await?;
+        send(self.escrow().createPact(self.terms().await?).from(buyer)).await?;
+        send(self.escrow().acceptPact(U256::ZERO).from(seller)).await?;
+        send(self.escrow().raiseDispute(U256::ZERO, arbitrator).from(buyer)).await?;
+        send(self.escrow().resolveDispute(U256::ZERO, true).from(arbitrator)).await?;
         Ok(payment() + stake(payment()) * U256::from(2u8))
     }
 
     async fn held(&self) -> std::result::Result<U256, HarnessError> {
-        Ok(self.token.balanceOf(*self.escrow.address()).call().await?)
+        Ok(self.token.balanceOf(*self.escrow().address()).call().await?)
     }
 }
 
@@ -367,14 +392,15 @@ async fn a_fee_on_transfer_is_refused_with_nothing_changed() -> Result {
     h.set(FEE, vec![]).await?;
     let deposit = creator_deposit(Initiator::Buyer, payment());
     let refused =
-        revert_of::<AgentPactErrors, _, _>(h.escrow.createPact(h.terms().await?).from(h.m.cast.buyer)).await;
+        revert_of::<AgentPactErrors, _, _>(h.escrow().createPact(h.terms().await?).from(h.m.cast.buyer))
+            .await;
     let token = *h.token.address();
     let arrived = deposit - deposit / U256::from(100u8);
     assert_eq!(
         refused,
         AgentPactErrors::DepositMismatch(AgentPact::DepositMismatch { token, expected: deposit, arrived })
     );
-    assert_eq!(h.escrow.pactCount().call().await?, U256::ZERO);
+    assert_eq!(h.escrow().pactCount().call().await?, U256::ZERO);
     assert_eq!(h.held().await?, U256::ZERO);
     Ok(())
 }
@@ -385,21 +411,22 @@ async fn a_token_answering_false_is_a_failed_transfer() -> Result {
     h.set(FALSE, vec![]).await?;
     let token = *h.token.address();
     let refused =
-        revert_of::<AgentPactErrors, _, _>(h.escrow.createPact(h.terms().await?).from(h.m.cast.buyer)).await;
+        revert_of::<AgentPactErrors, _, _>(h.escrow().createPact(h.terms().await?).from(h.m.cast.buyer))
+            .await;
     assert_eq!(refused, AgentPactErrors::TokenTransferFailed(AgentPact::TokenTransferFailed { token }));
-    assert_eq!(h.escrow.pactCount().call().await?, U256::ZERO);
+    assert_eq!(h.escrow().pactCount().call().await?, U256::ZERO);
 
     // A credit in a token that later answers false stays credited, and is paid once it behaves.
     h.set(NORMAL, vec![]).await?;
-    send(h.escrow.createPact(h.terms().await?).from(h.m.cast.buyer)).await?;
-    send(h.escrow.cancelPact(U256::ZERO).from(h.m.cast.buyer)).await?;
+    send(h.escrow().createPact(h.terms().await?).from(h.m.cast.buyer)).await?;
+    send(h.escrow().cancelPact(U256::ZERO).from(h.m.cast.buyer)).await?;
     let credit = creator_deposit(Initiator::Buyer, payment());
     h.set(FALSE, vec![]).await?;
-    let refused = revert_of::<AgentPactErrors, _, _>(h.escrow.withdraw(token).from(h.m.cast.buyer)).await;
+    let refused = revert_of::<AgentPactErrors, _, _>(h.escrow().withdraw(token).from(h.m.cast.buyer)).await;
     assert_eq!(refused, AgentPactErrors::TokenTransferFailed(AgentPact::TokenTransferFailed { token }));
-    assert_eq!(h.escrow.balances(token, h.m.cast.buyer).call().await?, credit);
+    assert_eq!(h.escrow().balances(token, h.m.cast.buyer).call().await?, credit);
     h.set(NORMAL, vec![]).await?;
-    send(h.escrow.withdraw(token).from(h.m.cast.buyer)).await?;
+    send(h.escrow().withdraw(token).from(h.m.cast.buyer)).await?;
     assert_eq!(h.held().await?, U256::ZERO);
     Ok(())
 }
@@ -412,7 +439,7 @@ async fn a_token_returning_nothing_works_end_to_end() -> Result {
     let pot = h.seller_wins_first_pact().await?;
     let token = *h.token.address();
     let before = h.token.balanceOf(seller).call().await?;
-    send(h.escrow.withdraw(token).from(seller)).await?;
+    send(h.escrow().withdraw(token).from(seller)).await?;
     assert_eq!(h.token.balanceOf(seller).call().await?, before + pot);
     assert_eq!(h.held().await?, U256::ZERO);
     Ok(())
@@ -432,18 +459,18 @@ async fn a_token_that_reenters_the_escrow_gets_nothing() -> Result {
     ] {
         h.set(REENTER, call).await?;
         // A second pact's deposit runs the token's re-entry from inside the escrow.
-        send(h.escrow.createPact(h.terms().await?).from(buyer)).await?;
+        send(h.escrow().createPact(h.terms().await?).from(buyer)).await?;
         assert!(!h.token.lastReentrySucceeded().call().await?, "a re-entry went through");
         let selector = h.token.lastReentryResult().call().await?;
         assert_eq!(&selector[..4], AgentPact::Reentrancy::SELECTOR.as_slice(), "refused by the guard");
     }
     h.set(NORMAL, vec![]).await?;
     let before = h.token.balanceOf(seller).call().await?;
-    send(h.escrow.withdraw(token).from(seller)).await?;
+    send(h.escrow().withdraw(token).from(seller)).await?;
     assert_eq!(h.token.balanceOf(seller).call().await?, before + pot, "paid once, exactly");
     let deposits = creator_deposit(Initiator::Buyer, payment()) * U256::from(3u8);
     assert_eq!(h.held().await?, deposits, "the three open pacts' deposits, nothing else");
-    assert_eq!(h.escrow.owed(token).call().await?, deposits);
+    assert_eq!(h.escrow().owed(token).call().await?, deposits);
     Ok(())
 }
 
@@ -451,16 +478,17 @@ async fn a_token_that_reenters_the_escrow_gets_nothing() -> Result {
 async fn a_token_that_shrinks_what_the_escrow_holds_takes_no_new_deposit() -> Result {
     let h = Hostile::open().await?;
     let token = *h.token.address();
-    send(h.escrow.createPact(h.terms().await?).from(h.m.cast.buyer)).await?;
+    send(h.escrow().createPact(h.terms().await?).from(h.m.cast.buyer)).await?;
     let owed = creator_deposit(Initiator::Buyer, payment());
-    send(h.token.shrink(*h.escrow.address(), U256::from(1u8))).await?;
+    send(h.token.shrink(*h.escrow().address(), U256::from(1u8))).await?;
     let refused =
-        revert_of::<AgentPactErrors, _, _>(h.escrow.createPact(h.terms().await?).from(h.m.cast.buyer)).await;
+        revert_of::<AgentPactErrors, _, _>(h.escrow().createPact(h.terms().await?).from(h.m.cast.buyer))
+            .await;
     assert_eq!(
         refused,
         AgentPactErrors::BalanceShort(AgentPact::BalanceShort { token, owed, held: owed - U256::from(1u8) })
     );
-    assert_eq!(h.escrow.pactCount().call().await?, U256::from(1u8));
+    assert_eq!(h.escrow().pactCount().call().await?, U256::from(1u8));
     Ok(())
 }
 

@@ -235,11 +235,15 @@ impl Pact {
     }
 }
 
-/// The model: every pact and every credit, by (currency, owner).
+/// The model: every pact, every credit by (currency, owner), and the currencies whose token
+/// refuses deposits at the moment, with the smallest deposit it refuses (a token answering
+/// `false` refuses every deposit; one keeping 1% refuses those of 100 base units and more, as
+/// 1% of less rounds to nothing).
 #[derive(Debug, Default)]
 pub struct Escrow {
     pub pacts: Vec<Pact>,
     pub credits: HashMap<(Address, Address), U256>,
+    pub refusing: HashMap<Address, U256>,
 }
 
 impl Escrow {
@@ -249,6 +253,11 @@ impl Escrow {
         let locked: U256 = self.pacts.iter().filter(|p| p.currency == currency).map(Pact::locked).sum();
         let credits: U256 = self.credits.iter().filter(|((c, _), _)| *c == currency).map(|(_, v)| *v).sum();
         locked + credits
+    }
+
+    /// Whether the token of `currency` refuses a deposit of `amount` at the moment.
+    pub fn refuses(&self, currency: Address, amount: U256) -> bool {
+        self.refusing.get(&currency).is_some_and(|least| amount >= *least)
     }
 
     /// The credit in `currency` the model says `who` is owed.
@@ -268,7 +277,8 @@ impl Escrow {
                     && p.counterparty.is_none_or(|c| c == caller)
                     && caller != p.creator
                     && caller != p.arbitrator
-                    && !p.oracles.contains(&caller) =>
+                    && !p.oracles.contains(&caller)
+                    && !self.refuses(p.currency, p.accepter_deposit()) =>
             {
                 Some(Funded)
             }
