@@ -27,6 +27,9 @@ pub struct McpArgs {
     /// The most ETH one write may send (a spending cap).
     #[arg(long, env = "MAX_VALUE_ETH", default_value = "1")]
     max_value_eth: String,
+    /// The most USDC one deposit may take (a spending cap); deposits in other tokens are refused.
+    #[arg(long, env = "MAX_VALUE_USDC", default_value = "100")]
+    max_value_usdc: String,
     /// How long a write waits for its receipt, in seconds.
     #[arg(long, env = "RECEIPT_TIMEOUT_SECS", default_value_t = 60)]
     receipt_timeout_secs: u64,
@@ -62,6 +65,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let signer = args.key.signer()?;
     let limits = WriteLimits {
         max_value: input::eth_amount("MAX_VALUE_ETH", &args.max_value_eth)?,
+        // Read with 18 decimals, whatever USDC's are: the cap is compared at that scale.
+        max_value_usdc: input::units("MAX_VALUE_USDC", &args.max_value_usdc, 18, "USDC")?,
         receipt_timeout: Duration::from_secs(args.receipt_timeout_secs.max(1)),
         index_wait: Duration::from_millis(args.index_wait_ms),
     };

@@ -27,6 +27,8 @@ use crate::{input::eth, outcome::ToolError, revert};
 pub struct WriteLimits {
     /// No write sends more than this value (wei).
     pub max_value: U256,
+    /// No deposit takes more USDC than this, read with 18 decimals (`MAX_VALUE_USDC`).
+    pub max_value_usdc: U256,
     /// How long to wait for a receipt.
     pub receipt_timeout: Duration,
     /// How long to wait for the indexer to reach the write's block.
@@ -111,6 +113,11 @@ impl Chain {
         })
     }
 
+    /// The agent's key, for signatures made here (permits); never printed.
+    pub(crate) const fn signer(&self) -> &PrivateKeySigner {
+        &self.signer
+    }
+
     /// The agent's EIP-712 signature over `hash`.
     pub fn sign(&self, hash: &alloy::primitives::B256) -> Result<alloy::primitives::Signature, ToolError> {
         use alloy::signers::SignerSync;
@@ -142,7 +149,11 @@ impl Chain {
         value: U256,
     ) -> Result<Mined, ToolError> {
         if value > self.limits.max_value {
-            return Err(ToolError::OverCap { value: eth(value), cap: eth(self.limits.max_value) });
+            return Err(ToolError::OverCap {
+                value: format!("{} ETH", eth(value)),
+                cap: format!("{} ETH", eth(self.limits.max_value)),
+                setting: "MAX_VALUE_ETH",
+            });
         }
         let call = call.from(self.me).value(value);
         let balance = self.balance().await?;
@@ -208,7 +219,11 @@ impl Chain {
     }
 
     fn insufficient(&self, need: U256, have: U256) -> ToolError {
-        ToolError::InsufficientFunds { need: eth(need), have: eth(have), address: self.me.to_checksum(None) }
+        ToolError::InsufficientFunds {
+            need: format!("{} ETH", eth(need)),
+            have: format!("{} ETH", eth(have)),
+            address: self.me.to_checksum(None),
+        }
     }
 
     /// What a failed simulation or send means for the agent.

@@ -1,5 +1,6 @@
-//! Reading tool inputs: ETH amounts, addresses, hashes and ids, each with an error that says what
-//! a good value looks like. Amounts are wei (`U256`) inside and decimal ETH strings at the edge.
+//! Reading tool inputs: amounts, addresses, hashes and ids, each with an error that says what a
+//! good value looks like. Amounts are base units (`U256`; wei for ETH) inside and decimal strings
+//! in their currency at the edge.
 
 use alloy::primitives::{Address, B256, U256, keccak256, utils};
 
@@ -10,16 +11,24 @@ pub struct InvalidInput(pub String);
 
 /// `"0.5"` ETH as wei. At most 18 decimals, no sign, no exponent.
 pub fn eth_amount(field: &str, text: &str) -> Result<U256, InvalidInput> {
+    units(field, text, 18, "ETH")
+}
+
+/// `"5.5"` of a currency with `decimals` decimals (`unit` names it) as base units. No sign, no
+/// exponent, no more decimals than the currency has.
+pub fn units(field: &str, text: &str, decimals: u8, unit: &str) -> Result<U256, InvalidInput> {
     let t = text.trim();
     let digits_and_dot =
         !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && t.matches('.').count() <= 1;
-    let decimals = t.split_once('.').map_or(0, |(_, d)| d.len());
-    if !digits_and_dot || decimals > 18 || t == "." {
+    let places = t.split_once('.').map_or(0, |(_, d)| d.len());
+    if !digits_and_dot || places > usize::from(decimals) || t == "." {
         return Err(InvalidInput(format!(
-            "{field} must be an ETH amount like \"0.5\" (digits, at most 18 decimals), not {text:?}"
+            "{field} must be an {unit} amount like \"0.5\" (digits, at most {decimals} decimals), not {text:?}"
         )));
     }
-    utils::parse_ether(t).map_err(|_| InvalidInput(format!("{field} {text:?} is too large")))
+    utils::parse_units(t, decimals)
+        .map(Into::into)
+        .map_err(|_| InvalidInput(format!("{field} {text:?} is too large")))
 }
 
 /// A JSON number of ETH (e.g. `10` or `0.05`) as wei.
@@ -32,7 +41,16 @@ pub fn eth_number(field: &str, value: f64) -> Result<U256, InvalidInput> {
 
 /// Wei as ETH without trailing zeros: `550000000000000000` → `"0.55"`.
 pub fn eth(wei: U256) -> String {
-    let text = utils::format_ether(wei);
+    shown(wei, 18)
+}
+
+/// Base units of a currency with `decimals` decimals, without trailing zeros: `5500000`, 6 →
+/// `"5.5"`.
+pub fn shown(amount: U256, decimals: u8) -> String {
+    let text = utils::format_units(amount, decimals).unwrap_or_else(|_| amount.to_string());
+    if !text.contains('.') {
+        return text;
+    }
     let text = text.trim_end_matches('0');
     text.strip_suffix('.').unwrap_or(text).to_owned()
 }
@@ -82,6 +100,11 @@ mod tests {
         assert_eq!(eth(U256::from(550_000_000_000_000_000u64)), "0.55");
         assert_eq!(eth(U256::from(2_000_000_000_000_000_000u64)), "2");
         assert_eq!(eth(U256::ZERO), "0");
+        assert_eq!(units("payment", "5.5", 6, "USDC"), Ok(U256::from(5_500_000u64)));
+        assert_eq!(shown(U256::from(5_500_000u64), 6), "5.5");
+        assert_eq!(shown(U256::from(10u8), 0), "10");
+        let err = units("payment", "0.0000001", 6, "USDC").expect_err("seven decimals");
+        assert!(err.0.contains("at most 6 decimals") && err.0.contains("USDC"), "{err}");
         for bad in ["", "-1", "1e18", "0.1234567890123456789", "abc", "1.2.3", "."] {
             let err = eth_amount("paymentEth", bad).expect_err(bad);
             assert!(err.0.contains("paymentEth"), "{err}");

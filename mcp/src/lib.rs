@@ -11,6 +11,7 @@ mod hire;
 pub mod http;
 pub mod input;
 pub mod keys;
+mod money;
 pub mod outcome;
 pub mod revert;
 pub mod role;

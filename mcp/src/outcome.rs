@@ -33,25 +33,27 @@ pub enum ToolError {
     Reverted(Revert),
     /// The wallet cannot pay the value (plus gas).
     #[error(
-        "Insufficient funds: this needs {need} ETH plus gas, the wallet {address} holds {have} ETH. Fund it and try again."
+        "Insufficient funds: this needs {need} plus gas, the wallet {address} holds {have}. Fund it and try again."
     )]
     InsufficientFunds {
-        /// ETH needed (value).
+        /// What is needed, with its currency.
         need: String,
-        /// ETH held.
+        /// What is held, with its currency.
         have: String,
         /// The wallet.
         address: String,
     },
     /// The value is above the configured spending cap; nothing was sent.
     #[error(
-        "Refused: {value} ETH is above the spending cap of {cap} ETH (MAX_VALUE_ETH). Ask the operator to raise it if this is intended."
+        "Refused: {value} is above the spending cap of {cap} ({setting}). Ask the operator to raise it if this is intended."
     )]
     OverCap {
-        /// The value asked.
+        /// The value asked, with its currency.
         value: String,
-        /// The cap.
+        /// The cap, with its currency.
         cap: String,
+        /// The setting that holds the cap.
+        setting: &'static str,
     },
     /// The RPC does not answer; nothing may have been sent.
     #[error("The chain's RPC is unreachable ({0}). Nothing was sent; retry when it is back.")]

@@ -260,9 +260,10 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             "DisputePeriodActive",
             format!("The arbitrator has until {} to rule; claim the timeout after that.", x.endsAt),
         ),
-        E::NothingToWithdraw(_) => {
-            revert("NothingToWithdraw", "This wallet has no credit in that currency to withdraw.")
-        }
+        E::NothingToWithdraw(_) => revert(
+            "NothingToWithdraw",
+            "This wallet has no credit to withdraw (get-my-address lists it per currency).",
+        ),
         E::TransferFailed(_) => revert(
             "TransferFailed",
             "The ETH transfer failed; the credit is kept, try again from a wallet that accepts ETH.",

@@ -60,9 +60,16 @@ impl PactServer {
         Self { chain, role, tools: Arc::new(tools) }
     }
 
-    fn config(&self) -> Value {
+    /// The deployment, this agent's role and caps, and the currencies pacts may be paid in.
+    async fn config(&self) -> Result<Value, ToolError> {
         let c = &self.chain;
-        json!({
+        let currencies: Vec<Value> = c
+            .currencies()
+            .await?
+            .iter()
+            .map(|k| json!({ "symbol": k.symbol, "address": k.address, "decimals": k.decimals }))
+            .collect();
+        Ok(json!({
             "chainId": c.chain_id,
             "agentPact": c.pact.address(),
             "oracleRegistry": c.registry.address(),
@@ -70,7 +77,9 @@ impl PactServer {
             "wallet": c.me,
             "role": self.role.name(),
             "maxValueEth": eth(c.limits().max_value),
-        })
+            "maxValueUsdc": eth(c.limits().max_value_usdc),
+            "currencies": currencies,
+        }))
     }
 }
 
@@ -174,7 +183,7 @@ impl ServerHandler for PactServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
         let body = match request.uri.as_str() {
-            "pact://config" => self.config(),
+            "pact://config" => self.config().await.map_err(unreadable)?,
             "pact://abi/agent-pact" => abi(agentpact_contracts::artifacts::AGENT_PACT),
             "pact://abi/oracle-registry" => abi(agentpact_contracts::artifacts::ORACLE_REGISTRY),
             "pact://abi/agent-registry" => abi(agentpact_contracts::artifacts::AGENT_REGISTRY),

@@ -39,10 +39,12 @@ pub struct Reply {
     pub is_error: bool,
 }
 
-/// The spending cap agents get in tests.
+/// The spending caps agents get in tests: 10 ETH, 1,000 USDC.
 pub fn test_limits() -> WriteLimits {
     WriteLimits {
         max_value: U256::from(10u64) * U256::from(10u64).pow(U256::from(18u64)),
+        // 1,000 USDC, at the cap's 18-decimal scale.
+        max_value_usdc: U256::from(1000u64) * U256::from(10u64).pow(U256::from(18u64)),
         receipt_timeout: Duration::from_secs(30),
         index_wait: Duration::from_secs(10),
     }

@@ -85,7 +85,8 @@ impl Stage {
         assert_eq!(self.credit(agent.address).await?, expected);
         let before = self.m.chain.balance(agent.address).await?;
         let reply = agent.ok("withdraw", json!({})).await?;
-        let tx: B256 = reply.data["txHash"].as_str().and_then(|s| s.parse().ok()).unwrap_or_default();
+        let tx: B256 =
+            reply.data["withdrawn"][0]["txHash"].as_str().and_then(|s| s.parse().ok()).unwrap_or_default();
         let receipt = self
             .m
             .chain
@@ -216,5 +217,89 @@ async fn disputes_are_won_by_either_side_and_a_timeout_refunds_the_buyer() -> Re
         claimed.text,
         "Timeout claimed: pact #2 left FUNDED and is REFUNDED. Credited to you: 1.2 ETH (use withdraw to collect)."
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() -> Result {
+    let s = Stage::open().await?;
+    let usdc = *s.m.chain.usdc.address();
+    let escrow = s.m.chain.deployment.agent_pact;
+    let mut terms = s.terms("buyer", "unused").await?;
+    terms["currency"] = json!("usdc");
+    terms["payment"] = json!("5");
+    terms.as_object_mut().map(|t| t.remove("paymentEth"));
+    let (buyer_usdc, seller_usdc) =
+        (s.m.chain.holding(usdc, s.m.cast.buyer).await?, s.m.chain.holding(usdc, s.m.cast.seller).await?);
+
+    // The tools learn the allowed tokens from the index, which follows the chain in the background.
+    let mut config = s.buyer.resource("pact://config").await?;
+    for _ in 0..100 {
+        if config["currencies"].as_array().is_some_and(|c| c.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        config = s.buyer.resource("pact://config").await?;
+    }
+    assert_eq!(
+        config["currencies"][1],
+        json!({ "symbol": "USDC", "address": usdc, "decimals": 6 }),
+        "{config}"
+    );
+    let created = s.buyer.ok("create-pact", terms.clone()).await?;
+    assert_eq!(
+        created.text,
+        "Pact #0 created as BUYER. Deposited: 5.5 USDC (5 payment + 0.5 stake). Open for sellers."
+    );
+    assert_eq!(
+        (created.data["currency"].as_str(), created.data["deposited"].as_str()),
+        (Some("USDC"), Some("5.5"))
+    );
+    assert!(created.data.get("depositedEth").is_none(), "no ETH field on a USDC pact: {}", created.data);
+    assert_eq!(s.m.chain.holding(usdc, escrow).await?, U256::from(5_500_000u64));
+    assert_eq!(
+        s.m.chain.usdc.allowance(s.m.cast.buyer, escrow).call().await?,
+        U256::ZERO,
+        "a permit, used up"
+    );
+
+    let accepted = s.seller.ok("accept-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!(accepted.text, "Accepted pact #0 as SELLER. Staked 0.5 USDC.");
+    let pact = s.buyer.ok("get-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!((pact.data["currency"].as_str(), pact.data["payment"].as_str()), (Some("USDC"), Some("5")));
+    assert!(pact.text.contains("5 USDC"), "{}", pact.text);
+
+    s.deliver_and_verify("0", [90, 90]).await?;
+    let approved = s.buyer.ok("approve-work", json!({ "pactId": 0 })).await?;
+    assert!(
+        approved
+            .text
+            .starts_with("Pact #0 approved. 5.5 USDC released to seller, 0.5 USDC stake returned to you"),
+        "{}",
+        approved.text
+    );
+    let me = s.seller.ok("get-my-address", json!({})).await?;
+    assert!(me.text.contains("plus 5.5 USDC credit"), "{}", me.text);
+    let withdrawn = s.seller.ok("withdraw", json!({})).await?;
+    assert!(withdrawn.text.starts_with("Withdrew 5.5 USDC to "), "{}", withdrawn.text);
+    s.buyer.ok("withdraw", json!({})).await?;
+    assert_eq!(s.m.chain.holding(usdc, s.m.cast.seller).await?, seller_usdc + U256::from(5_000_000u64));
+    assert_eq!(s.m.chain.holding(usdc, s.m.cast.buyer).await?, buyer_usdc - U256::from(5_000_000u64));
+    assert_eq!(s.m.chain.holding(usdc, escrow).await?, U256::ZERO);
+
+    // Over the USDC cap (1,000 in tests), an unknown currency, and ETH words for a USDC pact: refused, nothing sent.
+    terms["payment"] = json!("1000.000001");
+    let (code, text) = s.buyer.refused("create-pact", terms.clone()).await?;
+    assert_eq!(code, "SPENDING_CAP", "{text}");
+    assert!(text.contains("above the spending cap of 1000 USDC (MAX_VALUE_USDC)"), "{text}");
+    terms["payment"] = json!("5");
+    terms["currency"] = json!("DAI");
+    let (_, text) = s.buyer.refused("create-pact", terms.clone()).await?;
+    assert!(text.contains("does not take \"DAI\"") && text.contains("USDC"), "{text}");
+    terms["currency"] = json!("USDC");
+    terms["payment"] = json!("0.0000001");
+    let (_, text) = s.buyer.refused("create-pact", terms).await?;
+    assert!(text.contains("at most 6 decimals"), "{text}");
+    assert_eq!(s.m.chain.pact.pactCount().call().await?, U256::from(1u8));
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! What a pact's amounts are counted in: native ETH (the zero address) or an allowed token, with
 //! the decimals and symbol the escrow announced for it (`currencies`, from `CurrencyAllowed`).
 
-use agentpact_schema::Cells;
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256, utils::format_units};
 
-use super::ReadError;
+use super::{ReadError, Reader};
 
 /// A currency of the deployment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +37,23 @@ impl Currency {
             symbol: row.present("currencies.symbol", symbol)?,
             decimals: row.int("currencies.decimals", row.present("currencies.decimals", decimals)?)?,
         })
+    }
+}
+
+impl Reader {
+    /// The currencies pacts on `chain_id` may be paid in, in the order the escrow announced them
+    /// (ETH first).
+    pub async fn currencies(&self, chain_id: u64) -> Result<Vec<Currency>, ReadError> {
+        let rows = sqlx::query!(
+            "SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 ORDER BY block_number, address",
+            i64_of(chain_id)
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let cells = Cells { table: "currencies", key: format!("chain {chain_id}") };
+        rows.into_iter()
+            .map(|c| Currency::of(&cells, "address", &c.address, Some(c.symbol), Some(c.decimals)))
+            .collect()
     }
 }
 

@@ -90,18 +90,12 @@ impl Reader {
         )
         .fetch_all(self.pool())
         .await?;
-        let currencies = sqlx::query!(
-            "SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 ORDER BY block_number, address",
-            chain
-        )
-        .fetch_all(self.pool())
-        .await?;
-        let mut volumes = Vec::with_capacity(currencies.len());
-        for c in currencies {
-            let cells = Cells { table: "currencies", key: format!("chain {chain_id}") };
-            let currency = Currency::of(&cells, "address", &c.address, Some(c.symbol), Some(c.decimals))?;
-            volumes.push(CurrencyVolume { currency, completed: U256::ZERO, open: U256::ZERO });
-        }
+        let volumes = self
+            .currencies(chain_id)
+            .await?
+            .into_iter()
+            .map(|currency| CurrencyVolume { currency, completed: U256::ZERO, open: U256::ZERO })
+            .collect();
         let active_oracles = sqlx::query_scalar!(
             r#"SELECT count(*) AS "n!" FROM oracles WHERE chain_id = $1 AND status = 'active'"#,
             chain

@@ -9,9 +9,11 @@ use alloy::{
 use serde_json::json;
 
 use super::{PactId, index_note, receipt};
+use agentpact_api::read::Currency;
+
 use crate::{
     chain::{Chain, Mined},
-    input::eth,
+    money::{show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -19,9 +21,9 @@ pub async fn approve(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     let id = U256::from(i.pact_id);
     let done = complete(chain, chain.pact.approveWork(id), id).await?;
     Ok(done.answer(format!(
-        "Pact #{id} approved. {} ETH released to seller, {} ETH stake returned to you (credited: use withdraw to collect).",
-        eth(done.to_seller),
-        eth(done.to_buyer),
+        "Pact #{id} approved. {} released to seller, {} stake returned to you (credited: use withdraw to collect).",
+        show(done.to_seller, &done.currency),
+        show(done.to_buyer, &done.currency),
     )))
 }
 
@@ -29,9 +31,9 @@ pub async fn auto_approve(chain: &Chain, i: PactId) -> Result<Answer, ToolError>
     let id = U256::from(i.pact_id);
     let done = complete(chain, chain.pact.autoApprove(id), id).await?;
     Ok(done.answer(format!(
-        "Review period expired. Pact #{id} auto-approved. Payment released to seller ({} ETH; {} ETH stake back to the buyer).",
-        eth(done.to_seller),
-        eth(done.to_buyer),
+        "Review period expired. Pact #{id} auto-approved. Payment released to seller ({}; {} stake back to the buyer).",
+        show(done.to_seller, &done.currency),
+        show(done.to_buyer, &done.currency),
     )))
 }
 
@@ -41,18 +43,17 @@ struct Completed {
     mined: Mined,
     to_seller: U256,
     to_buyer: U256,
+    currency: Currency,
 }
 
 impl Completed {
     fn answer(&self, text: String) -> Answer {
-        Answer::new(
-            text + index_note(self.mined.indexed),
-            json!({
-                "pactId": self.id.to_string(), "status": PactStatus::Completed.name(),
-                "sellerCreditedEth": eth(self.to_seller), "buyerCreditedEth": eth(self.to_buyer),
-                "txHash": self.mined.receipt.transaction_hash,
-            }),
-        )
+        let data = json!({
+            "pactId": self.id.to_string(), "status": PactStatus::Completed.name(),
+            "txHash": self.mined.receipt.transaction_hash,
+        });
+        let amounts = [("sellerCredited", self.to_seller), ("buyerCredited", self.to_buyer)];
+        Answer::new(text + index_note(self.mined.indexed), with_amounts(data, &self.currency, amounts))
     }
 }
 
@@ -67,7 +68,8 @@ async fn complete<D: CallDecoder>(
     let payouts = receipt::events::<AgentPact::Payout>(&mined.receipt);
     let to = |who| payouts.iter().filter(|p| p.to == who).map(|p| p.amount).sum::<U256>();
     let (to_seller, to_buyer) = (to(pact.seller), to(pact.buyer));
-    Ok(Completed { id, mined, to_seller, to_buyer })
+    let currency = chain.currency_at(pact.currency).await?;
+    Ok(Completed { id, mined, to_seller, to_buyer, currency })
 }
 
 pub async fn reject(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {

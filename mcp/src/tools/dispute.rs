@@ -9,7 +9,8 @@ use serde_json::json;
 use super::{index_note, receipt};
 use crate::{
     chain::Chain,
-    input::{self, eth},
+    input,
+    money::{show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -53,18 +54,20 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer, ToolErr
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.resolveDispute(id, i.seller_wins), U256::ZERO).await?;
     let credited: U256 = receipt::events::<AgentPact::Payout>(&mined.receipt).iter().map(|p| p.amount).sum();
+    let currency = chain.currency_at(receipt::currency(&mined.receipt)).await?;
     let (winner, status) =
         if i.seller_wins { ("seller", PactStatus::Completed) } else { ("buyer", PactStatus::Refunded) };
+    let data = json!({
+        "pactId": id.to_string(), "winner": winner, "status": status.name(),
+        "txHash": mined.receipt.transaction_hash,
+    });
     Ok(Answer::new(
         format!(
-            "Dispute on pact #{id} resolved for the {winner}: the pact is {} and {} ETH was credited.{}",
+            "Dispute on pact #{id} resolved for the {winner}: the pact is {} and {} was credited.{}",
             status.name(),
-            eth(credited),
+            show(credited, &currency),
             index_note(mined.indexed)
         ),
-        json!({
-            "pactId": id.to_string(), "winner": winner, "status": status.name(), "creditedEth": eth(credited),
-            "txHash": mined.receipt.transaction_hash,
-        }),
+        with_amounts(data, &currency, [("credited", credited)]),
     ))
 }

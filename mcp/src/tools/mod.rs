@@ -348,9 +348,14 @@ mod receipt {
             .collect()
     }
 
-    /// Wei credited to `who` by the write.
+    /// Base units credited to `who` by the write (all of one pact, so of one currency).
     pub fn credited(receipt: &TransactionReceipt, who: Address) -> U256 {
         events::<AgentPact::Payout>(receipt).iter().filter(|p| p.to == who).map(|p| p.amount).sum()
+    }
+
+    /// The currency the write's payouts are in (ETH when it paid nothing).
+    pub fn currency(receipt: &TransactionReceipt) -> Address {
+        events::<AgentPact::Payout>(receipt).first().map_or(Address::ZERO, |p| p.currency)
     }
 }
 

@@ -4,7 +4,7 @@ use agentpact_contracts::{
     AgentPact, Initiator, PactStatus,
     rules::{self, MAX_ORACLES},
 };
-use alloy::primitives::{Address, U256};
+use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
@@ -12,7 +12,8 @@ use serde_json::json;
 use super::{PactId, index_note, receipt};
 use crate::{
     chain::Chain,
-    input::{self, eth},
+    input,
+    money::{TokenDeposit, show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -53,8 +54,13 @@ pub struct CreatePact {
     /// Minimum weighted score (0-100) for the work to pass.
     #[schemars(range(max = 100))]
     threshold: u8,
-    /// Payment in ETH, e.g. "0.5". Each side stakes 10% of it.
-    payment_eth: String,
+    /// What the pact is paid in: "ETH" (the default), "USDC", or the address of a token the escrow
+    /// allows (pact://config lists them).
+    currency: Option<String>,
+    /// Payment in `currency`, e.g. "5" for 5 USDC. Each side stakes 10% of it.
+    payment: Option<String>,
+    /// Payment in ETH, e.g. "0.5", for an ETH pact (the same as `payment` with `currency` ETH).
+    payment_eth: Option<String>,
     /// Buyer review window in seconds after verification passes (default 259200 = 3 days, at most
     /// 2592000 = 30 days).
     #[schemars(range(max = 2_592_000))]
@@ -68,10 +74,30 @@ pub struct CreatePact {
 }
 
 pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
-    let payment = input::eth_amount("paymentEth", &i.payment_eth)?;
+    let currency = chain.currency("currency", i.currency.as_deref()).await?;
+    let (field, payment) = match (&i.payment, &i.payment_eth) {
+        (Some(p), None) => ("payment", input::units("payment", p, currency.decimals, &currency.symbol)?),
+        (None, Some(p)) if currency.address.is_zero() => ("paymentEth", input::eth_amount("paymentEth", p)?),
+        (None, Some(_)) => {
+            return Err(ToolError::Invalid(format!(
+                "paymentEth is for ETH pacts; give the payment in {} as payment",
+                currency.symbol
+            )));
+        }
+        (Some(_), Some(_)) => return Err(ToolError::Invalid("give payment or paymentEth, not both".into())),
+        (None, None) => {
+            return Err(ToolError::Invalid(format!(
+                "give the payment in {} as payment, e.g. \"5\"",
+                currency.symbol
+            )));
+        }
+    };
     let stake = rules::stake(payment);
     if stake.is_zero() {
-        return Err(ToolError::Invalid("paymentEth is too small: its 10% stake would be 0 wei".into()));
+        return Err(ToolError::Invalid(format!(
+            "{field} is too small: its 10% stake would be 0 base units of {}",
+            currency.symbol
+        )));
     }
     if i.oracles.is_empty() || i.oracles.len() > MAX_ORACLES {
         return Err(ToolError::Invalid(format!("name 1 to {MAX_ORACLES} oracles (got {})", i.oracles.len())));
@@ -118,34 +144,45 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
         threshold: i.threshold,
         arbitrator,
         counterparty: counterparty.unwrap_or_default(),
-        currency: Address::ZERO,
+        currency: currency.address,
         payment,
         oracles,
         weights: i.oracle_weights,
     };
     check_terms(chain, &terms).await?;
-    let mined = chain.write(chain.pact.createPact(terms), deposit).await?;
+    let mined = if currency.address.is_zero() {
+        chain.write(chain.pact.createPact(terms), deposit).await?
+    } else {
+        match chain.prepare_token_deposit(&currency, deposit).await? {
+            TokenDeposit::Permit(permit) => {
+                chain.write(chain.pact.createPactWithPermit(terms, permit), U256::ZERO).await?
+            }
+            TokenDeposit::Approved => chain.write(chain.pact.createPact(terms), U256::ZERO).await?,
+        }
+    };
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let id = created.first().map(|e| e.pactId).unwrap_or_default();
     let text = match initiator {
         Initiator::Buyer => format!(
-            "Pact #{id} created as BUYER. Deposited: {} ETH ({} payment + {} stake). Open for sellers.",
-            eth(deposit),
-            eth(payment),
-            eth(stake)
+            "Pact #{id} created as BUYER. Deposited: {} ({} payment + {} stake). Open for sellers.",
+            show(deposit, &currency),
+            input::shown(payment, currency.decimals),
+            input::shown(stake, currency.decimals)
         ),
         Initiator::Seller => {
-            format!("Pact #{id} created as SELLER. Staked {} ETH. Listing open for buyers.", eth(stake))
+            format!(
+                "Pact #{id} created as SELLER. Staked {}. Listing open for buyers.",
+                show(stake, &currency)
+            )
         }
     };
-    Ok(Answer::new(
-        text + index_note(mined.indexed),
-        json!({
-            "pactId": id.to_string(), "role": initiator.name(), "depositedEth": eth(deposit),
-            "paymentEth": eth(payment), "stakeEth": eth(stake), "txHash": mined.receipt.transaction_hash,
-            "status": PactStatus::Negotiating.name(),
-        }),
-    ))
+    let data = json!({
+        "pactId": id.to_string(), "role": initiator.name(), "txHash": mined.receipt.transaction_hash,
+        "status": PactStatus::Negotiating.name(),
+    });
+    let data =
+        with_amounts(data, &currency, [("deposited", deposit), ("payment", payment), ("stake", stake)]);
+    Ok(Answer::new(text + index_note(mined.indexed), data))
 }
 
 pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
@@ -157,23 +194,31 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
         Initiator::Buyer => (Initiator::Seller, stake),
         Initiator::Seller => (Initiator::Buyer, pact.payment + stake),
     };
-    let mined = chain.write(chain.pact.acceptPact(id), deposit).await?;
+    let currency = chain.currency_at(pact.currency).await?;
+    let mined = if currency.address.is_zero() {
+        chain.write(chain.pact.acceptPact(id), deposit).await?
+    } else {
+        match chain.prepare_token_deposit(&currency, deposit).await? {
+            TokenDeposit::Permit(permit) => {
+                chain.write(chain.pact.acceptPactWithPermit(id, permit), U256::ZERO).await?
+            }
+            TokenDeposit::Approved => chain.write(chain.pact.acceptPact(id), U256::ZERO).await?,
+        }
+    };
     let text = match role {
-        Initiator::Seller => format!("Accepted pact #{id} as SELLER. Staked {} ETH.", eth(deposit)),
+        Initiator::Seller => format!("Accepted pact #{id} as SELLER. Staked {}.", show(deposit, &currency)),
         Initiator::Buyer => format!(
-            "Accepted pact #{id} as BUYER. Deposited {} ETH ({} payment + {} stake).",
-            eth(deposit),
-            eth(pact.payment),
-            eth(stake)
+            "Accepted pact #{id} as BUYER. Deposited {} ({} payment + {} stake).",
+            show(deposit, &currency),
+            input::shown(pact.payment, currency.decimals),
+            input::shown(stake, currency.decimals)
         ),
     };
-    Ok(Answer::new(
-        text + index_note(mined.indexed),
-        json!({
-            "pactId": id.to_string(), "role": role.name(), "depositedEth": eth(deposit),
-            "txHash": mined.receipt.transaction_hash, "status": PactStatus::Funded.name(),
-        }),
-    ))
+    let data = json!({
+        "pactId": id.to_string(), "role": role.name(), "txHash": mined.receipt.transaction_hash,
+        "status": PactStatus::Funded.name(),
+    });
+    Ok(Answer::new(text + index_note(mined.indexed), with_amounts(data, &currency, [("deposited", deposit)])))
 }
 
 pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
@@ -184,17 +229,16 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError
         .and_then(|e| PactStatus::try_from(e.from).ok())
         .map_or("its status", PactStatus::name);
     let credited = receipt::credited(&mined.receipt, chain.me);
+    let currency = chain.currency_at(receipt::currency(&mined.receipt)).await?;
     let text = format!(
-        "Timeout claimed: pact #{id} left {from} and is REFUNDED. Credited to you: {} ETH (use withdraw to collect).",
-        eth(credited)
+        "Timeout claimed: pact #{id} left {from} and is REFUNDED. Credited to you: {} (use withdraw to collect).",
+        show(credited, &currency)
     );
-    Ok(Answer::new(
-        text + index_note(mined.indexed),
-        json!({
-            "pactId": id.to_string(), "from": from, "status": PactStatus::Refunded.name(),
-            "creditedEth": eth(credited), "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+    let data = json!({
+        "pactId": id.to_string(), "from": from, "status": PactStatus::Refunded.name(),
+        "txHash": mined.receipt.transaction_hash,
+    });
+    Ok(Answer::new(text + index_note(mined.indexed), with_amounts(data, &currency, [("credited", credited)])))
 }
 
 /// A failed read of pact `id`: an unknown pact is the agent's mistake, anything else the RPC's.

@@ -59,6 +59,11 @@ pub struct GetReputation {
 
 /// A pact's facts as the tools show them.
 pub(crate) fn pact_json(p: &Pact) -> Value {
+    let amounts = [("payment", p.payment), ("buyerStake", p.buyer_stake), ("sellerStake", p.seller_stake)];
+    crate::money::with_amounts(pact_facts(p), &p.currency, amounts)
+}
+
+fn pact_facts(p: &Pact) -> Value {
     json!({
         "pactId": p.id.to_string(),
         "status": p.status.name(),
@@ -68,9 +73,6 @@ pub(crate) fn pact_json(p: &Pact) -> Value {
         "seller": p.seller,
         "arbitrator": p.arbitrator,
         "counterparty": p.counterparty,
-        "paymentEth": eth(p.payment),
-        "buyerStakeEth": eth(p.buyer_stake),
-        "sellerStakeEth": eth(p.seller_stake),
         "deadline": p.deadline.timestamp(),
         "acceptBy": p.accept_by.timestamp(),
         "specHash": p.spec_hash,
@@ -88,11 +90,11 @@ pub(crate) fn pact_json(p: &Pact) -> Value {
 
 fn pact_line(p: &Pact) -> String {
     format!(
-        "Pact #{}: {} ({}), {} ETH, {} by {}, deadline {}.",
+        "Pact #{}: {} ({}), {}, {} by {}, deadline {}.",
         p.id,
         p.status.name(),
         p.status.description(),
-        eth(p.payment),
+        crate::money::show(p.payment, &p.currency),
         if p.initiator == Initiator::Buyer { "requested" } else { "offered" },
         p.creator,
         p.deadline.to_rfc3339()
@@ -112,7 +114,7 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     let mut data = indexed.as_ref().map_or_else(|| json!({ "pactId": id.to_string() }), pact_json);
     data["onChain"] = json!({
         "status": status.name(), "buyer": onchain.buyer, "seller": onchain.seller,
-        "paymentEth": eth(onchain.payment), "deadline": onchain.deadline, "acceptBy": onchain.acceptBy,
+        "paymentBaseUnits": onchain.payment.to_string(), "currencyAddress": onchain.currency, "deadline": onchain.deadline, "acceptBy": onchain.acceptBy,
         "counterparty": onchain.counterparty, "scoreCount": onchain.scoreCount,
         "finalScore": onchain.finalScore, "verifiedAt": onchain.verifiedAt,
     });
@@ -151,20 +153,26 @@ pub async fn verification(chain: &Chain, i: GetVerification) -> Result<Answer, T
 
 pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
     let balance = chain.balance().await?;
-    let credit = chain
-        .pact
-        .balances(Address::ZERO, chain.me)
-        .call()
-        .await
-        .map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
+    let credits = chain.credits().await?;
+    let eth_credit = credits.iter().find(|(c, _)| c.address.is_zero()).map_or(U256::ZERO, |(_, v)| *v);
+    let owed: Vec<String> =
+        credits.iter().filter(|(_, v)| !v.is_zero()).map(|(c, v)| crate::money::show(*v, c)).collect();
+    let owed_text =
+        if owed.is_empty() { "no credit".to_owned() } else { format!("{} credit", owed.join(" and ")) };
+    let per_currency: Vec<Value> = credits
+        .iter()
+        .map(|(c, v)| json!({ "currency": c.symbol, "currencyAddress": c.address, "credit": input::shown(*v, c.decimals) }))
+        .collect();
     Ok(Answer::new(
         format!(
-            "{} holds {} ETH, plus {} ETH credit in AgentPact (withdraw to collect).",
+            "{} holds {} ETH, plus {owed_text} in AgentPact (withdraw to collect).",
             chain.me,
             eth(balance),
-            eth(credit)
         ),
-        json!({ "address": chain.me, "balanceEth": eth(balance), "creditEth": eth(credit), "chainId": chain.chain_id }),
+        json!({
+            "address": chain.me, "balanceEth": eth(balance), "creditEth": eth(eth_credit), "credits": per_currency,
+            "chainId": chain.chain_id,
+        }),
     ))
 }
 

@@ -1,0 +1,182 @@
+//! What a tool's amounts are in: the currencies the escrow takes (as the index has them), which one
+//! an input names, how an amount reads ("5.5 USDC"), and the token side of a deposit: the spending
+//! cap, the balance, then an EIP-2612 permit when the token signs permits in the domain it
+//! publishes, else an approval of exactly the deposit.
+
+use agentpact_api::read::Currency;
+use agentpact_contracts::{TestToken, bindings::Currencies::Permit, permit};
+use alloy::primitives::{Address, U256};
+
+use crate::{chain::Chain, input, outcome::ToolError};
+
+/// Seconds a permit the server signs stays valid: it is used in the very next transaction.
+const PERMIT_LIFETIME: u64 = 60 * 60;
+
+/// `amount` base units of `currency` as a person reads them: `"5.5 USDC"`.
+pub fn show(amount: U256, currency: &Currency) -> String {
+    format!("{} {}", input::shown(amount, currency.decimals), currency.symbol)
+}
+
+/// How a token deposit reaches the escrow.
+#[derive(Debug)]
+pub enum TokenDeposit {
+    /// Signed for the escrow's `…WithPermit` call: one transaction.
+    Permit(Permit),
+    /// The escrow was allowed exactly the deposit; the plain call takes it.
+    Approved,
+}
+
+impl Chain {
+    /// The currencies the escrow takes, ETH first. ETH is always taken (the contract's rule), so
+    /// it is known before the index has read the deployment's announcements.
+    pub async fn currencies(&self) -> Result<Vec<Currency>, ToolError> {
+        let mut known = self.reader.currencies(self.chain_id).await?;
+        if !known.iter().any(|c| c.address.is_zero()) {
+            known.insert(0, Currency { address: Address::ZERO, symbol: "ETH".into(), decimals: 18 });
+        }
+        Ok(known)
+    }
+
+    /// The currency `text` names: "ETH" (also when absent), a symbol such as "USDC" (any case), or
+    /// a token address the escrow allows.
+    pub async fn currency(&self, field: &str, text: Option<&str>) -> Result<Currency, ToolError> {
+        let known = self.currencies().await?;
+        let wanted = text.map_or("ETH", str::trim);
+        let by_address = wanted.starts_with("0x").then(|| input::address(field, wanted)).transpose()?;
+        known
+            .iter()
+            .find(|c| by_address.map_or_else(|| c.symbol.eq_ignore_ascii_case(wanted), |a| c.address == a))
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<String> =
+                    known.iter().map(|c| format!("{} ({})", c.symbol, c.address)).collect();
+                ToolError::Invalid(format!(
+                    "{field}: the escrow does not take {wanted:?}; it takes {}",
+                    if names.is_empty() {
+                        "nothing yet (is the indexer running?)".into()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            })
+    }
+
+    /// What the escrow holds for this wallet in each currency it takes, ETH first.
+    pub async fn credits(&self) -> Result<Vec<(Currency, U256)>, ToolError> {
+        let mut credits = Vec::new();
+        for currency in self.currencies().await? {
+            let credit = self.pact.balances(currency.address, self.me).call().await.map_err(|e| match e {
+                alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
+                other => ToolError::Failed(format!("reading the {} credit failed: {other}", currency.symbol)),
+            })?;
+            credits.push((currency, credit));
+        }
+        Ok(credits)
+    }
+
+    /// The currency at `address` (a pact's, as the chain reports it).
+    pub async fn currency_at(&self, address: Address) -> Result<Currency, ToolError> {
+        self.currency("currency", Some(&address.to_string())).await
+    }
+
+    /// Makes a deposit of `amount` of the token `currency` ready for the escrow to take: within the
+    /// spending cap and the wallet's balance, then a permit when the token takes one, else an
+    /// approval of exactly `amount`.
+    pub async fn prepare_token_deposit(
+        &self,
+        currency: &Currency,
+        amount: U256,
+    ) -> Result<TokenDeposit, ToolError> {
+        self.check_token_cap(currency, amount)?;
+        let token = TestToken::new(currency.address, self.provider.clone());
+        let held = token.balanceOf(self.me).call().await.map_err(|e| match e {
+            alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
+            other => ToolError::Failed(format!("reading the {} balance failed: {other}", currency.symbol)),
+        })?;
+        if held < amount {
+            return Err(ToolError::InsufficientFunds {
+                need: show(amount, currency),
+                have: show(held, currency),
+                address: self.me.to_checksum(None),
+            });
+        }
+        if let Some(permit) = self.sign_permit(&token, amount).await? {
+            return Ok(TokenDeposit::Permit(permit));
+        }
+        self.write(token.approve(*self.pact.address(), amount), U256::ZERO).await?;
+        Ok(TokenDeposit::Approved)
+    }
+
+    /// A permit for the escrow to take `amount`, when the token publishes a domain whose
+    /// separator is the one its name, version, this chain and its address make; `None` otherwise.
+    async fn sign_permit(
+        &self,
+        token: &TestToken::TestTokenInstance<alloy::providers::DynProvider>,
+        amount: U256,
+    ) -> Result<Option<Permit>, ToolError> {
+        let (Ok(name), Ok(version), Ok(separator), Ok(nonce)) = (
+            token.name().call().await,
+            token.version().call().await,
+            token.DOMAIN_SEPARATOR().call().await,
+            token.nonces(self.me).call().await,
+        ) else {
+            return Ok(None);
+        };
+        let domain = permit::domain(name, version, self.chain_id, *token.address());
+        if domain.separator() != separator {
+            return Ok(None);
+        }
+        let deadline = self.now().await? + PERMIT_LIFETIME;
+        permit::sign(self.signer(), &domain, *self.pact.address(), amount, nonce, deadline)
+            .map(Some)
+            .map_err(|_| ToolError::Failed("signing the permit failed".into()))
+    }
+
+    /// Refuses a token deposit above its spending cap: `MAX_VALUE_USDC` for USDC; a token with no
+    /// cap setting is refused outright.
+    fn check_token_cap(&self, currency: &Currency, amount: U256) -> Result<(), ToolError> {
+        let cap = self.limits().max_value_usdc;
+        if !currency.symbol.eq_ignore_ascii_case("USDC") {
+            return Err(ToolError::OverCap {
+                value: show(amount, currency),
+                cap: format!("0 {} (no cap is configured for it)", currency.symbol),
+                setting: "MAX_VALUE_USDC covers USDC only",
+            });
+        }
+        // The cap is read with 18 decimals; bring the amount to the same scale.
+        let scaled = if currency.decimals <= 18 {
+            amount.saturating_mul(U256::from(10u8).pow(U256::from(18 - currency.decimals)))
+        } else {
+            amount / U256::from(10u8).pow(U256::from(currency.decimals - 18))
+        };
+        if scaled > cap {
+            return Err(ToolError::OverCap {
+                value: show(amount, currency),
+                cap: format!("{} {}", input::eth(cap), currency.symbol),
+                setting: "MAX_VALUE_USDC",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `data` (a JSON object) with each of `amounts` added as a decimal string in `currency` under
+/// its name, the currency's symbol and address beside them, and, for ETH, the same amounts under
+/// `<name>Eth` as well (the names the tools have always answered with).
+pub fn with_amounts<const N: usize>(
+    mut data: serde_json::Value,
+    currency: &Currency,
+    amounts: [(&str, U256); N],
+) -> serde_json::Value {
+    if let Some(object) = data.as_object_mut() {
+        object.insert("currency".into(), currency.symbol.clone().into());
+        object.insert("currencyAddress".into(), currency.address.to_string().into());
+        for (name, amount) in amounts {
+            object.insert(name.into(), input::shown(amount, currency.decimals).into());
+            if currency.address.is_zero() {
+                object.insert(format!("{name}Eth"), input::eth(amount).into());
+            }
+        }
+    }
+    data
+}
