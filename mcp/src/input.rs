@@ -31,12 +31,13 @@ pub fn units(field: &str, text: &str, decimals: u8, unit: &str) -> Result<U256, 
         .map_err(|_| InvalidInput(format!("{field} {text:?} is too large")))
 }
 
-/// A JSON number of ETH (e.g. `10` or `0.05`) as wei.
-pub fn eth_number(field: &str, value: f64) -> Result<U256, InvalidInput> {
+/// A JSON number (e.g. `10` or `0.05`) of a currency with `decimals` decimals (`unit` names it)
+/// as base units.
+pub fn number(field: &str, value: f64, decimals: u8, unit: &str) -> Result<U256, InvalidInput> {
     if !value.is_finite() || value < 0.0 {
-        return Err(InvalidInput(format!("{field} must be a non-negative amount of ETH, not {value}")));
+        return Err(InvalidInput(format!("{field} must be a non-negative amount of {unit}, not {value}")));
     }
-    eth_amount(field, &value.to_string())
+    units(field, &value.to_string(), decimals, unit)
 }
 
 /// Wei as ETH without trailing zeros: `550000000000000000` → `"0.55"`.
@@ -109,10 +110,11 @@ mod tests {
             let err = eth_amount("paymentEth", bad).expect_err(bad);
             assert!(err.0.contains("paymentEth"), "{err}");
         }
-        assert_eq!(eth_number("max_price", 10.0), Ok(U256::from(10u8) * U256::from(10u64.pow(18))));
-        assert_eq!(eth_number("max_price", 0.05), eth_amount("max_price", "0.05"));
+        assert_eq!(number("max_price", 10.0, 18, "ETH"), Ok(U256::from(10u8) * U256::from(10u64.pow(18))));
+        assert_eq!(number("max_price", 0.05, 18, "ETH"), eth_amount("max_price", "0.05"));
+        assert_eq!(number("max_price", 10.0, 6, "USDC"), Ok(U256::from(10_000_000u64)));
         for bad in [-1.0, f64::NAN, f64::INFINITY] {
-            assert!(eth_number("max_price", bad).expect_err("bad").0.contains("max_price"));
+            assert!(number("max_price", bad, 6, "USDC").expect_err("bad").0.contains("max_price"));
         }
     }
 

@@ -74,6 +74,25 @@ impl Chain {
         Ok(credits)
     }
 
+    /// The currency of market prices `text` names; when absent, USDC where the escrow takes it
+    /// (the market of seed 000 is priced in USDC), else ETH. Before the index has read the
+    /// escrow's announcements the default is unknown, and that is said rather than guessed.
+    pub async fn market_currency(&self, field: &str, text: Option<&str>) -> Result<Currency, ToolError> {
+        if text.is_some() {
+            return self.currency(field, text).await;
+        }
+        let indexed = self.reader.currencies(self.chain_id).await?;
+        if indexed.is_empty() {
+            return Err(ToolError::Failed(format!(
+                "{field}: the index has not read which currencies the escrow takes yet; retry in a moment, \
+                 or name the currency"
+            )));
+        }
+        let usdc = indexed.iter().find(|c| c.symbol.eq_ignore_ascii_case("USDC"));
+        let eth = indexed.iter().find(|c| c.address.is_zero());
+        usdc.or(eth).cloned().ok_or_else(|| ToolError::Failed(format!("{field}: the index lists no ETH")))
+    }
+
     /// The currency at `address` (a pact's, as the chain reports it).
     pub async fn currency_at(&self, address: Address) -> Result<Currency, ToolError> {
         self.currency("currency", Some(&address.to_string())).await

@@ -30,6 +30,8 @@ impl Stage {
         let m = Market::open().await?;
         let db = TestDatabase::create().await?;
         let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
+        // The tools learn the market's currency (USDC) from the index.
+        agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
         let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
         Ok(Self { m, db, api, _indexer: indexer })
     }
@@ -45,7 +47,7 @@ impl Stage {
     }
 
     /// Registers dev account `n` through its own worker server, offering `offers` as (capability,
-    /// price in ETH).
+    /// price in USDC, the market's default currency).
     async fn register(&self, n: usize, name: &str, offers: &[(&str, &str)]) -> Result<TestAgent> {
         let agent = self.agent(n, Role::Worker).await?;
         let capabilities: Vec<Value> = offers
@@ -97,8 +99,8 @@ async fn find_me_a_logo_designer_under_10() -> Result {
 
     let found = seeker.ok("search_agents", json!({ "capability": "logo-design", "max_price": 10 })).await?;
     assert_eq!(ids(&found.data), vec![design_bot.address, a[7], a[8]], "{}", found.text);
-    assert!(found.text.starts_with("Found 3 agents for logo-design at most 10 ETH"), "{}", found.text);
-    assert!(found.text.contains("DesignBot Pro (3.47 rating, 5 ETH)"), "{}", found.text);
+    assert!(found.text.starts_with("Found 3 agents for logo-design at most 10 USDC"), "{}", found.text);
+    assert!(found.text.contains("DesignBot Pro (3.47 rating, 5 USDC)"), "{}", found.text);
     assert!(found.text.contains("DesignBot Pro looks best"), "{}", found.text);
     let best = &found.data["agents"][0];
     assert_eq!((best["reputation"].as_f64(), best["pricing"]["price"].as_str()), (Some(3.47), Some("5")));
@@ -122,23 +124,30 @@ async fn find_me_a_logo_designer_under_10() -> Result {
     let rest = search(json!({ "capability": "logo-design", "limit": 3, "cursor": cursor })).await?;
     assert_eq!((ids(&rest.data), &rest.data["nextCursor"]), (vec![a[9]], &Value::Null));
     let none = search(json!({ "capability": "logo-design", "max_price": 1 })).await?;
-    assert_eq!(none.text, "No active agent offers logo-design at most 1 ETH.");
+    assert_eq!(none.text, "No active agent offers logo-design at most 1 USDC.");
 
-    // The same search through GraphQL (prices in wei), and the whole market with those out of it.
-    let q = "query($c: String!, $p: BigInt, $r: Float, $n: Int, $after: String) {
-        searchAgents(capability: $c, maxPrice: $p, minReputation: $r, first: $n, after: $after) {
-            edges { cursor reputation capability { name price } node { address name endpoint active } }
+    // The same search through GraphQL (prices in USDC base units), and the whole market with those
+    // out of it.
+    let usdc = s.m.chain.usdc.address().to_string();
+    let q = "query($c: String!, $k: Address, $p: BigInt, $r: Float, $n: Int, $after: String) {
+        searchAgents(capability: $c, currency: $k, maxPrice: $p, minReputation: $r, first: $n, after: $after) {
+            edges { cursor reputation capability { name price priceFormatted currency { symbol decimals } }
+                    node { address name endpoint active } }
             pageInfo { hasNextPage endCursor } } }";
-    let page = s.api.data(q, json!({ "c": "logo-design", "p": ether(10).to_string(), "n": 2 })).await?;
+    let page = s.api.data(q, json!({ "c": "logo-design", "k": usdc, "p": "10000000", "n": 2 })).await?;
     let edges = page["searchAgents"]["edges"].as_array().cloned().unwrap_or_default();
     let names: Vec<&str> = edges.iter().filter_map(|e| e["node"]["name"].as_str()).collect();
     assert_eq!(names, ["DesignBot Pro", "PixelSmith"]);
-    assert_eq!(edges[1]["capability"], json!({ "name": "Logo-Design", "price": ether(8).to_string() }));
+    assert_eq!(
+        edges[1]["capability"],
+        json!({ "name": "Logo-Design", "price": "8000000", "priceFormatted": "8.000000",
+                "currency": { "symbol": "USDC", "decimals": 6 } })
+    );
     assert_eq!(page["searchAgents"]["pageInfo"]["hasNextPage"], true);
     let after = page["searchAgents"]["pageInfo"]["endCursor"].clone();
     let page = s
         .api
-        .data(q, json!({ "c": "logo-design", "p": ether(10).to_string(), "n": 2, "after": after }))
+        .data(q, json!({ "c": "logo-design", "k": usdc, "p": "10000000", "n": 2, "after": after }))
         .await?;
     let names: Vec<&str> = page["searchAgents"]["edges"]
         .as_array()
@@ -191,10 +200,10 @@ async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> 
     let (_, text) = worker
         .refused(
             "register_agent",
-            register(&me, json!([{ "name": "copy", "price": "10", "currency": "USDC" }])),
+            register(&me, json!([{ "name": "copy", "price": "10", "currency": "DAI" }])),
         )
         .await?;
-    assert!(text.contains("settle in ETH"), "{text}");
+    assert!(text.contains("does not take \"DAI\""), "{text}");
     let (code, text) = worker
         .refused(
             "register_agent",
@@ -221,7 +230,7 @@ async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> 
                                                                    { "name": "editing", "price": "0.1" }] } }),
         )
         .await?;
-    assert!(updated.text.contains("copywriting (0.25 ETH), editing (0.1 ETH)"), "{}", updated.text);
+    assert!(updated.text.contains("copywriting (0.25 USDC), editing (0.1 USDC)"), "{}", updated.text);
     let (_, text) =
         worker.refused("update_profile", json!({ "agent_id": me, "updates": { "colour": "red" } })).await?;
     assert!(text.contains("unknown field"), "{text}");
@@ -232,7 +241,8 @@ async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> 
     assert_eq!(got.data["name"], "Scribe");
     assert_eq!(
         got.data["capabilities"][1],
-        json!({ "name": "editing", "description": "", "price": "0.1", "currency": "ETH", "priceWei": "100000000000000000" })
+        json!({ "name": "editing", "description": "", "price": "0.1", "currency": "USDC",
+                "currencyAddress": s.m.chain.usdc.address(), "priceBaseUnits": "100000" })
     );
     assert_eq!(got.data["reputation"]["score"], 3.0);
     let (code, _) = worker.refused("get_agent", json!({ "agent_id": me })).await?;
@@ -245,7 +255,8 @@ async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> 
     let agent = s.api.data(q, json!({ "a": me })).await?;
     assert_eq!(
         agent["agent"]["capabilities"][0],
-        json!({ "name": "copywriting", "price": (ether(1) / alloy::primitives::U256::from(4)).to_string() })
+        json!({ "name": "copywriting", "price": "250000" }),
+        "0.25 USDC in base units"
     );
 
     // hire://profile and hire://contracts: this wallet's profile, statistics and pacts.

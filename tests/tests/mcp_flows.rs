@@ -35,6 +35,8 @@ impl Stage {
         let m = Market::open().await?;
         let db = TestDatabase::create().await?;
         let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
+        // The tools learn the allowed tokens from the index.
+        agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
         let agent = |n, role| TestAgent::start(&m.chain, &db, n, role, test_limits());
         let (buyer, seller) = (agent(1, Role::Seeker).await?, agent(2, Role::Worker).await?);
         let oracles = [agent(4, Role::Oracle).await?, agent(5, Role::Oracle).await?];
@@ -232,15 +234,7 @@ async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() 
     let (buyer_usdc, seller_usdc) =
         (s.m.chain.holding(usdc, s.m.cast.buyer).await?, s.m.chain.holding(usdc, s.m.cast.seller).await?);
 
-    // The tools learn the allowed tokens from the index, which follows the chain in the background.
-    let mut config = s.buyer.resource("pact://config").await?;
-    for _ in 0..100 {
-        if config["currencies"].as_array().is_some_and(|c| c.len() == 2) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        config = s.buyer.resource("pact://config").await?;
-    }
+    let config = s.buyer.resource("pact://config").await?;
     assert_eq!(
         config["currencies"][1],
         json!({ "symbol": "USDC", "address": usdc, "decimals": 6 }),

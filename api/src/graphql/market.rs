@@ -8,7 +8,7 @@ use super::{
     errors::to_graphql,
     query::PageInfo,
     scalars::{Address, BigInt},
-    types::Reputation,
+    types::{Currency, Reputation},
 };
 use crate::read::{self, Reader};
 
@@ -46,8 +46,10 @@ impl MarketQuery {
         page_of(ctx, chain_id, &search, first, after).await
     }
 
-    /// Active agents offering `capability` (name compared without regard to case), charging at
-    /// most `maxPrice` wei for it and with an overall reputation score of at least
+    /// Active agents offering `capability` (name compared without regard to case) priced in
+    /// `currency` (a token address; any currency when omitted), charging at most `maxPrice` base
+    /// units of that currency for it (ETH's wei when `currency` is omitted), with an overall
+    /// reputation score of at least
     /// `minReputation` (0-5); ranked by reputation, then price, then address. `first` (at most
     /// 100, default 20) after `after`.
     #[graphql(complexity = "page_size(first) as usize * child_complexity + 1")]
@@ -57,6 +59,7 @@ impl MarketQuery {
         ctx: &Context<'_>,
         chain_id: Option<u64>,
         capability: String,
+        currency: Option<Address>,
         max_price: Option<BigInt>,
         min_reputation: Option<f64>,
         first: Option<u32>,
@@ -64,6 +67,7 @@ impl MarketQuery {
     ) -> Result<AgentConnection> {
         let search = read::AgentSearch {
             capability: Some(capability),
+            currency: currency.map(|c| c.0),
             max_price: max_price.map(|p| p.0),
             min_reputation,
             include_inactive: false,
@@ -191,13 +195,23 @@ pub struct Capability {
     name: String,
     /// What it covers.
     description: String,
-    /// Price per job, in wei.
+    /// Price per job, in base units of `currency` (wei for ETH).
     price: BigInt,
+    /// The price as an exact decimal in `currency` ("5.000000").
+    price_formatted: String,
+    /// What the price is in.
+    currency: Currency,
 }
 
 impl From<read::Capability> for Capability {
     fn from(c: read::Capability) -> Self {
-        Self { name: c.name, description: c.description, price: BigInt(c.price) }
+        Self {
+            price_formatted: c.currency.format(c.price),
+            name: c.name,
+            description: c.description,
+            price: BigInt(c.price),
+            currency: Currency(c.currency),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use alloy::{
 use chrono::{DateTime, Utc};
 
 use super::{
-    MAX_PAGE_SIZE, Page, ReadError, Reader,
+    Currency, MAX_PAGE_SIZE, Page, ReadError, Reader,
     reputation::{PRIOR_MEAN, PRIOR_WEIGHT},
 };
 
@@ -50,8 +50,20 @@ pub struct Capability {
     pub name: String,
     /// What it covers.
     pub description: String,
-    /// Price per job, in wei.
+    /// Price per job, in base units of `currency`.
     pub price: U256,
+    /// What the price is in.
+    pub currency: Currency,
+}
+
+/// Refuses a capability name no profile can hold (empty, or over [`MAX_CAPABILITY_CHARS`]).
+pub fn check_capability(name: &str) -> Result<(), ReadError> {
+    if name.trim().is_empty() || name.chars().count() > MAX_CAPABILITY_CHARS {
+        return Err(ReadError::BadArgument(format!(
+            "a capability is a name of 1 to {MAX_CAPABILITY_CHARS} characters, e.g. logo-design"
+        )));
+    }
+    Ok(())
 }
 
 /// What to look for.
@@ -59,7 +71,11 @@ pub struct Capability {
 pub struct AgentSearch {
     /// Offering this capability (name compared without regard to case); any when `None`.
     pub capability: Option<String>,
-    /// Charging at most this, in wei, for it (for the cheapest capability without `capability`).
+    /// Priced in this currency (zero: ETH); any currency when `None`, but `max_price` then means
+    /// ETH.
+    pub currency: Option<Address>,
+    /// Charging at most this, in base units of the currency, for it (for the cheapest capability
+    /// without `capability`).
     pub max_price: Option<U256>,
     /// With an overall reputation score of at least this (0-5).
     pub min_reputation: Option<f64>,
@@ -161,12 +177,8 @@ impl Reader {
         if first > MAX_PAGE_SIZE {
             return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: first });
         }
-        if let Some(cap) = &search.capability
-            && (cap.trim().is_empty() || cap.chars().count() > MAX_CAPABILITY_CHARS)
-        {
-            return Err(ReadError::BadArgument(format!(
-                "a capability is a name of 1 to {MAX_CAPABILITY_CHARS} characters, e.g. logo-design"
-            )));
+        if let Some(cap) = &search.capability {
+            check_capability(cap)?;
         }
         if let Some(min) = search.min_reputation
             && !(0.0..=5.0).contains(&min)
@@ -176,13 +188,16 @@ impl Reader {
         let after = after.map(SearchCursor::decode).transpose()?;
         let rows = sqlx::query!(
             r#"SELECT a.address, c.name AS "cap_name!", c.description AS "cap_description!",
-                      c.price::text AS "price!", s.score::text AS "score!"
+                      c.price::text AS "price!", s.score::text AS "score!", c.currency AS "currency!",
+                      k.symbol AS "symbol?", k.decimals AS "decimals?"
                FROM agents a
                CROSS JOIN LATERAL (
-                   SELECT name, description, price FROM agent_capabilities c
+                   SELECT name, description, price, currency FROM agent_capabilities c
                    WHERE c.chain_id = a.chain_id AND c.address = a.address
                      AND ($2::text IS NULL OR lower(c.name) = lower($2))
+                     AND ($12::bytea IS NULL OR c.currency = $12)
                    ORDER BY price, position LIMIT 1) c
+               LEFT JOIN currencies k ON k.chain_id = a.chain_id AND k.address = c.currency
                CROSS JOIN LATERAL (
                    SELECT round((5 * (coalesce(sum(r.credit + r.feedback_credit), 0)::float8 + $3::float8)
                                    / (coalesce(sum(r.weight + r.feedback_weight), 0)::float8 + $4::float8))::numeric, 2)
@@ -207,6 +222,7 @@ impl Reader {
             after.as_ref().map(|c| c.price.to_string()),
             after.as_ref().map(|c| c.address.to_vec()),
             i64::from(first) + 1,
+            search.currency.or(search.max_price.map(|_| Address::ZERO)).map(|c| c.to_vec()),
         )
         .fetch_all(self.pool())
         .await?;
@@ -229,8 +245,14 @@ impl Reader {
             let price = row.u256("agent_capabilities.price", &r.price)?;
             let reputation = row.named("reputation score", &r.score, |s| s.parse::<f64>().ok())?;
             let cursor = SearchCursor { score: r.score.clone(), price, address: who }.encode();
-            let capability =
-                Capability { name: r.cap_name.clone(), description: r.cap_description.clone(), price };
+            let currency =
+                Currency::of(&row, "agent_capabilities.currency", &r.currency, r.symbol.clone(), r.decimals)?;
+            let capability = Capability {
+                name: r.cap_name.clone(),
+                description: r.cap_description.clone(),
+                price,
+                currency,
+            };
             items.push((cursor, AgentMatch { agent, capability, reputation }));
         }
         Ok(Page { items, has_next_page, has_previous_page: after.is_some() })
@@ -249,7 +271,18 @@ impl Reader {
                       ARRAY(SELECT c.description FROM agent_capabilities c WHERE c.chain_id = a.chain_id
                             AND c.address = a.address ORDER BY c.position) AS "cap_descriptions!",
                       ARRAY(SELECT c.price::text FROM agent_capabilities c WHERE c.chain_id = a.chain_id
-                            AND c.address = a.address ORDER BY c.position) AS "cap_prices!"
+                            AND c.address = a.address ORDER BY c.position) AS "cap_prices!",
+                      ARRAY(SELECT c.currency FROM agent_capabilities c WHERE c.chain_id = a.chain_id
+                            AND c.address = a.address ORDER BY c.position) AS "cap_currencies!",
+                      -- '' and -1 where the escrow never announced the currency: read as corrupt.
+                      ARRAY(SELECT coalesce(k.symbol, '') FROM agent_capabilities c LEFT JOIN currencies k
+                            ON k.chain_id = c.chain_id AND k.address = c.currency
+                            WHERE c.chain_id = a.chain_id AND c.address = a.address ORDER BY c.position)
+                            AS "cap_symbols!",
+                      ARRAY(SELECT coalesce(k.decimals, -1::smallint) FROM agent_capabilities c LEFT JOIN currencies k
+                            ON k.chain_id = c.chain_id AND k.address = c.currency
+                            WHERE c.chain_id = a.chain_id AND c.address = a.address ORDER BY c.position)
+                            AS "cap_decimals!"
                FROM agents a WHERE chain_id = $1 AND address = ANY($2)"#,
             i64_of(chain_id),
             &keys,
@@ -267,11 +300,20 @@ impl Reader {
                     .into_iter()
                     .zip(r.cap_descriptions)
                     .zip(r.cap_prices)
-                    .map(|((name, description), price)| {
+                    .zip(r.cap_currencies.iter().zip(r.cap_symbols).zip(r.cap_decimals))
+                    .map(|(((name, description), price), ((currency, symbol), decimals))| {
+                        let symbol = Some(symbol).filter(|s| !s.is_empty());
                         Ok(Capability {
                             name,
                             description,
                             price: row.u256("agent_capabilities.price", &price)?,
+                            currency: Currency::of(
+                                &row,
+                                "agent_capabilities.currency",
+                                currency,
+                                symbol,
+                                Some(decimals),
+                            )?,
                         })
                     })
                     .collect::<Result<_, ReadError>>()?;

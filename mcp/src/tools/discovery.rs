@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::query::reputation_json;
 use crate::{
     chain::Chain,
-    input::{self, eth},
+    input,
+    money::show,
     outcome::{Answer, ToolError},
 };
 
@@ -19,9 +20,12 @@ pub struct SearchAgents {
     /// Capability to search for (e.g. logo-design).
     #[schemars(length(min = 1, max = 64))]
     capability: String,
-    /// Maximum price, in the chain's currency (ETH; pacts settle in ETH), e.g. 10 or 0.05.
+    /// Maximum price, in `currency` (USDC unless said), e.g. 10 for 10 USDC.
     #[schemars(range(min = 0))]
     max_price: Option<f64>,
+    /// The currency prices are in and compared in: "USDC" (the default where the escrow takes
+    /// it, else "ETH"), "ETH", or a token address. Only agents pricing the capability in it match.
+    currency: Option<String>,
     /// Minimum reputation score (0-5).
     #[schemars(range(min = 0, max = 5))]
     min_reputation: Option<f64>,
@@ -41,9 +45,15 @@ pub struct GetAgent {
 }
 
 pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer, ToolError> {
-    let max_price = i.max_price.map(|p| input::eth_number("max_price", p)).transpose()?;
+    agentpact_api::read::agents::check_capability(&i.capability)?;
+    let currency = chain.market_currency("currency", i.currency.as_deref()).await?;
+    let max_price = i
+        .max_price
+        .map(|p| input::number("max_price", p, currency.decimals, &currency.symbol))
+        .transpose()?;
     let search = AgentSearch {
         capability: Some(i.capability.clone()),
+        currency: Some(currency.address),
         max_price,
         min_reputation: i.min_reputation,
         include_inactive: false,
@@ -52,7 +62,10 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer, ToolError>
     let page = chain.reader.search_agents(chain.chain_id, &search, limit, i.cursor.as_deref()).await?;
     let next = page.has_next_page.then(|| page.items.last().map(|(c, _)| c.clone())).flatten();
     let found: Vec<&AgentMatch> = page.items.iter().map(|(_, m)| m).collect();
-    let under = max_price.map_or_else(String::new, |p| format!(" at most {} ETH", eth(p)));
+    let under = max_price.map_or_else(
+        || format!(" priced in {}", currency.symbol),
+        |p| format!(" at most {}", show(p, &currency)),
+    );
     let text = match found.first() {
         None => format!("No active agent offers {}{under}.", i.capability),
         Some(best) => format!(
@@ -78,7 +91,12 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer, ToolError>
 }
 
 fn match_line(m: &AgentMatch) -> String {
-    format!("{} ({:.2} rating, {} ETH)", m.agent.name, m.reputation, eth(m.capability.price))
+    format!(
+        "{} ({:.2} rating, {})",
+        m.agent.name,
+        m.reputation,
+        show(m.capability.price, &m.capability.currency)
+    )
 }
 
 pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer, ToolError> {
@@ -91,7 +109,7 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer, ToolError> {
     let reputation = chain.reader.reputation(chain.chain_id, address).await?;
     let score = reputation.overall().value;
     let offers: Vec<String> =
-        agent.capabilities.iter().map(|c| format!("{} ({} ETH)", c.name, eth(c.price))).collect();
+        agent.capabilities.iter().map(|c| format!("{} ({})", c.name, show(c.price, &c.currency))).collect();
     Ok(Answer::new(
         format!(
             "{} ({}), reputation {score:.2}/5{}: {}. Offers {}. Reach it at {}.",
@@ -119,7 +137,8 @@ pub(crate) fn agent_json(a: &Agent, reputation: Value) -> Value {
 
 fn capability_json(c: &Capability) -> Value {
     json!({
-        "name": c.name, "description": c.description, "price": eth(c.price), "currency": "ETH",
-        "priceWei": c.price.to_string(),
+        "name": c.name, "description": c.description, "price": input::shown(c.price, c.currency.decimals),
+        "currency": c.currency.symbol, "currencyAddress": c.currency.address,
+        "priceBaseUnits": c.price.to_string(),
     })
 }

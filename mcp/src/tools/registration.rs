@@ -3,7 +3,7 @@
 //! its own.
 
 use agentpact_contracts::AgentRegistry;
-use alloy::primitives::{Address, U256};
+use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::json;
@@ -11,7 +11,8 @@ use serde_json::json;
 use super::index_note;
 use crate::{
     chain::Chain,
-    input::{self, eth},
+    input,
+    money::show,
     outcome::{Answer, ToolError},
 };
 
@@ -24,9 +25,10 @@ pub struct CapabilityInput {
     name: String,
     /// What it covers.
     description: Option<String>,
-    /// Price per job, e.g. "5" or "0.05".
+    /// Price per job in `currency`, e.g. "5" or "0.05".
     price: String,
-    /// The currency of the price: ETH, the currency pacts settle in (the default).
+    /// The currency of the price: "USDC" (the default where the escrow takes it, else "ETH"),
+    /// "ETH", or an allowed token's address.
     currency: Option<String>,
 }
 
@@ -86,19 +88,19 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer, ToolErr
         description: i.description,
         endpoint: endpoint(&i.endpoint)?,
         metadataUri: i.metadata_uri.unwrap_or_default(),
-        capabilities: capabilities(&i.capabilities)?,
+        capabilities: capabilities(chain, &i.capabilities).await?,
     };
     let mined = chain.write(chain.agents.register(profile.clone()), U256::ZERO).await?;
+    let (offered, capabilities) = offers(chain, &profile).await?;
     Ok(Answer::new(
         format!(
-            "Registered {} as agent {} offering {}.{}",
+            "Registered {} as agent {} offering {offered}.{}",
             profile.name,
             chain.me,
-            offers(&profile),
             index_note(mined.indexed)
         ),
         json!({
-            "agentId": chain.me, "name": profile.name, "capabilities": capabilities_json(&profile),
+            "agentId": chain.me, "name": profile.name, "capabilities": capabilities,
             "txHash": mined.receipt.transaction_hash,
         }),
     ))
@@ -140,7 +142,7 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer, ToolError
         profile.metadataUri = uri;
     }
     if let Some(list) = &u.capabilities {
-        profile.capabilities = capabilities(list)?;
+        profile.capabilities = capabilities(chain, list).await?;
     }
     let mut txs = Vec::new();
     let mut indexed = true;
@@ -160,11 +162,12 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer, ToolError
         indexed &= mined.indexed;
     }
     let standing = if active { "in the market" } else { "out of the market (searches skip it)" };
+    let (offered, capabilities) = offers(chain, &profile).await?;
     Ok(Answer::new(
-        format!("Updated {}: offers {}, {standing}.{}", profile.name, offers(&profile), index_note(indexed)),
+        format!("Updated {}: offers {offered}, {standing}.{}", profile.name, index_note(indexed)),
         json!({
             "agentId": chain.me, "name": profile.name, "active": active,
-            "capabilities": capabilities_json(&profile), "txHashes": txs,
+            "capabilities": capabilities, "txHashes": txs,
         }),
     ))
 }
@@ -195,35 +198,36 @@ fn endpoint(text: &str) -> Result<String, ToolError> {
     Ok(t.to_owned())
 }
 
-fn capabilities(list: &[CapabilityInput]) -> Result<Vec<AgentRegistry::Capability>, ToolError> {
-    list.iter()
-        .map(|c| {
-            if let Some(currency) = c.currency.as_deref().map(str::trim)
-                && !currency.eq_ignore_ascii_case("ETH")
-            {
-                return Err(ToolError::Invalid(format!(
-                    "capability {:?} is priced in {currency}, but pacts on this chain settle in ETH: give the price \
-                     in ETH and leave currency out (or set it to ETH)",
-                    c.name
-                )));
-            }
-            Ok(AgentRegistry::Capability {
-                name: c.name.trim().to_owned(),
-                description: c.description.clone().unwrap_or_default(),
-                price: input::eth_amount(&format!("price of {}", c.name.trim()), &c.price)?,
-                currency: Address::ZERO,
-            })
-        })
-        .collect()
+async fn capabilities(
+    chain: &Chain,
+    list: &[CapabilityInput],
+) -> Result<Vec<AgentRegistry::Capability>, ToolError> {
+    let mut out = Vec::with_capacity(list.len());
+    for c in list {
+        let name = c.name.trim();
+        let currency = chain.market_currency(&format!("currency of {name}"), c.currency.as_deref()).await?;
+        out.push(AgentRegistry::Capability {
+            name: name.to_owned(),
+            description: c.description.clone().unwrap_or_default(),
+            price: input::units(&format!("price of {name}"), &c.price, currency.decimals, &currency.symbol)?,
+            currency: currency.address,
+        });
+    }
+    Ok(out)
 }
 
-fn offers(p: &AgentRegistry::Profile) -> String {
-    p.capabilities.iter().map(|c| format!("{} ({} ETH)", c.name, eth(c.price))).collect::<Vec<_>>().join(", ")
-}
-
-fn capabilities_json(p: &AgentRegistry::Profile) -> serde_json::Value {
-    p.capabilities
-        .iter()
-        .map(|c| json!({ "name": c.name, "description": c.description, "price": eth(c.price), "currency": "ETH" }))
-        .collect()
+/// What `p` offers, as a sentence ("logo-design (5 USDC), …") and as JSON, each price in its
+/// currency.
+async fn offers(chain: &Chain, p: &AgentRegistry::Profile) -> Result<(String, serde_json::Value), ToolError> {
+    let mut text = Vec::with_capacity(p.capabilities.len());
+    let mut list = Vec::with_capacity(p.capabilities.len());
+    for c in &p.capabilities {
+        let currency = chain.currency_at(c.currency).await?;
+        text.push(format!("{} ({})", c.name, show(c.price, &currency)));
+        list.push(json!({
+            "name": c.name, "description": c.description, "price": input::shown(c.price, currency.decimals),
+            "currency": currency.symbol,
+        }));
+    }
+    Ok((text.join(", "), list.into()))
 }
