@@ -5,9 +5,17 @@
 
 use agentpact_api::read::Currency;
 use agentpact_contracts::{TestToken, bindings::Currencies::Permit, permit};
-use alloy::primitives::{Address, U256};
+use alloy::{
+    contract::{CallBuilder, CallDecoder},
+    primitives::{Address, U256},
+    providers::DynProvider,
+};
 
-use crate::{chain::Chain, input, outcome::ToolError};
+use crate::{
+    chain::{Chain, Mined},
+    input,
+    outcome::ToolError,
+};
 
 /// Seconds a permit the server signs stays valid: it is used in the very next transaction.
 const PERMIT_LIFETIME: u64 = 60 * 60;
@@ -15,15 +23,6 @@ const PERMIT_LIFETIME: u64 = 60 * 60;
 /// `amount` base units of `currency` as a person reads them: `"5.5 USDC"`.
 pub fn show(amount: U256, currency: &Currency) -> String {
     format!("{} {}", input::shown(amount, currency.decimals), currency.symbol)
-}
-
-/// How a token deposit reaches the escrow.
-#[derive(Debug)]
-pub enum TokenDeposit {
-    /// Signed for the escrow's `…WithPermit` call: one transaction.
-    Permit(Permit),
-    /// The escrow was allowed exactly the deposit; the plain call takes it.
-    Approved,
 }
 
 impl Chain {
@@ -98,14 +97,19 @@ impl Chain {
         self.currency("currency", Some(&address.to_string())).await
     }
 
-    /// Makes a deposit of `amount` of the token `currency` ready for the escrow to take: within the
-    /// spending cap and the wallet's balance, then a permit when the token takes one, else an
-    /// approval of exactly `amount`.
-    pub async fn prepare_token_deposit(
+    /// Sends a write that deposits `amount` of `currency`: for ETH, `plain` with the amount as
+    /// its value; for a token, within its spending cap and the wallet's balance, `with_permit` when
+    /// the token takes permits (one transaction), else `plain` after approving exactly `amount`.
+    pub async fn deposit<'a, D: CallDecoder, P: CallDecoder>(
         &self,
         currency: &Currency,
         amount: U256,
-    ) -> Result<TokenDeposit, ToolError> {
+        plain: CallBuilder<&'a DynProvider, D>,
+        with_permit: impl FnOnce(Permit) -> CallBuilder<&'a DynProvider, P>,
+    ) -> Result<Mined, ToolError> {
+        if currency.address.is_zero() {
+            return self.write(plain, amount).await;
+        }
         self.check_token_cap(currency, amount)?;
         let token = TestToken::new(currency.address, self.provider.clone());
         let held = token.balanceOf(self.me).call().await.map_err(|e| match e {
@@ -120,17 +124,17 @@ impl Chain {
             });
         }
         if let Some(permit) = self.sign_permit(&token, amount).await? {
-            return Ok(TokenDeposit::Permit(permit));
+            return self.write(with_permit(permit), U256::ZERO).await;
         }
         self.write(token.approve(*self.pact.address(), amount), U256::ZERO).await?;
-        Ok(TokenDeposit::Approved)
+        self.write(plain, U256::ZERO).await
     }
 
     /// A permit for the escrow to take `amount`, when the token publishes a domain whose
     /// separator is the one its name, version, this chain and its address make; `None` otherwise.
     async fn sign_permit(
         &self,
-        token: &TestToken::TestTokenInstance<alloy::providers::DynProvider>,
+        token: &TestToken::TestTokenInstance<DynProvider>,
         amount: U256,
     ) -> Result<Option<Permit>, ToolError> {
         let (Ok(name), Ok(version), Ok(separator), Ok(nonce)) = (

@@ -13,7 +13,7 @@ use super::{PactId, index_note, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{TokenDeposit, show, with_amounts},
+    money::{show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -150,16 +150,9 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
         weights: i.oracle_weights,
     };
     check_terms(chain, &terms).await?;
-    let mined = if currency.address.is_zero() {
-        chain.write(chain.pact.createPact(terms), deposit).await?
-    } else {
-        match chain.prepare_token_deposit(&currency, deposit).await? {
-            TokenDeposit::Permit(permit) => {
-                chain.write(chain.pact.createPactWithPermit(terms, permit), U256::ZERO).await?
-            }
-            TokenDeposit::Approved => chain.write(chain.pact.createPact(terms), U256::ZERO).await?,
-        }
-    };
+    let plain = chain.pact.createPact(terms.clone());
+    let mined =
+        chain.deposit(&currency, deposit, plain, |p| chain.pact.createPactWithPermit(terms, p)).await?;
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let id = created.first().map(|e| e.pactId).unwrap_or_default();
     let text = match initiator {
@@ -195,16 +188,8 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
         Initiator::Seller => (Initiator::Buyer, pact.payment + stake),
     };
     let currency = chain.currency_at(pact.currency).await?;
-    let mined = if currency.address.is_zero() {
-        chain.write(chain.pact.acceptPact(id), deposit).await?
-    } else {
-        match chain.prepare_token_deposit(&currency, deposit).await? {
-            TokenDeposit::Permit(permit) => {
-                chain.write(chain.pact.acceptPactWithPermit(id, permit), U256::ZERO).await?
-            }
-            TokenDeposit::Approved => chain.write(chain.pact.acceptPact(id), U256::ZERO).await?,
-        }
-    };
+    let plain = chain.pact.acceptPact(id);
+    let mined = chain.deposit(&currency, deposit, plain, |p| chain.pact.acceptPactWithPermit(id, p)).await?;
     let text = match role {
         Initiator::Seller => format!("Accepted pact #{id} as SELLER. Staked {}.", show(deposit, &currency)),
         Initiator::Buyer => format!(
