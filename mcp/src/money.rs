@@ -42,22 +42,26 @@ impl Chain {
         let known = self.currencies().await?;
         let wanted = text.map_or("ETH", str::trim);
         let by_address = wanted.starts_with("0x").then(|| input::address(field, wanted)).transpose()?;
-        known
+        let mut named = known
             .iter()
-            .find(|c| by_address.map_or_else(|| c.symbol.eq_ignore_ascii_case(wanted), |a| c.address == a))
-            .cloned()
-            .ok_or_else(|| {
-                let names: Vec<String> =
-                    known.iter().map(|c| format!("{} ({})", c.symbol, c.address)).collect();
-                ToolError::Invalid(format!(
-                    "{field}: the escrow does not take {wanted:?}; it takes {}",
-                    if names.is_empty() {
-                        "nothing yet (is the indexer running?)".into()
-                    } else {
-                        names.join(", ")
-                    }
-                ))
-            })
+            .filter(|c| by_address.map_or_else(|| c.symbol.eq_ignore_ascii_case(wanted), |a| c.address == a));
+        let found = named.next().cloned();
+        if found.is_some() && named.next().is_some() {
+            return Err(ToolError::Invalid(format!(
+                "{field}: the escrow takes more than one currency called {wanted:?}: name it by its address"
+            )));
+        }
+        found.ok_or_else(|| {
+            let names: Vec<String> = known.iter().map(|c| format!("{} ({})", c.symbol, c.address)).collect();
+            ToolError::Invalid(format!(
+                "{field}: the escrow does not take {wanted:?}; it takes {}",
+                if names.is_empty() {
+                    "nothing yet (is the indexer running?)".into()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        })
     }
 
     /// What the escrow holds for this wallet in each currency it takes, ETH first.

@@ -3,6 +3,7 @@
 //! (`conversations`, `negotiation_messages`; docs/architecture.md).
 //!
 //! - [`message`]: the envelope, its typed payloads and its EIP-712 signature.
+//! - [`price`]: a price as messages name it ("5 USDC"), and in a currency's base units.
 //! - [`machine`]: the conversation state machine with its timeouts.
 //! - [`relay`]: checks a message, stores it and announces it; links the pact that carries the terms.
 //! - [`store`]: the relay's tables, every query checked at compile time, every row read fail-loud.
@@ -15,6 +16,7 @@ mod code;
 pub mod http;
 pub mod machine;
 pub mod message;
+pub mod price;
 pub mod relay;
 pub mod store;
 
@@ -22,7 +24,8 @@ pub use client::{ClientError, RelayClient};
 pub use code::Code;
 pub use machine::{Conversation, Refusal, Status, Terms, Timeouts};
 pub use message::{Envelope, MessageType, PROTOCOL};
-pub use relay::{Accepted, Clock, Relay, RelayError, terms_document};
+pub use price::Price;
+pub use relay::{Accepted, Agreement, Clock, Relay, RelayError};
 pub use store::{
     ConversationFilter, ConversationRecord, MessageNote, NEGOTIATION_CHANNEL, Store, StoreError,
     StoredMessage,

@@ -19,12 +19,13 @@
 
 use std::time::Duration;
 
-use alloy::primitives::{Address, U256};
+use alloy::primitives::Address;
 use chrono::{DateTime, Utc};
 
 use crate::{
     Code,
-    message::{MessageType, Payload, amount},
+    message::{MessageType, Payload},
+    price::Price,
 };
 
 /// Where a conversation stands.
@@ -88,8 +89,8 @@ pub struct Terms {
     pub task: String,
     /// Its requirements.
     pub requirements: Vec<String>,
-    /// The price, in wei.
-    pub price: U256,
+    /// The price, in the currency it names ("5 USDC").
+    pub price: Price,
     /// The deadline, when one was named.
     pub deadline: Option<DateTime<Utc>>,
     /// Who put them there.
@@ -273,27 +274,24 @@ fn apply(
             c.terms = Some(Terms {
                 task: p.task.clone(),
                 requirements: p.requirements.clone(),
-                price: amount(&p.budget).map_err(Refusal::BadValue)?,
+                price: Price::parse(&p.budget).map_err(Refusal::BadValue)?,
                 deadline: p.deadline.as_deref().map(date).transpose()?,
                 by: from,
             });
         }
         Payload::Counter(k) => {
-            let table = c.terms.clone().unwrap_or_else(|| Terms {
-                task: String::new(),
-                requirements: Vec::new(),
-                price: U256::ZERO,
-                deadline: None,
-                by: from,
-            });
+            let table = c.terms.take();
             c.terms = Some(Terms {
-                task: table.task,
-                requirements: k.accepted_requirements.clone().unwrap_or(table.requirements),
-                price: amount(&k.price).map_err(Refusal::BadValue)?,
+                price: Price::parse(&k.price).map_err(Refusal::BadValue)?,
                 deadline: match &k.estimated_delivery {
                     Some(d) => Some(date(d)?),
-                    None => table.deadline,
+                    None => table.as_ref().and_then(|t| t.deadline),
                 },
+                requirements: match k.accepted_requirements.clone() {
+                    Some(r) => r,
+                    None => table.as_ref().map(|t| t.requirements.clone()).unwrap_or_default(),
+                },
+                task: table.map(|t| t.task).unwrap_or_default(),
                 by: from,
             });
         }
@@ -302,12 +300,12 @@ fn apply(
                 kind: "accept",
                 rule: "needs terms on the table: a proposal first",
             })?;
-            let price = amount(&a.accepted_terms.price).map_err(Refusal::BadValue)?;
+            let price = Price::parse(&a.accepted_terms.price).map_err(Refusal::BadValue)?;
             let deadline = a.accepted_terms.deadline.as_deref().map(date).transpose()?;
             if price != table.price || deadline.is_some_and(|d| Some(d) != table.deadline) {
                 return Err(Refusal::TermsDiffer {
-                    named: describe(price, deadline),
-                    table: describe(table.price, table.deadline),
+                    named: describe(&price, deadline),
+                    table: describe(&table.price, table.deadline),
                 });
             }
             c.status = Status::Contracted;
@@ -338,11 +336,9 @@ fn date(text: &str) -> Result<DateTime<Utc>, Refusal> {
     })
 }
 
-fn describe(price: U256, deadline: Option<DateTime<Utc>>) -> String {
-    let eth = alloy::primitives::utils::format_ether(price);
-    let eth = eth.trim_end_matches('0').trim_end_matches('.');
+fn describe(price: &Price, deadline: Option<DateTime<Utc>>) -> String {
     match deadline {
-        Some(d) => format!("{eth} ETH by {}", d.to_rfc3339()),
-        None => format!("{eth} ETH"),
+        Some(d) => format!("{price} by {}", d.to_rfc3339()),
+        None => price.to_string(),
     }
 }

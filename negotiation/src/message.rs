@@ -8,7 +8,7 @@
 //! take part; the timestamp is signed exactly as sent.
 
 use alloy::{
-    primitives::{Address, B256, Signature, U256, keccak256},
+    primitives::{Address, B256, Signature, keccak256},
     sol_types::{Eip712Domain, SolStruct, eip712_domain},
 };
 use chrono::{DateTime, Utc};
@@ -331,7 +331,7 @@ pub struct Inquiry {
     /// Specifics.
     #[serde(default)]
     pub requirements: Vec<String>,
-    /// A rough budget, e.g. "5 ETH".
+    /// A rough budget, e.g. "5 USDC".
     pub budget: Option<String>,
 }
 
@@ -342,7 +342,7 @@ pub struct CapabilityOffer {
     /// What the worker can do.
     #[serde(default)]
     pub capabilities: Vec<String>,
-    /// Its price, e.g. "5 ETH".
+    /// Its price, e.g. "5 USDC".
     pub price: Option<String>,
     /// Free words.
     pub message: Option<String>,
@@ -357,7 +357,7 @@ pub struct Proposal {
     /// Specific requirements.
     #[serde(default)]
     pub requirements: Vec<String>,
-    /// The budget, e.g. "5 ETH".
+    /// The budget, e.g. "5 USDC".
     pub budget: String,
     /// ISO 8601 deadline.
     pub deadline: Option<String>,
@@ -381,7 +381,7 @@ pub struct Clarification {
 pub struct Counter {
     /// The requirements the worker takes on (all of the proposal's when absent).
     pub accepted_requirements: Option<Vec<String>>,
-    /// The price, e.g. "5 ETH".
+    /// The price, e.g. "5 USDC".
     pub price: String,
     /// ISO 8601 delivery (the new deadline).
     pub estimated_delivery: Option<String>,
@@ -399,7 +399,7 @@ pub struct Accept {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AcceptedTerms {
-    /// The price, e.g. "5 ETH".
+    /// The price, e.g. "5 USDC".
     pub price: String,
     /// ISO 8601 deadline.
     pub deadline: Option<String>,
@@ -421,28 +421,6 @@ pub struct ContractNote {
     pub pact_id: String,
     /// Its spec hash: keccak256 of the terms document.
     pub spec_hash: B256,
-}
-
-/// An amount such as `"5 ETH"`, `"0.5 ETH"` or `"5"` (ETH: pacts settle in ETH) as wei.
-pub fn amount(text: &str) -> Result<U256, String> {
-    let t = text.trim();
-    let number = match t.rsplit_once(' ') {
-        Some((n, unit)) if unit.eq_ignore_ascii_case("ETH") => n.trim(),
-        Some((_, unit)) => {
-            return Err(format!(
-                "amounts are in ETH (pacts settle in ETH), not {unit}: write e.g. \"5 ETH\""
-            ));
-        }
-        None => t,
-    };
-    let ok = !number.is_empty()
-        && number.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        && number.matches('.').count() <= 1
-        && number.split_once('.').is_none_or(|(_, d)| d.len() <= 18);
-    if !ok {
-        return Err(format!("{text:?} is not an amount such as \"5 ETH\""));
-    }
-    alloy::primitives::utils::parse_ether(number).map_err(|_| format!("{text:?} is too large"))
 }
 
 #[cfg(test)]
@@ -480,7 +458,7 @@ mod tests {
     }
 
     #[test]
-    fn payloads_are_typed_and_amounts_are_eth() {
+    fn payloads_are_typed() {
         let mut m = proposal(Address::ZERO, Address::ZERO);
         m.signature = format!("0x{}", "0".repeat(130));
         m.payload = json!({ "task": "x" });
@@ -490,9 +468,5 @@ mod tests {
         assert!(matches!(m.check(), Err(Malformed::Payload { .. })));
         m.protocol = "HIRE/2.0".into();
         assert!(matches!(m.check(), Err(Malformed::Protocol(_))));
-        assert_eq!(amount("5 ETH"), Ok(U256::from(5_000_000_000_000_000_000u64)));
-        assert_eq!(amount("0.5"), Ok(U256::from(500_000_000_000_000_000u64)));
-        assert!(amount("5 USDC").expect_err("USDC").contains("settle in ETH"));
-        assert!(amount("five").is_err());
     }
 }

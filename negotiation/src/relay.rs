@@ -15,6 +15,7 @@ use crate::{
     Code,
     machine::{self, Conversation, Refusal, Status, Timeouts},
     message::{ContractNote, Envelope, Malformed, MessageType, PROTOCOL, canonical_json, conversation_id_ok},
+    price::Price,
     store::{self, Store, StoreError},
 };
 
@@ -203,6 +204,9 @@ impl Relay {
             }
             Err(other) => return Err(other.into()),
         };
+        if let Some(price) = new_price(current.as_ref(), &next) {
+            self.currency_of(&mut tx, price).await?;
+        }
         if !store::save(&mut tx, self.chain_id, &next, current.is_none(), now).await? {
             // Two openings of one id raced and the other won.
             return Err(Refusal::Illegal {
@@ -219,6 +223,46 @@ impl Relay {
             status: next.status,
             expires_at: next.expires_at.to_rfc3339(),
         })
+    }
+
+    /// The address and decimals of the one currency the escrow takes under `price`'s symbol, as
+    /// indexed (ETH always); a price in a currency it does not take (or two share the name of) is
+    /// a bad value.
+    async fn currency_of(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        price: &Price,
+    ) -> Result<(Address, u8), RelayError> {
+        let symbol = price.currency();
+        match store::currencies_named(conn, self.chain_id, symbol).await?.as_slice() {
+            [one] => Ok(*one),
+            // ETH is always taken (the contract's rule), also before the index has read so.
+            [] if symbol == "ETH" => Ok((Address::ZERO, 18)),
+            [] => Err(Refusal::BadValue(format!(
+                "{price}: the escrow takes no currency called {symbol}; name the price in one it takes (GraphQL `currencies` lists them)"
+            ))
+            .into()),
+            named => Err(Refusal::BadValue(format!(
+                "{price}: the escrow takes {} currencies called {symbol}, so the price is ambiguous",
+                named.len()
+            ))
+            .into()),
+        }
+    }
+
+    /// What the pact of contracted conversation `c` must carry: its price in the currency the
+    /// escrow takes under the price's symbol.
+    async fn agreement_in(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        c: &Conversation,
+    ) -> Result<Agreement, RelayError> {
+        let terms = c
+            .terms
+            .as_ref()
+            .ok_or_else(|| RelayError::PactMismatch(format!("conversation {} has no terms", c.id)))?;
+        let (currency, decimals) = self.currency_of(conn, &terms.price).await?;
+        Agreement::of(self.chain_id, c, currency, decimals).map_err(RelayError::PactMismatch)
     }
 
     /// Records that pact `pact_id` carries the agreed terms of conversation `id`: the pact (as
@@ -243,19 +287,23 @@ impl Relay {
         if let Some(existing) = record.pact_id {
             return Err(RelayError::PactMismatch(format!("conversation {id} is already pact #{existing}")));
         }
-        let document = terms_document(self.chain_id, &conversation).map_err(RelayError::PactMismatch)?;
-        let spec_hash = keccak256(document.as_bytes());
+        let agreement = self.agreement_in(&mut tx, &conversation).await?;
         let pact = store::indexed_pact(&mut tx, self.chain_id, pact_id).await?.ok_or_else(|| {
             RelayError::PactMismatch(format!("pact #{pact_id} is not in the index (yet): wait for its block"))
         })?;
-        if !carries_agreement(&pact, &conversation, spec_hash) {
+        if !carries_agreement(&pact, &conversation, &agreement) {
             return Err(RelayError::PactMismatch(format!(
-                "pact #{pact_id} is not the seeker's request reserved for the worker {} with the agreed price, deadline and terms hash {spec_hash}",
-                conversation.worker
+                "pact #{pact_id} is not the seeker's request reserved for the worker {} with the agreed price ({} = {} base units of {}), deadline and terms hash {}",
+                conversation.worker,
+                agreement.price,
+                agreement.payment,
+                agreement.currency,
+                agreement.spec_hash
             )));
         }
         let now = self.clock.now();
-        store::link(&mut tx, self.chain_id, id, pact_id, &document, now).await?;
+        store::link(&mut tx, self.chain_id, id, pact_id, &agreement.document, now).await?;
+        let spec_hash = agreement.spec_hash;
         let note = ContractNote { pact_id: pact_id.to_string(), spec_hash };
         let envelope = Envelope::new(
             MessageType::Contract,
@@ -278,36 +326,75 @@ impl Relay {
     }
 }
 
-/// The document a signed conversation's pact commits to (its spec hash is the keccak256 of this
-/// text): the protocol, chain, conversation, parties and the accepted terms, as canonical JSON.
-pub fn terms_document(chain_id: u64, c: &Conversation) -> Result<String, String> {
-    let terms = c.terms.as_ref().ok_or_else(|| format!("conversation {} has no terms", c.id))?;
-    let deadline = terms.deadline.ok_or_else(|| {
-        format!("conversation {} agreed no deadline; a pact needs one: propose or counter with one", c.id)
-    })?;
-    Ok(canonical_json(&json!({
-        "protocol": PROTOCOL,
-        "chainId": chain_id,
-        "conversationId": c.id,
-        "seeker": c.seeker,
-        "worker": c.worker,
-        "task": terms.task,
-        "requirements": terms.requirements,
-        "priceWei": terms.price.to_string(),
-        "deadline": deadline.timestamp(),
-    })))
+/// The price `next` puts on the table, when it is not the one `current` had.
+fn new_price<'a>(current: Option<&Conversation>, next: &'a Conversation) -> Option<&'a Price> {
+    let before = current.and_then(|c| c.terms.as_ref()).map(|t| &t.price);
+    next.terms.as_ref().map(|t| &t.price).filter(|p| Some(*p) != before)
 }
 
-/// Whether `pact` is the seeker's request reserved for the worker at the agreed price and deadline,
-/// its spec hash `spec_hash`.
-fn carries_agreement(pact: &store::IndexedPact, c: &Conversation, spec_hash: B256) -> bool {
-    let terms = c.terms.as_ref();
+/// What a contracted conversation's pact carries: the terms document its spec hash commits to,
+/// and the agreed price in base units of the escrow's currency of that name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agreement {
+    /// The protocol, chain, conversation, parties, the accepted terms and the currency they settle
+    /// in, as canonical JSON.
+    pub document: String,
+    /// keccak256 of `document`: the pact's spec hash.
+    pub spec_hash: B256,
+    /// The price as the conversation agreed it ("5 USDC").
+    pub price: Price,
+    /// The pact's currency (the zero address for ETH).
+    pub currency: Address,
+    /// The pact's payment, in base units of `currency`.
+    pub payment: U256,
+    /// The pact's deadline, in seconds since the epoch.
+    pub deadline: u64,
+}
+
+impl Agreement {
+    /// `c`'s agreement on chain `chain_id`, its price in `currency`, which has `decimals`
+    /// decimals: an error when `c` has no terms, no deadline, or a price finer than `currency`.
+    pub fn of(chain_id: u64, c: &Conversation, currency: Address, decimals: u8) -> Result<Self, String> {
+        let terms = c.terms.as_ref().ok_or_else(|| format!("conversation {} has no terms", c.id))?;
+        let deadline = terms.deadline.ok_or_else(|| {
+            format!("conversation {} agreed no deadline; a pact needs one: propose or counter with one", c.id)
+        })?;
+        let deadline = u64::try_from(deadline.timestamp())
+            .map_err(|_| format!("conversation {} agreed a deadline before 1970", c.id))?;
+        let payment = terms.price.base_units(decimals)?;
+        let document = canonical_json(&json!({
+            "protocol": PROTOCOL,
+            "chainId": chain_id,
+            "conversationId": c.id,
+            "seeker": c.seeker,
+            "worker": c.worker,
+            "task": terms.task,
+            "requirements": terms.requirements,
+            "price": terms.price.to_string(),
+            "currency": currency,
+            "payment": payment.to_string(),
+            "deadline": deadline,
+        }));
+        Ok(Self {
+            spec_hash: keccak256(document.as_bytes()),
+            document,
+            price: terms.price.clone(),
+            currency,
+            payment,
+            deadline,
+        })
+    }
+}
+
+/// Whether `pact` is the seeker's request reserved for the worker carrying `agreement`.
+fn carries_agreement(pact: &store::IndexedPact, c: &Conversation, agreement: &Agreement) -> bool {
     pact.creator == c.seeker
         && pact.initiator == 0
         && pact.counterparty == Some(c.worker)
-        && pact.spec_hash == spec_hash
-        && terms.is_some_and(|t| pact.payment == t.price)
-        && terms.and_then(|t| t.deadline).is_some_and(|d| d.timestamp() == pact.deadline)
+        && pact.spec_hash == agreement.spec_hash
+        && pact.currency == agreement.currency
+        && pact.payment == agreement.payment
+        && u64::try_from(pact.deadline).is_ok_and(|d| d == agreement.deadline)
 }
 
 #[cfg(test)]

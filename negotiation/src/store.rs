@@ -15,6 +15,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::{
     machine::{Conversation, Status, Terms},
     message::{Envelope, MessageType},
+    price::Price,
 };
 
 /// The channel the relay announces each accepted message on, with a [`MessageNote`].
@@ -136,7 +137,8 @@ impl ConversationRow {
             Some(by) => Some(Terms {
                 task: cells.present("task", self.task)?,
                 requirements: cells.present("requirements", self.requirements)?,
-                price: cells.u256("price", &cells.present("price", self.price)?)?,
+                price: cells
+                    .named("price", &cells.present("price", self.price)?, |t| Price::parse(t).ok())?,
                 deadline: self.deadline,
                 by: cells.address("terms_by", &by)?,
             }),
@@ -218,7 +220,7 @@ impl Store {
     ) -> Result<Option<ConversationRecord>, StoreError> {
         let row = sqlx::query_as!(
             ConversationRow,
-            r#"SELECT id, seeker, worker, status, task, requirements, price::text AS price, deadline, terms_by,
+            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
                       expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
                FROM conversations WHERE chain_id = $1 AND id = $2"#,
             i64_of(chain_id),
@@ -237,7 +239,7 @@ impl Store {
     ) -> Result<Option<ConversationRecord>, StoreError> {
         let row = sqlx::query_as!(
             ConversationRow,
-            r#"SELECT id, seeker, worker, status, task, requirements, price::text AS price, deadline, terms_by,
+            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
                       expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
                FROM conversations WHERE chain_id = $1 AND pact_id = $2::text::numeric"#,
             i64_of(chain_id),
@@ -266,7 +268,7 @@ impl Store {
         };
         let rows = sqlx::query_as!(
             ConversationRow,
-            r#"SELECT id, seeker, worker, status, task, requirements, price::text AS price, deadline, terms_by,
+            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
                       expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
                FROM conversations
                WHERE chain_id = $1 AND (seeker = $2 OR worker = $2)
@@ -338,7 +340,7 @@ pub(crate) async fn lock(
 ) -> Result<Option<ConversationRecord>, StoreError> {
     let row = sqlx::query_as!(
         ConversationRow,
-        r#"SELECT id, seeker, worker, status, task, requirements, price::text AS price, deadline, terms_by,
+        r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
                   expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
            FROM conversations WHERE chain_id = $1 AND id = $2 FOR UPDATE"#,
         i64_of(chain_id),
@@ -409,7 +411,7 @@ pub(crate) async fn save(
     let written = sqlx::query!(
         "INSERT INTO conversations (chain_id, id, seeker, worker, status, task, requirements, price, deadline,
                                     terms_by, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::numeric, $9, $10, $11, $12, $12)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
          ON CONFLICT (chain_id, id) DO UPDATE
            SET status = EXCLUDED.status, task = EXCLUDED.task, requirements = EXCLUDED.requirements,
                price = EXCLUDED.price, deadline = EXCLUDED.deadline, terms_by = EXCLUDED.terms_by,
@@ -468,7 +470,9 @@ pub(crate) struct IndexedPact {
     pub counterparty: Option<Address>,
     /// Its spec hash.
     pub spec_hash: B256,
-    /// Its payment, in wei.
+    /// Its currency (the zero address for ETH).
+    pub currency: Address,
+    /// Its payment, in base units of its currency.
     pub payment: U256,
     /// Its deadline, in seconds since the epoch.
     pub deadline: i64,
@@ -481,7 +485,7 @@ pub(crate) async fn indexed_pact(
     pact_id: U256,
 ) -> Result<Option<IndexedPact>, StoreError> {
     let row = sqlx::query!(
-        r#"SELECT creator, initiator, counterparty, spec_hash, payment::text AS "payment!",
+        r#"SELECT creator, initiator, counterparty, spec_hash, currency, payment::text AS "payment!",
                   extract(epoch FROM deadline)::bigint AS "deadline!"
            FROM pacts WHERE chain_id = $1 AND pact_id = $2::text::numeric"#,
         i64_of(chain_id),
@@ -496,9 +500,39 @@ pub(crate) async fn indexed_pact(
         initiator: r.initiator,
         counterparty: r.counterparty.as_deref().map(|c| cells.address("counterparty", c)).transpose()?,
         spec_hash: cells.hash("spec_hash", &r.spec_hash)?,
+        currency: cells.address("currency", &r.currency)?,
         payment: cells.u256("payment", &r.payment)?,
         deadline: r.deadline,
     }))
+}
+
+/// The currencies the escrow takes under `symbol` (any case), as indexed: their addresses and
+/// decimals, in the order they were announced.
+pub(crate) async fn currencies_named(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    symbol: &str,
+) -> Result<Vec<(Address, u8)>, StoreError> {
+    let rows = sqlx::query!(
+        "SELECT address, decimals FROM currencies WHERE chain_id = $1 AND upper(symbol) = upper($2)
+         ORDER BY block_number, address",
+        i64_of(chain_id),
+        symbol
+    )
+    .fetch_all(conn)
+    .await?;
+    let cells = |a: &[u8]| Cells {
+        table: "currencies",
+        key: format!("chain {chain_id} currency {}", alloy::hex::encode_prefixed(a)),
+    };
+    rows.iter()
+        .map(|r| {
+            Ok((
+                cells(&r.address).address("address", &r.address)?,
+                cells(&r.address).int("decimals", r.decimals)?,
+            ))
+        })
+        .collect()
 }
 
 /// Appends `e` to the audit log as its conversation's next message and announces it on

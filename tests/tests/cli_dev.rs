@@ -77,8 +77,26 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             stats["stats"]["byStatus"].as_array().and_then(|l| l.iter().find(|r| r["status"] == s.name()));
         assert!(row.is_some_and(|r| r["count"].as_u64() >= Some(1)), "no demo pact is {s}: {stats}");
     }
-    let found = query(r#"{ searchAgents(capability: "logo-design") { edges { node { name } } } }"#).await?;
-    assert_eq!(found["searchAgents"]["edges"][0]["node"]["name"], "DesignBot Pro", "{found}");
+    // The demo runs every status in each currency: ETH 0.1 and USDC 5 completed, once each.
+    let volumes = query("{ stats { volumes { currency { symbol decimals } completedFormatted } } }").await?;
+    assert_eq!(
+        volumes["stats"]["volumes"],
+        json!([
+            { "currency": { "symbol": "ETH", "decimals": 18 }, "completedFormatted": "0.100000000000000000" },
+            { "currency": { "symbol": "USDC", "decimals": 6 }, "completedFormatted": "5.000000" },
+        ]),
+        "{volumes}"
+    );
+    let found = query(
+        r#"{ searchAgents(capability: "logo-design") { edges { node { name capabilities { priceFormatted currency { symbol } } } } } }"#,
+    )
+    .await?;
+    let designer = &found["searchAgents"]["edges"][0]["node"];
+    assert_eq!(designer["name"], "DesignBot Pro", "{found}");
+    assert_eq!(
+        designer["capabilities"][0],
+        json!({ "priceFormatted": "5.000000", "currency": { "symbol": "USDC" } })
+    );
 
     // A new pact through the real MCP binary: buyer, seller and both oracles, each its own process.
     let node = anvil::spawn(31_337)?; // only for anvil's dev keys, the same on every anvil

@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex};
 
 use agentpact_api::NegotiationConfig;
-use agentpact_contracts::{Initiator, PactStatus};
+use agentpact_contracts::{AgentPact, Initiator, PactStatus};
 use agentpact_mcp::Role;
-use agentpact_negotiation::{Clock, Envelope, MessageType, Store, Timeouts};
+use agentpact_negotiation::{Agreement, Clock, Envelope, MessageType, Store, Timeouts};
 use agentpact_tests::{
     HarnessError,
     agents::profile,
@@ -141,8 +141,7 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     let s = Stage::seed_story().await?;
     let (seeker, worker) = (s.key(1)?, s.key(2)?);
     let (to_worker, to_seeker) = (worker.address(), seeker.address());
-    // Seed 004's example, with the agents' addresses as their ids and ETH where it says USDC
-    // (pacts settle in ETH).
+    // Seed 004's example, word for word but for the agents' ids (their addresses).
     let flow = [
         s.signed(
             &seeker,
@@ -153,7 +152,7 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
             json!({
                 "task": "logo design",
                 "requirements": ["SVG format", "3 variations", "tech startup style"],
-                "budget": "5 ETH",
+                "budget": "5 USDC",
                 "deadline": "2025-01-31T12:00:00Z"
             }),
         )?,
@@ -185,7 +184,7 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
             "2025-01-30T10:00:15Z",
             json!({
                 "accepted_requirements": ["SVG format", "3 variations"],
-                "price": "5 ETH",
+                "price": "5 USDC",
                 "estimated_delivery": "2025-01-30T18:00:00Z"
             }),
         )?,
@@ -196,7 +195,7 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
             "conv_xyz",
             "2025-01-30T10:00:20Z",
             json!({
-                "accepted_terms": { "price": "5 ETH", "deadline": "2025-01-30T18:00:00Z" }
+                "accepted_terms": { "price": "5 USDC", "deadline": "2025-01-30T18:00:00Z" }
             }),
         )?,
     ];
@@ -212,26 +211,35 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     // A pact with the agreed terms that anyone could accept is not this conversation's contract:
     // the relay links only a pact reserved for the worker.
     let chain_id = s.m.chain.anvil.chain_id();
+    let usdc = *s.m.chain.usdc.address();
+    let five = U256::from(5_000_000u64);
     let record = Store::new(s.db.pool().clone())
         .conversation(chain_id, "conv_xyz")
         .await
         .map_err(|e| HarnessError::Process(e.to_string()))?;
     let agreed = record
-        .and_then(|r| agentpact_negotiation::terms_document(chain_id, &r.conversation).ok())
-        .unwrap_or_default();
-    assert!(agreed.contains("logo design"), "the agreed terms document: {agreed:?}");
-    let mut open = s.m.terms(Initiator::Buyer, ether(5)).await?;
-    (open.specHash, open.deadline) = (keccak256(agreed.as_bytes()), 1_738_260_000);
-    let (open_id, _) = s.m.create(open).await?;
+        .and_then(|r| Agreement::of(chain_id, &r.conversation, usdc, 6).ok())
+        .ok_or_else(|| HarnessError::Process("conv_xyz has no agreement".into()))?;
+    assert!(agreed.document.contains("logo design"), "the agreed terms document: {:?}", agreed.document);
+    assert_eq!((agreed.price.to_string(), agreed.payment), ("5 USDC".to_owned(), five));
+    let mut open = s.m.terms_in(usdc, Initiator::Buyer, five).await?;
+    (open.specHash, open.deadline) = (agreed.spec_hash, 1_738_260_000);
+    let (open_id, _) = s.m.create(open.clone()).await?;
+    // The same terms reserved for the worker but in ETH: 5 wei is not 5 USDC.
+    let mut in_eth = AgentPact::Terms { counterparty: to_worker, currency: Address::ZERO, ..open };
+    in_eth.payment = U256::from(5_000_000u64);
+    let (eth_id, _) = s.m.create(in_eth).await?;
     s.synced().await?;
-    let (status, answer) = s
-        .post_to("hire/contracts", &json!({ "conversationId": "conv_xyz", "pactId": open_id.to_string() }))
-        .await?;
-    assert_eq!((status, answer["error"]["code"].as_str()), (409, Some("PACT_MISMATCH")), "{answer}");
-    assert!(
-        answer["error"]["message"].as_str().unwrap_or_default().contains("reserved for the worker"),
-        "{answer}"
-    );
+    for pact in [open_id, eth_id] {
+        let (status, answer) = s
+            .post_to("hire/contracts", &json!({ "conversationId": "conv_xyz", "pactId": pact.to_string() }))
+            .await?;
+        assert_eq!((status, answer["error"]["code"].as_str()), (409, Some("PACT_MISMATCH")), "{answer}");
+        assert!(
+            answer["error"]["message"].as_str().unwrap_or_default().contains("reserved for the worker"),
+            "{answer}"
+        );
+    }
 
     // sign_contract: the seeker's server makes the pact; the worker's accepts it.
     let buyer = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
@@ -246,27 +254,40 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
                     "oracle_weights": [60, 40] }),
         )
         .await?;
-    assert!(signed.text.starts_with("Contract signed: pact #1"), "{}", signed.text);
+    assert!(signed.text.starts_with("Contract signed: pact #2"), "{}", signed.text);
+    assert!(signed.text.contains("Deposited: 5.5 USDC (5 payment + 0.5 stake)"), "{}", signed.text);
     let document = signed.data["termsDocument"].as_str().unwrap_or_default().to_owned();
     let terms: Value = serde_json::from_str(&document).unwrap_or_default();
     assert_eq!(terms["requirements"], json!(["SVG format", "3 variations"]), "the counter's requirements");
     assert_eq!(terms["task"], "logo design");
 
-    let id = U256::from(1u8);
+    let id = U256::from(2u8);
     let pact = s.m.chain.pact.getPact(id).call().await?;
-    assert_eq!(pact.payment, ether(5));
+    assert_eq!((pact.currency, pact.payment), (usdc, five), "exactly 5 USDC");
+    assert_eq!(
+        signed.data["termsDocument"],
+        json!(agreed.document),
+        "the relay's document and the server's agree"
+    );
     assert_eq!(pact.deadline, 1_738_260_000, "2025-01-30T18:00:00Z, the accepted deadline");
     assert_eq!(pact.specHash, keccak256(document.as_bytes()));
     assert_eq!(pact.specUri, "hire://conversations/conv_xyz");
     assert_eq!((pact.buyer, pact.initiator), (to_seeker, 0));
     assert_eq!(pact.counterparty, to_worker, "only the negotiated worker may accept");
     assert_eq!(pact.acceptBy, 1_738_260_000 - 3_600, "acceptance closes an hour before the deadline");
-    seller.ok("sign_contract", json!({ "conversation_id": "conv_xyz" })).await?;
+    let accepted = seller.ok("sign_contract", json!({ "conversation_id": "conv_xyz" })).await?;
+    assert!(
+        accepted.text.starts_with("Contract signed. Accepted pact #2 as SELLER. Staked 0.5 USDC."),
+        "{}",
+        accepted.text
+    );
     assert_eq!(s.m.status(id).await?, PactStatus::Funded);
     assert_eq!(s.m.chain.pact.getPact(id).call().await?.seller, to_worker);
+    // The escrow holds this pact's 5 + 0.5 + 0.5 USDC beside the 5.5 of the unlinked one above.
+    assert_eq!(s.m.chain.holding(usdc, s.m.chain.deployment.agent_pact).await?, U256::from(11_500_000u64));
 
     // Both ways in GraphQL: the pact shows its negotiation, the conversation its pact.
-    let q = "{ pact(id: 1) { status negotiation { id status termsDocument messages { type from } } }
+    let q = "{ pact(id: 2) { status negotiation { id status termsDocument messages { type from } } }
                conversation(id: \"conv_xyz\") { status price deadline requirements pact { id payment } } }";
     let data = s.api.data(q, json!({})).await?;
     let negotiation = &data["pact"]["negotiation"];
@@ -279,12 +300,23 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
         negotiation["messages"].as_array().into_iter().flatten().filter_map(|m| m["type"].as_str()).collect();
     assert_eq!(kinds, ["proposal", "clarification", "clarification", "counter", "accept", "contract"]);
     assert_eq!(negotiation["messages"][5]["from"], json!(Address::ZERO), "the relay's own message");
-    assert_eq!(data["conversation"]["pact"], json!({ "id": "1", "payment": ether(5).to_string() }));
+    assert_eq!(data["conversation"]["pact"], json!({ "id": "2", "payment": "5000000" }));
+    assert_eq!(data["conversation"]["price"], "5 USDC");
     assert_eq!(data["conversation"]["deadline"], "2025-01-30T18:00:00+00:00");
 
-    let got = buyer.ok("get_contract", json!({ "contract_id": "1" })).await?;
+    let got = buyer.ok("get_contract", json!({ "contract_id": "2" })).await?;
     assert_eq!(got.data["conversation"]["conversationId"], "conv_xyz");
     assert_eq!(got.data["hash"], json!(keccak256(document.as_bytes())));
+    assert!(got.text.contains("FUNDED for 5 USDC"), "{}", got.text);
+
+    // The work is done, verified and approved: the worker's withdrawal receives 5.5 USDC, to the unit.
+    s.m.submitted(id).await?;
+    s.m.verified(id, &[90, 80]).await?;
+    buyer.ok("approve-work", json!({ "pactId": 2 })).await?;
+    let before = s.m.chain.holding(usdc, to_worker).await?;
+    let withdrawn = seller.ok("withdraw", json!({})).await?;
+    assert!(withdrawn.text.starts_with("Withdrew 5.5 USDC to "), "{}", withdrawn.text);
+    assert_eq!(s.m.chain.holding(usdc, to_worker).await? - before, U256::from(5_500_000u64));
     Ok(())
 }
 
@@ -677,6 +709,10 @@ async fn floods_oversized_messages_nul_bytes_and_overlong_timestamps_are_refused
     let (status, answer) =
         s.post(&s.signed(&seeker, MessageType::Proposal, w, "fruit", &at(0), bananas)?).await?;
     assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "a bad amount is bad input: {answer}");
+    assert!(
+        answer["error"]["message"].as_str().unwrap_or_default().contains("takes no currency called BANANAS"),
+        "{answer}"
+    );
     let (status, answer) =
         s.post_to("hire/contracts", &json!({ "conversationId": "a\u{0}b", "pactId": "0" })).await?;
     assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");

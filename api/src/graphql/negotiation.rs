@@ -7,12 +7,7 @@ use chrono::{DateTime, Utc};
 use futures::{Stream, stream};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{
-    ChainId, chain_of,
-    errors::to_graphql,
-    scalars::{Address, BigInt},
-    types::Pact,
-};
+use super::{ChainId, chain_of, errors::to_graphql, scalars::Address, types::Pact};
 use crate::{
     live::Live,
     read::{ReadError, Reader},
@@ -152,9 +147,10 @@ impl Conversation {
     async fn requirements(&self) -> Vec<String> {
         self.0.conversation.terms.as_ref().map(|t| t.requirements.clone()).unwrap_or_default()
     }
-    /// The price on the table, in wei.
-    async fn price(&self) -> Option<BigInt> {
-        self.0.conversation.terms.as_ref().map(|t| BigInt(t.price))
+    /// The price on the table as the messages name it, canonical: "5 USDC", "0.5 ETH". The pact
+    /// that carries it has the price in base units of the escrow's currency of that symbol.
+    async fn price(&self) -> Option<String> {
+        self.0.conversation.terms.as_ref().map(|t| t.price.to_string())
     }
     /// The deadline on the table.
     async fn deadline(&self) -> Option<DateTime<Utc>> {

@@ -7,7 +7,7 @@ use super::{
     chain_of,
     errors::to_graphql,
     scalars::{Address, BigInt, Initiator, Status},
-    types::{IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
+    types::{Currency, IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
 };
 use crate::read::{self, PactFilter as ReadFilter, Reader};
 
@@ -268,6 +268,13 @@ impl PactQuery {
     ) -> Result<Reputation> {
         let chain = chain_of(ctx, chain_id)?;
         Ok(Reputation(ctx.data::<Reader>()?.reputation(chain, address.0).await.map_err(to_graphql)?, chain))
+    }
+
+    /// The currencies the escrow takes: ETH, then the tokens of its allowlist, as it announced them.
+    async fn currencies(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Vec<Currency>> {
+        let chain = chain_of(ctx, chain_id)?;
+        let known = ctx.data::<Reader>()?.currencies(chain).await.map_err(to_graphql)?;
+        Ok(known.into_iter().map(Currency).collect())
     }
 
     /// Pacts by status, volumes and active oracles.

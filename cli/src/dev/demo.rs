@@ -1,8 +1,10 @@
-//! Demo pacts for the local stack: two registered oracles, one pact in every status and the seller
-//! in the agent market with feedback on its completed pact, so a dashboard or an agent has
+//! Demo pacts for the local stack: two registered oracles, one pact in every status in ETH and
+//! again in USDC, and the seller in the agent market with feedback on its completed pacts, so a dashboard or an agent has
 //! something to look at from the first second.
 
-use agentpact_contracts::{AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, rules};
+use agentpact_contracts::{
+    AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, TestToken, rules,
+};
 use agentpact_lab::Cast;
 use alloy::{
     contract::{CallBuilder, CallDecoder},
@@ -11,38 +13,37 @@ use alloy::{
 };
 use anyhow::{Context, bail};
 
+/// Demo pacts in one currency, each for `payment` base units of it.
 struct Demo<'a> {
     pact: AgentPact::AgentPactInstance<DynProvider>,
     provider: &'a DynProvider,
     cast: &'a Cast,
+    currency: Address,
     payment: U256,
 }
 
-/// Registers the oracles and creates pacts 0-7, one per status in code order: NEGOTIATING,
-/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL; registers
-/// the seller as an agent offering logo design, and the buyer rates the completed pact.
-/// `provider` must sign for every account of `cast`.
-pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -> anyhow::Result<()> {
+/// Registers the oracles, then creates one pact in every status twice: pacts 0-7 for 0.1 ETH and
+/// 8-15 for 5 USDC (`usdc`, a token the escrow takes), each run in code order: NEGOTIATING,
+/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL. Registers
+/// the seller as an agent offering logo design for 5 USDC (seed 000's designer), and the buyer
+/// rates both completed pacts. `provider` must sign for every account of `cast`.
+pub async fn run(
+    provider: &DynProvider,
+    deployment: &Deployment,
+    cast: &Cast,
+    usdc: Address,
+) -> anyhow::Result<()> {
     let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
     for &oracle in &cast.oracles {
         let stake = registry.minStake().call().await?;
         send(registry.register(vec!["code-review".into(), "design".into()]).from(oracle).value(stake))
             .await?;
     }
-    let d = Demo {
-        pact: AgentPact::new(deployment.agent_pact, provider.clone()),
-        provider,
-        cast,
-        payment: parse_ether("0.1")?,
-    };
-    d.create(Initiator::Buyer).await?; // 0 NEGOTIATING
-    d.funded(Initiator::Buyer).await?; // 1 FUNDED
-    let started = d.funded(Initiator::Seller).await?;
-    send(d.pact.startWork(started).from(cast.seller)).await?; // 2 IN_PROGRESS
-    let scoring = d.delivered().await?;
-    d.score(scoring, cast.oracles[0], 85).await?; // 3 PENDING_VERIFY, one of two scores in
-    let done = d.verified().await?;
-    send(d.pact.approveWork(done).from(cast.buyer)).await?; // 4 COMPLETED
+    let pact = AgentPact::new(deployment.agent_pact, provider.clone());
+    let in_eth =
+        Demo { pact: pact.clone(), provider, cast, currency: Address::ZERO, payment: parse_ether("0.1")? };
+    let in_usdc = Demo { pact, provider, cast, currency: usdc, payment: U256::from(5_000_000u64) };
+    let completed = [in_eth.every_status().await?, in_usdc.every_status().await?];
     let market = AgentRegistry::new(deployment.agent_registry, provider.clone());
     let profile = AgentRegistry::Profile {
         name: "DesignBot Pro".into(),
@@ -52,21 +53,37 @@ pub async fn run(provider: &DynProvider, deployment: &Deployment, cast: &Cast) -
         capabilities: vec![AgentRegistry::Capability {
             name: "logo-design".into(),
             description: "A logo in three variants".into(),
-            price: d.payment,
-            currency: Address::ZERO,
+            price: in_usdc.payment,
+            currency: usdc,
         }],
     };
     send(market.register(profile).from(cast.seller)).await?;
-    send(market.submitFeedback(done, 5, vec!["fast".into()], String::new()).from(cast.buyer)).await?;
-    let disputed = d.funded(Initiator::Buyer).await?;
-    send(d.pact.raiseDispute(disputed, cast.arbitrator).from(cast.seller)).await?; // 5 DISPUTED
-    let cancelled = d.create(Initiator::Buyer).await?;
-    send(d.pact.cancelPact(cancelled).from(cast.buyer)).await?; // 6 REFUNDED
-    d.verified().await?; // 7 PENDING_APPROVAL
+    for done in completed {
+        send(market.submitFeedback(done, 5, vec!["fast".into()], String::new()).from(cast.buyer)).await?;
+    }
     Ok(())
 }
 
 impl Demo<'_> {
+    /// Eight new pacts, one in every status in code order; the id of the COMPLETED one.
+    async fn every_status(&self) -> anyhow::Result<U256> {
+        let cast = self.cast;
+        self.create(Initiator::Buyer).await?; // NEGOTIATING
+        self.funded(Initiator::Buyer).await?; // FUNDED
+        let started = self.funded(Initiator::Seller).await?;
+        send(self.pact.startWork(started).from(cast.seller)).await?; // IN_PROGRESS
+        let scoring = self.delivered().await?;
+        self.score(scoring, cast.oracles[0], 85).await?; // PENDING_VERIFY, one of two scores in
+        let done = self.verified().await?;
+        send(self.pact.approveWork(done).from(cast.buyer)).await?; // COMPLETED
+        let disputed = self.funded(Initiator::Buyer).await?;
+        send(self.pact.raiseDispute(disputed, cast.arbitrator).from(cast.seller)).await?; // DISPUTED
+        let cancelled = self.create(Initiator::Buyer).await?;
+        send(self.pact.cancelPact(cancelled).from(cast.buyer)).await?; // REFUNDED
+        self.verified().await?; // PENDING_APPROVAL
+        Ok(done)
+    }
+
     async fn create(&self, initiator: Initiator) -> anyhow::Result<U256> {
         let now =
             self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
@@ -89,13 +106,14 @@ impl Demo<'_> {
                 Initiator::Buyer => self.cast.seller,
                 Initiator::Seller => self.cast.buyer,
             },
-            currency: Address::ZERO,
+            currency: self.currency,
             payment: self.payment,
             oracles: self.cast.oracles.clone(),
             weights: vec![60, 40],
         };
         let id = self.pact.pactCount().call().await?;
-        send(self.pact.createPact(terms).from(creator).value(deposit)).await?;
+        let value = self.allow(creator, deposit).await?;
+        send(self.pact.createPact(terms).from(creator).value(value)).await?;
         Ok(id)
     }
 
@@ -106,8 +124,20 @@ impl Demo<'_> {
             Initiator::Buyer => (self.cast.seller, stake),
             Initiator::Seller => (self.cast.buyer, self.payment + stake),
         };
-        send(self.pact.acceptPact(id).from(accepter).value(deposit)).await?;
+        let value = self.allow(accepter, deposit).await?;
+        send(self.pact.acceptPact(id).from(accepter).value(value)).await?;
         Ok(id)
+    }
+
+    /// Lets the escrow take `deposit` from `owner`: the value to send for ETH; for the token, an
+    /// approval of exactly the deposit (and no value).
+    async fn allow(&self, owner: Address, deposit: U256) -> anyhow::Result<U256> {
+        if self.currency.is_zero() {
+            return Ok(deposit);
+        }
+        let token = TestToken::new(self.currency, self.provider.clone());
+        send(token.approve(*self.pact.address(), deposit).from(owner)).await?;
+        Ok(U256::ZERO)
     }
 
     async fn delivered(&self) -> anyhow::Result<U256> {

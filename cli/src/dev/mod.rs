@@ -1,5 +1,5 @@
 //! `agentpact dev`: the whole stack on this machine with nothing configured — the pinned anvil,
-//! both contracts, demo pacts in every status, Postgres, migrations, the indexer and the API —
+//! a test USDC, the contracts, demo pacts in every status in ETH and in USDC, Postgres, migrations, the indexer and the API —
 //! and the configuration an MCP client needs. Ctrl-C stops everything it started.
 
 mod demo;
@@ -131,7 +131,7 @@ async fn deploy_with_demo(
     let deployment =
         deploy(provider.clone(), DeployOptions { tokens: vec![usdc], ..DeployOptions::default() }).await?;
     let cast = Cast::of(anvil.addresses())?;
-    demo::run(&provider, &deployment, &cast).await.context("creating the demo pacts")?;
+    demo::run(&provider, &deployment, &cast, usdc).await.context("creating the demo pacts")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join(format!("{CHAIN_ID}.json"));
     std::fs::write(&file, serde_json::to_string_pretty(&deployment)? + "\n")

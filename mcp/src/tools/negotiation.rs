@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use agentpact_contracts::{AgentPact, Initiator};
 use agentpact_negotiation::{
-    Accepted, ConversationFilter, ConversationRecord, Envelope, MessageType, Status, StoredMessage,
-    terms_document,
+    Accepted, Agreement, ConversationFilter, ConversationRecord, Envelope, MessageType, Status, StoredMessage,
 };
 use alloy::primitives::{Address, U256, keccak256};
 use rmcp::schemars::{self, JsonSchema};
@@ -18,7 +17,8 @@ use serde_json::{Value, json};
 use super::{index_note, query::pact_json, receipt};
 use crate::{
     chain::Chain,
-    input::{self, eth},
+    input,
+    money::{show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -35,7 +35,7 @@ pub struct SendProposal {
     task: String,
     /// Specific requirements.
     requirements: Option<Vec<String>>,
-    /// Budget in ETH, e.g. "5 ETH" or "0.05" (pacts settle in ETH).
+    /// Budget with its currency, e.g. "5 USDC" or "0.05 ETH" (a bare number is ETH).
     budget: String,
     /// ISO 8601 deadline.
     deadline: Option<String>,
@@ -187,9 +187,10 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer, ToolError> {
     if let Some(pact) = record.pact_id {
         return Err(ToolError::Invalid(format!("conversation {} is already pact #{pact}", c.id)));
     }
-    let document = terms_document(chain.chain_id, c).map_err(ToolError::Invalid)?;
-    let spec_hash = keccak256(document.as_bytes());
-    let terms = c.terms.clone().ok_or_else(|| ToolError::Invalid("no terms on the table".into()))?;
+    let terms = c.terms.as_ref().ok_or_else(|| ToolError::Invalid("no terms on the table".into()))?;
+    let currency = chain.currency("price", Some(terms.price.currency())).await?;
+    let agreement =
+        Agreement::of(chain.chain_id, c, currency.address, currency.decimals).map_err(ToolError::Invalid)?;
     let arbitrator = input::address(
         "arbitrator",
         i.arbitrator.as_deref().ok_or_else(|| {
@@ -207,23 +208,26 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer, ToolError> {
         .collect::<Result<Vec<Address>, _>>()?;
     let pact_terms = AgentPact::Terms {
         initiator: Initiator::Buyer.code(),
-        specHash: spec_hash,
+        specHash: agreement.spec_hash,
         specUri: format!("hire://conversations/{}", c.id),
-        deadline: u64::try_from(terms.deadline.map_or(0, |d| d.timestamp())).unwrap_or(0),
+        deadline: agreement.deadline,
         acceptBy: 0,
         reviewPeriod: 0,
         threshold: i.threshold.unwrap_or(70),
         arbitrator,
         // The negotiated pact is for the worker the seeker negotiated with, and no one else.
         counterparty: c.worker,
-        currency: Address::ZERO,
-        payment: terms.price,
+        currency: agreement.currency,
+        payment: agreement.payment,
         oracles,
         weights: i.oracle_weights.unwrap_or_default(),
     };
     super::pact::check_terms(chain, &pact_terms).await?;
-    let deposit = terms.price + agentpact_contracts::rules::stake(terms.price);
-    let mined = chain.write(chain.pact.createPact(pact_terms), deposit).await?;
+    let stake = agentpact_contracts::rules::stake(agreement.payment);
+    let deposit = agreement.payment + stake;
+    let plain = chain.pact.createPact(pact_terms.clone());
+    let mined =
+        chain.deposit(&currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p)).await?;
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let pact_id = created
         .first()
@@ -234,16 +238,20 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer, ToolError> {
         Ok(_) => String::new(),
         Err(e) => format!(" The relay has not linked it yet ({e}); get_contract shows the pact either way."),
     };
+    let data = json!({ "contractId": pact_id.to_string(), "hash": agreement.spec_hash, "conversationId": c.id,
+                       "termsDocument": agreement.document, "txHash": mined.receipt.transaction_hash });
     Ok(Answer::new(
         format!(
-            "Contract signed: pact #{pact_id} with {} for {} ETH, hash {spec_hash}. Deposited {} ETH; the worker signs with sign_contract to accept.{note}{}",
+            "Contract signed: pact #{pact_id} with {} for {}, hash {}. Deposited: {} ({} payment + {} stake); the worker signs with sign_contract to accept.{note}{}",
             c.worker,
-            eth(terms.price),
-            eth(deposit),
+            show(agreement.payment, &currency),
+            agreement.spec_hash,
+            show(deposit, &currency),
+            input::shown(agreement.payment, currency.decimals),
+            input::shown(stake, currency.decimals),
             index_note(mined.indexed)
         ),
-        json!({ "contractId": pact_id.to_string(), "hash": spec_hash, "conversationId": c.id,
-                "termsDocument": document, "txHash": mined.receipt.transaction_hash }),
+        with_amounts(data, &currency, [("payment", agreement.payment), ("deposited", deposit)]),
     ))
 }
 
@@ -255,17 +263,13 @@ async fn accept_signed(chain: &Chain, record: &ConversationRecord) -> Result<Ans
             record.conversation.id
         ))
     })?;
-    let pact = chain.pact.getPact(pact_id).call().await.map_err(|e| super::pact::read_failed(e, pact_id))?;
-    let mined =
-        chain.write(chain.pact.acceptPact(pact_id), agentpact_contracts::rules::stake(pact.payment)).await?;
-    Ok(Answer::new(
-        format!(
-            "Contract signed: accepted pact #{pact_id} as seller. Work can begin.{}",
-            index_note(mined.indexed)
-        ),
-        json!({ "contractId": pact_id.to_string(), "conversationId": record.conversation.id,
-                "txHash": mined.receipt.transaction_hash }),
-    ))
+    let pact_id = u64::try_from(pact_id)
+        .map_err(|_| ToolError::Failed(format!("pact #{pact_id} is beyond the ids this server takes")))?;
+    let mut accepted = super::pact::accept(chain, super::PactId { pact_id }).await?;
+    accepted.text = format!("Contract signed. {}", accepted.text);
+    accepted.data["contractId"] = json!(pact_id.to_string());
+    accepted.data["conversationId"] = json!(record.conversation.id);
+    Ok(accepted)
 }
 
 pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer, ToolError> {
@@ -283,9 +287,9 @@ pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer, ToolError
         .await?
         .ok_or_else(|| ToolError::Invalid(format!("pact #{pact_id} is not in the index (yet)")))?;
     let text = format!(
-        "Contract #{pact_id}: {} for {} ETH{}.",
+        "Contract #{pact_id}: {} for {}{}.",
         pact.status.name(),
-        eth(pact.payment),
+        show(pact.payment, &pact.currency),
         record.as_ref().map_or_else(String::new, |r| format!(", negotiated in {}", r.conversation.id))
     );
     Ok(Answer::new(
@@ -359,10 +363,8 @@ fn reply_line(reply: &Option<StoredMessage>) -> String {
 
 fn conversation_line(r: &ConversationRecord) -> String {
     let c = &r.conversation;
-    let terms = c
-        .terms
-        .as_ref()
-        .map_or_else(String::new, |t| format!(", task <<<{}>>> for {} ETH", t.task, eth(t.price)));
+    let terms =
+        c.terms.as_ref().map_or_else(String::new, |t| format!(", task <<<{}>>> for {}", t.task, t.price));
     format!("{} ({} → {}): {}{terms}.", c.id, c.seeker, c.worker, c.status.name())
 }
 
@@ -373,7 +375,7 @@ pub(crate) fn conversation_json(r: &ConversationRecord) -> Value {
         "conversationId": c.id, "seeker": c.seeker, "worker": c.worker, "status": c.status.name(),
         "task": c.terms.as_ref().map(|t| t.task.clone()),
         "requirements": c.terms.as_ref().map(|t| t.requirements.clone()),
-        "priceEth": c.terms.as_ref().map(|t| eth(t.price)),
+        "price": c.terms.as_ref().map(|t| t.price.to_string()),
         "deadline": c.terms.as_ref().and_then(|t| t.deadline).map(|d| d.to_rfc3339()),
         "expiresAt": c.expires_at.to_rfc3339(),
         "contractId": r.pact_id.map(|p| p.to_string()),
