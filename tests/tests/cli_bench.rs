@@ -6,9 +6,15 @@ use std::process::{Command, Output};
 
 use agentpact_contracts::{AgentPact, Deployment};
 use agentpact_tests::{HarnessError, anvil, cli::binary};
-use alloy::providers::{Provider, ProviderBuilder};
+use alloy::{
+    primitives::Address,
+    providers::{Provider, ProviderBuilder},
+};
 
 type Result = std::result::Result<(), HarnessError>;
+
+/// A generated pact as it ends: its status, its seller and its currency.
+type PactState = (u8, Address, Address);
 
 fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
@@ -19,9 +25,7 @@ fn said(output: &Output) -> String {
 }
 
 /// `agentpact bench gen` on a fresh anvil; returns what it printed and the pacts' states on chain.
-async fn generate(
-    seed: &str,
-) -> std::result::Result<(String, Vec<(u8, alloy::primitives::Address)>), HarnessError> {
+async fn generate(seed: &str) -> std::result::Result<(String, Vec<PactState>), HarnessError> {
     let node = anvil::spawn(31_337)?;
     let dir = std::env::temp_dir().join(format!("agentpact-bench-{}-{seed}", std::process::id()));
     let output = Command::new(binary())
@@ -49,7 +53,7 @@ async fn generate(
     let mut states = Vec::new();
     for id in 0..count {
         let p = pact.getPact(alloy::primitives::U256::from(id)).call().await?;
-        states.push((p.status, p.seller));
+        states.push((p.status, p.seller, p.currency));
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok((printed, states))
@@ -59,8 +63,12 @@ async fn generate(
 async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Result {
     let (printed, states) = generate("7").await?;
     assert_eq!(states.len(), 60, "{printed}");
-    let statuses: std::collections::BTreeSet<u8> = states.iter().map(|(s, _)| *s).collect();
+    let statuses: std::collections::BTreeSet<u8> = states.iter().map(|(s, _, _)| *s).collect();
     assert_eq!(statuses.len(), 8, "every status among 60 generated pacts: {statuses:?}\n{printed}");
+    // Every third pact in the test USDC the generator deployed and allowed, the rest in ETH.
+    let in_usdc = states.iter().filter(|(_, _, currency)| !currency.is_zero()).count();
+    assert_eq!(in_usdc, 20, "{printed}");
+    assert!(printed.contains("in USDC: 20") && printed.contains("in ETH: 40"), "{printed}");
     let (_, again) = generate("7").await?;
     assert_eq!(again, states, "the same seed must give the same history");
     let (_, other) = generate("8").await?;

@@ -165,8 +165,8 @@ fn print_welcome(
          GraphQL: http://127.0.0.1:{api_port}/graphql   (GraphiQL in a browser)\n\
          Chain:   {} (chain id {CHAIN_ID}), contracts in {}/{CHAIN_ID}.json\n\
          Postgres: {database_url}\n\
-         Demo: pacts 0-7, one in each status; oracles are dev accounts 4 and 5; the seller (account 2)\n\
-         is the agent DesignBot Pro, offering logo-design for 0.1 ETH.\n\
+         Demo: pacts 0-7 in ETH and 8-15 in USDC, one in each status; oracles are dev accounts 4 and 5;\n\
+         the seller (account 2) is the agent DesignBot Pro, offering logo-design for 5 USDC.\n\
          \n\
          Try:\n  curl -s http://127.0.0.1:{api_port}/graphql -H 'content-type: application/json' \\\n    \
          -d '{{\"query\":\"{{ stats {{ pacts byStatus {{ status count }} }} }}\"}}'\n  \

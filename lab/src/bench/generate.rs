@@ -1,10 +1,10 @@
 //! `agentpact bench gen`: fills a running anvil (e.g. the one of `agentpact dev`, or `anvil
-//! --accounts 20`) with generated pacts, deploying the contracts first when the deployments file
-//! does not name live ones.
+//! --accounts 20`) with generated pacts in ETH and USDC, deploying a test USDC and the contracts
+//! first when the deployments file does not name live ones.
 
 use std::{path::PathBuf, time::Instant};
 
-use agentpact_contracts::{DeployOptions, Deployment, deploy};
+use agentpact_contracts::Deployment;
 use alloy::providers::{Provider, ProviderBuilder};
 use anyhow::Context;
 
@@ -40,7 +40,7 @@ pub async fn run(args: GenArgs) -> anyhow::Result<()> {
     let deployment = match existing(&provider, &file).await {
         Some(deployment) => deployment,
         None => {
-            let deployment = deploy(super::node_signed(&url), DeployOptions::default()).await?;
+            let deployment = super::deploy_with_usdc(&url, &accounts).await?;
             std::fs::create_dir_all(&args.deployments_dir)
                 .with_context(|| format!("creating {}", args.deployments_dir.display()))?;
             std::fs::write(&file, serde_json::to_string_pretty(&deployment)? + "\n")
@@ -64,6 +64,9 @@ pub async fn run(args: GenArgs) -> anyhow::Result<()> {
     );
     for (fate, n) in &generated.fates {
         println!("  {fate:?}: {n}");
+    }
+    for (currency, n) in &generated.currencies {
+        println!("  in {currency}: {n}");
     }
     Ok(())
 }

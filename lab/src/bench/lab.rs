@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::local::{PrivateCluster, fresh_database, spawn_anvil};
-use agentpact_contracts::{DeployOptions, Deployment, deploy};
+use agentpact_contracts::Deployment;
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_schema::MIGRATOR;
 use alloy::{
@@ -49,7 +49,7 @@ impl Lab {
         // (and crawls) within tens of thousands of pacts. Blocks, receipts and logs are kept.
         let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string(), "--prune-history"]))?;
         let provider = ProviderBuilder::new().connect_http(anvil.endpoint_url()).erased();
-        let deployment = deploy(super::node_signed(&anvil.endpoint_url()), DeployOptions::default()).await?;
+        let deployment = super::deploy_with_usdc(&anvil.endpoint_url(), anvil.addresses()).await?;
         let cast = Crowd::of(anvil.addresses())?;
         let started = Instant::now();
         let generator = Generator::start(provider.clone(), &deployment, cast.clone(), workload.seed).await?;

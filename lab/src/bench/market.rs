@@ -1,6 +1,7 @@
 //! A market's history, fast and the same for the same seed: pacts in every status, created by
-//! buyers and by sellers, with one to three oracles each, disputes won by each side, failed
-//! verifications and timeouts, and the withdrawals that follow.
+//! buyers and by sellers, with one to three oracles each, in ETH and (every third pact, when the
+//! escrow allows a token) in that token, disputes won by each side, failed verifications and
+//! timeouts, and the withdrawals that follow.
 //!
 //! Fast means many transactions per block: automine is off, every sender's nonce is tracked here,
 //! gas is fixed, and a round of pacts is driven in phases, mined after each, so a phase only
@@ -8,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry};
+use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry, TestToken};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, B256, U256, keccak256},
@@ -180,6 +181,19 @@ impl Plan {
             Initiator::Seller => self.terms.payment + self.stake(),
         }
     }
+
+    /// The value a call depositing `deposit` sends: the deposit for ETH, nothing for a token
+    /// (the escrow pulls it under the allowance given at the start).
+    fn value(&self, deposit: U256) -> U256 {
+        if self.terms.currency.is_zero() { deposit } else { U256::ZERO }
+    }
+}
+
+/// A token the escrow allows, as it announced it.
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    address: Address,
+    decimals: u8,
 }
 
 /// What a run generated.
@@ -187,6 +201,8 @@ impl Plan {
 pub struct Generated {
     /// Pacts by fate.
     pub fates: std::collections::BTreeMap<Fate, usize>,
+    /// Pacts by currency symbol.
+    pub currencies: std::collections::BTreeMap<String, usize>,
     /// Transactions sent (every one mined without a revert, or the run fails).
     pub transactions: usize,
     /// Blocks mined.
@@ -198,13 +214,18 @@ pub struct Generator {
     provider: DynProvider,
     pact: AgentPact::AgentPactInstance<DynProvider>,
     cast: Crowd,
+    token: Option<Token>,
+    symbol: String,
     rng: StdRng,
     nonces: HashMap<Address, u64>,
     generated: Generated,
 }
 
 impl Generator {
-    /// Registers the cast's oracles (when not yet), turns automine off and learns the nonces.
+    /// Registers the cast's oracles (when not yet), learns the first token the escrow allows and
+    /// lets it take that token from every buyer and seller (one unlimited allowance each: a
+    /// generator of thousands of pacts, not an agent's wallet), turns automine off and learns the
+    /// nonces.
     pub async fn start(
         provider: DynProvider,
         deployment: &Deployment,
@@ -225,6 +246,10 @@ impl Generator {
                     .await?;
             }
         }
+        let pact = AgentPact::new(deployment.agent_pact, provider.clone());
+        let announced = pact.CurrencyAllowed_filter().from_block(deployment.block).query().await?;
+        let allowed = announced.into_iter().map(|(e, _)| e).find(|e| !e.currency.is_zero());
+        let token = allowed.as_ref().map(|e| Token { address: e.currency, decimals: e.decimals });
         let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
         let _: Value =
             provider.raw_request("evm_setBlockGasLimit".into(), (U256::from(3_000_000_000u64),)).await?;
@@ -233,14 +258,31 @@ impl Generator {
         for who in everyone {
             nonces.insert(*who, provider.get_transaction_count(*who).await?);
         }
-        Ok(Self {
-            pact: AgentPact::new(deployment.agent_pact, provider.clone()),
+        let mut generator = Self {
+            pact,
             provider,
             cast,
+            token,
+            symbol: allowed.map_or_else(String::new, |e| e.symbol),
             rng: StdRng::seed_from_u64(seed),
             nonces,
             generated: Generated::default(),
-        })
+        };
+        generator.allow_token().await?;
+        Ok(generator)
+    }
+
+    /// Lets the escrow take the token from every buyer and seller: one unlimited allowance each,
+    /// sent with the tracked nonces and mined before the first pact.
+    async fn allow_token(&mut self) -> anyhow::Result<()> {
+        let Some(token) = self.token else { return Ok(()) };
+        let erc20 = TestToken::new(token.address, self.provider.clone());
+        let escrow = *self.pact.address();
+        let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
+        for who in parties {
+            self.fire(who, erc20.approve(escrow, U256::MAX)).await?;
+        }
+        self.mine().await
     }
 
     /// Generates `pacts` pacts, `progress` called with the count after each round; turns
@@ -265,14 +307,20 @@ impl Generator {
         let pact = self.pact.clone();
         for p in &plans {
             *self.generated.fates.entry(p.fate).or_default() += 1;
-            self.fire(p.creator(), pact.createPact(p.terms.clone()).value(p.creator_deposit())).await?;
+            let symbol = if p.terms.currency.is_zero() { "ETH" } else { self.symbol.as_str() };
+            *self.generated.currencies.entry(symbol.to_owned()).or_default() += 1;
+            self.fire(p.creator(), pact.createPact(p.terms.clone()).value(p.value(p.creator_deposit())))
+                .await?;
         }
         self.mine().await?;
         for p in &plans {
             match p.fate {
                 Fate::Open => {}
                 Fate::Cancelled => self.fire(p.creator(), pact.cancelPact(p.id)).await?,
-                _ => self.fire(p.accepter(), pact.acceptPact(p.id).value(p.accepter_deposit())).await?,
+                _ => {
+                    self.fire(p.accepter(), pact.acceptPact(p.id).value(p.value(p.accepter_deposit())))
+                        .await?
+                }
             }
         }
         self.mine().await?;
@@ -329,13 +377,17 @@ impl Generator {
         self.mine().await
     }
 
-    /// Every buyer and seller with a credit withdraws it.
+    /// Every buyer and seller with a credit withdraws it, in each currency.
     async fn withdraw_all(&mut self) -> anyhow::Result<()> {
         let pact = self.pact.clone();
         let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
+        let currencies: Vec<Address> =
+            std::iter::once(Address::ZERO).chain(self.token.map(|t| t.address)).collect();
         for who in parties {
-            if pact.balances(Address::ZERO, who).call().await? > U256::ZERO {
-                self.fire(who, pact.withdraw(Address::ZERO)).await?;
+            for &currency in &currencies {
+                if pact.balances(currency, who).call().await? > U256::ZERO {
+                    self.fire(who, pact.withdraw(currency)).await?;
+                }
             }
         }
         self.mine().await
@@ -367,7 +419,12 @@ impl Generator {
                 }
             })
             .collect();
-        let payment = U256::from(rng.random_range(1..=50u64)) * U256::from(100_000_000_000_000u64);
+        // 0.0001-0.005 ETH, or 1-50 whole tokens for every third pact (by id, as below).
+        let units = U256::from(rng.random_range(1..=50u64));
+        let (currency, payment) = match self.token.filter(|_| id % U256::from(3u8) == U256::from(1u8)) {
+            Some(t) => (t.address, units * U256::from(10u8).pow(U256::from(t.decimals))),
+            None => (Address::ZERO, units * U256::from(100_000_000_000_000u64)),
+        };
         // Long enough for acceptance to close an hour before the deadline (the contract's work window).
         let deadline = if fate == Fate::TimedOut { now + 7_200 } else { now + 30 * 86_400 };
         // Most pacts are negotiated for one worker or client, as `sign_contract` makes them; every
@@ -384,7 +441,7 @@ impl Generator {
             threshold: 50,
             arbitrator: self.cast.arbitrator,
             counterparty: Address::ZERO,
-            currency: Address::ZERO,
+            currency,
             payment,
             oracles: oracles.clone(),
             weights,

@@ -68,6 +68,18 @@ fn node_signed(url: &alloy::transports::http::reqwest::Url) -> alloy::providers:
     ProviderBuilder::default().connect_http(url.clone()).erased()
 }
 
+/// Deploys a test USDC minted to `holders`, then the contracts with it allowed, through the
+/// node's own signing: the generated market settles in ETH and in USDC.
+async fn deploy_with_usdc(
+    url: &alloy::transports::http::reqwest::Url,
+    holders: &[alloy::primitives::Address],
+) -> anyhow::Result<agentpact_contracts::Deployment> {
+    let provider = node_signed(url);
+    let usdc = crate::usdc::deploy_test_usdc(provider.clone(), holders).await?;
+    let options = agentpact_contracts::DeployOptions { tokens: vec![usdc], ..Default::default() };
+    Ok(agentpact_contracts::deploy(provider, options).await?)
+}
+
 /// Latency percentiles of a sample.
 #[derive(Debug, Clone, Copy)]
 struct Percentiles {
