@@ -43,8 +43,9 @@ pub fn small_ranges() -> Config {
 /// The tables whose content must not depend on how the index was built (crashes, restarts,
 /// reorgs, two writers). `blocks` is left out: which recent hashes are kept depends on the head
 /// at the time of each batch.
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 14] = [
     "events",
+    "currencies",
     "pacts",
     "pact_oracles",
     "verifications",

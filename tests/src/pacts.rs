@@ -156,7 +156,17 @@ impl Market {
 
     /// Creates a pact with the standard terms and has the counterparty accept it: FUNDED.
     pub async fn funded(&self, initiator: Initiator, payment: U256) -> Result<U256, HarnessError> {
-        let (id, _) = self.create(self.terms(initiator, payment).await?).await?;
+        self.funded_in(Address::ZERO, initiator, payment).await
+    }
+
+    /// [`Self::funded`] in `currency` (zero: ETH).
+    pub async fn funded_in(
+        &self,
+        currency: Address,
+        initiator: Initiator,
+        payment: U256,
+    ) -> Result<U256, HarnessError> {
+        let (id, _) = self.create(self.terms_in(currency, initiator, payment).await?).await?;
         self.accept(id, initiator, payment).await?;
         Ok(id)
     }
@@ -199,7 +209,17 @@ impl Market {
 
     /// A pact walked to PENDING_APPROVAL with passing scores.
     pub async fn pending_approval(&self, initiator: Initiator, payment: U256) -> Result<U256, HarnessError> {
-        let id = self.funded(initiator, payment).await?;
+        self.pending_approval_in(Address::ZERO, initiator, payment).await
+    }
+
+    /// [`Self::pending_approval`] in `currency` (zero: ETH).
+    pub async fn pending_approval_in(
+        &self,
+        currency: Address,
+        initiator: Initiator,
+        payment: U256,
+    ) -> Result<U256, HarnessError> {
+        let id = self.funded_in(currency, initiator, payment).await?;
         self.submitted(id).await?;
         self.verified(id, &[90, 80]).await?;
         Ok(id)
@@ -207,7 +227,17 @@ impl Market {
 
     /// A pact between the cast's buyer and seller, approved after passing scores: COMPLETED.
     pub async fn completed(&self, initiator: Initiator, payment: U256) -> Result<U256, HarnessError> {
-        let id = self.pending_approval(initiator, payment).await?;
+        self.completed_in(Address::ZERO, initiator, payment).await
+    }
+
+    /// [`Self::completed`] in `currency` (zero: ETH).
+    pub async fn completed_in(
+        &self,
+        currency: Address,
+        initiator: Initiator,
+        payment: U256,
+    ) -> Result<U256, HarnessError> {
+        let id = self.pending_approval_in(currency, initiator, payment).await?;
         send(self.chain.pact.approveWork(id).from(self.cast.buyer)).await?;
         Ok(id)
     }

@@ -2,7 +2,7 @@
 //! index equals a fresh index of the canonical chain, for depths 1 to 6. A node that merely lags
 //! behind the index is waited for, not taken for a reorg. Reorgs are made with `evm_snapshot` /
 //! `evm_revert`: the reverted blocks are replaced by different ones at the same heights, among
-//! them agent profile changes and feedback.
+//! them agent profile changes and feedback, in pacts, payouts and withdrawals of ETH and USDC.
 
 use agentpact_contracts::Initiator;
 use agentpact_indexer::Pass;
@@ -11,15 +11,15 @@ use agentpact_tests::{
     agents::profile,
     chain::{ether, send},
     index::{dump, indexer, small_ranges},
-    pacts::Market,
+    pacts::{Market, creator_deposit},
     postgres::TestDatabase,
 };
 use alloy::{primitives::U256, providers::Provider};
 
 type Result = std::result::Result<(), HarnessError>;
 
-/// Pacts the two branches act on, made before the fork: two running ones and a completed one
-/// whose seller is a registered agent.
+/// Pacts the two branches act on, made before the fork: two running ones (`a` in ETH, `b` in
+/// USDC) and a completed one in USDC whose seller is a registered agent.
 struct Before {
     a: U256,
     b: U256,
@@ -27,10 +27,11 @@ struct Before {
 }
 
 async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError> {
-    let done = m.completed(Initiator::Seller, ether(1)).await?;
+    let usdc = *m.chain.usdc.address();
+    let done = m.completed_in(usdc, Initiator::Seller, usdc_units(1)).await?;
     send(m.chain.agents.register(profile("Seller", &[("audit", ether(1))])).from(m.cast.seller)).await?;
     let a = m.funded(Initiator::Buyer, ether(2)).await?;
-    let b = m.funded(Initiator::Seller, ether(3)).await?;
+    let b = m.funded_in(usdc, Initiator::Seller, usdc_units(3)).await?;
     Ok(Before { a, b, done })
 }
 
@@ -45,7 +46,7 @@ async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result
             drop(send(m.chain.agents.updateProfile(cheaper).from(m.cast.seller)).await?)
         }
         3 => drop(m.register_oracle(m.chain.accounts[10]).await?),
-        4 => drop(m.withdraw_all(m.cast.seller).await?),
+        4 => drop(m.withdraw_in(*m.chain.usdc.address(), m.cast.seller).await?),
         _ => drop(
             send(m.chain.agents.submitFeedback(p.done, 5, vec![], String::new()).from(m.cast.buyer)).await?,
         ),
@@ -58,15 +59,27 @@ async fn canonical_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     let pact = &m.chain.pact;
     match i {
         0 => drop(send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?),
-        1 => drop(m.create(m.terms(Initiator::Buyer, ether(6)).await?).await?),
+        1 => {
+            // A USDC pact in one transaction: the deposit comes with a permit.
+            let usdc = *m.chain.usdc.address();
+            let terms = m.terms_in(usdc, Initiator::Buyer, usdc_units(6)).await?;
+            let permit =
+                m.permit(usdc, m.cast.buyer, creator_deposit(Initiator::Buyer, terms.payment)).await?;
+            drop(send(pact.createPactWithPermit(terms, permit).from(m.cast.buyer)).await?)
+        }
         2 => drop(send(m.chain.agents.deactivate().from(m.cast.seller)).await?),
-        3 => drop(m.withdraw_all(m.cast.buyer).await?),
+        3 => drop(m.withdraw_in(*m.chain.usdc.address(), m.cast.buyer).await?),
         4 => drop(send(pact.startWork(p.b).from(m.cast.seller)).await?),
         _ => drop(
             send(m.chain.agents.submitFeedback(p.done, 2, vec![], String::new()).from(m.cast.buyer)).await?,
         ),
     }
     Ok(())
+}
+
+/// `n` whole USDC in base units.
+fn usdc_units(n: u64) -> U256 {
+    U256::from(n * 1_000_000)
 }
 
 async fn snapshot(m: &Market) -> std::result::Result<U256, HarnessError> {

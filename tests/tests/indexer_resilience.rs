@@ -12,21 +12,29 @@ use agentpact_tests::{
     pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::providers::Provider;
+use alloy::{
+    primitives::{Address, U256},
+    providers::Provider,
+};
 use sqlx::postgres::PgPoolOptions;
 
 type Result = std::result::Result<(), HarnessError>;
 
-/// A chain with a few dozen events spread over many blocks.
+/// A chain with a few dozen events spread over many blocks, in ETH and USDC: the middle round is
+/// in USDC (a payment of 1-3 USDC where the others pay 1-3 ETH).
 async fn busy_market() -> std::result::Result<Market, HarnessError> {
     let m = Market::open().await?;
     for round in 0..3u64 {
+        let (currency, unit) = match round {
+            1 => (*m.chain.usdc.address(), U256::from(1_000_000u64)),
+            _ => (Address::ZERO, ether(1)),
+        };
         for initiator in [Initiator::Buyer, Initiator::Seller] {
-            let id = m.pending_approval(initiator, ether(1 + round)).await?;
+            let id = m.pending_approval_in(currency, initiator, unit * U256::from(1 + round)).await?;
             send(m.chain.pact.approveWork(id).from(m.cast.buyer)).await?;
         }
-        m.funded(Initiator::Buyer, ether(1)).await?;
-        m.withdraw_all(m.cast.seller).await?;
+        m.funded_in(currency, Initiator::Buyer, unit).await?;
+        m.withdraw_in(currency, m.cast.seller).await?;
     }
     Ok(m)
 }
