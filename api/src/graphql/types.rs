@@ -1,5 +1,6 @@
 //! The GraphQL object types, each a thin view of a read-layer type.
 
+use alloy::primitives::U256;
 use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
@@ -325,9 +326,14 @@ impl RoleReputation {
     async fn timed_out(&self) -> u64 {
         self.0.timed_out
     }
-    /// Payment of the completed ones, in wei.
+    /// Payment of the completed ETH ones, in wei (every currency: `volumes`).
     async fn volume(&self) -> BigInt {
         BigInt(self.0.volume)
+    }
+    /// Payment of the completed ones in each currency they were paid in, never summed across
+    /// currencies.
+    async fn volumes(&self) -> Vec<Amount> {
+        self.0.volumes.iter().map(|(currency, amount)| Amount(currency.clone(), *amount)).collect()
     }
     /// Buyer or seller: the mean final oracle score of their pacts; oracle: the mean score given.
     async fn mean_score(&self) -> Option<f64> {
@@ -506,6 +512,26 @@ impl Currency {
     /// How many decimal places its base units have (18 for ETH, 6 for USDC).
     async fn decimals(&self) -> u8 {
         self.0.decimals
+    }
+}
+
+/// An amount in one currency.
+pub struct Amount(read::Currency, U256);
+
+/// An amount in one currency.
+#[Object]
+impl Amount {
+    /// The currency.
+    async fn currency(&self) -> Currency {
+        Currency(self.0.clone())
+    }
+    /// The amount, in its base units.
+    async fn amount(&self) -> BigInt {
+        BigInt(self.1)
+    }
+    /// The same as an exact decimal ("5.000000").
+    async fn formatted(&self) -> String {
+        self.0.format(self.1)
     }
 }
 

@@ -17,7 +17,7 @@
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
 
-use super::{ReadError, Reader};
+use super::{Currency, ReadError, Reader};
 
 /// The mean credit assumed before any history (3.0 of 5).
 pub const PRIOR_MEAN: f64 = 0.6;
@@ -67,8 +67,11 @@ pub struct RoleReputation {
     pub disputed: u64,
     /// Ended by a timeout (a silent seller or arbitrator).
     pub timed_out: u64,
-    /// Payment of the completed ones, in wei.
+    /// Payment of the completed ETH ones, in wei.
     pub volume: U256,
+    /// Payment of the completed ones in each currency they were paid in (only those), in the
+    /// order the escrow announced the currencies: never summed across currencies.
+    pub volumes: Vec<(Currency, U256)>,
     /// Buyer/seller: the mean final oracle score of their pacts; oracle: the mean score it gave.
     pub mean_score: Option<f64>,
     /// Oracle only: 100 − the mean distance between its score and the final score.
@@ -128,6 +131,16 @@ impl Reputation {
         Score::of(&[&self.as_seller, &self.as_buyer, &self.as_oracle])
     }
 
+    /// The role a row names in its `role` column.
+    fn role(&mut self, row: &Cells, name: &str) -> Result<&mut RoleReputation, agentpact_schema::Corrupt> {
+        row.named("role", name, |name| match name {
+            "seller" => Some(&mut self.as_seller),
+            "buyer" => Some(&mut self.as_buyer),
+            "oracle" => Some(&mut self.as_oracle),
+            _ => None,
+        })
+    }
+
     /// Feedback received in every role together: (ratings, their mean).
     pub fn feedback(&self) -> (u64, Option<f64>) {
         let roles = [&self.as_seller, &self.as_buyer];
@@ -172,6 +185,7 @@ impl Reader {
                 disputed: count("disputed", r.disputed)?,
                 timed_out: count("timed_out", r.timed_out)?,
                 volume: row.u256("volume", &r.volume)?,
+                volumes: Vec::new(),
                 mean_score: r.mean_score,
                 agreement: r.agreement,
                 rated: count("rated", r.rated)?,
@@ -183,15 +197,47 @@ impl Reader {
                 feedback_weight: r.feedback_weight,
                 feedback_votes: r.feedback_credit,
             };
-            let slot = row.named("role", &r.role, |name| match name {
-                "seller" => Some(&mut rep.as_seller),
-                "buyer" => Some(&mut rep.as_buyer),
-                "oracle" => Some(&mut rep.as_oracle),
-                _ => None,
-            })?;
-            *slot = role;
+            *rep.role(&row, &r.role)? = role;
         }
+        self.volumes_by_currency(chain_id, &mut rep).await?;
         Ok(rep)
+    }
+
+    /// Fills each role's `volumes`: the completed pacts' payment per currency, as seller, as
+    /// buyer and as an oracle that scored them.
+    async fn volumes_by_currency(&self, chain_id: u64, rep: &mut Reputation) -> Result<(), ReadError> {
+        let rows = sqlx::query!(
+            r#"WITH roles AS (
+                   SELECT 'seller' AS role, currency, payment FROM pacts
+                   WHERE chain_id = $1 AND seller = $2 AND status = 4
+                   UNION ALL
+                   SELECT 'buyer', currency, payment FROM pacts
+                   WHERE chain_id = $1 AND buyer = $2 AND status = 4
+                   UNION ALL
+                   SELECT 'oracle', p.currency, p.payment
+                   FROM verifications v JOIN pacts p USING (chain_id, pact_id)
+                   WHERE v.chain_id = $1 AND v.oracle = $2 AND p.status = 4
+               )
+               SELECT r.role AS "role!", r.currency AS "currency!", sum(r.payment)::text AS "amount!",
+                      c.symbol AS "symbol?", c.decimals AS "decimals?"
+               FROM roles r LEFT JOIN currencies c ON c.chain_id = $1 AND c.address = r.currency
+               GROUP BY r.role, r.currency, c.symbol, c.decimals, c.block_number
+               ORDER BY r.role, c.block_number, r.currency"#,
+            i64_of(chain_id),
+            rep.address.as_slice(),
+        )
+        .fetch_all(self.pool())
+        .await?;
+        for r in rows {
+            let row = Cells {
+                table: "pacts",
+                key: format!("chain {chain_id} {} as {} volume", rep.address, r.role),
+            };
+            let currency = Currency::of(&row, "currency", &r.currency, r.symbol, r.decimals)?;
+            let amount = row.u256("payment", &r.amount)?;
+            rep.role(&row, &r.role)?.volumes.push((currency, amount));
+        }
+        Ok(())
     }
 }
 
