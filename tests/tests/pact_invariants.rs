@@ -114,6 +114,9 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
     };
     let mut reached = std::collections::HashSet::new();
     let mut token_refusals = 0;
+    // Like the statuses, the currencies are covered by the runs together (the fixed seeds do it);
+    // one fresh seed alone may leave one out.
+    let (mut funded_in, mut currencies) = (std::collections::HashSet::<Address>::new(), 0);
     for seed in seeds {
         eprintln!("pact_invariants seed: {seed} (rerun with AGENTPACT_SEED={seed})");
         let mut run = Run::start(seed).await?;
@@ -135,25 +138,24 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         indexer.catch_up().await?;
         index::assert_index_matches_chain(&run.m.chain, db.pool()).await?;
         eprintln!("seed {seed}: {} calls accepted, {} refused", run.accepted, run.refusals);
-        let funded_in: std::collections::HashSet<Address> = run
-            .model
-            .pacts
-            .iter()
-            .filter(|p| !p.buyer.is_zero() && !p.seller.is_zero())
-            .map(|p| p.currency)
-            .collect();
-        assert_eq!(
-            funded_in.len(),
-            run.m.chain.currencies().len(),
-            "seed {seed} funded pacts in {funded_in:?} only: every currency must be tried"
-        );
+        let funded = run.model.pacts.iter().filter(|p| !p.buyer.is_zero() && !p.seller.is_zero());
+        funded_in.extend(funded.map(|p| p.currency));
+        currencies = run.m.chain.currencies().len();
         reached.extend(run.model.pacts.iter().map(|p| p.status));
         reached.extend(run.reached);
         token_refusals += run.token_refusals;
     }
-    assert!(token_refusals > 0, "the hostile token never refused a deposit: it tests too little");
-    let missed: Vec<_> = PactStatus::ALL.iter().filter(|s| !reached.contains(s)).collect();
-    assert!(missed.is_empty(), "the random runs never reached {missed:?}: they test too little");
+    // What the runs covered: checked over the fixed seeds, not when one seed is rerun by hand.
+    if std::env::var("AGENTPACT_SEED").is_err() {
+        assert!(token_refusals > 0, "the hostile token never refused a deposit: it tests too little");
+        assert_eq!(
+            funded_in.len(),
+            currencies,
+            "pacts were funded in {funded_in:?} only: every currency must be tried"
+        );
+        let missed: Vec<_> = PactStatus::ALL.iter().filter(|s| !reached.contains(s)).collect();
+        assert!(missed.is_empty(), "the random runs never reached {missed:?}: they test too little");
+    }
     Ok(())
 }
 
