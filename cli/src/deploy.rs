@@ -11,7 +11,7 @@ use alloy::{
 };
 use anyhow::{Context, bail};
 
-use crate::settings::{ChainArgs, KeyArgs};
+use crate::settings::{ChainArgs, KeyArgs, RpcArgs};
 
 /// Flags of `agentpact deploy`.
 #[derive(Debug, Clone, clap::Args)]
@@ -19,6 +19,8 @@ pub struct DeployArgs {
     /// JSON-RPC endpoint of the chain (http or https); the chain id is read from it.
     #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8545")]
     rpc_url: String,
+    #[command(flatten)]
+    rpc: RpcArgs,
     #[command(flatten)]
     key: KeyArgs,
     /// The least an oracle must stake, in ETH.
@@ -46,7 +48,8 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
     let deployer = signer.address();
     let min_oracle_stake =
         agentpact_mcp::input::eth_amount("MIN_ORACLE_STAKE_ETH", &args.min_oracle_stake_eth)?;
-    let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_http(url);
+    let client = agentpact_contracts::rpc::client(url, &args.rpc.limits())?;
+    let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_client(client);
     let chain_id =
         provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;
     let file = args.deployments_dir.join(format!("{chain_id}.json"));

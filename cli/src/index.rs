@@ -35,7 +35,8 @@ pub struct IndexArgs {
 pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let target = args.chain.target()?;
     let metrics = Metrics::for_chain(target.chain_id);
-    let provider = agentpact_indexer::transport::connect(args.chain.rpc_url()?, &metrics);
+    let provider =
+        agentpact_indexer::transport::connect(args.chain.rpc_url()?, &args.chain.rpc.limits(), &metrics)?;
     let served =
         provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;
     if served != target.chain_id {

@@ -63,7 +63,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("agentpact: {e:#}");
+            eprintln!("agentpact: {}", agentpact_contracts::rpc::with_causes(e.as_ref()));
             ExitCode::from(2)
         }
     }

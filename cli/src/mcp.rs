@@ -88,6 +88,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let pool = args.database.connect(8).await?;
     let chain = agentpact_mcp::connect(
         args.chain.rpc_url()?,
+        &args.chain.rpc.limits(),
         target.chain_id,
         target.contracts,
         signer,

@@ -4,10 +4,35 @@
 
 use std::path::PathBuf;
 
-use agentpact_contracts::Deployment;
+use agentpact_contracts::{Deployment, rpc::RpcLimits};
 use agentpact_indexer::{Contracts, Target};
 use alloy::primitives::Address;
 use anyhow::{Context, bail};
+
+/// How long and how often the RPC may be asked.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct RpcArgs {
+    /// The longest one RPC request may take, in seconds: a node that accepts the connection and
+    /// never answers is an error after this long (retried where the command retries).
+    #[arg(long, env = "RPC_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub rpc_timeout_secs: u64,
+    /// At most this many RPC requests per second, retries included (0: no ceiling). Set it to
+    /// the plan of a rate-limited endpoint (a free tier) so it is never asked faster.
+    #[arg(long, env = "RPC_MAX_RPS", default_value_t = 0)]
+    pub rpc_max_rps: u32,
+}
+
+impl RpcArgs {
+    /// The limits every RPC client of the command gets.
+    pub fn limits(&self) -> RpcLimits {
+        let timeout = std::time::Duration::from_secs(self.rpc_timeout_secs);
+        RpcLimits {
+            timeout,
+            connect_timeout: timeout.min(RpcLimits::default().connect_timeout),
+            max_rps: std::num::NonZeroU32::new(self.rpc_max_rps),
+        }
+    }
+}
 
 /// The chain and the contracts on it.
 #[derive(Debug, Clone, clap::Args)]
@@ -15,6 +40,8 @@ pub struct ChainArgs {
     /// JSON-RPC endpoint of the chain.
     #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8545")]
     pub rpc_url: String,
+    #[command(flatten)]
+    pub rpc: RpcArgs,
     /// Chain id (84532 is Base Sepolia, 31337 a local anvil). Checked against the RPC.
     #[arg(long, env = "CHAIN_ID", default_value_t = 84532)]
     pub chain_id: u64,

@@ -5,6 +5,8 @@
 //! - [`PactStatus`] and [`Initiator`]: the contract's enums with their human names.
 //! - [`deploy`]: deploys OracleRegistry, AgentPact and AgentRegistry and reports where and when.
 //! - [`permit`]: EIP-2612 permits for token deposits in one transaction.
+//! - [`rpc`]: how every part reaches a node: request and connect timeouts, a requests-per-second
+//!   ceiling.
 //! - [`rules`]: the escrow's bounds on terms and the stake rule, for clients that refuse bad
 //!   terms before sending them.
 //! - [`Contracts`] (one deployment's addresses) and [`channels`] (the notification channels and
@@ -18,6 +20,7 @@ mod deploy;
 mod event_kind;
 pub mod parse;
 pub mod permit;
+pub mod rpc;
 pub mod rules;
 mod status;
 

@@ -41,13 +41,29 @@ impl RangeSize {
         }
     }
 
-    /// The RPC refused a range as too large: halve it. False when it is one block already.
-    pub fn shrink(&mut self) -> bool {
+    /// The RPC refused the range as too large: halve it, and for a refusal of too many blocks
+    /// (or one whose reason is unknown) never grow back past the limit the endpoint named, or
+    /// else half of what it refused — so one refusal teaches the endpoint's limit for good.
+    /// False when the range is one block already.
+    pub fn refused(&mut self, why: Option<Refusal>) -> bool {
         if self.blocks == 1 {
             return false;
         }
-        self.blocks /= 2;
+        let half = self.blocks / 2;
+        if why != Some(Refusal::TooManyLogs) {
+            let limit = match why {
+                Some(Refusal::TooManyBlocks { limit: Some(l) }) if l < self.blocks => l,
+                _ => half,
+            };
+            self.max = self.max.min(limit).max(1);
+        }
+        self.blocks = half.min(self.max).max(1);
         true
+    }
+
+    /// The most blocks a range will span.
+    pub const fn max(&self) -> u64 {
+        self.max
     }
 
     /// Blocks in the next range.
@@ -67,17 +83,98 @@ pub async fn logs<P: Provider>(
     provider.get_logs(&filter).await
 }
 
-/// Whether the RPC refused a `eth_getLogs` range for returning too much (providers word it
-/// differently: "query returned more than 10000 results", "log response size exceeded", ...).
-pub fn is_result_too_large(error: &TransportError) -> bool {
-    let RpcError::ErrorResp(payload) = error else { return false };
+/// Why an RPC refused an `eth_getLogs` range, in the words of the providers and node clients
+/// (docs/indexer.md §Endpoints lists them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The answer would hold too many logs or bytes ("query returned more than 10000 results",
+    /// "Log response size exceeded"): a denser stretch of chain; a smaller range passes.
+    TooManyLogs,
+    /// The range spans more blocks than the endpoint serves ("query exceeds max block range 500",
+    /// "eth_getLogs is limited to a 10,000 range", "range 640 exceeds limit of 500"), with the
+    /// limit when the message names one.
+    TooManyBlocks {
+        /// The most blocks the endpoint says it serves.
+        limit: Option<u64>,
+    },
+}
+
+/// Codes providers refuse a log range with whatever the wording: -32614 ("limit exceeded").
+const RANGE_CODES: [i64; 1] = [-32_614];
+
+/// How messages about too many logs or bytes read (lower case).
+const TOO_MANY_LOGS: [&str; 7] = [
+    "more than",
+    "results",
+    "response size",
+    "size exceeded",
+    "too many logs",
+    "response is too big",
+    "bytes",
+];
+
+/// How messages about too many blocks read (lower case).
+const TOO_MANY_BLOCKS: [&str; 12] = [
+    "block range",
+    "range too large",
+    "range is too large",
+    "range too wide",
+    "range is too wide",
+    "limited to",
+    "exceeds limit",
+    "exceed maximum",
+    "exceeds max",
+    "exceeds the limit",
+    "too many blocks",
+    "max is",
+];
+
+/// Whether (and why) `error` is an RPC refusing an `eth_getLogs` range as too large. A rate
+/// limit ("too many requests", "rate limit") is none: the transport waits it out.
+pub fn refusal(error: &TransportError) -> Option<Refusal> {
+    let RpcError::ErrorResp(payload) = error else { return None };
     let message = payload.message.to_lowercase();
-    // "Too many requests" is a rate limit, waited out by the transport, not a range to shrink.
-    let rate_limit = ["too many requests", "rate limit"].iter().any(|hint| message.contains(hint));
-    !rate_limit
-        && ["more than", "too many", "size exceeded", "limit exceeded", "range too large", "block range"]
-            .iter()
-            .any(|hint| message.contains(hint))
+    if ["too many requests", "rate limit", "rate-limit", "capacity"].iter().any(|h| message.contains(h)) {
+        return None;
+    }
+    if TOO_MANY_LOGS.iter().any(|hint| message.contains(hint)) {
+        return Some(Refusal::TooManyLogs);
+    }
+    if TOO_MANY_BLOCKS.iter().any(|hint| message.contains(hint)) || RANGE_CODES.contains(&payload.code) {
+        return Some(Refusal::TooManyBlocks { limit: named_limit(&message) });
+    }
+    None
+}
+
+/// The smallest positive number in `message` ("10,000", "1k" read as 10000 and 1000): the limit
+/// a range refusal names, if it names one.
+fn named_limit(message: &str) -> Option<u64> {
+    let mut found: Option<u64> = None;
+    let bytes = message.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut n: u64 = 0;
+        while i < bytes.len()
+            && (bytes[i].is_ascii_digit()
+                || (bytes[i] == b',' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)))
+        {
+            if bytes[i] != b',' {
+                n = n.saturating_mul(10).saturating_add(u64::from(bytes[i] - b'0'));
+            }
+            i += 1;
+        }
+        if bytes.get(i) == Some(&b'k') && !bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            n = n.saturating_mul(1_000);
+        }
+        if n > 0 {
+            found = Some(found.map_or(n, |f| f.min(n)));
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -101,7 +198,65 @@ mod tests {
         }
         assert_eq!(r.blocks(), 1_000, "capped");
         let mut one = RangeSize::new(2, 10);
-        assert!(one.shrink());
-        assert!(!one.shrink(), "a single block cannot shrink");
+        assert!(one.refused(Some(super::Refusal::TooManyLogs)));
+        assert!(!one.refused(None), "a single block cannot shrink");
+    }
+
+    #[test]
+    fn a_refusal_of_blocks_teaches_the_limit_and_one_of_logs_does_not() {
+        use super::Refusal::{TooManyBlocks, TooManyLogs};
+        let mut r = RangeSize::new(640, 50_000);
+        assert!(r.refused(Some(TooManyBlocks { limit: Some(500) })));
+        assert_eq!((r.blocks(), r.max()), (320, 500), "halved, and never past the named 500 again");
+        for _ in 0..5 {
+            r.succeeded(0);
+        }
+        assert_eq!(r.blocks(), 500);
+        let mut unknown = RangeSize::new(1_024, 50_000);
+        assert!(unknown.refused(None));
+        assert_eq!((unknown.blocks(), unknown.max()), (512, 512), "no limit named: half of what was refused");
+        let mut dense = RangeSize::new(1_024, 50_000);
+        assert!(dense.refused(Some(TooManyLogs)));
+        assert_eq!((dense.blocks(), dense.max()), (512, 50_000), "a dense stretch teaches no limit");
+    }
+
+    #[test]
+    fn the_providers_wordings_are_recognised() {
+        use alloy::{rpc::json_rpc::ErrorPayload, transports::RpcError};
+
+        use super::{Refusal::*, refusal};
+        let said = |code: i64, message: &str| {
+            refusal(&RpcError::ErrorResp(ErrorPayload {
+                code,
+                message: message.to_owned().into(),
+                data: None,
+            }))
+        };
+        let blocks = |limit| Some(TooManyBlocks { limit });
+        // Node clients and public endpoints, as their documentation and answers word it.
+        assert_eq!(said(-32_005, "query returned more than 10000 results"), Some(TooManyLogs));
+        assert_eq!(
+            said(
+                -32_602,
+                "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response."
+            ),
+            Some(TooManyLogs)
+        );
+        assert_eq!(said(-32_614, "block range too large"), blocks(None));
+        assert_eq!(said(-32_005, "query exceeds max block range 500"), blocks(Some(500)));
+        assert_eq!(said(-32_614, "eth_getLogs is limited to a 500 range"), blocks(Some(500)));
+        assert_eq!(said(-32_602, "range 640 exceeds limit of 500"), blocks(Some(500)));
+        assert_eq!(
+            said(-32_000, "eth_getLogs and eth_newFilter are limited to a 10,000 blocks range"),
+            blocks(Some(10_000))
+        );
+        assert_eq!(said(-32_000, "exceed maximum block range: 5000"), blocks(Some(5_000)));
+        assert_eq!(said(-32_600, "eth_getLogs range is too large, max is 1k blocks"), blocks(Some(1_000)));
+        assert_eq!(said(-32_000, "Block range is too wide"), blocks(None));
+        assert_eq!(said(-32_614, "something else entirely"), blocks(None), "the code alone");
+        // Rate limits are not range refusals, nor are other errors.
+        assert_eq!(said(-32_005, "Too many requests, exceeded limit of 10 per second"), None);
+        assert_eq!(said(429, "rate limit exceeded"), None);
+        assert_eq!(said(-32_602, "invalid params"), None);
     }
 }

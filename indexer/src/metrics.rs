@@ -1,6 +1,7 @@
 //! The indexer's Prometheus metrics: indexed block, head, lag, events and batches (rate() of the
-//! counters gives events/s), batch latency and where it goes (RPC, decoding, database), reorgs and
-//! errors by kind.
+//! counters gives events/s), batch latency and where it goes (RPC, decoding, database), reorgs,
+//! errors by kind, and how long ago the head was last read: a node that stops answering leaves the
+//! head and the lag frozen, and only that age shows it.
 
 use std::{
     collections::BTreeMap,
@@ -9,7 +10,7 @@ use std::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 /// Shared, cheap to clone; every clone updates the same numbers.
@@ -20,6 +21,8 @@ pub struct Metrics(Arc<Inner>);
 struct Inner {
     chain_id: AtomicU64,
     head: AtomicU64,
+    /// When the head was last read, or the metrics made if never.
+    head_seen: Mutex<Option<Instant>>,
     indexed: AtomicU64,
     events: AtomicU64,
     batches: AtomicU64,
@@ -59,12 +62,25 @@ impl Metrics {
     pub fn for_chain(chain_id: u64) -> Self {
         let m = Self::default();
         m.0.chain_id.store(chain_id, Ordering::Relaxed);
+        m.saw_head_now();
         m
     }
 
-    /// The RPC's latest block.
+    /// The RPC's latest block, read just now.
     pub fn set_head(&self, head: u64) {
         self.0.head.store(head, Ordering::Relaxed);
+        self.saw_head_now();
+    }
+
+    fn saw_head_now(&self) {
+        if let Ok(mut seen) = self.0.head_seen.lock() {
+            *seen = Some(Instant::now());
+        }
+    }
+
+    /// How long ago the head was last read (since the metrics were made, if never).
+    pub fn head_age(&self) -> Duration {
+        self.0.head_seen.lock().ok().and_then(|seen| seen.map(|t| t.elapsed())).unwrap_or_default()
     }
 
     /// The index stands at block `block` (on start, after a rollback).
@@ -137,6 +153,12 @@ impl Metrics {
             "gauge",
             "Blocks the index is behind the head.",
             head.saturating_sub(indexed).to_string(),
+        );
+        series(
+            "agentpact_indexer_head_age_seconds",
+            "gauge",
+            "Seconds since the RPC's head was last read: grows while the node does not answer.",
+            format!("{:.1}", self.head_age().as_secs_f64()),
         );
         series(
             "agentpact_indexer_events_total",
@@ -224,5 +246,6 @@ mod tests {
         assert!(text.contains("agentpact_indexer_lag_blocks{chain_id=\"84532\"} 20"), "{text}");
         assert!(text.contains("agentpact_indexer_events_total{chain_id=\"84532\"} 7"), "{text}");
         assert!(text.contains("agentpact_indexer_errors_total{chain_id=\"84532\",kind=\"rpc\"} 2"), "{text}");
+        assert!(text.contains("agentpact_indexer_head_age_seconds{chain_id=\"84532\"} 0.0"), "{text}");
     }
 }

@@ -148,6 +148,8 @@ pub struct Indexer<P> {
     target: Target,
     config: Config,
     range: RangeSize,
+    /// The last log range that failed, to shrink one that fails twice whatever the reason.
+    failed_range: Option<(u64, u64)>,
     metrics: Metrics,
 }
 
@@ -155,7 +157,8 @@ impl<P: Provider> Indexer<P> {
     /// An indexer for `target`, reading through `provider` and writing to `pool`.
     pub fn new(pool: PgPool, provider: P, target: Target, config: Config) -> Self {
         let range = RangeSize::new(config.initial_range, config.max_range);
-        Self { pool, provider, target, config, range, metrics: Metrics::for_chain(target.chain_id) }
+        let metrics = Metrics::for_chain(target.chain_id);
+        Self { pool, provider, target, config, range, failed_range: None, metrics }
     }
 
     /// The indexer counting into `metrics` (those its transport counts RPC failures into:
@@ -285,12 +288,20 @@ impl<P: Provider> Indexer<P> {
             };
             let logs = match fetched {
                 Ok(logs) => logs,
-                Err(e) if fetch::is_result_too_large(&e) && self.range.shrink() => {
-                    tracing::debug!(from, to, blocks = self.range.blocks(), "log range too large; shrinking");
-                    continue;
+                Err(e) => {
+                    // A refusal in words we know shrinks the range at once; any other failure of
+                    // the same range twice in a row (an endpoint's own wording) shrinks it too.
+                    let why = fetch::refusal(&e);
+                    let again = self.failed_range.replace((from, to)) == Some((from, to));
+                    if (why.is_some() || again) && self.range.refused(why) {
+                        tracing::warn!(from, to, blocks = self.range.blocks(), max = self.range.max(), error = %e,
+                            "the RPC refused the log range; shrinking it");
+                        continue;
+                    }
+                    return Err(e.into());
                 }
-                Err(e) => return Err(e.into()),
             };
+            self.failed_range = None;
             self.range.succeeded(logs.len());
             let (next_from, next_to) = (to + 1, self.range.end(to + 1, head));
             let next = async {

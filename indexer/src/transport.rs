@@ -2,13 +2,14 @@
 //! indexer makes is retried the same way and nothing above it loops by hand. The policy retries
 //! what may succeed on a second try (a dropped connection, a rate limit — after the wait the
 //! endpoint asks for —, a 5xx, an internal error, a garbled answer) and never what cannot: a log
-//! range the endpoint refused (the range shrinks instead; `fetch::is_result_too_large`), invalid
+//! range the endpoint refused (the range shrinks instead; `fetch::refusal`), invalid
 //! parameters, an unknown method, an HTTP 4xx other than 408 and 429. Below the retries,
 //! [`ShapeCheck`] turns an answer of the wrong shape (a proxy's or a broken backend's) into a
 //! failure the retries see, since it would only fail later, above the transport, unretried.
 
 use std::task::{Context, Poll};
 
+use agentpact_contracts::rpc::{self, ClientSetupError, RpcLimits};
 use alloy::{
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::{
@@ -33,14 +34,20 @@ const BACKOFF_MS: u64 = 100;
 const UNLIMITED: u64 = u64::MAX;
 /// JSON-RPC's "internal error": a node's passing failure.
 const INTERNAL_ERROR: i64 = -32603;
+/// The wait after a rate limit that names none: providers answer 429 with the JSON-RPC error in
+/// the body, which hides their `Retry-After`, and their windows are a second long. Retrying at
+/// the base backoff instead spends every retry inside the same refused second.
+const RATE_LIMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A provider for `url` whose calls are retried by [`Transient`], each failure counted in
-/// `metrics` (give the same metrics to the indexer: `Indexer::with_metrics`).
-pub fn connect(url: Url, metrics: &Metrics) -> DynProvider {
+/// A provider for `url` within `limits` (timeouts, a requests-per-second ceiling) whose calls
+/// are retried by [`Transient`], each failure counted in `metrics` (give the same metrics to the
+/// indexer: `Indexer::with_metrics`).
+pub fn connect(url: Url, limits: &RpcLimits, metrics: &Metrics) -> Result<DynProvider, ClientSetupError> {
     let policy = Transient { metrics: metrics.clone() };
     let retry = RetryBackoffLayer::new_with_policy(RETRIES, BACKOFF_MS, UNLIMITED, policy);
-    let client = ClientBuilder::default().layer(retry).layer(ShapeCheck).http(url);
-    ProviderBuilder::new().connect_client(client).erased()
+    let (http, local) = rpc::transport(url, limits)?;
+    let client = ClientBuilder::default().layer(retry).layer(ShapeCheck).transport(http, local);
+    Ok(ProviderBuilder::new().connect_client(client).erased())
 }
 
 /// Retry what may succeed on a second try (see the module's documentation); count and log every
@@ -59,13 +66,30 @@ impl RetryPolicy for Transient {
     }
 
     fn backoff_hint(&self, error: &TransportError) -> Option<std::time::Duration> {
-        RateLimitRetryPolicy::default().backoff_hint(error)
+        let named = RateLimitRetryPolicy::default().backoff_hint(error);
+        named.or_else(|| rate_limited(error).then_some(RATE_LIMIT_WAIT))
+    }
+}
+
+/// Whether `error` is an endpoint refusing for the rate of requests (HTTP 429, or a JSON-RPC
+/// error saying so), whatever wait it names.
+fn rate_limited(error: &TransportError) -> bool {
+    match error {
+        RpcError::Transport(TransportErrorKind::HttpError(http)) => http.status == 429,
+        RpcError::ErrorResp(payload) => {
+            let message = payload.message.to_lowercase();
+            payload.code == 429
+                || ["rate limit", "too many requests", "exceeded its compute units", "capacity"]
+                    .iter()
+                    .any(|hint| message.contains(hint))
+        }
+        _ => false,
     }
 }
 
 /// Whether a call that failed with `error` may succeed when sent again.
 fn may_pass(error: &TransportError) -> bool {
-    if fetch::is_result_too_large(error) {
+    if fetch::refusal(error).is_some() {
         return false;
     }
     match error {
@@ -207,5 +231,25 @@ mod tests {
         for e in &refused {
             assert!(!may_pass(e), "{e} cannot succeed on a retry");
         }
+    }
+
+    #[test]
+    fn a_rate_limit_without_a_named_wait_waits_a_second_and_one_naming_it_waits_that() {
+        let policy = Transient::default();
+        let wait = |e: &TransportError| policy.backoff_hint(e);
+        assert_eq!(wait(&refusal(429, "Too Many Requests")), Some(RATE_LIMIT_WAIT));
+        assert_eq!(wait(&refusal(-32005, "exceeded project rate limit")), Some(RATE_LIMIT_WAIT));
+        assert_eq!(wait(&TransportErrorKind::http_error(429, "slow down".into())), Some(RATE_LIMIT_WAIT));
+        let named = TransportErrorKind::http_error_with_retry_after(
+            429,
+            String::new(),
+            Some(std::time::Duration::from_secs(3)),
+        );
+        assert_eq!(wait(&named), Some(std::time::Duration::from_secs(3)));
+        assert_eq!(
+            wait(&refusal(INTERNAL_ERROR, "internal error")),
+            None,
+            "not a rate limit: the base backoff"
+        );
     }
 }

@@ -21,7 +21,7 @@ mod tools;
 use std::sync::Arc;
 
 use agentpact_api::Reader;
-use agentpact_contracts::Contracts;
+use agentpact_contracts::{Contracts, rpc::RpcLimits};
 use alloy::{
     network::EthereumWallet,
     providers::{Provider, ProviderBuilder},
@@ -36,13 +36,17 @@ pub use server::PactServer;
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// The RPC did not answer.
-    #[error("the RPC at {url} does not answer ({why}): is the node up?")]
+    #[error("the RPC at {url} did not answer (is the node up, and RPC_URL right?)")]
     Rpc {
         /// The URL (never carries a key).
         url: String,
-        /// What failed.
-        why: String,
+        /// What failed, with its causes (a timeout, a refused connection, a certificate).
+        #[source]
+        source: alloy::transports::TransportError,
     },
+    /// The HTTP client could not be made.
+    #[error(transparent)]
+    Client(agentpact_contracts::rpc::ClientSetupError),
     /// The RPC serves another chain.
     #[error("the RPC serves chain {served}, but CHAIN_ID is {configured}: point them at the same chain")]
     WrongChain {
@@ -62,6 +66,7 @@ pub enum StartError {
 /// `chain_id` and that AgentPact is deployed there.
 pub async fn connect(
     rpc: Url,
+    rpc_limits: &RpcLimits,
     chain_id: u64,
     contracts: Contracts,
     signer: PrivateKeySigner,
@@ -69,13 +74,13 @@ pub async fn connect(
     limits: WriteLimits,
 ) -> Result<Arc<Chain>, StartError> {
     let url = rpc.to_string();
+    let client = agentpact_contracts::rpc::client(rpc, rpc_limits).map_err(StartError::Client)?;
     let provider = ProviderBuilder::new()
         .with_simple_nonce_management()
         .wallet(EthereumWallet::from(signer.clone()))
-        .connect_http(rpc)
+        .connect_client(client)
         .erased();
-    let failed =
-        |e: alloy::transports::TransportError| StartError::Rpc { url: url.clone(), why: e.to_string() };
+    let failed = |source: alloy::transports::TransportError| StartError::Rpc { url: url.clone(), source };
     let served = provider.get_chain_id().await.map_err(failed)?;
     if served != chain_id {
         return Err(StartError::WrongChain { served, configured: chain_id });

@@ -25,6 +25,23 @@ pub fn indexer(chain: &TestChain, pool: &PgPool, config: Config) -> Indexer<DynP
     Indexer::new(pool.clone(), chain.provider.clone(), target(chain), config)
 }
 
+/// An indexer of `chain` into `pool` reading through the RPC at `url` (a proxy) with the production
+/// transport within `limits` (its retries counted in the indexer's metrics).
+pub fn through(
+    url: &str,
+    chain: &TestChain,
+    pool: &PgPool,
+    config: Config,
+    limits: &agentpact_contracts::rpc::RpcLimits,
+) -> Result<Indexer<DynProvider>, HarnessError> {
+    let url = url.parse().map_err(|e| HarnessError::Process(format!("proxy url {url}: {e}")))?;
+    let target = target(chain);
+    let metrics = agentpact_indexer::Metrics::for_chain(target.chain_id);
+    let provider = agentpact_indexer::transport::connect(url, limits, &metrics)
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    Ok(Indexer::new(pool.clone(), provider, target, config).with_metrics(metrics))
+}
+
 /// An indexer of `chain` following it into `pool` in the background (polling every 25 ms) until
 /// the handle is dropped or aborted: the index the MCP servers of a test read.
 pub fn follow(chain: &TestChain, pool: &PgPool) -> tokio::task::JoinHandle<()> {
@@ -82,13 +99,23 @@ pub async fn caught_up(chain: &TestChain, pool: &PgPool) -> Result<(), HarnessEr
 
 /// Waits (up to 15 s) until an indexer running elsewhere has committed block `block`.
 pub async fn wait_for_checkpoint(pool: &PgPool, block: u64) -> Result<(), HarnessError> {
-    for _ in 0..300 {
+    wait_for_checkpoint_within(pool, block, std::time::Duration::from_secs(15)).await
+}
+
+/// Waits (up to `limit`) until an indexer running elsewhere has committed block `block`.
+pub async fn wait_for_checkpoint_within(
+    pool: &PgPool,
+    block: u64,
+    limit: std::time::Duration,
+) -> Result<(), HarnessError> {
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
         if checkpoint_block(pool).await? >= block as i64 {
             return Ok(());
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    Err(HarnessError::Process(format!("the indexer did not reach block {block} in 15 s")))
+    Err(HarnessError::Process(format!("the indexer did not reach block {block} in {limit:?}")))
 }
 
 /// Every row of the index tables as sorted text, table by table (checkpoint times left out).

@@ -82,6 +82,7 @@ impl TestAgent {
         let t = target(chain);
         let agent = agentpact_mcp::connect(
             url,
+            &agentpact_contracts::rpc::RpcLimits::default(),
             t.chain_id,
             t.contracts,
             signer,

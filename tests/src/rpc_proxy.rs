@@ -1,8 +1,10 @@
 //! A JSON-RPC proxy in front of anvil that misbehaves on purpose, the way public RPC endpoints do:
 //! it answers late, fails every k-th request, answers every k-th with garbage, refuses `eth_getLogs` answers
 //! longer than a cap with the "query returned more than N results" error real providers send, can
-//! slip a forged, undecodable log from a given address into the first logs it returns, and can
-//! serve blocks whose parent is missing.
+//! slip a forged, undecodable log from a given address into the first logs it returns, can
+//! serve blocks whose parent is missing, refuses log ranges over a block limit in a provider's own
+//! words, answers over a request rate with HTTP 429 and `Retry-After`, and can stall: take
+//! requests and never answer, until told to resume.
 
 use std::sync::{
     Arc,
@@ -10,6 +12,7 @@ use std::sync::{
 };
 
 use alloy::providers::{DynProvider, Provider};
+use futures::FutureExt;
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -37,12 +40,28 @@ pub struct Faults {
     pub orphan_blocks: Option<u64>,
     /// Leave `blockNumber` out of every transaction receipt (a node that misbehaves so).
     pub receipts_without_block: bool,
+    /// Refuse `eth_getLogs` over more blocks than a limit, with a provider's code and message.
+    pub range_limit: Option<RangeLimit>,
+    /// Answer requests beyond this many per second with HTTP 429 and `Retry-After: 1`.
+    pub max_rps: Option<u64>,
+}
+
+/// How an endpoint refuses a log range over its block limit.
+#[derive(Debug, Clone, Copy)]
+pub struct RangeLimit {
+    /// The most blocks one `eth_getLogs` may span.
+    pub blocks: u64,
+    /// The JSON-RPC error code of the refusal.
+    pub code: i64,
+    /// Its message; `{limit}` and `{asked}` are replaced by the limit and the blocks asked for.
+    pub message: &'static str,
 }
 
 /// A running proxy; stops when dropped, closing its open connections.
 pub struct FaultyRpc {
     url: String,
     failed: Arc<AtomicU64>,
+    stalled: Arc<std::sync::atomic::AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -57,7 +76,10 @@ impl FaultyRpc {
             listener.local_addr().map_err(|e| HarnessError::Process(format!("proxy address: {e}")))?
         );
         let failed = Arc::new(AtomicU64::new(0));
+        let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let shared = Shared {
+            stalled: stalled.clone(),
+            second: Default::default(),
             upstream,
             faults,
             requests: Arc::new(AtomicU64::new(0)),
@@ -74,7 +96,12 @@ impl FaultyRpc {
                 connections.spawn(serve(stream, shared.clone()));
             }
         });
-        Ok(Self { url, failed, task })
+        Ok(Self { url, failed, stalled, task })
+    }
+
+    /// Stops answering (`true`): requests are read and held, never answered; `false` answers again.
+    pub fn stall(&self, on: bool) {
+        self.stalled.store(on, Ordering::Relaxed);
     }
 
     /// The proxy's URL.
@@ -96,6 +123,9 @@ impl Drop for FaultyRpc {
 
 #[derive(Clone)]
 struct Shared {
+    stalled: Arc<std::sync::atomic::AtomicBool>,
+    /// The second being counted for `max_rps`, and the requests in it.
+    second: Arc<std::sync::Mutex<(u64, u64)>>,
     upstream: DynProvider,
     faults: Faults,
     requests: Arc<AtomicU64>,
@@ -109,15 +139,30 @@ async fn serve(mut stream: TcpStream, shared: Shared) {
     let mut buf = Vec::new();
     loop {
         let Some(body) = read_request(&mut stream, &mut buf).await else { return };
-        let answer = match serde_json::from_slice::<Value>(&body) {
-            Ok(request) => answer(&shared, request).await,
-            Err(e) => {
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": e.to_string()}})
+        while shared.stalled.load(Ordering::Relaxed) {
+            // A stalled endpoint: the request is taken and nothing comes back (the client gives up).
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            if stream.peek(&mut [0u8; 1]).now_or_never().is_some_and(|r| matches!(r, Ok(0) | Err(_))) {
+                return;
+            }
+        }
+        let (status, answer) = if over_rate(&shared) {
+            shared.failed.fetch_add(1, Ordering::Relaxed);
+            let error =
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": 429, "message": "Too Many Requests"}});
+            ("429 Too Many Requests\r\nretry-after: 1", error)
+        } else {
+            match serde_json::from_slice::<Value>(&body) {
+                Ok(request) => ("200 OK", answer(&shared, request).await),
+                Err(e) => {
+                    let error = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": e.to_string()}});
+                    ("200 OK", error)
+                }
             }
         };
         let body = answer.to_string();
         let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             body.len()
         );
         if stream.write_all(head.as_bytes()).await.is_err()
@@ -126,6 +171,18 @@ async fn serve(mut stream: TcpStream, shared: Shared) {
             return;
         }
     }
+}
+
+/// Whether this request is one too many in the current second (`max_rps`).
+fn over_rate(shared: &Shared) -> bool {
+    let Some(max) = shared.faults.max_rps else { return false };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let Ok(mut second) = shared.second.lock() else { return false };
+    if second.0 != now {
+        *second = (now, 0);
+    }
+    second.1 += 1;
+    second.1 > max
 }
 
 /// Reads one request's body; `None` when the connection closed or sent something else than HTTP.
@@ -202,6 +259,21 @@ async fn answer(shared: &Shared, request: Value) -> Value {
     if shared.faults.garbage_every.is_some_and(|k| n.is_multiple_of(k)) {
         shared.failed.fetch_add(1, Ordering::Relaxed);
         return json!({"jsonrpc": "2.0", "id": id, "result": {"garbage": [1, "two", null]}});
+    }
+    if let Some(limit) = shared.faults.range_limit.filter(|_| method == "eth_getLogs") {
+        let block = |key: &str| {
+            params[0][key].as_str().and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+        };
+        let asked =
+            block("toBlock").zip(block("fromBlock")).map_or(0, |(to, from)| to.saturating_sub(from) + 1);
+        if asked > limit.blocks {
+            shared.failed.fetch_add(1, Ordering::Relaxed);
+            let message = limit
+                .message
+                .replace("{limit}", &limit.blocks.to_string())
+                .replace("{asked}", &asked.to_string());
+            return error(limit.code, message);
+        }
     }
     match shared.upstream.raw_request::<_, Value>(method.clone().into(), params).await {
         Ok(result) => {

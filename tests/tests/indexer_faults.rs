@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use agentpact_contracts::Initiator;
+use agentpact_contracts::{Initiator, rpc::RpcLimits};
 use agentpact_indexer::{Config, Indexer};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
-    index::{caught_up, dump, fresh_dump, indexer, small_ranges, target},
+    index::{self, caught_up, dump, fresh_dump, indexer, small_ranges},
     pacts::Market,
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc},
@@ -27,19 +27,14 @@ async fn some_history(m: &Market) -> Result {
     Ok(())
 }
 
-/// An indexer of `m`'s chain into `db`, reading through `proxy` with the production transport (its
-/// retries counted in the indexer's metrics).
+/// An indexer of `m`'s chain into `db`, reading through `proxy` with the production transport.
 fn through(
     proxy: &FaultyRpc,
     db: &TestDatabase,
     m: &Market,
     config: Config,
 ) -> std::result::Result<Indexer<DynProvider>, HarnessError> {
-    let url = proxy.url().parse().map_err(|e| HarnessError::Process(format!("proxy url: {e}")))?;
-    let target = target(&m.chain);
-    let metrics = agentpact_indexer::Metrics::for_chain(target.chain_id);
-    let provider = agentpact_indexer::transport::connect(url, &metrics);
-    Ok(Indexer::new(db.pool().clone(), provider, target, config).with_metrics(metrics))
+    index::through(proxy.url(), &m.chain, db.pool(), config, &RpcLimits::default())
 }
 
 fn quick_retries() -> Config {

@@ -70,8 +70,10 @@ async fn soak(length: Duration) -> Result {
     let metrics = agentpact_indexer::Metrics::for_chain(m.chain.anvil.chain_id());
     let through: DynProvider = agentpact_indexer::transport::connect(
         proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?,
+        &agentpact_contracts::rpc::RpcLimits::default(),
         &metrics,
-    );
+    )
+    .map_err(|e| HarnessError::Process(e.to_string()))?;
     let config = Config {
         poll_interval: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),

@@ -7,7 +7,7 @@ mod demo;
 use std::{path::PathBuf, time::Duration};
 
 use agentpact_api::{Reader, ServeConfig};
-use agentpact_contracts::{DeployOptions, deploy};
+use agentpact_contracts::{DeployOptions, deploy, rpc::RpcLimits};
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_lab::{
     Cast,
@@ -67,7 +67,8 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
     MIGRATOR.run(&pool).await.context("applying migrations")?;
     let metrics = agentpact_indexer::Metrics::for_chain(CHAIN_ID);
-    let reader = agentpact_indexer::transport::connect(anvil.endpoint_url(), &metrics);
+    let reader =
+        agentpact_indexer::transport::connect(anvil.endpoint_url(), &RpcLimits::default(), &metrics)?;
     let target = Target {
         chain_id: CHAIN_ID,
         contracts: Contracts::from(&deployment),
