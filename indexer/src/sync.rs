@@ -238,7 +238,14 @@ impl<P: Provider> Indexer<P> {
         let mut at = None;
         if let Some(cp) = checkpoint::load(conn, chain_id).await? {
             self.metrics.set_indexed(cp.block_number);
-            match reorg::check(conn, chain_id, cp, head, |n| self.hash_at(n)).await? {
+            // The head just read is the checkpoint's block itself: continuity is proven without
+            // asking again (an idle indexer costs one call per poll, not two).
+            let continuity = if latest.number == cp.block_number && latest.hash == cp.block_hash {
+                Continuity::Intact
+            } else {
+                reorg::check(conn, chain_id, cp, head, |n| self.hash_at(n)).await?
+            };
+            match continuity {
                 Continuity::Intact => {}
                 Continuity::Lagging { head } => {
                     tracing::info!(

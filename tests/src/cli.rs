@@ -17,3 +17,36 @@ pub fn binary() -> PathBuf {
 pub fn free_port() -> Result<u16, HarnessError> {
     agentpact_lab::local::free_port().map_err(HarnessError::Process)
 }
+
+/// What a finished run of `agentpact` printed on stderr, and whether it succeeded.
+pub struct Finished {
+    /// Exit status zero.
+    pub success: bool,
+    /// Everything it printed on stderr.
+    pub stderr: String,
+}
+
+/// Runs `agentpact <args>` with `env` added and no stdin, and waits for it at most `limit`: a
+/// command still running then is a failure naming it.
+pub async fn run_within(
+    args: &[&str],
+    env: Vec<(&'static str, String)>,
+    limit: std::time::Duration,
+) -> Result<Finished, HarnessError> {
+    let run = tokio::process::Command::new(binary())
+        .args(args)
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(limit, run)
+        .await
+        .map_err(|_| {
+            HarnessError::Process(format!("agentpact {} still runs after {limit:?}", args.join(" ")))
+        })?
+        .map_err(|e| HarnessError::Process(format!("running agentpact: {e}")))?;
+    Ok(Finished {
+        success: output.status.success(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}

@@ -60,6 +60,7 @@ pub struct RangeLimit {
 /// A running proxy; stops when dropped, closing its open connections.
 pub struct FaultyRpc {
     url: String,
+    requests: Arc<AtomicU64>,
     failed: Arc<AtomicU64>,
     stalled: Arc<std::sync::atomic::AtomicBool>,
     task: tokio::task::JoinHandle<()>,
@@ -77,12 +78,13 @@ impl FaultyRpc {
         );
         let failed = Arc::new(AtomicU64::new(0));
         let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let requests = Arc::new(AtomicU64::new(0));
         let shared = Shared {
             stalled: stalled.clone(),
             second: Default::default(),
             upstream,
             faults,
-            requests: Arc::new(AtomicU64::new(0)),
+            requests: requests.clone(),
             failed: failed.clone(),
             forged: Default::default(),
             orphaned: Default::default(),
@@ -96,7 +98,7 @@ impl FaultyRpc {
                 connections.spawn(serve(stream, shared.clone()));
             }
         });
-        Ok(Self { url, failed, stalled, task })
+        Ok(Self { url, requests, failed, stalled, task })
     }
 
     /// Stops answering (`true`): requests are read and held, never answered; `false` answers again.
@@ -107,6 +109,12 @@ impl FaultyRpc {
     /// The proxy's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// JSON-RPC requests that reached the proxy's answering so far (not those held by a stall or
+    /// refused for the rate).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
     }
 
     /// Requests answered with an injected error so far.
