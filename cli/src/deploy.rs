@@ -48,7 +48,7 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
     let deployer = signer.address();
     let min_oracle_stake =
         agentpact_mcp::input::eth_amount("MIN_ORACLE_STAKE_ETH", &args.min_oracle_stake_eth)?;
-    let client = agentpact_contracts::rpc::client(url, &args.rpc.limits())?;
+    let client = agentpact_contracts::rpc::client(url, &args.rpc.limits()).await?;
     let provider = ProviderBuilder::new().wallet(EthereumWallet::from(signer)).connect_client(client);
     let chain_id =
         provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;

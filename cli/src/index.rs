@@ -35,8 +35,9 @@ pub struct IndexArgs {
 pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let target = args.chain.target()?;
     let metrics = Metrics::for_chain(target.chain_id);
-    let provider =
-        agentpact_indexer::transport::connect(args.chain.rpc_url()?, &args.chain.rpc.limits(), &metrics)?;
+    let (url, limits) = (args.chain.rpc_url()?, args.chain.rpc.limits());
+    let provider = agentpact_indexer::transport::connect(url.clone(), &limits, &metrics).await?;
+    let heads = agentpact_indexer::transport::head_source(&url, &limits).await?;
     let served =
         provider.get_chain_id().await.context("asking RPC_URL for its chain id (is the node up?)")?;
     if served != target.chain_id {
@@ -53,7 +54,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
         poll_interval: Duration::from_millis(args.poll_interval_ms.max(10)),
         ..Config::default()
     };
-    let indexer = Indexer::new(pool, provider, target, config).with_metrics(metrics);
+    let indexer = Indexer::new(pool, provider, target, config).with_metrics(metrics).with_heads(heads);
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {} (METRICS_ADDR)", args.metrics_addr))?;

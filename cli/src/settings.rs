@@ -74,12 +74,8 @@ impl ChainArgs {
         let url: alloy::transports::http::reqwest::Url = text
             .parse()
             .with_context(|| format!("RPC_URL {text:?} is not a URL (e.g. http://127.0.0.1:8545)"))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            bail!(
-                "RPC_URL uses {}://, but only http:// and https:// endpoints are supported; \
-                 use the node's HTTP JSON-RPC URL",
-                url.scheme()
-            );
+        if !matches!(url.scheme(), "http" | "https" | "ws" | "wss") {
+            bail!("RPC_URL uses {}://; give the node's http(s):// or ws(s):// JSON-RPC URL", url.scheme());
         }
         Ok(url)
     }

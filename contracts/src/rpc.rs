@@ -1,5 +1,5 @@
-//! How every part reaches a node over HTTP(S): a connect timeout and a request timeout on every
-//! call, so a node that accepts a connection and never answers is an error within a bound instead
+//! How every part reaches a node, over HTTP(S) or a websocket: a connect timeout and a request
+//! timeout on every call, so a node that accepts a connection and never answers is an error within a bound instead
 //! of a wait without end, and an optional ceiling on requests per second (alloy's throttle layer),
 //! so an endpoint on a free tier is never asked faster than it allows. A failure to reach the
 //! node says why in its own message ("error sending request for url (…): operation timed out",
@@ -14,6 +14,7 @@ use std::{
 };
 
 use alloy::{
+    pubsub::{PubSubConnect, PubSubFrontend},
     rpc::{
         client::{ClientBuilder, RpcClient},
         json_rpc::{RequestPacket, ResponsePacket},
@@ -22,6 +23,7 @@ use alloy::{
         BoxTransport, RpcError, TransportError, TransportErrorKind, TransportFut,
         http::{Http, reqwest},
         layers::ThrottleLayer,
+        ws::WsConnect,
     },
 };
 use tower::{Layer, Service};
@@ -47,31 +49,128 @@ impl Default for RpcLimits {
 
 /// Why a client for a node could not be made.
 #[derive(Debug, thiserror::Error)]
-#[error("setting up the HTTP client for the RPC failed (TLS backend): {0}")]
-pub struct ClientSetupError(#[source] reqwest::Error);
+pub enum ConnectError {
+    /// The HTTP client could not be set up (its TLS backend).
+    #[error("setting up the HTTP client for the RPC failed (TLS backend)")]
+    Http(#[source] reqwest::Error),
+    /// The websocket did not open.
+    #[error("opening the websocket to the RPC failed: {}", with_causes(.0))]
+    Ws(#[source] TransportError),
+    /// Neither HTTP nor a websocket.
+    #[error("RPC_URL uses {0}://; give the node's http(s):// or ws(s):// JSON-RPC URL")]
+    Scheme(String),
+}
 
-/// The HTTP(S) transport to `url` within `limits`, boxed so callers can put their own layers
-/// (retries, checks) above it: `ClientBuilder::default().layer(…).transport(t, local)`.
-pub fn transport(url: reqwest::Url, limits: &RpcLimits) -> Result<(BoxTransport, bool), ClientSetupError> {
-    let client = reqwest::Client::builder()
-        .timeout(limits.timeout)
-        .connect_timeout(limits.connect_timeout)
-        .build()
-        .map_err(ClientSetupError)?;
-    let http = Http::with_client(client, url);
-    let local = http.guess_local();
-    let explained = Explained { inner: http };
-    let boxed = match limits.max_rps {
-        Some(rps) => BoxTransport::new(ThrottleLayer::new(rps.get()).layer(explained)),
-        None => BoxTransport::new(explained),
-    };
-    Ok((boxed, local))
+/// How often a dropped websocket is reopened: every second, for as long as it takes.
+const WS_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The transport to `url` within `limits`, boxed so callers can put their own layers (retries,
+/// checks) above it: `ClientBuilder::default().layer(…).transport(t, local)`. `http(s)://` goes
+/// over HTTP; `ws(s)://` over a websocket that reopens itself after a drop (the requests in
+/// flight then fail and are retried above), each request within `limits.timeout`.
+pub async fn transport(url: reqwest::Url, limits: &RpcLimits) -> Result<(BoxTransport, bool), ConnectError> {
+    match url.scheme() {
+        "http" | "https" => {
+            let client = reqwest::Client::builder()
+                .timeout(limits.timeout)
+                .connect_timeout(limits.connect_timeout)
+                .build()
+                .map_err(ConnectError::Http)?;
+            let http = Http::with_client(client, url);
+            let local = http.guess_local();
+            Ok((within(Explained { inner: http }, limits), local))
+        }
+        "ws" | "wss" => {
+            let (ws, local) = open_ws(&url, limits).await?;
+            Ok((within(Deadline { inner: ws, limit: limits.timeout }, limits), local))
+        }
+        other => Err(ConnectError::Scheme(other.to_owned())),
+    }
+}
+
+/// A client of the websocket at `url` with nothing between it and the socket, as subscriptions
+/// need (`eth_subscribe` is answered by the socket's own frontend); it reopens after a drop and
+/// subscribes again.
+pub async fn subscriber(url: &reqwest::Url, limits: &RpcLimits) -> Result<RpcClient, ConnectError> {
+    let (ws, local) = open_ws(url, limits).await?;
+    Ok(ClientBuilder::default().transport(ws, local))
+}
+
+/// Opens the websocket at `url` within the connect timeout.
+async fn open_ws(url: &reqwest::Url, limits: &RpcLimits) -> Result<(PubSubFrontend, bool), ConnectError> {
+    let connect =
+        WsConnect::new(url.as_str()).with_max_retries(u32::MAX).with_retry_interval(WS_RETRY_INTERVAL);
+    let local = connect.is_local();
+    match tokio::time::timeout(limits.connect_timeout, connect.into_service()).await {
+        Ok(opened) => Ok((opened.map_err(ConnectError::Ws)?, local)),
+        Err(_) => Err(ConnectError::Ws(timed_out(limits.connect_timeout))),
+    }
+}
+
+/// `transport` boxed, under the requests-per-second ceiling of `limits` when it has one.
+fn within<S>(transport: S, limits: &RpcLimits) -> BoxTransport
+where
+    S: Service<
+            RequestPacket,
+            Response = ResponsePacket,
+            Error = TransportError,
+            Future = TransportFut<'static>,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    match limits.max_rps {
+        Some(rps) => BoxTransport::new(ThrottleLayer::new(rps.get()).layer(transport)),
+        None => BoxTransport::new(transport),
+    }
 }
 
 /// An RPC client of `url` within `limits`, with no further layers.
-pub fn client(url: reqwest::Url, limits: &RpcLimits) -> Result<RpcClient, ClientSetupError> {
-    let (transport, local) = transport(url, limits)?;
+pub async fn client(url: reqwest::Url, limits: &RpcLimits) -> Result<RpcClient, ConnectError> {
+    let (transport, local) = transport(url, limits).await?;
     Ok(ClientBuilder::default().transport(transport, local))
+}
+
+/// The error of a request that got no answer within `limit`.
+fn timed_out(limit: Duration) -> TransportError {
+    TransportErrorKind::custom_str(&format!(
+        "no answer within {} s: operation timed out",
+        limit.as_secs_f32()
+    ))
+}
+
+/// A transport whose requests fail when not answered within `limit` (a websocket has no
+/// per-request timeout of its own).
+#[derive(Debug, Clone)]
+struct Deadline<S> {
+    inner: S,
+    limit: Duration,
+}
+
+impl<S> Service<RequestPacket> for Deadline<S>
+where
+    S: Service<
+            RequestPacket,
+            Response = ResponsePacket,
+            Error = TransportError,
+            Future = TransportFut<'static>,
+        >,
+{
+    type Response = ResponsePacket;
+    type Error = TransportError;
+    type Future = TransportFut<'static>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: RequestPacket) -> Self::Future {
+        let (answer, limit) = (self.inner.call(request), self.limit);
+        Box::pin(async move {
+            tokio::time::timeout(limit, answer).await.unwrap_or_else(|_| Err(timed_out(limit)))
+        })
+    }
 }
 
 /// A transport whose failures to reach the node carry their causes in their message.
@@ -140,7 +239,7 @@ mod tests {
             }
         });
         let limits = RpcLimits { timeout: Duration::from_millis(300), ..RpcLimits::default() };
-        let client = client(url, &limits).expect("client");
+        let client = client(url, &limits).await.expect("client");
         let started = std::time::Instant::now();
         let error = client.request_noparams::<String>("eth_chainId").await.expect_err("no answer");
         assert!(started.elapsed() < Duration::from_secs(3), "waited {:?}", started.elapsed());

@@ -1,10 +1,12 @@
-//! The indexer as a service: take the writer lock, then follow the head forever, retrying RPC and
+//! The indexer as a service: take the writer lock, then follow the head forever (woken by each
+//! new head of a websocket subscription where there is one, else polling), retrying RPC and
 //! database failures with backoff (an RPC that is down or a Postgres restart makes it wait and
 //! resume, not exit or spin) and stopping only on errors that need a person.
 
 use std::time::Duration;
 
-use alloy::providers::Provider;
+use alloy::{providers::Provider, pubsub::SubscriptionStream, rpc::types::Header};
+use futures::StreamExt;
 
 use crate::{
     lock,
@@ -49,13 +51,31 @@ async fn session<P: Provider>(
     let mut conn = indexer.pool().acquire().await?.detach();
     lock::acquire(&mut conn, target.chain_id, poll).await?;
     indexer.prepare(&mut conn).await?;
+    let mut heads = None;
     loop {
         match indexer.pass(&mut conn).await? {
             Pass::Indexed(cp) => tracing::trace!(block = cp.block_number, "caught up"),
             Pass::Waiting { head } => tracing::trace!(head, "waiting for the RPC"),
         }
         backoff.reset();
-        tokio::time::sleep(poll).await;
+        if heads.is_none() {
+            // First, or again after the subscription ended (a websocket that dropped for good).
+            heads = indexer.subscribe_heads().await;
+        }
+        next_block(&mut heads, poll).await;
+    }
+}
+
+/// Waits for the next block: the subscription's next head or the poll interval, whichever comes
+/// first (the interval alone without a subscription, or once it has ended).
+async fn next_block(heads: &mut Option<SubscriptionStream<Header>>, poll: Duration) {
+    let Some(stream) = heads.as_mut() else { return tokio::time::sleep(poll).await };
+    tokio::select! {
+        next = stream.next() => if next.is_none() {
+            tracing::warn!("the new-heads subscription ended; polling instead");
+            *heads = None;
+        },
+        () = tokio::time::sleep(poll) => {}
     }
 }
 

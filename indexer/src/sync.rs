@@ -8,7 +8,8 @@ use std::collections::{BTreeSet, HashMap};
 use alloy::{
     eips::BlockNumberOrTag,
     primitives::{B256, U256},
-    providers::Provider,
+    providers::{DynProvider, Provider},
+    pubsub::SubscriptionStream,
     rpc::types::{Header, Log},
     transports::TransportError,
 };
@@ -150,6 +151,8 @@ pub struct Indexer<P> {
     range: RangeSize,
     /// The last log range that failed, to shrink one that fails twice whatever the reason.
     failed_range: Option<(u64, u64)>,
+    /// Where new heads are announced (a websocket), if anywhere: `run` wakes at each.
+    heads: Option<DynProvider>,
     metrics: Metrics,
 }
 
@@ -158,13 +161,31 @@ impl<P: Provider> Indexer<P> {
     pub fn new(pool: PgPool, provider: P, target: Target, config: Config) -> Self {
         let range = RangeSize::new(config.initial_range, config.max_range);
         let metrics = Metrics::for_chain(target.chain_id);
-        Self { pool, provider, target, config, range, failed_range: None, metrics }
+        Self { pool, provider, target, config, range, failed_range: None, heads: None, metrics }
     }
 
     /// The indexer counting into `metrics` (those its transport counts RPC failures into:
     /// `transport::connect`) instead of its own.
     pub fn with_metrics(self, metrics: Metrics) -> Self {
         Self { metrics, ..self }
+    }
+
+    /// The indexer woken by each head `source` announces (`transport::head_source`), polling
+    /// only as a fallback.
+    pub fn with_heads(self, source: Option<DynProvider>) -> Self {
+        Self { heads: source, ..self }
+    }
+
+    /// The `newHeads` subscription of the head source, when there is one and it subscribes.
+    pub async fn subscribe_heads(&self) -> Option<SubscriptionStream<Header>> {
+        let source = self.heads.as_ref()?;
+        match source.subscribe_blocks().await {
+            Ok(subscription) => Some(subscription.into_stream()),
+            Err(error) => {
+                tracing::warn!(%error, "subscribing to new heads failed; polling instead");
+                None
+            }
+        }
     }
 
     /// The indexer's counters and gauges.

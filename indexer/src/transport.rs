@@ -9,7 +9,7 @@
 
 use std::task::{Context, Poll};
 
-use agentpact_contracts::rpc::{self, ClientSetupError, RpcLimits};
+use agentpact_contracts::rpc::{self, ConnectError, RpcLimits};
 use alloy::{
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::{
@@ -39,15 +39,26 @@ const INTERNAL_ERROR: i64 = -32603;
 /// the base backoff instead spends every retry inside the same refused second.
 const RATE_LIMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A provider for `url` within `limits` (timeouts, a requests-per-second ceiling) whose calls
-/// are retried by [`Transient`], each failure counted in `metrics` (give the same metrics to the
-/// indexer: `Indexer::with_metrics`).
-pub fn connect(url: Url, limits: &RpcLimits, metrics: &Metrics) -> Result<DynProvider, ClientSetupError> {
+/// A provider for `url` (http(s) or ws(s)) within `limits` (timeouts, a requests-per-second
+/// ceiling) whose calls are retried by [`Transient`], each failure counted in `metrics` (give the
+/// same metrics to the indexer: `Indexer::with_metrics`).
+pub async fn connect(url: Url, limits: &RpcLimits, metrics: &Metrics) -> Result<DynProvider, ConnectError> {
     let policy = Transient { metrics: metrics.clone() };
     let retry = RetryBackoffLayer::new_with_policy(RETRIES, BACKOFF_MS, UNLIMITED, policy);
-    let (http, local) = rpc::transport(url, limits)?;
-    let client = ClientBuilder::default().layer(retry).layer(ShapeCheck).transport(http, local);
+    let (transport, local) = rpc::transport(url, limits).await?;
+    let client = ClientBuilder::default().layer(retry).layer(ShapeCheck).transport(transport, local);
     Ok(ProviderBuilder::new().connect_client(client).erased())
+}
+
+/// For a `ws(s)://` `url`, a provider of its own whose only use is the `newHeads` subscription
+/// that wakes the indexer at each block (the calls go through [`connect`]'s layers, which a
+/// subscription cannot pass); `None` for HTTP, where the indexer polls.
+pub async fn head_source(url: &Url, limits: &RpcLimits) -> Result<Option<DynProvider>, ConnectError> {
+    if !matches!(url.scheme(), "ws" | "wss") {
+        return Ok(None);
+    }
+    let client = rpc::subscriber(url, limits).await?;
+    Ok(Some(ProviderBuilder::new().connect_client(client).erased()))
 }
 
 /// Retry what may succeed on a second try (see the module's documentation); count and log every

@@ -46,7 +46,7 @@ pub enum StartError {
     },
     /// The HTTP client could not be made.
     #[error(transparent)]
-    Client(agentpact_contracts::rpc::ClientSetupError),
+    Client(agentpact_contracts::rpc::ConnectError),
     /// The RPC serves another chain.
     #[error("the RPC serves chain {served}, but CHAIN_ID is {configured}: point them at the same chain")]
     WrongChain {
@@ -74,7 +74,7 @@ pub async fn connect(
     limits: WriteLimits,
 ) -> Result<Arc<Chain>, StartError> {
     let url = rpc.to_string();
-    let client = agentpact_contracts::rpc::client(rpc, rpc_limits).map_err(StartError::Client)?;
+    let client = agentpact_contracts::rpc::client(rpc, rpc_limits).await.map_err(StartError::Client)?;
     let provider = ProviderBuilder::new()
         .with_simple_nonce_management()
         .wallet(EthereumWallet::from(signer.clone()))

@@ -27,19 +27,22 @@ pub fn indexer(chain: &TestChain, pool: &PgPool, config: Config) -> Indexer<DynP
 
 /// An indexer of `chain` into `pool` reading through the RPC at `url` (a proxy) with the production
 /// transport within `limits` (its retries counted in the indexer's metrics).
-pub fn through(
+pub async fn through(
     url: &str,
     chain: &TestChain,
     pool: &PgPool,
     config: Config,
     limits: &agentpact_contracts::rpc::RpcLimits,
 ) -> Result<Indexer<DynProvider>, HarnessError> {
-    let url = url.parse().map_err(|e| HarnessError::Process(format!("proxy url {url}: {e}")))?;
+    let failed = |e: agentpact_contracts::rpc::ConnectError| HarnessError::Process(e.to_string());
+    let url: alloy::transports::http::reqwest::Url =
+        url.parse().map_err(|e| HarnessError::Process(format!("proxy url {url}: {e}")))?;
     let target = target(chain);
     let metrics = agentpact_indexer::Metrics::for_chain(target.chain_id);
-    let provider = agentpact_indexer::transport::connect(url, limits, &metrics)
-        .map_err(|e| HarnessError::Process(e.to_string()))?;
-    Ok(Indexer::new(pool.clone(), provider, target, config).with_metrics(metrics))
+    let provider =
+        agentpact_indexer::transport::connect(url.clone(), limits, &metrics).await.map_err(failed)?;
+    let heads = agentpact_indexer::transport::head_source(&url, limits).await.map_err(failed)?;
+    Ok(Indexer::new(pool.clone(), provider, target, config).with_metrics(metrics).with_heads(heads))
 }
 
 /// An indexer of `chain` following it into `pool` in the background (polling every 25 ms) until

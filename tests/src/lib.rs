@@ -5,8 +5,9 @@
 //! - [`postgres`]: a fresh, migrated database on a Postgres server, dropped when dropped.
 //! - [`chain`]: a [`chain::TestChain`] — an anvil with both contracts deployed and helpers to send
 //!   transactions, decode custom errors, read balances and move time.
-//! - [`rpc_proxy`] and [`tls_proxy`]: endpoints that misbehave as public ones do, and HTTPS with
-//!   a test certificate authority (good, expired, wrong-host certificates).
+//! - [`rpc_proxy`], [`tcp_relay`] and [`tls_proxy`]: endpoints that misbehave as public ones do,
+//!   connections cut under a websocket, and HTTPS with a test certificate authority (good,
+//!   expired, wrong-host certificates).
 //!
 //! Nothing here is a mock: tests run against a real anvil node and a real Postgres server, and
 //! many can run in parallel because nothing is shared between them.
@@ -22,6 +23,7 @@ pub mod pacts;
 pub mod postgres;
 pub mod receiver;
 pub mod rpc_proxy;
+pub mod tcp_relay;
 pub mod tls_proxy;
 
 /// Why the harness could not give a test the parts it asked for.

@@ -17,6 +17,7 @@ use agentpact_tests::{
     pacts::Market,
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc, RangeLimit},
+    tcp_relay::TcpRelay,
 };
 
 use alloy::hex;
@@ -66,7 +67,7 @@ async fn each_providers_range_refusal_and_an_unknown_one_teach_the_limit_and_the
         let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
         let db = TestDatabase::create().await?;
         let mut ix =
-            index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default())?;
+            index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default()).await?;
         // A pass that meets a refusal it cannot read fails; the next one, refused the same range
         // again, halves it. Passes until the head, as the running indexer would make them.
         let mut passes = 1;
@@ -102,7 +103,8 @@ async fn a_rate_limited_endpoint_is_followed_to_the_head_at_10_and_25_requests_a
         let faults = Faults { max_rps: Some(rps), ..Faults::default() };
         let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
         let db = TestDatabase::create().await?;
-        let ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default())?;
+        let ix =
+            index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default()).await?;
         let (started, metrics) = (Instant::now(), ix.metrics());
         let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
         let reached =
@@ -129,7 +131,7 @@ async fn a_rate_limited_endpoint_is_followed_to_the_head_at_10_and_25_requests_a
     let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
     let limits = RpcLimits { max_rps: std::num::NonZeroU32::new(8), ..RpcLimits::default() };
-    let mut ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &limits)?;
+    let mut ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &limits).await?;
     ix.catch_up().await?;
     assert!(proxy.failed() <= 2, "with RPC_MAX_RPS=8 against 10/s, {} requests were refused", proxy.failed());
     assert!(dump(db.pool()).await? == expected, "with a ceiling: the index differs from a fresh one");
@@ -142,7 +144,8 @@ async fn an_idle_indexer_asks_the_endpoint_once_per_poll() -> Result {
     some_history(&m).await?;
     let proxy = FaultyRpc::start(m.chain.provider.clone(), Faults::default()).await?;
     let db = TestDatabase::create().await?;
-    let mut ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default())?;
+    let mut ix =
+        index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default()).await?;
     ix.catch_up().await?;
     let mut conn = db.pool().acquire().await?;
     let before = proxy.requests();
@@ -151,6 +154,44 @@ async fn an_idle_indexer_asks_the_endpoint_once_per_poll() -> Result {
     }
     // On a free tier every call counts: the head it reads proves the checkpoint still stands.
     assert_eq!(proxy.requests() - before, 5, "five idle passes, one call each");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_websocket_head_subscription_wakes_the_indexer_and_survives_a_drop() -> Result {
+    let m = Market::open().await?;
+    some_history(&m).await?;
+    let anvil = m.chain.anvil.endpoint_url();
+    let relay = TcpRelay::start(format!("127.0.0.1:{}", anvil.port().unwrap_or(8545))).await?;
+    let db = TestDatabase::create().await?;
+    // A poll far longer than the test: only the subscription can wake the indexer in time.
+    let config = Config { poll_interval: Duration::from_secs(600), ..wide_and_quick() };
+    let ix = index::through(&relay.ws_url(), &m.chain, db.pool(), config, &RpcLimits::default()).await?;
+    let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
+    caught_up(&m.chain, db.pool()).await?;
+    m.completed(Initiator::Buyer, ether(1)).await?;
+    caught_up(&m.chain, db.pool())
+        .await
+        .map_err(|e| process(format!("no new head woke the indexer: {e}")))?;
+
+    // The connections drop (both the calls' and the subscription's); they come back by themselves.
+    relay.cut();
+    m.completed(Initiator::Seller, ether(2)).await?;
+    caught_up(&m.chain, db.pool())
+        .await
+        .map_err(|e| process(format!("not following after the drop: {e}")))?;
+    task.abort();
+    assert!(dump(db.pool()).await? == fresh_dump(&m.chain).await?, "the index differs from a fresh one");
+
+    // The other commands take a ws:// URL as well: a deployment over the websocket.
+    let dir = std::env::temp_dir().join(format!("agentpact-ws-{}", std::process::id()));
+    let mut env = binary_env(&m.chain, &relay.ws_url(), db.url());
+    env.push(("PRIVATE_KEY", hex::encode(dev_key(&m.chain, 1)?.to_bytes())));
+    let deploy = ["deploy", "--deployments-dir", &dir.display().to_string(), "--force"].map(str::to_owned);
+    let args: Vec<&str> = deploy.iter().map(String::as_str).collect();
+    let deployed = run_within(&args, env, Duration::from_secs(60)).await?;
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(deployed.success, "deploy over ws://: {}", deployed.stderr);
     Ok(())
 }
 
@@ -165,7 +206,7 @@ async fn a_node_that_stops_answering_makes_the_indexer_unready_and_it_recovers()
     let proxy = FaultyRpc::start(m.chain.provider.clone(), Faults::default()).await?;
     let db = TestDatabase::create().await?;
     let limits = RpcLimits { timeout: Duration::from_secs(1), ..RpcLimits::default() };
-    let ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &limits)?;
+    let ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &limits).await?;
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
     caught_up(&m.chain, db.pool()).await?;

@@ -28,13 +28,13 @@ async fn some_history(m: &Market) -> Result {
 }
 
 /// An indexer of `m`'s chain into `db`, reading through `proxy` with the production transport.
-fn through(
+async fn through(
     proxy: &FaultyRpc,
     db: &TestDatabase,
     m: &Market,
     config: Config,
 ) -> std::result::Result<Indexer<DynProvider>, HarnessError> {
-    index::through(proxy.url(), &m.chain, db.pool(), config, &RpcLimits::default())
+    index::through(proxy.url(), &m.chain, db.pool(), config, &RpcLimits::default()).await
 }
 
 fn quick_retries() -> Config {
@@ -61,7 +61,7 @@ async fn follow_with(
 ) -> std::result::Result<(FaultyRpc, TestDatabase, agentpact_indexer::Metrics), HarnessError> {
     let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
-    let ix = through(&proxy, &db, m, config)?;
+    let ix = through(&proxy, &db, m, config).await?;
     let metrics = ix.metrics();
     let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
     caught_up(&m.chain, db.pool()).await?;
@@ -89,7 +89,7 @@ async fn an_rpc_that_caps_get_logs_makes_the_ranges_shrink_and_the_backfill_comp
         FaultyRpc::start(m.chain.provider.clone(), Faults { max_logs: Some(3), ..Faults::default() }).await?;
     let db = TestDatabase::create().await?;
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
-    through(&proxy, &db, &m, wide)?.catch_up().await?;
+    through(&proxy, &db, &m, wide).await?.catch_up().await?;
     assert!(proxy.failed() > 0, "the cap never bit: the test proves nothing");
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
     Ok(())
@@ -181,7 +181,7 @@ async fn an_undecodable_log_from_the_contract_stops_the_indexer_without_writing_
     let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
     let db = TestDatabase::create().await?;
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
-    let outcome = through(&proxy, &db, &m, wide)?.catch_up().await;
+    let outcome = through(&proxy, &db, &m, wide).await?.catch_up().await;
     let error = outcome.expect_err("a log this build cannot decode must stop the indexer");
     assert_eq!(error.kind(), "decode", "{error}");
     assert!(error.is_fatal(), "not retried: the contracts are not the ones this build knows");

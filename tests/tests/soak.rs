@@ -73,6 +73,7 @@ async fn soak(length: Duration) -> Result {
         &agentpact_contracts::rpc::RpcLimits::default(),
         &metrics,
     )
+    .await
     .map_err(|e| HarnessError::Process(e.to_string()))?;
     let config = Config {
         poll_interval: Duration::from_millis(50),

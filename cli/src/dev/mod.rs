@@ -68,7 +68,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     MIGRATOR.run(&pool).await.context("applying migrations")?;
     let metrics = agentpact_indexer::Metrics::for_chain(CHAIN_ID);
     let reader =
-        agentpact_indexer::transport::connect(anvil.endpoint_url(), &RpcLimits::default(), &metrics)?;
+        agentpact_indexer::transport::connect(anvil.endpoint_url(), &RpcLimits::default(), &metrics).await?;
     let target = Target {
         chain_id: CHAIN_ID,
         contracts: Contracts::from(&deployment),

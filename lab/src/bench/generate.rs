@@ -31,7 +31,10 @@ pub struct GenArgs {
 pub async fn run(args: GenArgs) -> anyhow::Result<()> {
     let url: alloy::transports::http::reqwest::Url =
         args.rpc_url.parse().with_context(|| format!("RPC_URL {:?} is not a URL", args.rpc_url))?;
-    let provider = ProviderBuilder::new().connect_http(url.clone()).erased();
+    let client = agentpact_contracts::rpc::client(url.clone(), &Default::default())
+        .await
+        .with_context(|| format!("no node answers at {}", args.rpc_url))?;
+    let provider = ProviderBuilder::new().connect_client(client).erased();
     let chain_id =
         provider.get_chain_id().await.with_context(|| format!("no node answers at {}", args.rpc_url))?;
     let accounts = provider.get_accounts().await.context("the node lists no accounts: is it anvil?")?;

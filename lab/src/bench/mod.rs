@@ -62,10 +62,14 @@ pub struct Workload {
 }
 
 /// A provider that fills nothing in: the node (anvil) picks the sender (its first account), the
-/// nonce and the gas of what is sent through it. Deploys through it need no key.
-fn node_signed(url: &alloy::transports::http::reqwest::Url) -> alloy::providers::DynProvider {
+/// nonce and the gas of what is sent through it. Deploys through it need no key. `url` may be
+/// http(s) or ws(s).
+async fn node_signed(
+    url: &alloy::transports::http::reqwest::Url,
+) -> anyhow::Result<alloy::providers::DynProvider> {
     use alloy::providers::{Provider, ProviderBuilder};
-    ProviderBuilder::default().connect_http(url.clone()).erased()
+    let client = agentpact_contracts::rpc::client(url.clone(), &Default::default()).await?;
+    Ok(ProviderBuilder::default().connect_client(client).erased())
 }
 
 /// Deploys a test USDC minted to `holders`, then the contracts with it allowed, through the
@@ -74,7 +78,7 @@ async fn deploy_with_usdc(
     url: &alloy::transports::http::reqwest::Url,
     holders: &[alloy::primitives::Address],
 ) -> anyhow::Result<agentpact_contracts::Deployment> {
-    let provider = node_signed(url);
+    let provider = node_signed(url).await?;
     let usdc = crate::usdc::deploy_test_usdc(provider.clone(), holders).await?;
     let options = agentpact_contracts::DeployOptions { tokens: vec![usdc], ..Default::default() };
     Ok(agentpact_contracts::deploy(provider, options).await?)
