@@ -127,13 +127,13 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
     assert!(stderr.contains("serves chain 31337") && stderr.contains("CHAIN_ID is 84532"), "{stderr}");
 
     let out = Command::new(binary())
-        .args(["index", "--rpc-url", "ws://rpc.example.invalid", "--database-url", db.url()])
+        .args(["index", "--rpc-url", "ftp://rpc.example.invalid", "--database-url", db.url()])
         .args(addresses)
         .output()
         .map_err(io)?;
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("only http:// and https://"),
+        String::from_utf8_lossy(&out.stderr).contains("give the node's http(s):// or ws(s):// JSON-RPC URL"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -1,7 +1,7 @@
 //! HTTPS endpoints (issue #19): anvil behind a TLS terminator whose test CA the commands trust
 //! through `SSL_CERT_FILE`, as an operator's private CA would be. A good certificate works; an
 //! expired one, one for another host, and one from an authority nobody trusts stop every command
-//! that takes `RPC_URL` at once, each saying why.
+//! that takes `RPC_URL` (deploy, index, mcp, bench gen) at once, each saying why.
 
 use std::time::Duration;
 
@@ -28,10 +28,11 @@ async fn every_command_says_why_the_nodes_certificate_is_refused() -> Result {
     let upstream = format!("127.0.0.1:{}", endpoint.port().unwrap_or(8545));
     let key = hex::encode(dev_key(&m.chain, 1)?.to_bytes());
     let deployments = dir.join("deployments").display().to_string();
-    let commands: [(&str, Vec<&str>); 3] = [
+    let commands: [(&str, Vec<&str>); 4] = [
         ("deploy", vec!["deploy", "--deployments-dir", &deployments, "--force"]),
         ("index", vec!["index", "--metrics-addr", "127.0.0.1:0"]),
         ("mcp", vec!["mcp"]),
+        ("bench gen", vec!["bench", "gen", "--pacts", "1", "--deployments-dir", &deployments]),
     ];
     let env = |url: &str, trusted: bool| {
         let mut env = binary_env(&m.chain, url, db.url());
