@@ -78,11 +78,11 @@ pub async fn transport(url: reqwest::Url, limits: &RpcLimits) -> Result<(BoxTran
                 .map_err(ConnectError::Http)?;
             let http = Http::with_client(client, url);
             let local = http.guess_local();
-            Ok((within(Explained { inner: http }, limits), local))
+            Ok((within(WatchLayer(Explain).layer(http), limits), local))
         }
         "ws" | "wss" => {
             let (ws, local) = open_ws(&url, limits).await?;
-            Ok((within(Deadline { inner: ws, limit: limits.timeout }, limits), local))
+            Ok((within(WatchLayer(Deadline(limits.timeout)).layer(ws), limits), local))
         }
         other => Err(ConnectError::Scheme(other.to_owned())),
     }
@@ -140,16 +140,40 @@ fn timed_out(limit: Duration) -> TransportError {
     ))
 }
 
-/// A transport whose requests fail when not answered within `limit` (a websocket has no
-/// per-request timeout of its own).
-#[derive(Debug, Clone)]
-struct Deadline<S> {
-    inner: S,
-    limit: Duration,
+/// What a [`WatchLayer`] does with each request and its answer.
+pub trait Watch {
+    /// What is noted of a request before it goes down (its method, say).
+    type Note: Send + 'static;
+    /// Looks at `request` before it is sent.
+    fn note(&self, request: &RequestPacket) -> Self::Note;
+    /// The answer as the layers above see it.
+    fn answer(&self, note: Self::Note, answer: TransportFut<'static>) -> TransportFut<'static>;
 }
 
-impl<S> Service<RequestPacket> for Deadline<S>
+/// A transport layer that hands each request and its answer to a [`Watch`]: how the deadline and
+/// the explanations here, and the indexer's shape check, sit on a transport without each one
+/// repeating a tower service.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WatchLayer<W>(pub W);
+
+impl<W: Clone, S> Layer<S> for WatchLayer<W> {
+    type Service = Watching<W, S>;
+
+    fn layer(&self, inner: S) -> Watching<W, S> {
+        Watching { watch: self.0.clone(), inner }
+    }
+}
+
+/// A transport under a [`Watch`].
+#[derive(Debug, Clone)]
+pub struct Watching<W, S> {
+    watch: W,
+    inner: S,
+}
+
+impl<W, S> Service<RequestPacket> for Watching<W, S>
 where
+    W: Watch,
     S: Service<
             RequestPacket,
             Response = ResponsePacket,
@@ -166,38 +190,38 @@ where
     }
 
     fn call(&mut self, request: RequestPacket) -> Self::Future {
-        let (answer, limit) = (self.inner.call(request), self.limit);
+        let note = self.watch.note(&request);
+        self.watch.answer(note, self.inner.call(request))
+    }
+}
+
+/// Fails a request not answered within its limit (a websocket has no per-request timeout).
+#[derive(Debug, Clone, Copy)]
+struct Deadline(Duration);
+
+impl Watch for Deadline {
+    type Note = ();
+
+    fn note(&self, _: &RequestPacket) {}
+
+    fn answer(&self, (): (), answer: TransportFut<'static>) -> TransportFut<'static> {
+        let limit = self.0;
         Box::pin(async move {
             tokio::time::timeout(limit, answer).await.unwrap_or_else(|_| Err(timed_out(limit)))
         })
     }
 }
 
-/// A transport whose failures to reach the node carry their causes in their message.
-#[derive(Debug, Clone)]
-struct Explained<S> {
-    inner: S,
-}
+/// Puts the causes of a failure to reach the node into its message.
+#[derive(Debug, Clone, Copy)]
+struct Explain;
 
-impl<S> Service<RequestPacket> for Explained<S>
-where
-    S: Service<
-            RequestPacket,
-            Response = ResponsePacket,
-            Error = TransportError,
-            Future = TransportFut<'static>,
-        >,
-{
-    type Response = ResponsePacket;
-    type Error = TransportError;
-    type Future = TransportFut<'static>;
+impl Watch for Explain {
+    type Note = ();
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
+    fn note(&self, _: &RequestPacket) {}
 
-    fn call(&mut self, request: RequestPacket) -> Self::Future {
-        let answer = self.inner.call(request);
+    fn answer(&self, (): (), answer: TransportFut<'static>) -> TransportFut<'static> {
         Box::pin(async move {
             answer.await.map_err(|error| match error {
                 RpcError::Transport(TransportErrorKind::Custom(cause)) => {

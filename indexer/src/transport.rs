@@ -7,9 +7,7 @@
 //! [`ShapeCheck`] turns an answer of the wrong shape (a proxy's or a broken backend's) into a
 //! failure the retries see, since it would only fail later, above the transport, unretried.
 
-use std::task::{Context, Poll};
-
-use agentpact_contracts::rpc::{self, ConnectError, RpcLimits};
+use agentpact_contracts::rpc::{self, ConnectError, RpcLimits, Watch, WatchLayer};
 use alloy::{
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::{
@@ -22,7 +20,6 @@ use alloy::{
         layers::{RateLimitRetryPolicy, RetryBackoffLayer, RetryPolicy},
     },
 };
-use tower::{Layer, Service};
 
 use crate::{Metrics, fetch};
 
@@ -46,7 +43,8 @@ pub async fn connect(url: Url, limits: &RpcLimits, metrics: &Metrics) -> Result<
     let policy = Transient { metrics: metrics.clone() };
     let retry = RetryBackoffLayer::new_with_policy(RETRIES, BACKOFF_MS, UNLIMITED, policy);
     let (transport, local) = rpc::transport(url, limits).await?;
-    let client = ClientBuilder::default().layer(retry).layer(ShapeCheck).transport(transport, local);
+    let client =
+        ClientBuilder::default().layer(retry).layer(WatchLayer(ShapeCheck)).transport(transport, local);
     Ok(ProviderBuilder::new().connect_client(client).erased())
 }
 
@@ -123,48 +121,22 @@ fn may_pass(error: &TransportError) -> bool {
     }
 }
 
-/// A transport layer that fails an answer whose result cannot be what the method returns.
+/// A [`Watch`] that fails an answer whose result cannot be what the method returns.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShapeCheck;
 
-impl<S> Layer<S> for ShapeCheck {
-    type Service = Checked<S>;
+impl Watch for ShapeCheck {
+    /// The method, when `plausible` knows it: no work, no allocation for the others.
+    type Note = Option<&'static str>;
 
-    fn layer(&self, inner: S) -> Checked<S> {
-        Checked { inner }
-    }
-}
-
-/// A transport whose answers [`ShapeCheck`] checks.
-#[derive(Debug, Clone)]
-pub struct Checked<S> {
-    inner: S,
-}
-
-impl<S> Service<RequestPacket> for Checked<S>
-where
-    S: Service<
-            RequestPacket,
-            Response = ResponsePacket,
-            Error = TransportError,
-            Future = TransportFut<'static>,
-        >,
-{
-    type Response = ResponsePacket;
-    type Error = TransportError;
-    type Future = TransportFut<'static>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: RequestPacket) -> Self::Future {
-        // Only the methods `plausible` knows are checked: no work, no allocation for the others.
-        let method = match &request {
+    fn note(&self, request: &RequestPacket) -> Self::Note {
+        match request {
             RequestPacket::Single(one) => CHECKED.into_iter().find(|m| *m == one.method()),
             RequestPacket::Batch(_) => None,
-        };
-        let answer = self.inner.call(request);
+        }
+    }
+
+    fn answer(&self, method: Self::Note, answer: TransportFut<'static>) -> TransportFut<'static> {
         Box::pin(async move {
             let response = answer.await?;
             if let (Some(method), ResponsePacket::Single(one)) = (method, &response)
