@@ -99,7 +99,7 @@ impl ServerHandler for PactServer {
             .with_instructions(
                 "On-chain escrow for work between agents. A buyer's request or a seller's offer is a pact; \
                  the counterparty accepts; the seller starts and submits; oracles score; the buyer approves. \
-                 Amounts are ETH strings like \"0.5\". Every write is simulated first and refused with the \
+                 Amounts are decimal strings in the pact's currency (ETH or USDC: \"0.5\", \"5\"). Every write is simulated first and refused with the \
                  contract's reason if it would fail. Credits are collected with withdraw.",
             )
     }
@@ -109,19 +109,12 @@ impl ServerHandler for PactServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self
-            .tools
-            .iter()
-            .map(|t| Tool::new(t.name, t.description, Arc::new(t.input_schema.clone())))
-            .collect();
+        let tools = self.tools.iter().map(listed).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools
-            .iter()
-            .find(|t| t.name == name)
-            .map(|t| Tool::new(t.name, t.description, Arc::new(t.input_schema.clone())))
+        self.tools.iter().find(|t| t.name == name).map(listed)
     }
 
     async fn call_tool(
@@ -206,4 +199,9 @@ impl ServerHandler for PactServer {
             ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
         ]))
     }
+}
+
+/// `tool` as `tools/list` shows it: name, description, input schema and annotations.
+fn listed(tool: &&ToolRow) -> Tool {
+    Tool::new(tool.name, tool.description, Arc::new(tool.input_schema.clone())).annotate(tool.annotations())
 }

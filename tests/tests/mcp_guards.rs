@@ -235,6 +235,46 @@ async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
     Ok(())
 }
 
+/// The annotations a client shows its human: what reads is read-only, idempotent and stays here;
+/// what moves money or ends a pact (deposits, stakes, payouts, withdrawals) is destructive; the rest
+/// writes without destroying. Classified here from the names and the escrow, not from the code.
+#[tokio::test]
+async fn every_tool_is_annotated_by_what_it_does() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let tools = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    let moves_money = [
+        "create-pact",
+        "accept-pact",
+        "sign_contract",
+        "register-oracle",
+        "approve-work",
+        "auto-approve",
+        "claim-timeout",
+        "resolve-dispute",
+        "withdraw",
+    ];
+    let mut classes = std::collections::BTreeMap::new();
+    for tool in &tools {
+        let name = tool.name.as_ref();
+        let a = tool.annotations.clone().unwrap_or_default();
+        assert!(a.title.as_deref().is_some_and(|t| t.len() > 3 && !t.contains('-')), "{name}: {a:?}");
+        let reads = ["get", "list", "search"].iter().any(|p| name.starts_with(p));
+        let destructive = moves_money.contains(&name);
+        let hints = (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint);
+        let expected = (Some(reads), Some(destructive), Some(reads), Some(!reads));
+        assert_eq!(hints, expected, "{name}: (read-only, destructive, idempotent, open world)");
+        *classes.entry((reads, destructive)).or_insert(0) += 1;
+    }
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        [((false, false), 11), ((false, true), 9), ((true, false), 10)],
+        "writes, money movers and reads"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_spending_cap_missing_funds_a_dead_rpc_and_a_lost_receipt_each_say_so() -> Result {
     let m = Market::open().await?;
