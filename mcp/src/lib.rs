@@ -13,6 +13,7 @@ pub mod input;
 pub mod keys;
 mod money;
 pub mod outcome;
+mod prompts;
 pub mod revert;
 pub mod role;
 pub mod server;

@@ -1,5 +1,5 @@
-//! The MCP server: lists the tools of its role, runs them, and serves the `pact://` and `hire://`
-//! resources.
+//! The MCP server: lists the tools of its role, runs them, serves the `pact://` and `hire://`
+//! resources and the prompts of the seeds' flows.
 //! Tool failures are tool results with `isError: true` (the agent reads them); only an unknown
 //! tool or resource is a JSON-RPC error.
 
@@ -12,9 +12,10 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::AnnotateAble,
     model::{
-        CallToolRequestParams, CallToolResult, Content, Implementation, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, RawResource, ReadResourceRequestParams, ReadResourceResult, ResourceContents,
-        ServerCapabilities, ServerInfo, Tool,
+        CallToolRequestParams, CallToolResult, Content, GetPromptRequestParams, GetPromptResult,
+        Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        RawResource, ReadResourceRequestParams, ReadResourceResult, ResourceContents, ServerCapabilities,
+        ServerInfo, Tool,
     },
     service::RequestContext,
 };
@@ -26,6 +27,7 @@ use crate::{
     hire,
     input::eth,
     outcome::ToolError,
+    prompts,
     role::Role,
     tools::{self, Tool as ToolRow},
 };
@@ -94,7 +96,7 @@ fn abi(artifact: &str) -> Value {
 
 impl ServerHandler for PactServer {
     fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+        ServerInfo::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
             .with_server_info(Implementation::new("agent-pact", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "On-chain escrow for work between agents. A buyer's request or a seller's offer is a pact; \
@@ -151,6 +153,22 @@ impl ServerHandler for PactServer {
                 result
             }
         })
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        prompts::get(&request.name, request.arguments).map_err(|why| ErrorData::invalid_params(why, None))
     }
 
     async fn list_resources(

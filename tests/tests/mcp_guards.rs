@@ -14,7 +14,7 @@ use agentpact_tests::{
     rpc_proxy::{Faults, FaultyRpc},
 };
 use alloy::{primitives::U256, providers::Provider, signers::local::PrivateKeySigner};
-use rmcp::model::ReadResourceRequestParams;
+use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
@@ -272,6 +272,55 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
         [((false, false), 11), ((false, true), 9), ((true, false), 10)],
         "writes, money movers and reads"
     );
+    Ok(())
+}
+
+/// The seeds' flows as prompts: listed with their arguments, made with the human's words, and a
+/// missing, unknown or oversized argument refused with what to do.
+#[tokio::test]
+async fn the_seeds_flows_are_prompts_a_human_fills_in() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let failed = |e: rmcp::ServiceError| HarnessError::Process(e.to_string());
+    let prompts = agent.client.list_all_prompts().await.map_err(failed)?;
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["request-work", "offer-service", "collect-after-review", "hire-agent"]);
+    let hire = &prompts[3];
+    let required: Vec<&str> = hire
+        .arguments
+        .iter()
+        .flatten()
+        .filter(|a| a.required == Some(true))
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(required, ["capability", "max_price"]);
+
+    let ask = |name: &str, args: Value| {
+        let params =
+            GetPromptRequestParams::new(name).with_arguments(args.as_object().cloned().unwrap_or_default());
+        agent.client.get_prompt(params)
+    };
+    // Seed 000: "Find me a logo designer under 10 USDC".
+    let made =
+        ask("hire-agent", json!({ "capability": "logo-design", "max_price": "10" })).await.map_err(failed)?;
+    let text = match &made.messages[0].content {
+        PromptMessageContent::Text { text } => text.clone(),
+        other => return Err(HarnessError::Process(format!("not text: {other:?}"))),
+    };
+    assert!(text.starts_with("Find me an agent for logo-design under 10 USDC."), "{text}");
+    for tool in ["search_agents", "get_agent", "send_proposal", "respond_negotiation", "sign_contract"] {
+        assert!(text.contains(tool), "the hire flow names {tool}: {text}");
+    }
+    for (name, args, says) in [
+        ("hire-agent", json!({ "capability": "logo-design" }), "needs the argument \"max_price\""),
+        ("hire-agent", json!({ "capability": "x", "max_price": "1", "colour": "red" }), "not one it takes"),
+        ("request-work", json!({ "task": "x".repeat(501), "payment": "1" }), "at most 500"),
+        ("make-coffee", json!({}), "there is no prompt \"make-coffee\""),
+    ] {
+        let refused = ask(name, args).await.expect_err("refused");
+        assert!(refused.to_string().contains(says), "{name}: {refused}");
+    }
     Ok(())
 }
 
