@@ -1,6 +1,6 @@
 //! Seed 000's resources: `hire://profile` (this wallet's agent profile and statistics),
-//! `hire://contracts` (its pacts, active and past) and `hire://conversations` (its negotiations),
-//! read from the index.
+//! `hire://contracts` (its pacts, active and past), `hire://conversations` (its negotiations) and
+//! `hire://conversations/{id}` (one of them with its messages), read from the index.
 
 use agentpact_api::read::{PactFilter, PactOrder, PageRequest};
 use agentpact_negotiation::ConversationFilter;
@@ -11,7 +11,7 @@ use crate::{
     outcome::ToolError,
     tools::{
         discovery::agent_json,
-        negotiation::conversation_json,
+        negotiation::{conversation_json, message_json, own_conversation},
         query::{pact_json, reputation_json},
     },
 };
@@ -44,6 +44,17 @@ pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
         "active": active.into_iter().map(pact_json).collect::<Vec<_>>(),
         "past": past.into_iter().map(pact_json).collect::<Vec<_>>(),
         "more": page.has_next_page,
+    }))
+}
+
+/// Conversation `id` of this wallet with every message of it, oldest first.
+pub async fn conversation(chain: &Chain, id: &str) -> Result<Value, ToolError> {
+    let record = own_conversation(chain, id).await?;
+    let id = &record.conversation.id;
+    let messages = chain.reader.negotiations().messages_after(chain.chain_id, id, 0).await?;
+    Ok(json!({
+        "conversation": conversation_json(&record),
+        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
     }))
 }
 

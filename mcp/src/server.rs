@@ -13,9 +13,9 @@ use rmcp::{
     model::AnnotateAble,
     model::{
         CallToolRequestParams, CallToolResult, Content, GetPromptRequestParams, GetPromptResult,
-        Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-        RawResource, ReadResourceRequestParams, ReadResourceResult, ResourceContents, ServerCapabilities,
-        ServerInfo, Tool,
+        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, RawResource, RawResourceTemplate, ReadResourceRequestParams,
+        ReadResourceResult, ResourceContents, ServerCapabilities, ServerInfo, Tool,
     },
     service::RequestContext,
 };
@@ -55,7 +55,46 @@ const RESOURCES: [(&str, &str, &str); 7] = [
     ("hire://conversations", "conversations", "This wallet's negotiation threads (the latest 50)."),
 ];
 
+/// The resources with an id in their address: (template, name, description).
+const TEMPLATES: [(&str, &str, &str); 3] = [
+    ("pact://pacts/{id}", "pact", "One pact as get-pact shows it, by its id."),
+    (
+        "hire://agents/{address}",
+        "agent",
+        "One agent's profile, prices and reputation, by its wallet address.",
+    ),
+    (
+        "hire://conversations/{id}",
+        "conversation",
+        "One of this wallet's negotiations with every message, by its conversation id.",
+    ),
+];
+
 impl PactServer {
+    /// The resource at `uri` when it fills one of [`TEMPLATES`]: read through the tool that shows
+    /// the same thing, so a resource and a tool never disagree.
+    async fn templated(&self, uri: &str) -> Result<Option<Value>, ToolError> {
+        if let Some(id) = uri.strip_prefix("pact://pacts/") {
+            let id: u64 = id.parse().map_err(|_| {
+                ToolError::Invalid(format!("{uri}: a pact id is a whole number, e.g. pact://pacts/3"))
+            })?;
+            return self.through("get-pact", json!({ "pactId": id })).await.map(Some);
+        }
+        if let Some(address) = uri.strip_prefix("hire://agents/") {
+            return self.through("get_agent", json!({ "agent_id": address })).await.map(Some);
+        }
+        if let Some(id) = uri.strip_prefix("hire://conversations/") {
+            return hire::conversation(&self.chain, id).await.map(Some);
+        }
+        Ok(None)
+    }
+
+    /// What tool `name` answers with `args`, as data.
+    async fn through(&self, name: &str, args: Value) -> Result<Value, ToolError> {
+        let tool = tools::find(name).ok_or_else(|| ToolError::Failed(format!("no tool {name}")))?;
+        tool.call(&self.chain, args).await.map(|answer| answer.data)
+    }
+
     /// A server acting as the wallet of `chain` in `role`.
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
         let tools = tools::catalog().iter().filter(|t| t.allowed(role)).collect();
@@ -188,11 +227,34 @@ impl ServerHandler for PactServer {
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = TEMPLATES
+            .iter()
+            .map(|(template, name, description)| {
+                RawResourceTemplate::new(*template, *name)
+                    .with_description(*description)
+                    .with_mime_type("application/json")
+                    .no_annotation()
+            })
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
+        if let Some(body) = self.templated(&request.uri).await.map_err(unreadable)? {
+            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
+            ]));
+        }
         let body = match request.uri.as_str() {
             "pact://config" => self.config().await.map_err(unreadable)?,
             "pact://abi/agent-pact" => abi(agentpact_contracts::artifacts::AGENT_PACT),
@@ -202,7 +264,7 @@ impl ServerHandler for PactServer {
             "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
             "hire://conversations" => hire::conversations(&self.chain).await.map_err(unreadable)?,
             other => {
-                let known: Vec<&str> = RESOURCES.iter().map(|(uri, _, _)| *uri).collect();
+                let known: Vec<&str> = RESOURCES.iter().chain(&TEMPLATES).map(|(uri, _, _)| *uri).collect();
                 return Err(ErrorData::resource_not_found(
                     crate::outcome::elide_quoted(&format!(
                         "no resource {other:?}: the resources are {}",

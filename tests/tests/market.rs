@@ -105,6 +105,11 @@ async fn find_me_a_logo_designer_under_10() -> Result {
     let best = &found.data["agents"][0];
     assert_eq!((best["reputation"].as_f64(), best["pricing"]["price"].as_str()), (Some(3.47), Some("5")));
     assert_eq!(found.data["nextCursor"], Value::Null);
+    // The agent resource by its address says what get_agent says.
+    let profile = seeker.resource(&format!("hire://agents/{}", design_bot.address)).await?;
+    let agent = seeker.ok("get_agent", json!({ "agent_id": design_bot.address.to_string() })).await?;
+    assert_eq!(profile, agent.data, "the template and the tool agree");
+    assert_eq!(profile["name"], "DesignBot Pro", "{profile}");
 
     // Each filter on its own, and paging.
     let search = |args: Value| seeker.ok("search_agents", args);

@@ -261,6 +261,11 @@ async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() 
     assert_eq!(accepted.text, "Accepted pact #0 as SELLER. Staked 0.5 USDC.");
     let pact = s.buyer.ok("get-pact", json!({ "pactId": 0 })).await?;
     assert_eq!((pact.data["currency"].as_str(), pact.data["payment"].as_str()), (Some("USDC"), Some("5")));
+    assert_eq!(
+        s.buyer.resource("pact://pacts/0").await?,
+        pact.data,
+        "the pact resource is get-pact's answer"
+    );
     assert!(pact.text.contains("5 USDC"), "{}", pact.text);
 
     s.deliver_and_verify("0", [90, 90]).await?;

@@ -295,6 +295,17 @@ async fn the_seeds_flows_are_prompts_a_human_fills_in() -> Result {
         .map(|a| a.name.as_str())
         .collect();
     assert_eq!(required, ["capability", "max_price"]);
+    let templates = agent.client.list_all_resource_templates().await.map_err(failed)?;
+    let uris: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    assert_eq!(uris, ["pact://pacts/{id}", "hire://agents/{address}", "hire://conversations/{id}"]);
+    for (uri, says) in [
+        ("pact://pacts/three", "a pact id is a whole number"),
+        ("hire://conversations/conv_nobody", "there is no conversation"),
+    ] {
+        let params = ReadResourceRequestParams::new(uri.to_owned());
+        let refused = agent.client.read_resource(params).await.expect_err(uri);
+        assert!(refused.to_string().contains(says), "{uri}: {refused}");
+    }
 
     let ask = |name: &str, args: Value| {
         let params =

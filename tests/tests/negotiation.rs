@@ -304,6 +304,10 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     assert_eq!(data["conversation"]["price"], "5 USDC");
     assert_eq!(data["conversation"]["deadline"], "2025-01-30T18:00:00+00:00");
 
+    let thread = buyer.resource("hire://conversations/conv_xyz").await?;
+    assert_eq!(thread["conversation"]["status"], "CONTRACTED", "{thread}");
+    assert_eq!(thread["conversation"]["price"], "5 USDC");
+    assert_eq!(thread["messages"].as_array().map(Vec::len), Some(6), "five messages and the relay's");
     let got = buyer.ok("get_contract", json!({ "contract_id": "2" })).await?;
     assert_eq!(got.data["conversation"]["conversationId"], "conv_xyz");
     assert_eq!(got.data["hash"], json!(keccak256(document.as_bytes())));

@@ -336,7 +336,7 @@ async fn wait_for(
 }
 
 /// Conversation `id`, which this wallet must take part in.
-async fn own_conversation(chain: &Chain, id: &str) -> Result<ConversationRecord, ToolError> {
+pub(crate) async fn own_conversation(chain: &Chain, id: &str) -> Result<ConversationRecord, ToolError> {
     let record =
         chain.reader.negotiations().conversation(chain.chain_id, id.trim()).await?.ok_or_else(|| {
             ToolError::Invalid(format!("there is no conversation {id:?}; get_conversations lists yours"))
@@ -383,7 +383,7 @@ pub(crate) fn conversation_json(r: &ConversationRecord) -> Value {
 }
 
 /// A message as the tools show it; its payload was written by its sender, which `untrusted` says.
-fn message_json(m: &StoredMessage) -> Value {
+pub(crate) fn message_json(m: &StoredMessage) -> Value {
     json!({ "seq": m.seq, "type": m.kind, "from": m.from, "to": m.to, "timestamp": m.timestamp, "payload": m.payload,
             "untrusted": true })
 }
