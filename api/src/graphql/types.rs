@@ -301,69 +301,82 @@ impl From<read::Score> for Score {
 }
 
 /// What one role's history says.
-pub struct RoleReputation(read::RoleReputation);
+pub struct RoleReputation {
+    role: read::RoleReputation,
+    /// Whose, on which chain, in which role ("seller", "buyer", "oracle"): what `volumes` reads.
+    of: (Address, u64, &'static str),
+}
 
 /// What one role's history says.
 #[Object]
 impl RoleReputation {
     /// Pacts in this role (for an oracle: pacts it scored).
     async fn pacts(&self) -> u64 {
-        self.0.pacts
+        self.role.pacts
     }
     /// Of those, completed.
     async fn completed(&self) -> u64 {
-        self.0.completed
+        self.role.completed
     }
     /// Refunded.
     async fn refunded(&self) -> u64 {
-        self.0.refunded
+        self.role.refunded
     }
     /// Disputed at some point.
     async fn disputed(&self) -> u64 {
-        self.0.disputed
+        self.role.disputed
     }
     /// Ended by a timeout.
     async fn timed_out(&self) -> u64 {
-        self.0.timed_out
+        self.role.timed_out
     }
     /// Payment of the completed ETH ones, in wei (every currency: `volumes`).
     async fn volume(&self) -> BigInt {
-        BigInt(self.0.volume)
+        BigInt(self.role.volume)
     }
     /// Payment of the completed ones in each currency they were paid in, never summed across
     /// currencies.
-    async fn volumes(&self) -> Vec<Amount> {
-        self.0.volumes.iter().map(|(currency, amount)| Amount(currency.clone(), *amount)).collect()
+    async fn volumes(&self, ctx: &Context<'_>) -> Result<Vec<Amount>> {
+        let (address, chain, role) = self.of;
+        let volumes = ctx.data::<Reader>()?.volumes(chain, address.0, role).await.map_err(to_graphql)?;
+        Ok(volumes.into_iter().map(|(currency, amount)| Amount(currency, amount)).collect())
     }
     /// Buyer or seller: the mean final oracle score of their pacts; oracle: the mean score given.
     async fn mean_score(&self) -> Option<f64> {
-        self.0.mean_score
+        self.role.mean_score
     }
     /// Oracle only: 100 minus the mean distance between its score and the final score.
     async fn agreement(&self) -> Option<f64> {
-        self.0.agreement
+        self.role.agreement
     }
     /// Disputed pacts per pact, 0 to 1.
     async fn dispute_rate(&self) -> f64 {
-        self.0.dispute_rate()
+        self.role.dispute_rate()
     }
     /// Timed-out pacts per pact, 0 to 1.
     async fn timeout_rate(&self) -> f64 {
-        self.0.timeout_rate()
+        self.role.timeout_rate()
     }
     /// Feedback received in this role (buyer and seller only).
     async fn feedback(&self) -> FeedbackSummary {
-        let r = &self.0;
+        let r = &self.role;
         FeedbackSummary { count: r.feedback_count, raters: r.feedback_raters, mean_rating: r.feedback_mean }
     }
     /// This role's 0-5 score.
     async fn score(&self) -> Score {
-        self.0.score().into()
+        self.role.score().into()
     }
 }
 
 /// An address's reputation as seller, buyer and oracle, on a chain.
 pub struct Reputation(pub read::Reputation, pub u64);
+
+impl Reputation {
+    /// Its `role` part, named `name`.
+    fn role(&self, role: &read::RoleReputation, name: &'static str) -> RoleReputation {
+        RoleReputation { role: role.clone(), of: (Address(self.0.address), self.1, name) }
+    }
+}
 
 /// An address's reputation as seller, buyer and oracle.
 #[Object]
@@ -374,15 +387,15 @@ impl Reputation {
     }
     /// As seller.
     async fn as_seller(&self) -> RoleReputation {
-        RoleReputation(self.0.as_seller.clone())
+        self.role(&self.0.as_seller, "seller")
     }
     /// As buyer.
     async fn as_buyer(&self) -> RoleReputation {
-        RoleReputation(self.0.as_buyer.clone())
+        self.role(&self.0.as_buyer, "buyer")
     }
     /// As oracle.
     async fn as_oracle(&self) -> RoleReputation {
-        RoleReputation(self.0.as_oracle.clone())
+        self.role(&self.0.as_oracle, "oracle")
     }
     /// Feedback received as buyer and as seller together.
     async fn feedback(&self) -> FeedbackSummary {

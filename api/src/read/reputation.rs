@@ -67,11 +67,8 @@ pub struct RoleReputation {
     pub disputed: u64,
     /// Ended by a timeout (a silent seller or arbitrator).
     pub timed_out: u64,
-    /// Payment of the completed ETH ones, in wei.
+    /// Payment of the completed ETH ones, in wei (every currency: [`Reader::volumes`]).
     pub volume: U256,
-    /// Payment of the completed ones in each currency they were paid in (only those), in the
-    /// order the escrow announced the currencies: never summed across currencies.
-    pub volumes: Vec<(Currency, U256)>,
     /// Buyer/seller: the mean final oracle score of their pacts; oracle: the mean score it gave.
     pub mean_score: Option<f64>,
     /// Oracle only: 100 − the mean distance between its score and the final score.
@@ -185,7 +182,6 @@ impl Reader {
                 disputed: count("disputed", r.disputed)?,
                 timed_out: count("timed_out", r.timed_out)?,
                 volume: row.u256("volume", &r.volume)?,
-                volumes: Vec::new(),
                 mean_score: r.mean_score,
                 agreement: r.agreement,
                 rated: count("rated", r.rated)?,
@@ -199,45 +195,49 @@ impl Reader {
             };
             *rep.role(&row, &r.role)? = role;
         }
-        self.volumes_by_currency(chain_id, &mut rep).await?;
         Ok(rep)
     }
 
-    /// Fills each role's `volumes`: the completed pacts' payment per currency, as seller, as
-    /// buyer and as an oracle that scored them.
-    async fn volumes_by_currency(&self, chain_id: u64, rep: &mut Reputation) -> Result<(), ReadError> {
+    /// What `address` was paid through completed pacts as `role` ("seller", "buyer", or
+    /// "oracle": the pacts it scored), in each currency paid in, in the order the escrow announced
+    /// the currencies: never summed across currencies. Read from the pacts when asked (GraphQL
+    /// `RoleReputation.volumes`), not with every reputation.
+    pub async fn volumes(
+        &self,
+        chain_id: u64,
+        address: Address,
+        role: &str,
+    ) -> Result<Vec<(Currency, U256)>, ReadError> {
         let rows = sqlx::query!(
-            r#"WITH roles AS (
-                   SELECT 'seller' AS role, currency, payment FROM pacts
-                   WHERE chain_id = $1 AND seller = $2 AND status = 4
+            r#"WITH paid AS (
+                   SELECT currency, payment FROM pacts
+                   WHERE chain_id = $1 AND seller = $2 AND status = 4 AND $3 = 'seller'
                    UNION ALL
-                   SELECT 'buyer', currency, payment FROM pacts
-                   WHERE chain_id = $1 AND buyer = $2 AND status = 4
+                   SELECT currency, payment FROM pacts
+                   WHERE chain_id = $1 AND buyer = $2 AND status = 4 AND $3 = 'buyer'
                    UNION ALL
-                   SELECT 'oracle', p.currency, p.payment
+                   SELECT p.currency, p.payment
                    FROM verifications v JOIN pacts p USING (chain_id, pact_id)
-                   WHERE v.chain_id = $1 AND v.oracle = $2 AND p.status = 4
+                   WHERE v.chain_id = $1 AND v.oracle = $2 AND p.status = 4 AND $3 = 'oracle'
                )
-               SELECT r.role AS "role!", r.currency AS "currency!", sum(r.payment)::text AS "amount!",
+               SELECT paid.currency AS "currency!", sum(paid.payment)::text AS "amount!",
                       c.symbol AS "symbol?", c.decimals AS "decimals?"
-               FROM roles r LEFT JOIN currencies c ON c.chain_id = $1 AND c.address = r.currency
-               GROUP BY r.role, r.currency, c.symbol, c.decimals, c.block_number
-               ORDER BY r.role, c.block_number, r.currency"#,
+               FROM paid LEFT JOIN currencies c ON c.chain_id = $1 AND c.address = paid.currency
+               GROUP BY paid.currency, c.symbol, c.decimals, c.block_number
+               ORDER BY c.block_number, paid.currency"#,
             i64_of(chain_id),
-            rep.address.as_slice(),
+            address.as_slice(),
+            role,
         )
         .fetch_all(self.pool())
         .await?;
-        for r in rows {
-            let row = Cells {
-                table: "pacts",
-                key: format!("chain {chain_id} {} as {} volume", rep.address, r.role),
-            };
-            let currency = Currency::of(&row, "currency", &r.currency, r.symbol, r.decimals)?;
-            let amount = row.u256("payment", &r.amount)?;
-            rep.role(&row, &r.role)?.volumes.push((currency, amount));
-        }
-        Ok(())
+        let row = Cells { table: "pacts", key: format!("chain {chain_id} {address} as {role} volume") };
+        rows.into_iter()
+            .map(|r| {
+                let currency = Currency::of(&row, "currency", &r.currency, r.symbol, r.decimals)?;
+                Ok((currency, row.u256("payment", &r.amount)?))
+            })
+            .collect()
     }
 }
 
