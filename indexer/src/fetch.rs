@@ -134,7 +134,7 @@ const TOO_MANY_BLOCKS: [&str; 12] = [
 pub fn refusal(error: &TransportError) -> Option<Refusal> {
     let RpcError::ErrorResp(payload) = error else { return None };
     let message = payload.message.to_lowercase();
-    if ["too many requests", "rate limit", "rate-limit", "capacity"].iter().any(|h| message.contains(h)) {
+    if crate::transport::says_rate_limit(&message) {
         return None;
     }
     if TOO_MANY_LOGS.iter().any(|hint| message.contains(hint)) {
@@ -146,35 +146,18 @@ pub fn refusal(error: &TransportError) -> Option<Refusal> {
     None
 }
 
-/// The smallest positive number in `message` ("10,000", "1k" read as 10000 and 1000): the limit
+/// The smallest positive number in `message` ("10,000" and "1k" read as 10000 and 1000): the limit
 /// a range refusal names, if it names one.
 fn named_limit(message: &str) -> Option<u64> {
-    let mut found: Option<u64> = None;
-    let bytes = message.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let mut n: u64 = 0;
-        while i < bytes.len()
-            && (bytes[i].is_ascii_digit()
-                || (bytes[i] == b',' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)))
-        {
-            if bytes[i] != b',' {
-                n = n.saturating_mul(10).saturating_add(u64::from(bytes[i] - b'0'));
-            }
-            i += 1;
-        }
-        if bytes.get(i) == Some(&b'k') && !bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
-            n = n.saturating_mul(1_000);
-        }
-        if n > 0 {
-            found = Some(found.map_or(n, |f| f.min(n)));
-        }
-    }
-    found
+    let ungrouped = message.replace(',', "");
+    ungrouped
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|word| match word.strip_suffix('k') {
+            Some(thousands) => thousands.parse::<u64>().ok().map(|n| n.saturating_mul(1_000)),
+            None => word.parse().ok(),
+        })
+        .filter(|n| *n > 0)
+        .min()
 }
 
 #[cfg(test)]

@@ -85,15 +85,17 @@ impl RetryPolicy for Transient {
 fn rate_limited(error: &TransportError) -> bool {
     match error {
         RpcError::Transport(TransportErrorKind::HttpError(http)) => http.status == 429,
-        RpcError::ErrorResp(payload) => {
-            let message = payload.message.to_lowercase();
-            payload.code == 429
-                || ["rate limit", "too many requests", "exceeded its compute units", "capacity"]
-                    .iter()
-                    .any(|hint| message.contains(hint))
-        }
+        RpcError::ErrorResp(payload) => payload.code == 429 || says_rate_limit(&payload.message),
         _ => false,
     }
+}
+
+/// Whether an endpoint's error `message` speaks of the rate of requests, as providers word it.
+pub(crate) fn says_rate_limit(message: &str) -> bool {
+    let message = message.to_lowercase();
+    ["rate limit", "rate-limit", "too many requests", "exceeded its compute units", "capacity"]
+        .iter()
+        .any(|hint| message.contains(hint))
 }
 
 /// Whether a call that failed with `error` may succeed when sent again.

@@ -521,16 +521,11 @@ pub(crate) async fn currencies_named(
     )
     .fetch_all(conn)
     .await?;
-    let cells = |a: &[u8]| Cells {
-        table: "currencies",
-        key: format!("chain {chain_id} currency {}", alloy::hex::encode_prefixed(a)),
-    };
     rows.iter()
         .map(|r| {
-            Ok((
-                cells(&r.address).address("address", &r.address)?,
-                cells(&r.address).int("decimals", r.decimals)?,
-            ))
+            let key = format!("chain {chain_id} currency {}", alloy::hex::encode_prefixed(&r.address));
+            let cells = Cells { table: "currencies", key };
+            Ok((cells.address("address", &r.address)?, cells.int("decimals", r.decimals)?))
         })
         .collect()
 }

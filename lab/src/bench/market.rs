@@ -190,10 +190,11 @@ impl Plan {
 }
 
 /// A token the escrow allows, as it announced it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Token {
     address: Address,
     decimals: u8,
+    symbol: String,
 }
 
 /// What a run generated.
@@ -215,7 +216,6 @@ pub struct Generator {
     pact: AgentPact::AgentPactInstance<DynProvider>,
     cast: Crowd,
     token: Option<Token>,
-    symbol: String,
     rng: StdRng,
     nonces: HashMap<Address, u64>,
     generated: Generated,
@@ -248,8 +248,11 @@ impl Generator {
         }
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let announced = pact.CurrencyAllowed_filter().from_block(deployment.block).query().await?;
-        let allowed = announced.into_iter().map(|(e, _)| e).find(|e| !e.currency.is_zero());
-        let token = allowed.as_ref().map(|e| Token { address: e.currency, decimals: e.decimals });
+        let token = announced.into_iter().map(|(e, _)| e).find(|e| !e.currency.is_zero()).map(|e| Token {
+            address: e.currency,
+            decimals: e.decimals,
+            symbol: e.symbol,
+        });
         let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
         let _: Value =
             provider.raw_request("evm_setBlockGasLimit".into(), (U256::from(3_000_000_000u64),)).await?;
@@ -263,7 +266,6 @@ impl Generator {
             provider,
             cast,
             token,
-            symbol: allowed.map_or_else(String::new, |e| e.symbol),
             rng: StdRng::seed_from_u64(seed),
             nonces,
             generated: Generated::default(),
@@ -275,7 +277,7 @@ impl Generator {
     /// Lets the escrow take the token from every buyer and seller: one unlimited allowance each,
     /// sent with the tracked nonces and mined before the first pact.
     async fn allow_token(&mut self) -> anyhow::Result<()> {
-        let Some(token) = self.token else { return Ok(()) };
+        let Some(token) = self.token.clone() else { return Ok(()) };
         let erc20 = TestToken::new(token.address, self.provider.clone());
         let escrow = *self.pact.address();
         let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
@@ -307,7 +309,10 @@ impl Generator {
         let pact = self.pact.clone();
         for p in &plans {
             *self.generated.fates.entry(p.fate).or_default() += 1;
-            let symbol = if p.terms.currency.is_zero() { "ETH" } else { self.symbol.as_str() };
+            let symbol = match &self.token {
+                Some(t) if t.address == p.terms.currency => t.symbol.as_str(),
+                _ => "ETH",
+            };
             *self.generated.currencies.entry(symbol.to_owned()).or_default() += 1;
             self.fire(p.creator(), pact.createPact(p.terms.clone()).value(p.value(p.creator_deposit())))
                 .await?;
@@ -382,7 +387,7 @@ impl Generator {
         let pact = self.pact.clone();
         let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
         let currencies: Vec<Address> =
-            std::iter::once(Address::ZERO).chain(self.token.map(|t| t.address)).collect();
+            std::iter::once(Address::ZERO).chain(self.token.as_ref().map(|t| t.address)).collect();
         for who in parties {
             for &currency in &currencies {
                 if pact.balances(currency, who).call().await? > U256::ZERO {
@@ -421,10 +426,11 @@ impl Generator {
             .collect();
         // 0.0001-0.005 ETH, or 1-50 whole tokens for every third pact (by id, as below).
         let units = U256::from(rng.random_range(1..=50u64));
-        let (currency, payment) = match self.token.filter(|_| id % U256::from(3u8) == U256::from(1u8)) {
-            Some(t) => (t.address, units * U256::from(10u8).pow(U256::from(t.decimals))),
-            None => (Address::ZERO, units * U256::from(100_000_000_000_000u64)),
-        };
+        let (currency, payment) =
+            match self.token.as_ref().filter(|_| id % U256::from(3u8) == U256::from(1u8)) {
+                Some(t) => (t.address, units * U256::from(10u8).pow(U256::from(t.decimals))),
+                None => (Address::ZERO, units * U256::from(100_000_000_000_000u64)),
+            };
         // Long enough for acceptance to close an hour before the deadline (the contract's work window).
         let deadline = if fate == Fate::TimedOut { now + 7_200 } else { now + 30 * 86_400 };
         // Most pacts are negotiated for one worker or client, as `sign_contract` makes them; every
