@@ -25,6 +25,17 @@ pub fn show(amount: U256, currency: &Currency) -> String {
     format!("{} {}", input::shown(amount, currency.decimals), currency.symbol)
 }
 
+/// A buyer's deposit of `payment` plus `stake` as the sentences say it: `"5.5 USDC (5 payment +
+/// 0.5 stake)"`.
+pub fn deposit_of(payment: U256, stake: U256, currency: &Currency) -> String {
+    format!(
+        "{} ({} payment + {} stake)",
+        show(payment + stake, currency),
+        input::shown(payment, currency.decimals),
+        input::shown(stake, currency.decimals)
+    )
+}
+
 impl Chain {
     /// The currencies the escrow takes, ETH first. ETH is always taken (the contract's rule), so
     /// it is known before the index has read the deployment's announcements.

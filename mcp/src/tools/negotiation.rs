@@ -18,7 +18,7 @@ use super::{index_note, query::pact_json, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{show, with_amounts},
+    money::{deposit_of, show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -242,13 +242,11 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer, ToolError> {
                        "termsDocument": agreement.document, "txHash": mined.receipt.transaction_hash });
     Ok(Answer::new(
         format!(
-            "Contract signed: pact #{pact_id} with {} for {}, hash {}. Deposited: {} ({} payment + {} stake); the worker signs with sign_contract to accept.{note}{}",
+            "Contract signed: pact #{pact_id} with {} for {}, hash {}. Deposited: {}; the worker signs with sign_contract to accept.{note}{}",
             c.worker,
             show(agreement.payment, &currency),
             agreement.spec_hash,
-            show(deposit, &currency),
-            input::shown(agreement.payment, currency.decimals),
-            input::shown(stake, currency.decimals),
+            deposit_of(agreement.payment, stake, &currency),
             index_note(mined.indexed)
         ),
         with_amounts(data, &currency, [("payment", agreement.payment), ("deposited", deposit)]),

@@ -13,7 +13,7 @@ use super::{PactId, index_note, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{show, with_amounts},
+    money::{deposit_of, show, with_amounts},
     outcome::{Answer, ToolError},
 };
 
@@ -157,10 +157,8 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
     let id = created.first().map(|e| e.pactId).unwrap_or_default();
     let text = match initiator {
         Initiator::Buyer => format!(
-            "Pact #{id} created as BUYER. Deposited: {} ({} payment + {} stake). Open for sellers.",
-            show(deposit, &currency),
-            input::shown(payment, currency.decimals),
-            input::shown(stake, currency.decimals)
+            "Pact #{id} created as BUYER. Deposited: {}. Open for sellers.",
+            deposit_of(payment, stake, &currency)
         ),
         Initiator::Seller => {
             format!(
@@ -192,12 +190,9 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     let mined = chain.deposit(&currency, deposit, plain, |p| chain.pact.acceptPactWithPermit(id, p)).await?;
     let text = match role {
         Initiator::Seller => format!("Accepted pact #{id} as SELLER. Staked {}.", show(deposit, &currency)),
-        Initiator::Buyer => format!(
-            "Accepted pact #{id} as BUYER. Deposited {} ({} payment + {} stake).",
-            show(deposit, &currency),
-            input::shown(pact.payment, currency.decimals),
-            input::shown(stake, currency.decimals)
-        ),
+        Initiator::Buyer => {
+            format!("Accepted pact #{id} as BUYER. Deposited {}.", deposit_of(pact.payment, stake, &currency))
+        }
     };
     let data = json!({
         "pactId": id.to_string(), "role": role.name(), "txHash": mined.receipt.transaction_hash,
