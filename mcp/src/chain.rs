@@ -172,7 +172,7 @@ impl Chain {
             use alloy::providers::PendingTransactionError as Pending;
             match e {
                 Pending::TxWatcher(_) => {
-                    ToolError::Timeout { tx: tx.to_string(), seconds: self.limits.receipt_timeout.as_secs() }
+                    ToolError::Pending { tx: tx.to_string(), seconds: self.limits.receipt_timeout.as_secs() }
                 }
                 // The node stopped answering after the transaction was sent: it may still be mined.
                 Pending::TransportError(t) => {

@@ -9,11 +9,8 @@ use serde_json::{Value, json};
 use crate::{
     chain::Chain,
     outcome::ToolError,
-    tools::{
-        discovery::agent_json,
-        negotiation::{conversation_json, message_json, own_conversation},
-        query::{pact_json, reputation_json},
-    },
+    tools::negotiation::own_conversation,
+    views::{AgentView, ConversationView, MessageView, PactView, ReputationView},
 };
 
 /// The most pacts `hire://contracts` lists (the newest); `list-pacts` pages through the rest.
@@ -22,12 +19,12 @@ const CONTRACTS_SHOWN: u32 = 100;
 /// This wallet's profile (null before `register_agent`) and its statistics in every role.
 pub async fn profile(chain: &Chain) -> Result<Value, ToolError> {
     let reputation = chain.reader.reputation(chain.chain_id, chain.me).await?;
-    let statistics = reputation_json(&reputation);
+    let statistics = ReputationView::of(&reputation);
     let agent = chain.reader.agent(chain.chain_id, chain.me).await?;
     Ok(json!({
         "wallet": chain.me,
         "registered": agent.is_some(),
-        "profile": agent.map(|a| agent_json(&a, Value::Null)),
+        "profile": agent.map(|a| AgentView::of(&a, None)),
         "statistics": statistics,
     }))
 }
@@ -41,8 +38,8 @@ pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
         page.items.iter().map(|(_, p)| p).partition(|p| p.status.is_terminal());
     Ok(json!({
         "wallet": chain.me,
-        "active": active.into_iter().map(pact_json).collect::<Vec<_>>(),
-        "past": past.into_iter().map(pact_json).collect::<Vec<_>>(),
+        "active": active.into_iter().map(PactView::of).collect::<Vec<_>>(),
+        "past": past.into_iter().map(PactView::of).collect::<Vec<_>>(),
         "more": page.has_next_page,
     }))
 }
@@ -53,8 +50,8 @@ pub async fn conversation(chain: &Chain, id: &str) -> Result<Value, ToolError> {
     let id = &record.conversation.id;
     let messages = chain.reader.negotiations().messages_after(chain.chain_id, id, 0).await?;
     Ok(json!({
-        "conversation": conversation_json(&record),
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+        "conversation": ConversationView::of(&record),
+        "messages": messages.iter().map(MessageView::of).collect::<Vec<_>>(),
     }))
 }
 
@@ -65,5 +62,7 @@ pub async fn conversations(chain: &Chain) -> Result<Value, ToolError> {
         .negotiations()
         .conversations(chain.chain_id, chain.me, ConversationFilter::All, 50)
         .await?;
-    Ok(json!({ "wallet": chain.me, "conversations": list.iter().map(conversation_json).collect::<Vec<_>>() }))
+    Ok(
+        json!({ "wallet": chain.me, "conversations": list.iter().map(ConversationView::of).collect::<Vec<_>>() }),
+    )
 }

@@ -18,6 +18,7 @@ pub mod revert;
 pub mod role;
 pub mod server;
 mod tools;
+mod views;
 
 use std::sync::Arc;
 

@@ -197,24 +197,3 @@ impl Chain {
         Ok(())
     }
 }
-
-/// `data` (a JSON object) with each of `amounts` added as a decimal string in `currency` under
-/// its name, the currency's symbol and address beside them, and, for ETH, the same amounts under
-/// `<name>Eth` as well (the names the tools have always answered with).
-pub fn with_amounts<const N: usize>(
-    mut data: serde_json::Value,
-    currency: &Currency,
-    amounts: [(&str, U256); N],
-) -> serde_json::Value {
-    if let Some(object) = data.as_object_mut() {
-        object.insert("currency".into(), currency.symbol.clone().into());
-        object.insert("currencyAddress".into(), currency.address.to_string().into());
-        for (name, amount) in amounts {
-            object.insert(name.into(), input::shown(amount, currency.decimals).into());
-            if currency.address.is_zero() {
-                object.insert(format!("{name}Eth"), input::eth(amount).into());
-            }
-        }
-    }
-    data
-}

@@ -2,23 +2,33 @@
 //! error (`isError: true`) whose kind tells the agent whether to fix its input, fund its wallet,
 //! wait, or retry.
 
-use serde_json::{Value, json};
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::{input::InvalidInput, revert::Revert};
 
-/// A tool's success: the sentence and the structured result.
+/// A tool's success: the sentence and the structured result, of the type its `outputSchema`
+/// is made from (`Value` once written as JSON).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct Answer<T = Value> {
     /// One or two sentences in the spirit of seed 002's examples.
     pub text: String,
     /// The same facts for programs.
-    pub data: Value,
+    pub data: T,
 }
 
-impl Answer {
+impl<T: Serialize> Answer<T> {
     /// An answer of `text` and `data`.
-    pub fn new(text: impl Into<String>, data: Value) -> Self {
-        Self { text: text.into(), data }
+    pub fn new(text: impl Into<String>, data: T) -> Result<Self, ToolError> {
+        Ok(Self { text: text.into(), data })
+    }
+
+    /// The answer with its data written as JSON.
+    pub fn into_json(self) -> Result<Answer, ToolError> {
+        let data = serde_json::to_value(&self.data)
+            .map_err(|e| ToolError::Failed(format!("the answer could not be written as JSON: {e}")))?;
+        Ok(Answer { text: self.text, data })
     }
 }
 
@@ -58,11 +68,11 @@ pub enum ToolError {
     /// The RPC does not answer; nothing may have been sent.
     #[error("The chain's RPC is unreachable ({0}). Nothing was sent; retry when it is back.")]
     RpcDown(String),
-    /// Sent, but no receipt in time: the transaction may still be mined.
+    /// Sent, but not mined before the call's time ran out: it may still be mined.
     #[error(
-        "Transaction {tx} was sent but not mined within {seconds} s. It may still be mined: check get-pact before retrying."
+        "Transaction {tx} was sent and is pending: not mined within {seconds} s. Do not send it again: get-transaction with this hash (or get-pact) says when it is mined."
     )]
-    Timeout {
+    Pending {
         /// The transaction hash.
         tx: String,
         /// The wait.
@@ -133,21 +143,56 @@ impl ToolError {
             Self::InsufficientFunds { .. } => "INSUFFICIENT_FUNDS",
             Self::OverCap { .. } => "SPENDING_CAP",
             Self::RpcDown(_) => "RPC_UNAVAILABLE",
-            Self::Timeout { .. } => "TIMEOUT",
+            Self::Pending { .. } => "PENDING",
             Self::NotInRole { .. } => "FORBIDDEN",
             Self::Relay { code, .. } => code,
             Self::Failed(_) => "INTERNAL",
         }
     }
 
-    /// The structured form: code, message, and the revert's name when there is one.
-    pub fn data(&self) -> Value {
-        let mut error = json!({ "code": self.code(), "message": self.to_string() });
-        if let Self::Reverted(r) = self {
-            error["revert"] = json!(r.name);
+    /// The structured form: code, message, and the revert's name or the transaction's hash when
+    /// there is one.
+    pub fn data(&self) -> Failure {
+        Failure {
+            error: FailureBody {
+                code: self.code(),
+                message: self.to_string(),
+                revert: match self {
+                    Self::Reverted(r) => Some(r.name.to_owned()),
+                    _ => None,
+                },
+                tx_hash: match self {
+                    Self::Pending { tx, .. } => Some(tx.clone()),
+                    _ => None,
+                },
+            },
         }
-        json!({ "error": error })
     }
+}
+
+/// The structured result of a failed call (`isError: true`): every tool's `outputSchema` allows
+/// it beside the tool's own answer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Failure {
+    /// What went wrong.
+    pub error: FailureBody,
+}
+
+/// What went wrong, for programs.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailureBody {
+    /// INVALID_INPUT, CONTRACT_REVERT, INSUFFICIENT_FUNDS, SPENDING_CAP, RPC_UNAVAILABLE, PENDING,
+    /// DECLINED, FORBIDDEN, INTERNAL, or a relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
+    pub code: &'static str,
+    /// The sentence the text content says.
+    pub message: String,
+    /// The contract's error name, for CONTRACT_REVERT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revert: Option<String>,
+    /// The transaction sent and not yet mined, for PENDING.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_hash: Option<String>,
 }
 
 /// A message about bad input, without repeating the input at length: a value quoted in it (`"…"`

@@ -188,7 +188,7 @@ impl ServerHandler for PactServer {
             Err(e) => {
                 span.in_scope(|| tracing::info!(code = e.code(), "refused"));
                 let mut result = CallToolResult::error(vec![Content::text(e.to_string())]);
-                result.structured_content = Some(e.data());
+                result.structured_content = serde_json::to_value(e.data()).ok();
                 result
             }
         })
@@ -281,7 +281,9 @@ impl ServerHandler for PactServer {
     }
 }
 
-/// `tool` as `tools/list` shows it: name, description, input schema and annotations.
+/// `tool` as `tools/list` shows it: name, description, input and output schemas, annotations.
 fn listed(tool: &&ToolRow) -> Tool {
-    Tool::new(tool.name, tool.description, Arc::new(tool.input_schema.clone())).annotate(tool.annotations())
+    Tool::new(tool.name, tool.description, Arc::new(tool.input_schema.clone()))
+        .with_raw_output_schema(Arc::new(tool.output_schema.clone()))
+        .annotate(tool.annotations())
 }

@@ -26,6 +26,61 @@ pub struct TestAgent {
     pub address: Address,
     /// The agent's wallet, to point at a relay.
     chain: std::sync::Arc<agentpact_mcp::Chain>,
+    /// The output schemas the server lists, read when it starts.
+    schemas: OutputSchemas,
+}
+
+/// The `outputSchema` of every tool a server lists: each call's structured result, answer or
+/// error, is checked against its tool's, so no test can skip the check.
+pub struct OutputSchemas {
+    by_tool: std::collections::HashMap<String, jsonschema::Validator>,
+}
+
+impl OutputSchemas {
+    /// The schemas of `tools`, as `tools/list` gave them (JSON); every tool must declare one.
+    pub fn of(tools: &[Value]) -> Result<Self, HarnessError> {
+        let mut by_tool = std::collections::HashMap::new();
+        for tool in tools {
+            let name = tool["name"].as_str().unwrap_or_default().to_owned();
+            let schema = tool
+                .get("outputSchema")
+                .ok_or_else(|| HarnessError::Process(format!("tool {name} declares no outputSchema")))?;
+            if schema["type"] != "object" {
+                return Err(HarnessError::Process(format!("{name}'s outputSchema is not an object schema")));
+            }
+            let validator = jsonschema::validator_for(schema).map_err(|e| {
+                HarnessError::Process(format!("{name}'s outputSchema is not a JSON Schema: {e}"))
+            })?;
+            by_tool.insert(name, validator);
+        }
+        Ok(Self { by_tool })
+    }
+
+    /// Checks what `tool` answered. A tool the server does not list (outside its role) can only
+    /// fail; its error is checked against get-pact's schema, which every role lists and whose
+    /// error branch every tool shares.
+    pub fn check(&self, tool: &str, structured: Option<&Value>, is_error: bool) -> Result<(), HarnessError> {
+        let structured = structured
+            .ok_or_else(|| HarnessError::Process(format!("{tool} answered without structuredContent")))?;
+        let validator = match self.by_tool.get(tool) {
+            Some(v) => v,
+            None if is_error => self
+                .by_tool
+                .get("get-pact")
+                .ok_or_else(|| HarnessError::Process("the server lists no get-pact".into()))?,
+            None => return Err(HarnessError::Process(format!("{tool} is not listed, yet it answered"))),
+        };
+        let wrong: Vec<String> =
+            validator.iter_errors(structured).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err(HarnessError::Process(format!(
+                "{tool}'s structured result does not match its outputSchema: {}\n{structured}",
+                wrong.join("; ")
+            )))
+        }
+    }
 }
 
 /// What a tool answered.
@@ -100,7 +155,14 @@ impl TestAgent {
         });
         let client =
             ().serve(client_io).await.map_err(|e| HarnessError::Process(format!("MCP client: {e}")))?;
-        Ok(Self { client, address, chain: agent })
+        let tools =
+            client.list_all_tools().await.map_err(|e| HarnessError::Process(format!("tools/list: {e}")))?;
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| HarnessError::Process(format!("tools/list: {e}")))?;
+        Ok(Self { client, address, chain: agent, schemas: OutputSchemas::of(&tools)? })
     }
 
     /// Points the agent's negotiation tools at the relay of the api at `base` (e.g. a `TestApi`'s).
@@ -129,6 +191,7 @@ impl TestAgent {
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n");
+        self.schemas.check(tool, result.structured_content.as_ref(), result.is_error == Some(true))?;
         Ok(Reply {
             text,
             data: result.structured_content.unwrap_or_default(),
@@ -192,6 +255,7 @@ pub struct StdioAgent {
     stderr: tokio::task::JoinHandle<String>,
     printed: Vec<String>,
     next_id: u64,
+    schemas: Option<OutputSchemas>,
 }
 
 impl StdioAgent {
@@ -221,12 +285,15 @@ impl StdioAgent {
             all
         });
         let stdout = tokio::io::BufReader::new(stdout).lines();
-        let mut agent = Self { child, stdin, stdout, stderr, printed: Vec::new(), next_id: 1 };
+        let mut agent = Self { child, stdin, stdout, stderr, printed: Vec::new(), next_id: 1, schemas: None };
         let init = serde_json::json!({
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "0" }
         });
         agent.request("initialize", init).await?;
         agent.send(&serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await?;
+        let listed = agent.request("tools/list", serde_json::json!({})).await?;
+        let tools = listed["tools"].as_array().cloned().unwrap_or_default();
+        agent.schemas = Some(OutputSchemas::of(&tools)?);
         Ok(agent)
     }
 
@@ -243,6 +310,9 @@ impl StdioAgent {
     pub async fn call(&mut self, tool: &str, args: Value) -> Result<Value, HarnessError> {
         let answer =
             self.exchange("tools/call", serde_json::json!({ "name": tool, "arguments": args })).await?;
+        if let (Some(result), Some(schemas)) = (answer.get("result"), &self.schemas) {
+            schemas.check(tool, result.get("structuredContent"), result["isError"] == true)?;
+        }
         Ok(answer.get("result").cloned().unwrap_or(answer))
     }
 

@@ -204,7 +204,7 @@ async fn disputes_are_won_by_either_side_and_a_timeout_refunds_the_buyer() -> Re
             "{}",
             ruled.text
         );
-        assert_eq!(ruled.data["creditedEth"], "1.2"); // payment + both stakes to the winner
+        assert_eq!(ruled.data["credited"], "1.2"); // payment + both stakes to the winner
     }
     assert_eq!(s.credit(s.m.cast.seller).await?, ether(1) + finney(200));
     assert_eq!(s.credit(s.m.cast.buyer).await?, ether(1) + finney(200));

@@ -6,35 +6,65 @@ use alloy::{
     primitives::U256,
     providers::DynProvider,
 };
-use serde_json::json;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
 
 use super::{PactId, index_note, receipt};
 use agentpact_api::read::Currency;
 
 use crate::{
     chain::{Chain, Mined},
-    money::{show, with_amounts},
+    money::show,
     outcome::{Answer, ToolError},
+    views::{InCurrency, PactStep, decimal},
 };
 
-pub async fn approve(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+/// What `approve-work` and `auto-approve` answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Approved {
+    /// The pact (COMPLETED).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The currency of the credits.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// Credited to the seller: payment and its stake.
+    seller_credited: String,
+    /// Credited to the buyer: its stake back.
+    buyer_credited: String,
+}
+
+/// What `reject-work` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejected {
+    /// The pact (DISPUTED).
+    #[serde(flatten)]
+    step: PactStep,
+    /// Who decides now.
+    #[schemars(with = "String")]
+    arbitrator: alloy::primitives::Address,
+}
+
+pub async fn approve(chain: &Chain, i: PactId) -> Result<Answer<Approved>, ToolError> {
     let id = U256::from(i.pact_id);
     let done = complete(chain, chain.pact.approveWork(id), id).await?;
-    Ok(done.answer(format!(
+    done.answer(format!(
         "Pact #{id} approved. {} released to seller, {} stake returned to you (credited: use withdraw to collect).",
         show(done.to_seller, &done.currency),
         show(done.to_buyer, &done.currency),
-    )))
+    ))
 }
 
-pub async fn auto_approve(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+pub async fn auto_approve(chain: &Chain, i: PactId) -> Result<Answer<Approved>, ToolError> {
     let id = U256::from(i.pact_id);
     let done = complete(chain, chain.pact.autoApprove(id), id).await?;
-    Ok(done.answer(format!(
+    done.answer(format!(
         "Review period expired. Pact #{id} auto-approved. Payment released to seller ({}; {} stake back to the buyer).",
         show(done.to_seller, &done.currency),
         show(done.to_buyer, &done.currency),
-    )))
+    ))
 }
 
 /// A pact completed by approval: what the seller and the buyer were credited.
@@ -47,13 +77,14 @@ struct Completed {
 }
 
 impl Completed {
-    fn answer(&self, text: String) -> Answer {
-        let data = json!({
-            "pactId": self.id.to_string(), "status": PactStatus::Completed.name(),
-            "txHash": self.mined.receipt.transaction_hash,
-        });
-        let amounts = [("sellerCredited", self.to_seller), ("buyerCredited", self.to_buyer)];
-        Answer::new(text + index_note(self.mined.indexed), with_amounts(data, &self.currency, amounts))
+    fn answer(&self, text: String) -> Result<Answer<Approved>, ToolError> {
+        let data = Approved {
+            step: PactStep::new(self.id, PactStatus::Completed, self.mined.receipt.transaction_hash),
+            money: InCurrency::of(&self.currency),
+            seller_credited: decimal(self.to_seller, &self.currency),
+            buyer_credited: decimal(self.to_buyer, &self.currency),
+        };
+        Answer::new(text + index_note(self.mined.indexed), data)
     }
 }
 
@@ -72,19 +103,19 @@ async fn complete<D: CallDecoder>(
     Ok(Completed { id, mined, to_seller, to_buyer, currency })
 }
 
-pub async fn reject(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+pub async fn reject(chain: &Chain, i: PactId) -> Result<Answer<Rejected>, ToolError> {
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.rejectWork(id), U256::ZERO).await?;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Pact #{id} rejected: it is DISPUTED. Its arbitrator {} decides within 7 days.{}",
             pact.arbitrator,
             index_note(mined.indexed)
         ),
-        json!({
-            "pactId": id.to_string(), "status": PactStatus::Disputed.name(), "arbitrator": pact.arbitrator,
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        Rejected {
+            step: PactStep::new(id, PactStatus::Disputed, mined.receipt.transaction_hash),
+            arbitrator: pact.arbitrator,
+        },
+    )
 }

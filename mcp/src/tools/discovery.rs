@@ -1,16 +1,15 @@
 //! Finding agents (seed 000): `search_agents` and `get_agent`, read from the index.
 
-use agentpact_api::read::{Agent, AgentMatch, AgentSearch, Capability};
+use agentpact_api::read::{AgentMatch, AgentSearch};
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
-use super::query::reputation_json;
 use crate::{
     chain::Chain,
     input,
     money::show,
     outcome::{Answer, ToolError},
+    views::{AgentView, MatchView, ReputationView},
 };
 
 /// Input of `search_agents`.
@@ -44,7 +43,17 @@ pub struct GetAgent {
     agent_id: String,
 }
 
-pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer, ToolError> {
+/// What `search_agents` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Found {
+    /// The matches, best reputation first, then cheapest.
+    agents: Vec<MatchView>,
+    /// Pass as `cursor` for more; null when there are no more.
+    next_cursor: Option<String>,
+}
+
+pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, ToolError> {
     agentpact_api::read::agents::check_capability(&i.capability)?;
     let currency = chain.market_currency("currency", i.currency.as_deref()).await?;
     let max_price = i
@@ -78,16 +87,7 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer, ToolError>
             if next.is_some() { " More follow: pass nextCursor as cursor." } else { "" }
         ),
     };
-    let agents: Vec<Value> = found
-        .iter()
-        .map(|m| {
-            json!({
-                "id": m.agent.address, "name": m.agent.name, "description": m.agent.description,
-                "endpoint": m.agent.endpoint, "reputation": m.reputation, "pricing": capability_json(&m.capability),
-            })
-        })
-        .collect();
-    Ok(Answer::new(text, json!({ "agents": agents, "nextCursor": next })))
+    Answer::new(text, Found { agents: found.into_iter().map(MatchView::of).collect(), next_cursor: next })
 }
 
 fn match_line(m: &AgentMatch) -> String {
@@ -99,7 +99,7 @@ fn match_line(m: &AgentMatch) -> String {
     )
 }
 
-pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer, ToolError> {
+pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolError> {
     let address = input::address("agent_id", &i.agent_id)?;
     let agent = chain.reader.agent(chain.chain_id, address).await?.ok_or_else(|| {
         ToolError::Invalid(format!(
@@ -110,7 +110,7 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer, ToolError> {
     let score = reputation.overall().value;
     let offers: Vec<String> =
         agent.capabilities.iter().map(|c| format!("{} ({})", c.name, show(c.price, &c.currency))).collect();
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "{} ({}), reputation {score:.2}/5{}: {}. Offers {}. Reach it at {}.",
             agent.name,
@@ -120,25 +120,6 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer, ToolError> {
             offers.join(", "),
             agent.endpoint
         ),
-        agent_json(&agent, reputation_json(&reputation)),
-    ))
-}
-
-/// An agent's manifest as the tools and resources show it.
-pub(crate) fn agent_json(a: &Agent, reputation: Value) -> Value {
-    json!({
-        "id": a.address, "name": a.name, "description": a.description, "endpoint": a.endpoint,
-        "metadataUri": a.metadata_uri, "active": a.active, "registeredAt": a.registered_at.timestamp(),
-        "updatedAt": a.updated_at.timestamp(),
-        "capabilities": a.capabilities.iter().map(capability_json).collect::<Vec<_>>(),
-        "reputation": reputation,
-    })
-}
-
-fn capability_json(c: &Capability) -> Value {
-    json!({
-        "name": c.name, "description": c.description, "price": input::shown(c.price, c.currency.decimals),
-        "currency": c.currency.symbol, "currencyAddress": c.currency.address,
-        "priceBaseUnits": c.price.to_string(),
-    })
+        AgentView::of(&agent, Some(ReputationView::of(&reputation))),
+    )
 }

@@ -3,15 +3,15 @@
 use agentpact_contracts::{AgentPact, PactStatus};
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{index_note, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{show, with_amounts},
+    money::show,
     outcome::{Answer, ToolError},
+    views::{InCurrency, PactStep, decimal},
 };
 
 /// Input of `raise-dispute`.
@@ -34,40 +34,67 @@ pub struct ResolveDispute {
     seller_wins: bool,
 }
 
-pub async fn raise(chain: &Chain, i: RaiseDispute) -> Result<Answer, ToolError> {
+/// What `raise-dispute` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Raised {
+    /// The pact (DISPUTED).
+    #[serde(flatten)]
+    step: PactStep,
+    /// Who decides.
+    #[schemars(with = "String")]
+    arbitrator: alloy::primitives::Address,
+}
+
+/// What `resolve-dispute` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolved {
+    /// The pact (COMPLETED when the seller won, REFUNDED when the buyer did).
+    #[serde(flatten)]
+    step: PactStep,
+    /// seller or buyer.
+    winner: &'static str,
+    /// The currency of the credit.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// What the resolution credited, to both sides together.
+    credited: String,
+}
+
+pub async fn raise(chain: &Chain, i: RaiseDispute) -> Result<Answer<Raised>, ToolError> {
     let id = U256::from(i.pact_id);
     let arbitrator = input::address("arbitrator", &i.arbitrator)?;
     let mined = chain.write(chain.pact.raiseDispute(id, arbitrator), U256::ZERO).await?;
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Pact #{id} is DISPUTED. Arbitrator {arbitrator} decides within 7 days; after that anyone may claim-timeout.{}",
             index_note(mined.indexed)
         ),
-        json!({
-            "pactId": id.to_string(), "status": PactStatus::Disputed.name(), "arbitrator": arbitrator,
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        Raised { step: PactStep::new(id, PactStatus::Disputed, mined.receipt.transaction_hash), arbitrator },
+    )
 }
 
-pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer, ToolError> {
+pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved>, ToolError> {
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.resolveDispute(id, i.seller_wins), U256::ZERO).await?;
     let credited: U256 = receipt::events::<AgentPact::Payout>(&mined.receipt).iter().map(|p| p.amount).sum();
     let currency = chain.currency_at(receipt::currency(&mined.receipt)).await?;
     let (winner, status) =
         if i.seller_wins { ("seller", PactStatus::Completed) } else { ("buyer", PactStatus::Refunded) };
-    let data = json!({
-        "pactId": id.to_string(), "winner": winner, "status": status.name(),
-        "txHash": mined.receipt.transaction_hash,
-    });
-    Ok(Answer::new(
+    let data = Resolved {
+        step: PactStep::new(id, status, mined.receipt.transaction_hash),
+        winner,
+        money: InCurrency::of(&currency),
+        credited: decimal(credited, &currency),
+    };
+    Answer::new(
         format!(
             "Dispute on pact #{id} resolved for the {winner}: the pact is {} and {} was credited.{}",
             status.name(),
             show(credited, &currency),
             index_note(mined.indexed)
         ),
-        with_amounts(data, &currency, [("credited", credited)]),
-    ))
+        data,
+    )
 }

@@ -3,8 +3,7 @@
 use agentpact_contracts::AgentRegistry;
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{index_note, receipt};
 use crate::{
@@ -29,7 +28,25 @@ pub struct SubmitFeedback {
     comment: Option<String>,
 }
 
-pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer, ToolError> {
+/// What `submit_feedback` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Rated {
+    /// The pact rated.
+    contract_id: String,
+    /// Who was rated.
+    #[schemars(with = "Option<String>")]
+    ratee: Option<alloy::primitives::Address>,
+    /// The rating, 1-5.
+    rating: u8,
+    /// The tags given.
+    tags: Vec<String>,
+    /// The transaction.
+    #[schemars(with = "String")]
+    tx_hash: alloy::primitives::B256,
+}
+
+pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer<Rated>, ToolError> {
     let id: U256 = i.contract_id.trim().trim_start_matches('#').parse().map_err(|_| {
         ToolError::Invalid(format!("contract_id must be a pact id such as \"12\", not {:?}", i.contract_id))
     })?;
@@ -42,11 +59,14 @@ pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer, ToolErro
         chain.write(chain.agents.submitFeedback(id, i.rating, tags.clone(), comment), U256::ZERO).await?;
     let ratee = receipt::events::<AgentRegistry::FeedbackGiven>(&mined.receipt).first().map(|e| e.to);
     let whom = ratee.map_or_else(|| "the other party".to_owned(), |a| a.to_string());
-    Ok(Answer::new(
+    Answer::new(
         format!("Rated {whom} {}/5 for pact #{id}.{}", i.rating, index_note(mined.indexed)),
-        json!({
-            "contractId": id.to_string(), "ratee": ratee, "rating": i.rating, "tags": tags,
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        Rated {
+            contract_id: id.to_string(),
+            ratee,
+            rating: i.rating,
+            tags,
+            tx_hash: mined.receipt.transaction_hash,
+        },
+    )
 }

@@ -24,8 +24,9 @@ use serde_json::{Map, Value};
 
 use crate::{
     chain::Chain,
-    outcome::{Answer, ToolError},
+    outcome::{Answer, Failure, ToolError},
     role::Role,
+    views::{AgentView, PactStep, ReputationView},
 };
 
 /// A tool: its name, what it does, who may list and call it, its input's schema and its handler.
@@ -41,6 +42,8 @@ pub struct Tool {
     pub roles: &'static [Role],
     /// The JSON Schema of its input.
     pub input_schema: Map<String, Value>,
+    /// The JSON Schema of its structured result: its answer or a [`Failure`].
+    pub output_schema: Map<String, Value>,
     /// Reads the input and runs the tool as the agent of the chain.
     handler: Handler,
 }
@@ -112,6 +115,26 @@ pub struct PactId {
 #[serde(deny_unknown_fields)]
 pub struct Nothing {}
 
+/// The output schema of a tool answering `T`: `T`'s own schema or a [`Failure`]'s, with the
+/// definitions both refer to at the root (MCP wants an object schema there).
+fn output_schema<T: JsonSchema>() -> Map<String, Value> {
+    let mut answer = schema::<T>();
+    let mut failure = schema::<Failure>();
+    let mut defs = Map::new();
+    for part in [&mut answer, &mut failure] {
+        if let Some(Value::Object(more)) = part.remove("$defs") {
+            defs.extend(more);
+        }
+    }
+    let mut schema = Map::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("anyOf".into(), Value::Array(vec![answer.into(), failure.into()]));
+    if !defs.is_empty() {
+        schema.insert("$defs".into(), defs.into());
+    }
+    schema
+}
+
 fn schema<T: JsonSchema>() -> Map<String, Value> {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     let mut input_schema = match schema {
@@ -125,15 +148,19 @@ fn schema<T: JsonSchema>() -> Map<String, Value> {
 
 /// A row of the table: the input type gives the schema and the parser, the handler takes it.
 macro_rules! tool {
-    ($name:literal, $input:ty, $effect:expr, $roles:expr, $handler:path, $description:literal) => {
+    ($name:literal, $input:ty => $output:ty, $effect:expr, $roles:expr, $handler:path, $description:literal) => {
         Tool {
             name: $name,
             description: $description,
             effect: $effect,
             roles: $roles,
             input_schema: schema::<$input>(),
+            output_schema: output_schema::<$output>(),
             handler: |chain, args| {
-                Box::pin(async move { $handler(chain, parse::<$input>($name, args)?).await })
+                Box::pin(async move {
+                    let answer: Answer<$output> = $handler(chain, parse::<$input>($name, args)?).await?;
+                    answer.into_json()
+                })
             },
         }
     };
@@ -155,7 +182,7 @@ fn build_catalog() -> Vec<Tool> {
     vec![
         tool!(
             "create-pact",
-            pact::CreatePact,
+            pact::CreatePact => pact::Created,
             Effect::MovesMoney,
             &[Role::Seeker, Role::Worker],
             pact::create,
@@ -163,7 +190,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "accept-pact",
-            PactId,
+            PactId => pact::Accepted,
             Effect::MovesMoney,
             &[Role::Seeker, Role::Worker],
             pact::accept,
@@ -171,7 +198,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "claim-timeout",
-            PactId,
+            PactId => pact::TimedOut,
             Effect::MovesMoney,
             &[Role::Seeker, Role::Worker, Role::Arbitrator],
             pact::claim_timeout,
@@ -179,7 +206,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "start-work",
-            PactId,
+            PactId => PactStep,
             Effect::Records,
             &[Role::Worker],
             work::start,
@@ -187,7 +214,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "submit-work",
-            work::SubmitWork,
+            work::SubmitWork => work::Submitted,
             Effect::Records,
             &[Role::Worker],
             work::submit,
@@ -195,7 +222,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "approve-work",
-            PactId,
+            PactId => approval::Approved,
             Effect::MovesMoney,
             &[Role::Seeker],
             approval::approve,
@@ -203,7 +230,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "reject-work",
-            PactId,
+            PactId => approval::Rejected,
             Effect::Records,
             &[Role::Seeker],
             approval::reject,
@@ -211,7 +238,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "auto-approve",
-            PactId,
+            PactId => approval::Approved,
             Effect::MovesMoney,
             &[Role::Seeker, Role::Worker],
             approval::auto_approve,
@@ -219,7 +246,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "register-oracle",
-            oracle::RegisterOracle,
+            oracle::RegisterOracle => oracle::OracleRegistered,
             Effect::MovesMoney,
             &[Role::Oracle],
             oracle::register,
@@ -227,7 +254,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "submit-verification",
-            oracle::SubmitVerification,
+            oracle::SubmitVerification => oracle::Scored,
             Effect::Records,
             &[Role::Oracle],
             oracle::submit,
@@ -235,7 +262,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "raise-dispute",
-            dispute::RaiseDispute,
+            dispute::RaiseDispute => dispute::Raised,
             Effect::Records,
             &[Role::Seeker, Role::Worker],
             dispute::raise,
@@ -243,7 +270,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "resolve-dispute",
-            dispute::ResolveDispute,
+            dispute::ResolveDispute => dispute::Resolved,
             Effect::MovesMoney,
             &[Role::Arbitrator],
             dispute::resolve,
@@ -251,7 +278,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get-pact",
-            PactId,
+            PactId => query::PactReport,
             Effect::Reads,
             EVERYONE,
             query::pact,
@@ -259,7 +286,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get-verification",
-            query::GetVerification,
+            query::GetVerification => query::VerificationReport,
             Effect::Reads,
             EVERYONE,
             query::verification,
@@ -267,7 +294,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get-my-address",
-            Nothing,
+            Nothing => query::Wallet,
             Effect::Reads,
             EVERYONE,
             query::my_address,
@@ -275,7 +302,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get-pact-count",
-            Nothing,
+            Nothing => query::PactCount,
             Effect::Reads,
             EVERYONE,
             query::pact_count,
@@ -283,7 +310,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "finalize-verification",
-            PactId,
+            PactId => oracle::Finalized,
             Effect::Records,
             &[Role::Oracle],
             oracle::finalize,
@@ -291,7 +318,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "withdraw",
-            Nothing,
+            Nothing => funds::Withdrawn,
             Effect::MovesMoney,
             EVERYONE,
             funds::withdraw,
@@ -299,7 +326,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "list-pacts",
-            query::ListPacts,
+            query::ListPacts => query::PactPage,
             Effect::Reads,
             EVERYONE,
             query::list,
@@ -307,7 +334,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get-reputation",
-            query::GetReputation,
+            query::GetReputation => ReputationView,
             Effect::Reads,
             EVERYONE,
             query::reputation,
@@ -315,7 +342,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "search_agents",
-            discovery::SearchAgents,
+            discovery::SearchAgents => discovery::Found,
             Effect::Reads,
             &[Role::Seeker],
             discovery::search,
@@ -323,7 +350,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get_agent",
-            discovery::GetAgent,
+            discovery::GetAgent => AgentView,
             Effect::Reads,
             &[Role::Seeker],
             discovery::get,
@@ -331,7 +358,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "register_agent",
-            registration::RegisterAgent,
+            registration::RegisterAgent => registration::AgentRegistered,
             Effect::Records,
             &[Role::Worker],
             registration::register,
@@ -339,7 +366,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "update_profile",
-            registration::UpdateProfile,
+            registration::UpdateProfile => registration::ProfileUpdated,
             Effect::Records,
             &[Role::Worker],
             registration::update,
@@ -347,7 +374,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "send_proposal",
-            negotiation::SendProposal,
+            negotiation::SendProposal => negotiation::Sent,
             Effect::Messages,
             &[Role::Seeker],
             negotiation::propose,
@@ -355,7 +382,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "respond_negotiation",
-            negotiation::RespondNegotiation,
+            negotiation::RespondNegotiation => negotiation::Sent,
             Effect::Messages,
             &[Role::Seeker, Role::Worker],
             negotiation::respond,
@@ -363,7 +390,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get_conversations",
-            negotiation::GetConversations,
+            negotiation::GetConversations => negotiation::Conversations,
             Effect::Reads,
             EVERYONE,
             negotiation::list,
@@ -371,7 +398,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "sign_contract",
-            negotiation::SignContract,
+            negotiation::SignContract => negotiation::Signed,
             Effect::MovesMoney,
             &[Role::Seeker, Role::Worker],
             negotiation::sign,
@@ -379,7 +406,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get_contract",
-            negotiation::GetContract,
+            negotiation::GetContract => negotiation::ContractReport,
             Effect::Reads,
             EVERYONE,
             negotiation::contract,
@@ -387,7 +414,7 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "submit_feedback",
-            feedback::SubmitFeedback,
+            feedback::SubmitFeedback => feedback::Rated,
             Effect::Records,
             &[Role::Seeker],
             feedback::submit,

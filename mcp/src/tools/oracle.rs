@@ -2,15 +2,16 @@
 
 use agentpact_contracts::{AgentPact, PactStatus};
 use alloy::primitives::U256;
+use alloy::primitives::{Address, B256};
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note, receipt};
 use crate::{
     chain::Chain,
     input::{self, eth},
     outcome::{Answer, ToolError},
+    views::PactStep,
 };
 
 /// Input of `register-oracle`.
@@ -37,7 +38,53 @@ pub struct SubmitVerification {
     proof: String,
 }
 
-pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer, ToolError> {
+/// What `register-oracle` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OracleRegistered {
+    /// This wallet, now an oracle.
+    #[schemars(with = "String")]
+    oracle: Address,
+    /// Its stake in ETH.
+    stake_eth: String,
+    /// What it verifies.
+    capabilities: Vec<String>,
+    /// The transaction.
+    #[schemars(with = "String")]
+    tx_hash: B256,
+}
+
+/// What `submit-verification` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Scored {
+    /// The pact.
+    pact_id: String,
+    /// This oracle's score, 0-100.
+    score: u8,
+    /// How many of the pact's oracles have scored.
+    scored: u8,
+    /// How many oracles the pact has.
+    oracles: usize,
+    /// The transaction.
+    #[schemars(with = "String")]
+    tx_hash: B256,
+}
+
+/// What `finalize-verification` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Finalized {
+    /// The pact (PENDING_APPROVAL when it passed, DISPUTED when not).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The weighted score, 0-100.
+    score: u8,
+    /// Whether it reached the pact's threshold.
+    passed: bool,
+}
+
+pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleRegistered>, ToolError> {
     let stake = input::eth_amount("stakeEth", &i.stake_eth)?;
     let capabilities: Vec<String> = i.capabilities.iter().map(|c| c.trim().to_owned()).collect();
     if capabilities.is_empty()
@@ -47,21 +94,23 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer, ToolEr
         return Err(ToolError::Invalid("capabilities must be 1 to 32 names of 1-64 characters".into()));
     }
     let mined = chain.write(chain.registry.register(capabilities.clone()), stake).await?;
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Registered as an oracle with {} ETH staked for: {}.{}",
             eth(stake),
             capabilities.join(", "),
             index_note(mined.indexed)
         ),
-        json!({
-            "oracle": chain.me, "stakeEth": eth(stake), "capabilities": capabilities,
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        OracleRegistered {
+            oracle: chain.me,
+            stake_eth: eth(stake),
+            capabilities,
+            tx_hash: mined.receipt.transaction_hash,
+        },
+    )
 }
 
-pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer, ToolError> {
+pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer<Scored>, ToolError> {
     let id = U256::from(i.pact_id);
     if i.score > 100 {
         return Err(ToolError::Invalid(format!("score is 0-100, not {}", i.score)));
@@ -69,7 +118,7 @@ pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer, Tool
     let proof = input::hash("proof", &i.proof)?;
     let mined = chain.write(chain.pact.submitVerification(id, i.score, proof), U256::ZERO).await?;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Scored pact #{id}: {}/100. {} of {} oracles have scored; finalize-verification when all have.{}",
             i.score,
@@ -77,14 +126,17 @@ pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer, Tool
             pact.oracles.len(),
             index_note(mined.indexed)
         ),
-        json!({
-            "pactId": id.to_string(), "score": i.score, "scored": pact.scoreCount, "oracles": pact.oracles.len(),
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        Scored {
+            pact_id: id.to_string(),
+            score: i.score,
+            scored: pact.scoreCount,
+            oracles: pact.oracles.len(),
+            tx_hash: mined.receipt.transaction_hash,
+        },
+    )
 }
 
-pub async fn finalize(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+pub async fn finalize(chain: &Chain, i: PactId) -> Result<Answer<Finalized>, ToolError> {
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.finalizeVerification(id), U256::ZERO).await?;
     let done = receipt::events::<AgentPact::VerificationFinalized>(&mined.receipt);
@@ -97,16 +149,13 @@ pub async fn finalize(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
     } else {
         (PactStatus::Disputed, "the arbitrator decides")
     };
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Verification of pact #{id} finalized: weighted score {score}/100, {}. Pact is {}: {next}.{}",
             if passed { "passed" } else { "below the threshold" },
             status.name(),
             index_note(mined.indexed)
         ),
-        json!({
-            "pactId": id.to_string(), "score": score, "passed": passed, "status": status.name(),
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        Finalized { step: PactStep::new(id, status, mined.receipt.transaction_hash), score, passed },
+    )
 }

@@ -6,15 +6,15 @@ use agentpact_contracts::{
 };
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{deposit_of, show, with_amounts},
+    money::{deposit_of, show},
     outcome::{Answer, ToolError},
+    views::{InCurrency, PactStep, decimal},
 };
 
 /// Which side the creator takes.
@@ -73,7 +73,27 @@ pub struct CreatePact {
     spec_uri: Option<String>,
 }
 
-pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
+/// What `create-pact` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Created {
+    /// The new pact (NEGOTIATING).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The side this wallet took: BUYER or SELLER.
+    role: &'static str,
+    /// The currency of the amounts.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// What this wallet deposited.
+    deposited: String,
+    /// The payment.
+    payment: String,
+    /// Each side's stake.
+    stake: String,
+}
+
+pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, ToolError> {
     let currency = chain.currency("currency", i.currency.as_deref()).await?;
     let (field, payment) = match (&i.payment, &i.payment_eth) {
         (Some(p), None) => ("payment", input::units("payment", p, currency.decimals, &currency.symbol)?),
@@ -167,16 +187,34 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer, ToolError> {
             )
         }
     };
-    let data = json!({
-        "pactId": id.to_string(), "role": initiator.name(), "txHash": mined.receipt.transaction_hash,
-        "status": PactStatus::Negotiating.name(),
-    });
-    let data =
-        with_amounts(data, &currency, [("deposited", deposit), ("payment", payment), ("stake", stake)]);
-    Ok(Answer::new(text + index_note(mined.indexed), data))
+    let data = Created {
+        step: PactStep::new(id, PactStatus::Negotiating, mined.receipt.transaction_hash),
+        role: initiator.name(),
+        money: InCurrency::of(&currency),
+        deposited: decimal(deposit, &currency),
+        payment: decimal(payment, &currency),
+        stake: decimal(stake, &currency),
+    };
+    Answer::new(text + index_note(mined.indexed), data)
 }
 
-pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+/// What `accept-pact` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Accepted {
+    /// The pact (FUNDED).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The side this wallet joined as: BUYER or SELLER.
+    role: &'static str,
+    /// The currency of the deposit.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// What this wallet deposited.
+    deposited: String,
+}
+
+pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolError> {
     let id = U256::from(i.pact_id);
     let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
     let initiator = Initiator::try_from(pact.initiator).map_err(|e| ToolError::Failed(e.to_string()))?;
@@ -194,14 +232,32 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
             format!("Accepted pact #{id} as BUYER. Deposited {}.", deposit_of(pact.payment, stake, &currency))
         }
     };
-    let data = json!({
-        "pactId": id.to_string(), "role": role.name(), "txHash": mined.receipt.transaction_hash,
-        "status": PactStatus::Funded.name(),
-    });
-    Ok(Answer::new(text + index_note(mined.indexed), with_amounts(data, &currency, [("deposited", deposit)])))
+    let data = Accepted {
+        step: PactStep::new(id, PactStatus::Funded, mined.receipt.transaction_hash),
+        role: role.name(),
+        money: InCurrency::of(&currency),
+        deposited: decimal(deposit, &currency),
+    };
+    Answer::new(text + index_note(mined.indexed), data)
 }
 
-pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+/// What `claim-timeout` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimedOut {
+    /// The pact (REFUNDED).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The status it left.
+    from: &'static str,
+    /// The currency of the credit.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// What this wallet was credited (withdraw collects it).
+    credited: String,
+}
+
+pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer<TimedOut>, ToolError> {
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.claimTimeout(id), U256::ZERO).await?;
     let from = receipt::events::<AgentPact::TimeoutClaimed>(&mined.receipt)
@@ -214,11 +270,13 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer, ToolError
         "Timeout claimed: pact #{id} left {from} and is REFUNDED. Credited to you: {} (use withdraw to collect).",
         show(credited, &currency)
     );
-    let data = json!({
-        "pactId": id.to_string(), "from": from, "status": PactStatus::Refunded.name(),
-        "txHash": mined.receipt.transaction_hash,
-    });
-    Ok(Answer::new(text + index_note(mined.indexed), with_amounts(data, &currency, [("credited", credited)])))
+    let data = TimedOut {
+        step: PactStep::new(id, PactStatus::Refunded, mined.receipt.transaction_hash),
+        from,
+        money: InCurrency::of(&currency),
+        credited: decimal(credited, &currency),
+    };
+    Answer::new(text + index_note(mined.indexed), data)
 }
 
 /// A failed read of pact `id`: an unknown pact is the agent's mistake, anything else the RPC's.

@@ -1,18 +1,18 @@
 //! Read tools. They read the index (fast, filterable); `get-pact` also reads the contract when the
 //! index lags and says so.
 
-use agentpact_api::read::{Pact, PactFilter, PactOrder, PageRequest, Reputation, RoleReputation};
+use agentpact_api::read::{Pact, PactFilter, PactOrder, PageRequest};
 use agentpact_contracts::{Initiator, PactStatus};
 use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::PactId;
 use crate::{
     chain::Chain,
     input::{self, eth},
     outcome::{Answer, ToolError},
+    views::{InCurrency, PactDetails, PactView, ReputationView, decimal},
 };
 
 /// Input of `get-verification`.
@@ -57,37 +57,6 @@ pub struct GetReputation {
     address: Option<String>,
 }
 
-/// A pact's facts as the tools show them.
-pub(crate) fn pact_json(p: &Pact) -> Value {
-    let amounts = [("payment", p.payment), ("buyerStake", p.buyer_stake), ("sellerStake", p.seller_stake)];
-    crate::money::with_amounts(pact_facts(p), &p.currency, amounts)
-}
-
-fn pact_facts(p: &Pact) -> Value {
-    json!({
-        "pactId": p.id.to_string(),
-        "status": p.status.name(),
-        "statusDescription": p.status.description(),
-        "initiator": p.initiator.name(),
-        "buyer": p.buyer,
-        "seller": p.seller,
-        "arbitrator": p.arbitrator,
-        "counterparty": p.counterparty,
-        "deadline": p.deadline.timestamp(),
-        "acceptBy": p.accept_by.timestamp(),
-        "specHash": p.spec_hash,
-        "specUri": p.spec_uri,
-        "threshold": p.threshold,
-        "oracles": p.oracles.iter().map(|o| o.address).collect::<Vec<_>>(),
-        "weights": p.oracles.iter().map(|o| o.weight).collect::<Vec<_>>(),
-        "reviewPeriod": p.review_period,
-        "scoreCount": p.score_count,
-        "finalScore": p.final_score,
-        "verifiedAt": p.verified_at.map(|t| t.timestamp()),
-        "outcome": p.outcome,
-    })
-}
-
 fn pact_line(p: &Pact) -> String {
     format!(
         "Pact #{}: {} ({}), {}, {} by {}, deadline {}.",
@@ -101,24 +70,86 @@ fn pact_line(p: &Pact) -> String {
     )
 }
 
-pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+/// What `get-pact` answers: the pact as the index has it and, when the index lags behind the
+/// chain or has not seen the pact, the contract's own view.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PactReport {
+    /// The pact's id.
+    pact_id: String,
+    /// The pact as the index has it; absent when the index has not seen it yet.
+    #[serde(flatten)]
+    indexed: Option<PactDetails>,
+    /// The contract's view, given when the index lags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_chain: Option<OnChain>,
+    /// How many blocks the index is behind the chain, given with `onChain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index_lag_blocks: Option<u64>,
+}
+
+/// A pact as the contract has it now.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OnChain {
+    /// Its status.
+    status: &'static str,
+    /// The buyer (the zero address before there is one).
+    #[schemars(with = "String")]
+    buyer: Address,
+    /// The seller (the zero address before there is one).
+    #[schemars(with = "String")]
+    seller: Address,
+    /// The payment in base units of the currency.
+    payment_base_units: String,
+    /// The currency's token address (zero for ETH).
+    #[schemars(with = "String")]
+    currency_address: Address,
+    /// Unix second by which the work must be submitted.
+    deadline: u64,
+    /// Last Unix second the pact may be accepted.
+    accept_by: u64,
+    /// The only address that may accept (zero: anyone).
+    #[schemars(with = "String")]
+    counterparty: Address,
+    /// How many oracles have scored.
+    score_count: u8,
+    /// The weighted score (0 before it is finalized).
+    final_score: u8,
+    /// Unix second the verification was finalized (0 before).
+    verified_at: u64,
+}
+
+pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer<PactReport>, ToolError> {
     let id = U256::from(i.pact_id);
     let indexed = chain.reader.pact(chain.chain_id, id).await?;
     let lag = chain.reader.indexer_status(chain.chain_id).await?.map_or(u64::MAX, |s| s.lag_blocks());
+    let mut report = PactReport {
+        pact_id: id.to_string(),
+        indexed: indexed.as_ref().map(PactDetails::of),
+        on_chain: None,
+        index_lag_blocks: None,
+    };
     if let Some(p) = indexed.as_ref().filter(|_| lag == 0) {
-        return Ok(Answer::new(pact_line(p), pact_json(p)));
+        return Answer::new(pact_line(p), report);
     }
     // The index lags (or has not seen the pact): the contract says where the pact stands now.
     let onchain = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     let status = PactStatus::try_from(onchain.status).map_err(|e| ToolError::Failed(e.to_string()))?;
-    let mut data = indexed.as_ref().map_or_else(|| json!({ "pactId": id.to_string() }), pact_json);
-    data["onChain"] = json!({
-        "status": status.name(), "buyer": onchain.buyer, "seller": onchain.seller,
-        "paymentBaseUnits": onchain.payment.to_string(), "currencyAddress": onchain.currency, "deadline": onchain.deadline, "acceptBy": onchain.acceptBy,
-        "counterparty": onchain.counterparty, "scoreCount": onchain.scoreCount,
-        "finalScore": onchain.finalScore, "verifiedAt": onchain.verifiedAt,
+    report.on_chain = Some(OnChain {
+        status: status.name(),
+        buyer: onchain.buyer,
+        seller: onchain.seller,
+        payment_base_units: onchain.payment.to_string(),
+        currency_address: onchain.currency,
+        deadline: onchain.deadline,
+        accept_by: onchain.acceptBy,
+        counterparty: onchain.counterparty,
+        score_count: onchain.scoreCount,
+        final_score: onchain.finalScore,
+        verified_at: onchain.verifiedAt,
     });
-    data["indexLagBlocks"] = json!(lag);
+    report.index_lag_blocks = Some(lag);
     let text = match &indexed {
         Some(p) if p.status == status => {
             format!("{} (The index is behind the chain; the contract agrees on the status.)", pact_line(p))
@@ -129,29 +160,89 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
             status.description()
         ),
     };
-    Ok(Answer::new(text, data))
+    Answer::new(text, report)
 }
 
-pub async fn verification(chain: &Chain, i: GetVerification) -> Result<Answer, ToolError> {
+/// What `get-verification` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationReport {
+    /// The pact.
+    pact_id: String,
+    /// The oracle.
+    #[schemars(with = "String")]
+    oracle: Address,
+    /// Whether it has scored.
+    submitted: bool,
+    /// Its score, 0-100, once submitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<u8>,
+    /// The proof hash of its evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proof: Option<String>,
+    /// Unix second it scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submitted_at: Option<i64>,
+    /// The block of its score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    block: Option<u64>,
+}
+
+pub async fn verification(
+    chain: &Chain,
+    i: GetVerification,
+) -> Result<Answer<VerificationReport>, ToolError> {
     let id = U256::from(i.pact_id);
     let oracle = input::address("oracle", &i.oracle)?;
     let found = chain.reader.verifications(chain.chain_id, Some(id), Some(oracle), 1).await?;
-    Ok(match found.first() {
-        Some(v) => Answer::new(
-            format!("Oracle {oracle} scored pact #{id} {}/100 (proof {}).", v.score, v.proof),
-            json!({
-                "pactId": id.to_string(), "oracle": oracle, "submitted": true, "score": v.score, "proof": v.proof,
-                "submittedAt": v.submitted_at.timestamp(), "block": v.block_number,
-            }),
-        ),
-        None => Answer::new(
-            format!("Oracle {oracle} has not scored pact #{id}."),
-            json!({ "pactId": id.to_string(), "oracle": oracle, "submitted": false }),
-        ),
-    })
+    let text = match found.first() {
+        Some(v) => format!("Oracle {oracle} scored pact #{id} {}/100 (proof {}).", v.score, v.proof),
+        None => format!("Oracle {oracle} has not scored pact #{id}."),
+    };
+    let v = found.first();
+    Answer::new(
+        text,
+        VerificationReport {
+            pact_id: id.to_string(),
+            oracle,
+            submitted: v.is_some(),
+            score: v.map(|v| v.score),
+            proof: v.map(|v| v.proof.to_string()),
+            submitted_at: v.map(|v| v.submitted_at.timestamp()),
+            block: v.map(|v| v.block_number),
+        },
+    )
 }
 
-pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
+/// What `get-my-address` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Wallet {
+    /// This wallet.
+    #[schemars(with = "String")]
+    address: Address,
+    /// Its ETH balance.
+    balance_eth: String,
+    /// Its ETH credit waiting in the escrow.
+    credit_eth: String,
+    /// Its credit in each currency the escrow takes.
+    credits: Vec<Credit>,
+    /// The chain.
+    chain_id: u64,
+}
+
+/// A credit waiting in the escrow in one currency.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Credit {
+    /// The currency.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// The credit, in the currency.
+    credit: String,
+}
+
+pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer<Wallet>, ToolError> {
     let balance = chain.balance().await?;
     let credits = chain.credits().await?;
     let eth_credit = credits.iter().find(|(c, _)| c.address.is_zero()).map_or(U256::ZERO, |(_, v)| *v);
@@ -159,32 +250,50 @@ pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer, Tool
         credits.iter().filter(|(_, v)| !v.is_zero()).map(|(c, v)| crate::money::show(*v, c)).collect();
     let owed_text =
         if owed.is_empty() { "no credit".to_owned() } else { format!("{} credit", owed.join(" and ")) };
-    let per_currency: Vec<Value> = credits
-        .iter()
-        .map(|(c, v)| json!({ "currency": c.symbol, "currencyAddress": c.address, "credit": input::shown(*v, c.decimals) }))
-        .collect();
-    Ok(Answer::new(
+    let per_currency =
+        credits.iter().map(|(c, v)| Credit { money: InCurrency::of(c), credit: decimal(*v, c) }).collect();
+    Answer::new(
         format!(
             "{} holds {} ETH, plus {owed_text} in AgentPact (withdraw to collect).",
             chain.me,
             eth(balance),
         ),
-        json!({
-            "address": chain.me, "balanceEth": eth(balance), "creditEth": eth(eth_credit), "credits": per_currency,
-            "chainId": chain.chain_id,
-        }),
-    ))
+        Wallet {
+            address: chain.me,
+            balance_eth: eth(balance),
+            credit_eth: eth(eth_credit),
+            credits: per_currency,
+            chain_id: chain.chain_id,
+        },
+    )
 }
 
-pub async fn pact_count(chain: &Chain, _: super::Nothing) -> Result<Answer, ToolError> {
+/// What `get-pact-count` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PactCount {
+    /// How many pacts exist (ids 0 to count - 1).
+    count: String,
+}
+
+pub async fn pact_count(chain: &Chain, _: super::Nothing) -> Result<Answer<PactCount>, ToolError> {
     let count = chain.pact.pactCount().call().await.map_err(|e| super::pact::read_failed(e, U256::ZERO))?;
-    Ok(Answer::new(
+    Answer::new(
         format!("{count} pacts have been created (ids 0 to {}).", count.saturating_sub(U256::from(1))),
-        json!({ "count": count.to_string() }),
-    ))
+        PactCount { count: count.to_string() },
+    )
 }
 
-pub async fn list(chain: &Chain, i: ListPacts) -> Result<Answer, ToolError> {
+/// What `list-pacts` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PactPage {
+    /// The pacts, newest first.
+    pacts: Vec<PactView>,
+    /// Pass as `cursor` for the next page; null on the last.
+    next_cursor: Option<String>,
+}
+
+pub async fn list(chain: &Chain, i: ListPacts) -> Result<Answer<PactPage>, ToolError> {
     let account = |field: &str, v: &Option<String>| -> Result<Option<Address>, ToolError> {
         match v.as_deref() {
             None => Ok(None),
@@ -232,13 +341,13 @@ pub async fn list(chain: &Chain, i: ListPacts) -> Result<Answer, ToolError> {
         let more = if next.is_some() { "\nMore: pass nextCursor as cursor." } else { "" };
         format!("{}{more}", lines.join("\n"))
     };
-    Ok(Answer::new(
+    Answer::new(
         text,
-        json!({ "pacts": found.items.iter().map(|(_, p)| pact_json(p)).collect::<Vec<_>>(), "nextCursor": next }),
-    ))
+        PactPage { pacts: found.items.iter().map(|(_, p)| PactView::of(p)).collect(), next_cursor: next },
+    )
 }
 
-pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer, ToolError> {
+pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer<ReputationView>, ToolError> {
     let address = match i.address.as_deref() {
         None | Some("me") => chain.me,
         Some(a) => input::address("address", a)?,
@@ -247,7 +356,7 @@ pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer, ToolE
     let overall = r.overall();
     let (feedback, mean) = r.feedback();
     let rating = mean.map_or_else(String::new, |m| format!(", rated {m:.1}/5 by its counterparties"));
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "{address}: score {:.2}/5 over {} rated pacts and {} feedback ratings{rating}. As seller {} pacts ({} completed), as buyer {} ({} completed), as oracle {} scored.",
             overall.value,
@@ -259,27 +368,6 @@ pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer, ToolE
             r.as_buyer.completed,
             r.as_oracle.pacts
         ),
-        reputation_json(&r),
-    ))
-}
-
-/// A reputation's facts as the tools and resources show them.
-pub(crate) fn reputation_json(r: &Reputation) -> Value {
-    let overall = r.overall();
-    let (count, mean) = r.feedback();
-    let role = |x: &RoleReputation| {
-        json!({
-            "pacts": x.pacts, "completed": x.completed, "refunded": x.refunded, "disputed": x.disputed,
-            "timedOut": x.timed_out, "volumeEth": eth(x.volume), "meanScore": x.mean_score, "agreement": x.agreement,
-            "disputeRate": x.dispute_rate(), "timeoutRate": x.timeout_rate(),
-            "feedback": { "count": x.feedback_count, "raters": x.feedback_raters, "meanRating": x.feedback_mean },
-            "score": x.score().value,
-        })
-    };
-    json!({
-        "address": r.address, "score": overall.value, "rated": overall.rated, "raters": overall.raters,
-        "weight": overall.weight,
-        "feedback": { "count": count, "meanRating": mean },
-        "asSeller": role(&r.as_seller), "asBuyer": role(&r.as_buyer), "asOracle": role(&r.as_oracle),
-    })
+        ReputationView::of(&r),
+    )
 }

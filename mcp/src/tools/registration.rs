@@ -4,9 +4,9 @@
 
 use agentpact_contracts::AgentRegistry;
 use alloy::primitives::U256;
+use alloy::primitives::{Address, B256};
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::index_note;
 use crate::{
@@ -14,6 +14,7 @@ use crate::{
     input,
     money::show,
     outcome::{Answer, ToolError},
+    views::{InCurrency, decimal},
 };
 
 /// One capability as a tool takes it.
@@ -81,7 +82,56 @@ pub struct UpdateProfile {
     updates: ProfileUpdates,
 }
 
-pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer, ToolError> {
+/// What `register_agent` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRegistered {
+    /// The agent's id: this wallet.
+    #[schemars(with = "String")]
+    agent_id: Address,
+    /// Its name.
+    name: String,
+    /// What it offers, each at its price.
+    capabilities: Vec<Offer>,
+    /// The transaction.
+    #[schemars(with = "String")]
+    tx_hash: B256,
+}
+
+/// What `update_profile` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileUpdated {
+    /// The agent's id: this wallet.
+    #[schemars(with = "String")]
+    agent_id: Address,
+    /// Its name.
+    name: String,
+    /// Whether it is in the market.
+    active: bool,
+    /// What it offers, each at its price.
+    capabilities: Vec<Offer>,
+    /// The transactions sent (profile, then standing), in order.
+    #[schemars(with = "Vec<String>")]
+    tx_hashes: Vec<B256>,
+}
+
+/// A capability offered at a price.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Offer {
+    /// Its name.
+    name: String,
+    /// What the agent does for it.
+    description: String,
+    /// The price, in the currency.
+    price: String,
+    /// The currency of the price.
+    #[serde(flatten)]
+    money: InCurrency,
+}
+
+pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentRegistered>, ToolError> {
     own(chain, "wallet", &i.wallet)?;
     let profile = AgentRegistry::Profile {
         name: i.name.trim().to_owned(),
@@ -92,21 +142,23 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer, ToolErr
     };
     let mined = chain.write(chain.agents.register(profile.clone()), U256::ZERO).await?;
     let (offered, capabilities) = offers(chain, &profile).await?;
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Registered {} as agent {} offering {offered}.{}",
             profile.name,
             chain.me,
             index_note(mined.indexed)
         ),
-        json!({
-            "agentId": chain.me, "name": profile.name, "capabilities": capabilities,
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        AgentRegistered {
+            agent_id: chain.me,
+            name: profile.name,
+            capabilities,
+            tx_hash: mined.receipt.transaction_hash,
+        },
+    )
 }
 
-pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer, ToolError> {
+pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpdated>, ToolError> {
     own(chain, "agent_id", &i.agent_id)?;
     let u = i.updates;
     let edits_profile = u.name.is_some()
@@ -163,13 +215,10 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer, ToolError
     }
     let standing = if active { "in the market" } else { "out of the market (searches skip it)" };
     let (offered, capabilities) = offers(chain, &profile).await?;
-    Ok(Answer::new(
+    Answer::new(
         format!("Updated {}: offers {offered}, {standing}.{}", profile.name, index_note(indexed)),
-        json!({
-            "agentId": chain.me, "name": profile.name, "active": active,
-            "capabilities": capabilities, "txHashes": txs,
-        }),
-    ))
+        ProfileUpdated { agent_id: chain.me, name: profile.name, active, capabilities, tx_hashes: txs },
+    )
 }
 
 /// Refuses any agent but this server's own wallet.
@@ -218,16 +267,18 @@ async fn capabilities(
 
 /// What `p` offers, as a sentence ("logo-design (5 USDC), …") and as JSON, each price in its
 /// currency.
-async fn offers(chain: &Chain, p: &AgentRegistry::Profile) -> Result<(String, serde_json::Value), ToolError> {
+async fn offers(chain: &Chain, p: &AgentRegistry::Profile) -> Result<(String, Vec<Offer>), ToolError> {
     let mut text = Vec::with_capacity(p.capabilities.len());
     let mut list = Vec::with_capacity(p.capabilities.len());
     for c in &p.capabilities {
         let currency = chain.currency_at(c.currency).await?;
         text.push(format!("{} ({})", c.name, show(c.price, &currency)));
-        list.push(json!({
-            "name": c.name, "description": c.description, "price": input::shown(c.price, currency.decimals),
-            "currency": currency.symbol,
-        }));
+        list.push(Offer {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            price: decimal(c.price, &currency),
+            money: InCurrency::of(&currency),
+        });
     }
-    Ok((text.join(", "), list.into()))
+    Ok((text.join(", "), list))
 }

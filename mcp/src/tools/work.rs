@@ -3,14 +3,14 @@
 use agentpact_contracts::PactStatus;
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note};
 use crate::{
     chain::Chain,
     input,
     outcome::{Answer, ToolError},
+    views::PactStep,
 };
 
 /// Input of `submit-work`.
@@ -23,27 +23,39 @@ pub struct SubmitWork {
     proof_hash: String,
 }
 
-pub async fn start(chain: &Chain, i: PactId) -> Result<Answer, ToolError> {
+/// What `submit-work` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Submitted {
+    /// The pact (PENDING_VERIFY).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The deliverable's hash.
+    #[schemars(with = "String")]
+    proof_hash: alloy::primitives::B256,
+}
+
+pub async fn start(chain: &Chain, i: PactId) -> Result<Answer<PactStep>, ToolError> {
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.startWork(id), U256::ZERO).await?;
-    Ok(Answer::new(
+    Answer::new(
         format!(
             "Work started on pact #{id}: it is IN_PROGRESS. Submit before the deadline.{}",
             index_note(mined.indexed)
         ),
-        json!({ "pactId": id.to_string(), "status": PactStatus::InProgress.name(), "txHash": mined.receipt.transaction_hash }),
-    ))
+        PactStep::new(id, PactStatus::InProgress, mined.receipt.transaction_hash),
+    )
 }
 
-pub async fn submit(chain: &Chain, i: SubmitWork) -> Result<Answer, ToolError> {
+pub async fn submit(chain: &Chain, i: SubmitWork) -> Result<Answer<Submitted>, ToolError> {
     let id = U256::from(i.pact_id);
     let proof = input::hash("proofHash", &i.proof_hash)?;
     let mined = chain.write(chain.pact.submitWork(id, proof), U256::ZERO).await?;
-    Ok(Answer::new(
+    Answer::new(
         format!("Work submitted. Awaiting oracle verification.{}", index_note(mined.indexed)),
-        json!({
-            "pactId": id.to_string(), "status": PactStatus::PendingVerify.name(), "proofHash": proof,
-            "txHash": mined.receipt.transaction_hash,
-        }),
-    ))
+        Submitted {
+            step: PactStep::new(id, PactStatus::PendingVerify, mined.receipt.transaction_hash),
+            proof_hash: proof,
+        },
+    )
 }
