@@ -30,9 +30,22 @@ pub struct McpArgs {
     /// The most USDC one deposit may take (a spending cap); deposits in other tokens are refused.
     #[arg(long, env = "MAX_VALUE_USDC", default_value = "100")]
     max_value_usdc: String,
-    /// How long a write waits for its receipt, in seconds.
+    /// How long a write follows its transaction for a receipt, in seconds (past the call's
+    /// answer when the call's time runs out first).
     #[arg(long, env = "RECEIPT_TIMEOUT_SECS", default_value_t = 60)]
     receipt_timeout_secs: u64,
+    /// How long one tool call may take before it answers, in seconds (1-30); a transaction not
+    /// mined by then is answered as pending, with its hash.
+    #[arg(long, env = "CALL_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=30))]
+    call_timeout_secs: u64,
+    /// Deposits of more ETH than this ask the human to confirm first (MCP elicitation); a client
+    /// that cannot ask is refused. Unset: never asked (the spending cap still holds).
+    #[arg(long, env = "CONFIRM_ABOVE_ETH")]
+    confirm_above_eth: Option<String>,
+    /// Deposits of more USDC than this ask the human to confirm first, as CONFIRM_ABOVE_ETH.
+    #[arg(long, env = "CONFIRM_ABOVE_USDC")]
+    confirm_above_usdc: Option<String>,
     /// How long a write waits for the indexer to reach its block, in milliseconds.
     #[arg(long, env = "INDEX_WAIT_MS", default_value_t = 5000)]
     index_wait_ms: u64,
@@ -68,6 +81,16 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         // Read with 18 decimals, whatever USDC's are: the cap is compared at that scale.
         max_value_usdc: input::units("MAX_VALUE_USDC", &args.max_value_usdc, 18, "USDC")?,
         receipt_timeout: Duration::from_secs(args.receipt_timeout_secs.max(1)),
+        call_timeout: Duration::from_secs(args.call_timeout_secs),
+        confirm_above: match &args.confirm_above_eth {
+            Some(eth) => input::eth_amount("CONFIRM_ABOVE_ETH", eth)?,
+            None => alloy::primitives::U256::MAX,
+        },
+        // Read with 18 decimals, like the cap.
+        confirm_above_usdc: match &args.confirm_above_usdc {
+            Some(usdc) => input::units("CONFIRM_ABOVE_USDC", usdc, 18, "USDC")?,
+            None => alloy::primitives::U256::MAX,
+        },
         index_wait: Duration::from_millis(args.index_wait_ms),
     };
     if args.http_token.as_ref().is_some_and(|t| t.expose().trim().is_empty()) {

@@ -20,7 +20,7 @@ use alloy::{
 };
 use tokio::sync::Mutex;
 
-use crate::{input::eth, outcome::ToolError, revert};
+use crate::{call::Call, input::eth, outcome::ToolError, revert};
 
 /// Limits on writes.
 #[derive(Debug, Clone, Copy)]
@@ -29,8 +29,17 @@ pub struct WriteLimits {
     pub max_value: U256,
     /// No deposit takes more USDC than this, read with 18 decimals (`MAX_VALUE_USDC`).
     pub max_value_usdc: U256,
-    /// How long to wait for a receipt.
+    /// How long a write follows its transaction for a receipt (past the call's answer, when the
+    /// call's own time runs out first).
     pub receipt_timeout: Duration,
+    /// How long one tool call may take before it answers (at most 30 s): a transaction not mined
+    /// by then is answered as pending.
+    pub call_timeout: Duration,
+    /// Deposits of more ETH than this (wei) are sent only once the human confirms them.
+    pub confirm_above: U256,
+    /// Deposits of more USDC than this (read with 18 decimals) are sent only once the human
+    /// confirms them.
+    pub confirm_above_usdc: U256,
     /// How long to wait for the indexer to reach the write's block.
     pub index_wait: Duration,
 }
@@ -163,11 +172,26 @@ impl Chain {
         if let Err(e) = call.call_raw().await {
             return Err(self.refusal(e, value, balance));
         }
+        let running = Call::current();
+        if let Some(c) = &running {
+            c.report("simulated: the contract accepts it").await;
+        }
         let pending = {
             let _turn = self.sending.lock().await;
-            call.send().await.map_err(|e| self.refusal(e, value, balance))?
+            let send = async {
+                let pending = call.send().await.map_err(|e| self.refusal(e, value, balance))?;
+                let tx = *pending.tx_hash();
+                Ok((pending, tx))
+            };
+            match &running {
+                Some(c) => c.send(send).await?,
+                None => send.await?.0,
+            }
         };
         let tx = *pending.tx_hash();
+        if let Some(c) = &running {
+            c.report(format!("sent: transaction {tx}, waiting for it to be mined")).await;
+        }
         let receipt = pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|e| {
             use alloy::providers::PendingTransactionError as Pending;
             match e {
@@ -196,6 +220,10 @@ impl Chain {
         }
         // A receipt must say its block; without one the write is mined but cannot be said to be
         // indexed (waiting for block 0 would call any index caught up).
+        if let Some(c) = &running {
+            let block = receipt.block_number.map_or_else(String::new, |b| format!(" in block {b}"));
+            c.report(format!("mined{block}: transaction {tx}")).await;
+        }
         let indexed = match receipt.block_number {
             Some(block) => self.wait_for_index(block).await,
             None => {
@@ -203,6 +231,9 @@ impl Chain {
                 false
             }
         };
+        if let Some(c) = &running {
+            c.report(if indexed { "indexed" } else { "mined; the index has not caught up yet" }).await;
+        }
         Ok(Mined { receipt, indexed })
     }
 

@@ -6,6 +6,7 @@
 //! refusal; [`outcome`] is what a tool answers; [`role`] gates tools; [`keys`] loads the key
 //! without ever showing it; [`server`] speaks MCP over stdio or streamable HTTP.
 
+pub mod call;
 pub mod chain;
 mod hire;
 pub mod http;

@@ -12,6 +12,7 @@ use alloy::{
 };
 
 use crate::{
+    call::Call,
     chain::{Chain, Mined},
     input,
     outcome::ToolError,
@@ -42,7 +43,7 @@ impl Chain {
     pub async fn currencies(&self) -> Result<Vec<Currency>, ToolError> {
         let mut known = self.reader.currencies(self.chain_id).await?;
         if !known.iter().any(|c| c.address.is_zero()) {
-            known.insert(0, Currency { address: Address::ZERO, symbol: "ETH".into(), decimals: 18 });
+            known.insert(0, Currency::eth());
         }
         Ok(known)
     }
@@ -117,12 +118,14 @@ impl Chain {
     /// the token takes permits (one transaction), else `plain` after approving exactly `amount`.
     pub async fn deposit<'a, D: CallDecoder, P: CallDecoder>(
         &self,
+        spend: Spend,
         currency: &Currency,
         amount: U256,
         plain: CallBuilder<&'a DynProvider, D>,
         with_permit: impl FnOnce(Permit) -> CallBuilder<&'a DynProvider, P>,
     ) -> Result<Mined, ToolError> {
         if currency.address.is_zero() {
+            self.confirm(spend, currency, amount).await?;
             return self.write(plain, amount).await;
         }
         self.check_token_cap(currency, amount)?;
@@ -138,6 +141,7 @@ impl Chain {
                 address: self.me.to_checksum(None),
             });
         }
+        self.confirm(spend, currency, amount).await?;
         if let Some(permit) = self.sign_permit(&token, amount).await? {
             return self.write(with_permit(permit), U256::ZERO).await;
         }
@@ -181,13 +185,7 @@ impl Chain {
                 setting: "MAX_VALUE_USDC covers USDC only",
             });
         }
-        // The cap is read with 18 decimals; bring the amount to the same scale.
-        let scaled = if currency.decimals <= 18 {
-            amount.saturating_mul(U256::from(10u8).pow(U256::from(18 - currency.decimals)))
-        } else {
-            amount / U256::from(10u8).pow(U256::from(currency.decimals - 18))
-        };
-        if scaled > cap {
+        if at_18_decimals(amount, currency) > cap {
             return Err(ToolError::OverCap {
                 value: show(amount, currency),
                 cap: format!("{} {}", input::eth(cap), currency.symbol),
@@ -195,5 +193,53 @@ impl Chain {
             });
         }
         Ok(())
+    }
+
+    /// Asks the human, through the client, to confirm sending `amount` of `currency` when it is
+    /// above the confirmation threshold (`CONFIRM_ABOVE_ETH`, `CONFIRM_ABOVE_USDC`); at or below
+    /// it, or for a currency with no threshold, nothing is asked.
+    pub async fn confirm(&self, spend: Spend, currency: &Currency, amount: U256) -> Result<(), ToolError> {
+        let (threshold, setting) = if currency.address.is_zero() {
+            (self.limits().confirm_above, "CONFIRM_ABOVE_ETH")
+        } else if currency.symbol.eq_ignore_ascii_case("USDC") {
+            (self.limits().confirm_above_usdc, "CONFIRM_ABOVE_USDC")
+        } else {
+            return Ok(());
+        };
+        if at_18_decimals(amount, currency) <= threshold {
+            return Ok(());
+        }
+        let call = Call::current()
+            .ok_or_else(|| ToolError::Unconfirmed("there is no client to ask; nothing was sent.".into()))?;
+        let question = format!(
+            "Confirm: {} wants to send {} from wallet {} into the AgentPact escrow to {}. Counterparty: {}. \
+             It is above the confirmation threshold of {} {} ({setting}).",
+            call.tool(),
+            show(amount, currency),
+            self.me,
+            spend.does,
+            spend.counterparty,
+            input::eth(threshold),
+            currency.symbol,
+        );
+        call.confirm(question).await
+    }
+}
+
+/// A spend as the human is asked to confirm it: what the call does and who is on the other side.
+#[derive(Debug, Clone)]
+pub struct Spend {
+    /// What the call does, as the end of "send … into the AgentPact escrow to …".
+    pub does: String,
+    /// Who is on the other side ("anyone who accepts" when no one is named).
+    pub counterparty: String,
+}
+
+/// `amount` of `currency` at the 18-decimal scale the caps and thresholds are read with.
+fn at_18_decimals(amount: U256, currency: &Currency) -> U256 {
+    if currency.decimals <= 18 {
+        amount.saturating_mul(U256::from(10u8).pow(U256::from(18 - currency.decimals)))
+    } else {
+        amount / U256::from(10u8).pow(U256::from(currency.decimals - 18))
     }
 }

@@ -78,6 +78,20 @@ pub enum ToolError {
         /// The wait.
         seconds: u64,
     },
+    /// The call ran out of time before it sent anything; nothing was sent.
+    #[error(
+        "The call ran past its {seconds} s limit before sending anything, so nothing was sent. Try again; if it keeps happening the chain's RPC or the index is slow."
+    )]
+    TimedOut {
+        /// The limit.
+        seconds: u64,
+    },
+    /// The client cancelled the call before it sent anything; nothing was sent.
+    #[error("The call was cancelled before it sent anything; nothing was sent.")]
+    Cancelled,
+    /// A spend above the confirmation threshold that the human did not confirm; nothing was sent.
+    #[error("Not confirmed: {0}")]
+    Unconfirmed(String),
     /// The tool is not one of this server's role.
     #[error("The tool {tool} is not available to the {role} role.")]
     NotInRole {
@@ -144,6 +158,9 @@ impl ToolError {
             Self::OverCap { .. } => "SPENDING_CAP",
             Self::RpcDown(_) => "RPC_UNAVAILABLE",
             Self::Pending { .. } => "PENDING",
+            Self::TimedOut { .. } => "TIMEOUT",
+            Self::Cancelled => "CANCELLED",
+            Self::Unconfirmed(_) => "NOT_CONFIRMED",
             Self::NotInRole { .. } => "FORBIDDEN",
             Self::Relay { code, .. } => code,
             Self::Failed(_) => "INTERNAL",
@@ -182,8 +199,9 @@ pub struct Failure {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FailureBody {
-    /// INVALID_INPUT, CONTRACT_REVERT, INSUFFICIENT_FUNDS, SPENDING_CAP, RPC_UNAVAILABLE, PENDING,
-    /// DECLINED, FORBIDDEN, INTERNAL, or a relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
+    /// INVALID_INPUT, CONTRACT_REVERT, INSUFFICIENT_FUNDS, SPENDING_CAP, NOT_CONFIRMED,
+    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, INTERNAL, or a relay's code
+    /// (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
     pub code: &'static str,
     /// The sentence the text content says.
     pub message: String,

@@ -20,13 +20,15 @@ use rmcp::{
     service::RequestContext,
 };
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
+    call::{Call, Closed},
     chain::Chain,
     hire,
     input::eth,
-    outcome::ToolError,
+    outcome::{Answer, ToolError},
     prompts,
     role::Role,
     tools::{self, Tool as ToolRow},
@@ -71,6 +73,60 @@ const TEMPLATES: [(&str, &str, &str); 3] = [
 ];
 
 impl PactServer {
+    /// Runs `tool` as `call` within the call's time, unless the client cancels first. The tool
+    /// runs as its own task so that a call which already sent a transaction finishes recording it
+    /// after the answer went out (see [`crate::call`]).
+    async fn run(
+        &self,
+        tool: &'static ToolRow,
+        call: Call,
+        args: Value,
+        cancelled: &CancellationToken,
+    ) -> Result<Answer, ToolError> {
+        let limit = self.chain.limits().call_timeout;
+        let chain = self.chain.clone();
+        let work = call.clone().run(async move { tool.call(&chain, args).await });
+        let mut task = tokio::spawn(work.in_current_span());
+        let stopped_by = tokio::select! {
+            joined = &mut task => {
+                return joined.unwrap_or_else(|e| Err(ToolError::Failed(format!("the call stopped: {e}"))));
+            }
+            () = tokio::time::sleep(limit) => "its time ran out",
+            () = cancelled.cancelled() => "the client cancelled it",
+        };
+        match call.close().await {
+            Closed::NothingSent => {
+                task.abort();
+                tracing::info!("{stopped_by} before it sent anything; stopped");
+                Err(if cancelled.is_cancelled() {
+                    ToolError::Cancelled
+                } else {
+                    ToolError::TimedOut { seconds: limit.as_secs() }
+                })
+            }
+            Closed::Sent(hashes) => {
+                let last = hashes.last().map(ToString::to_string).unwrap_or_default();
+                tracing::warn!(
+                    tx = %last,
+                    "{stopped_by} after it sent a transaction; it goes on until that is mined and recorded"
+                );
+                tokio::spawn(
+                    async move {
+                        match task.await {
+                            Ok(Ok(_)) => tracing::info!("finished after its answer"),
+                            Ok(Err(e)) => {
+                                tracing::warn!(code = e.code(), error = %e, "failed after its answer")
+                            }
+                            Err(e) => tracing::warn!(error = %e, "stopped after its answer"),
+                        }
+                    }
+                    .in_current_span(),
+                );
+                Err(ToolError::Pending { tx: last, seconds: limit.as_secs() })
+            }
+        }
+    }
+
     /// The resource at `uri` when it fills one of [`TEMPLATES`]: read through the tool that shows
     /// the same thing, so a resource and a tool never disagree.
     async fn templated(&self, uri: &str) -> Result<Option<Value>, ToolError> {
@@ -119,9 +175,17 @@ impl PactServer {
             "role": self.role.name(),
             "maxValueEth": eth(c.limits().max_value),
             "maxValueUsdc": eth(c.limits().max_value_usdc),
+            "confirmAboveEth": threshold(c.limits().confirm_above),
+            "confirmAboveUsdc": threshold(c.limits().confirm_above_usdc),
+            "callTimeoutSecs": c.limits().call_timeout.as_secs(),
             "currencies": currencies,
         }))
     }
+}
+
+/// A confirmation threshold as the config shows it: null when none is set.
+fn threshold(value: alloy::primitives::U256) -> Value {
+    if value == alloy::primitives::U256::MAX { Value::Null } else { eth(value).into() }
 }
 
 /// A resource the index could not produce.
@@ -161,7 +225,7 @@ impl ServerHandler for PactServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let name = request.name.to_string();
@@ -174,7 +238,8 @@ impl ServerHandler for PactServer {
         let span = tracing::info_span!("tool", id = NEXT.fetch_add(1, Ordering::Relaxed), name = %name);
         let outcome = if tool.allowed(self.role) {
             let args = request.arguments.map_or(Value::Null, Value::Object);
-            tool.call(&self.chain, args).instrument(span.clone()).await
+            let call = Call::new(tool.name, context.peer.clone(), context.meta.get_progress_token());
+            self.run(tool, call, args, &context.ct).instrument(span.clone()).await
         } else {
             Err(ToolError::NotInRole { tool: name.clone(), role: self.role.name().to_owned() })
         };

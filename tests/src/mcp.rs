@@ -101,6 +101,9 @@ pub fn test_limits() -> WriteLimits {
         // 1,000 USDC, at the cap's 18-decimal scale.
         max_value_usdc: U256::from(1000u64) * U256::from(10u64).pow(U256::from(18u64)),
         receipt_timeout: Duration::from_secs(30),
+        call_timeout: Duration::from_secs(30),
+        confirm_above: U256::MAX,
+        confirm_above_usdc: U256::MAX,
         index_wait: Duration::from_secs(10),
     }
 }

@@ -204,7 +204,7 @@ async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
         }
     };
     let (_, full) = listed(Role::Full).await?;
-    assert_eq!(full.len(), 30, "{full:?}");
+    assert_eq!(full.len(), 31, "{full:?}");
     let (worker, tools) = listed(Role::Worker).await?;
     assert!(
         tools.contains(&"submit-work".to_owned()) && !tools.contains(&"approve-work".to_owned()),
@@ -269,9 +269,50 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
     }
     assert_eq!(
         classes.into_iter().collect::<Vec<_>>(),
-        [((false, false), 11), ((false, true), 9), ((true, false), 10)],
+        [((false, false), 11), ((false, true), 9), ((true, false), 11)],
         "writes, money movers and reads"
     );
+    let again = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    let names = |list: &[rmcp::model::Tool]| list.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&tools), names(&again), "tools/list keeps one order");
+    assert_eq!(names(&tools)[..3], ["create-pact", "accept-pact", "claim-timeout"], "seed 002's order first");
+    Ok(())
+}
+
+/// No call runs past 30 s: a write whose transaction the node does not mine answers PENDING with
+/// the hash at the call's limit, sends nothing twice, and `get-transaction` follows it up until
+/// the node mines it.
+#[tokio::test]
+async fn a_write_the_node_does_not_mine_answers_pending_within_30_s() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    // The receipt wait is longer than the call's limit: the 30 s cap is what answers.
+    let patient = agentpact_mcp::WriteLimits { receipt_timeout: Duration::from_secs(120), ..limits() };
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, patient).await?;
+    assert_eq!(patient.call_timeout, Duration::from_secs(30));
+    let _: Value = m.chain.provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+    let started = std::time::Instant::now();
+    let reply = agent.call("create-pact", terms(&m, "0.5").await?).await?;
+    let took = started.elapsed();
+    assert!(reply.is_error, "{}", reply.text);
+    assert_eq!(reply.data["error"]["code"], "PENDING", "{}", reply.text);
+    assert!(took >= Duration::from_secs(29) && took < Duration::from_secs(32), "answered after {took:?}");
+    let tx = reply.data["error"]["txHash"].as_str().unwrap_or_default().to_owned();
+    assert!(reply.text.contains(&tx) && reply.text.contains("not mined within 30 s"), "{}", reply.text);
+    assert!(reply.text.contains("Do not send it again"), "{}", reply.text);
+
+    let pending = agent.ok("get-transaction", json!({ "txHash": tx })).await?;
+    assert_eq!(pending.data["status"], "PENDING", "{}", pending.text);
+    assert!(pending.text.contains("do not send it again"), "{}", pending.text);
+
+    let _: Value = m.chain.provider.raw_request("evm_mine".into(), ()).await?;
+    let _: Value = m.chain.provider.raw_request("evm_setAutomine".into(), (true,)).await?;
+    let mined = agent.ok("get-transaction", json!({ "txHash": tx })).await?;
+    assert_eq!(mined.data["status"], "MINED", "{}", mined.text);
+    assert!(mined.data["block"].as_u64().is_some(), "{}", mined.data);
+    assert_eq!(m.chain.pact.pactCount().call().await?, U256::from(1), "sent once, mined once");
+    let pact = agent.ok("get-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!(pact.data["onChain"]["status"], "NEGOTIATING", "{}", pact.data);
     Ok(())
 }
 

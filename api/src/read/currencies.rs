@@ -18,6 +18,11 @@ pub struct Currency {
 }
 
 impl Currency {
+    /// Native ETH: the zero address, 18 decimals; the escrow always takes it.
+    pub fn eth() -> Self {
+        Self { address: Address::ZERO, symbol: "ETH".into(), decimals: 18 }
+    }
+
     /// `amount` base units as an exact decimal with every decimal place ("5.000000" for five USDC).
     pub fn format(&self, amount: U256) -> String {
         format_units(amount, self.decimals).unwrap_or_else(|_| amount.to_string())
@@ -67,7 +72,7 @@ mod tests {
         assert_eq!(usdc.format(U256::from(5_000_000u64)), "5.000000");
         assert_eq!(usdc.format(U256::from(5_500_007u64)), "5.500007");
         assert_eq!(usdc.format(U256::from(1u8)), "0.000001");
-        let eth = Currency { address: Address::ZERO, symbol: "ETH".into(), decimals: 18 };
+        let eth = Currency::eth();
         assert_eq!(eth.format(U256::from(10u64).pow(U256::from(18u8))), "1.000000000000000000");
         assert_eq!(eth.format(U256::MAX).len(), 79, "the largest uint256 keeps every digit");
     }

@@ -325,6 +325,14 @@ fn build_catalog() -> Vec<Tool> {
             "Withdraw this wallet's credits (payouts and refunds) from the contract, in every currency it has one."
         ),
         tool!(
+            "get-transaction",
+            query::GetTransaction => query::TransactionReport,
+            Effect::Reads,
+            EVERYONE,
+            query::transaction,
+            "Where a transaction this server sent stands: PENDING, MINED (with its block and whether the index has read it), REVERTED, or UNKNOWN. Follow up a write that answered PENDING with it."
+        ),
+        tool!(
             "list-pacts",
             query::ListPacts => query::PactPage,
             Effect::Reads,

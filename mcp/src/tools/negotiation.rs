@@ -18,7 +18,7 @@ use super::{index_note, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{deposit_of, show},
+    money::{Spend, deposit_of, show},
     outcome::{Answer, ToolError},
     views::{ConversationView, InCurrency, MessageView, PactView, decimal},
 };
@@ -325,9 +325,18 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     super::pact::check_terms(chain, &pact_terms).await?;
     let stake = agentpact_contracts::rules::stake(agreement.payment);
     let deposit = agreement.payment + stake;
+    let spend = Spend {
+        does: format!(
+            "create the pact negotiated in {} paying {} (and stake 10%)",
+            c.id,
+            show(agreement.payment, &currency)
+        ),
+        counterparty: c.worker.to_string(),
+    };
     let plain = chain.pact.createPact(pact_terms.clone());
-    let mined =
-        chain.deposit(&currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p)).await?;
+    let mined = chain
+        .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p))
+        .await?;
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let pact_id = created
         .first()

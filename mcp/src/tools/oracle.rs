@@ -7,9 +7,12 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note, receipt};
+use agentpact_api::read::Currency;
+
 use crate::{
     chain::Chain,
     input::{self, eth},
+    money::Spend,
     outcome::{Answer, ToolError},
     views::PactStep,
 };
@@ -93,6 +96,11 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleR
     {
         return Err(ToolError::Invalid("capabilities must be 1 to 32 names of 1-64 characters".into()));
     }
+    let spend = Spend {
+        does: "stake as a verification oracle in the OracleRegistry".into(),
+        counterparty: "none (the stake stays this oracle's)".into(),
+    };
+    chain.confirm(spend, &Currency::eth(), stake).await?;
     let mined = chain.write(chain.registry.register(capabilities.clone()), stake).await?;
     Answer::new(
         format!(

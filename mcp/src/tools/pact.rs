@@ -12,7 +12,7 @@ use super::{PactId, index_note, receipt};
 use crate::{
     chain::Chain,
     input,
-    money::{deposit_of, show},
+    money::{Spend, deposit_of, show},
     outcome::{Answer, ToolError},
     views::{InCurrency, PactStep, decimal},
 };
@@ -170,9 +170,17 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
         weights: i.oracle_weights,
     };
     check_terms(chain, &terms).await?;
+    let spend = Spend {
+        does: match initiator {
+            Initiator::Buyer => format!("request work paying {} (and stake 10%)", show(payment, &currency)),
+            Initiator::Seller => format!("offer work for {} (staking 10%)", show(payment, &currency)),
+        },
+        counterparty: counterparty.map_or_else(|| "anyone who accepts".to_owned(), |c| c.to_string()),
+    };
     let plain = chain.pact.createPact(terms.clone());
-    let mined =
-        chain.deposit(&currency, deposit, plain, |p| chain.pact.createPactWithPermit(terms, p)).await?;
+    let mined = chain
+        .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(terms, p))
+        .await?;
     let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
     let id = created.first().map(|e| e.pactId).unwrap_or_default();
     let text = match initiator {
@@ -224,8 +232,17 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolEr
         Initiator::Seller => (Initiator::Buyer, pact.payment + stake),
     };
     let currency = chain.currency_at(pact.currency).await?;
+    let creator = match initiator {
+        Initiator::Buyer => pact.buyer,
+        Initiator::Seller => pact.seller,
+    };
+    let spend = Spend {
+        does: format!("accept pact #{id} as {} ({} payment)", role.name(), show(pact.payment, &currency)),
+        counterparty: creator.to_string(),
+    };
     let plain = chain.pact.acceptPact(id);
-    let mined = chain.deposit(&currency, deposit, plain, |p| chain.pact.acceptPactWithPermit(id, p)).await?;
+    let mined =
+        chain.deposit(spend, &currency, deposit, plain, |p| chain.pact.acceptPactWithPermit(id, p)).await?;
     let text = match role {
         Initiator::Seller => format!("Accepted pact #{id} as SELLER. Staked {}.", show(deposit, &currency)),
         Initiator::Buyer => {

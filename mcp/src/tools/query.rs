@@ -3,7 +3,10 @@
 
 use agentpact_api::read::{Pact, PactFilter, PactOrder, PageRequest};
 use agentpact_contracts::{Initiator, PactStatus};
-use alloy::primitives::{Address, U256};
+use alloy::{
+    primitives::{Address, U256},
+    providers::Provider,
+};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
@@ -369,5 +372,65 @@ pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer<Reputa
             r.as_oracle.pacts
         ),
         ReputationView::of(&r),
+    )
+}
+
+/// Input of `get-transaction`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetTransaction {
+    /// The transaction's hash, as a write's answer (or its PENDING error) gave it.
+    tx_hash: String,
+}
+
+/// What `get-transaction` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionReport {
+    /// The transaction.
+    #[schemars(with = "String")]
+    tx_hash: alloy::primitives::B256,
+    /// PENDING (sent, not mined), MINED, REVERTED (mined, undone), or UNKNOWN (the node does not
+    /// know it: dropped, or never sent from here).
+    status: &'static str,
+    /// The block it was mined in.
+    block: Option<u64>,
+    /// Whether the index has read that block (list-pacts and resources show its effect).
+    indexed: bool,
+}
+
+pub async fn transaction(chain: &Chain, i: GetTransaction) -> Result<Answer<TransactionReport>, ToolError> {
+    let tx_hash = input::hash("txHash", &i.tx_hash)?;
+    let receipt = chain.provider.get_transaction_receipt(tx_hash).await.map_err(crate::chain::rpc)?;
+    let (status, block, text) = match &receipt {
+        Some(r) if r.status() => ("MINED", r.block_number, "was mined"),
+        Some(r) => ("REVERTED", r.block_number, "was mined and reverted: it changed nothing"),
+        None if chain
+            .provider
+            .get_transaction_by_hash(tx_hash)
+            .await
+            .map_err(crate::chain::rpc)?
+            .is_some() =>
+        {
+            ("PENDING", None, "is pending: sent, not mined yet. Ask again later; do not send it again")
+        }
+        None => (
+            "UNKNOWN",
+            None,
+            "is not known to the node: it was dropped or never sent. Read the pact (get-pact) before sending again",
+        ),
+    };
+    let indexed = match block {
+        Some(b) => chain.reader.indexer_status(chain.chain_id).await?.is_some_and(|s| s.indexed_block >= b),
+        None => false,
+    };
+    let place = match (block, indexed) {
+        (Some(b), true) => format!(" in block {b}, which the index has read"),
+        (Some(b), false) => format!(" in block {b}; the index has not read it yet"),
+        (None, _) => String::new(),
+    };
+    Answer::new(
+        format!("Transaction {tx_hash} {text}{place}."),
+        TransactionReport { tx_hash, status, block, indexed },
     )
 }
