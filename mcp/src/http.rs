@@ -44,7 +44,7 @@ impl std::fmt::Debug for Guards {
 pub fn router(server: PactServer, guards: Guards) -> axum::Router {
     let sessions = Arc::new(LocalSessionManager::default());
     let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), Default::default());
+        StreamableHttpService::new(move || Ok(server.session()), Arc::clone(&sessions), Default::default());
     // Layers run from the last added: rate limit, token, Origin, session cap, body limit.
     let allowed: Arc<[String]> = guards.allowed_origins.into();
     let mut router = axum::Router::new()

@@ -20,6 +20,7 @@ pub mod role;
 pub mod server;
 mod tools;
 mod views;
+mod watch;
 
 use std::sync::Arc;
 

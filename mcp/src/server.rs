@@ -8,14 +8,21 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
+use agentpact_api::{
+    live::Live,
+    read::{PactFilter, PactOrder, PageRequest},
+};
+use agentpact_negotiation::ConversationFilter;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::AnnotateAble,
     model::{
-        CallToolRequestParams, CallToolResult, Content, GetPromptRequestParams, GetPromptResult,
-        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, RawResource, RawResourceTemplate, ReadResourceRequestParams,
-        ReadResourceResult, ResourceContents, ServerCapabilities, ServerInfo, Tool,
+        CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo,
+        Content, GetPromptRequestParams, GetPromptResult, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        RawResource, RawResourceTemplate, ReadResourceRequestParams, ReadResourceResult, Reference,
+        ResourceContents, ServerCapabilities, ServerInfo, SubscribeRequestParams, Tool,
+        UnsubscribeRequestParams,
     },
     service::RequestContext,
 };
@@ -32,14 +39,20 @@ use crate::{
     prompts,
     role::Role,
     tools::{self, Tool as ToolRow},
+    watch::{self, Subscriptions},
 };
 
-/// One agent's server: its wallet on one chain, its role.
+/// One agent's server: its wallet on one chain, its role. Cloning it shares everything, the
+/// session's subscriptions too; [`PactServer::session`] makes the server of a new session.
 #[derive(Clone)]
 pub struct PactServer {
     chain: Arc<Chain>,
     role: Role,
     tools: Arc<Vec<&'static ToolRow>>,
+    /// The process's one LISTEN on the index's notification channels, opened at the first session.
+    live: Arc<tokio::sync::OnceCell<Live>>,
+    /// What this session subscribed to.
+    subscriptions: Arc<Subscriptions>,
 }
 
 /// The resources every server offers.
@@ -56,6 +69,9 @@ const RESOURCES: [(&str, &str, &str); 7] = [
     ("hire://contracts", "contracts", "This wallet's pacts, active and past (the newest 100)."),
     ("hire://conversations", "conversations", "This wallet's negotiation threads (the latest 50)."),
 ];
+
+/// How many of this wallet's pacts and conversations `resources/list` names, and completion offers.
+const LISTED: u32 = 50;
 
 /// The resources with an id in their address: (template, name, description).
 const TEMPLATES: [(&str, &str, &str); 3] = [
@@ -154,7 +170,47 @@ impl PactServer {
     /// A server acting as the wallet of `chain` in `role`.
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
         let tools = tools::catalog().iter().filter(|t| t.allowed(role)).collect();
-        Self { chain, role, tools: Arc::new(tools) }
+        Self { chain, role, tools: Arc::new(tools), live: Arc::default(), subscriptions: Arc::default() }
+    }
+
+    /// The server of a new session: the same wallet and listener, no subscriptions yet.
+    pub fn session(&self) -> Self {
+        Self { subscriptions: Arc::default(), ..self.clone() }
+    }
+
+    /// This wallet's pacts, newest first (at most [`LISTED`]).
+    async fn my_pacts(&self) -> Result<Vec<agentpact_api::read::Pact>, ToolError> {
+        let c = &self.chain;
+        let filter = PactFilter { party: Some(c.me), ..PactFilter::default() };
+        let page = PageRequest { first: Some(LISTED), ..PageRequest::default() };
+        let found = c.reader.pacts(c.chain_id, &filter, PactOrder::default(), &page).await?;
+        Ok(found.items.into_iter().map(|(_, p)| p).collect())
+    }
+
+    /// This wallet's conversations, latest change first (at most [`LISTED`]).
+    async fn my_conversations(&self) -> Result<Vec<agentpact_negotiation::ConversationRecord>, ToolError> {
+        let c = &self.chain;
+        Ok(c.reader.negotiations().conversations(c.chain_id, c.me, ConversationFilter::All, LISTED).await?)
+    }
+
+    /// Starts telling this session about changes, once: `resources/updated` for its
+    /// subscriptions, `resources/list_changed` when this wallet gains a pact or a conversation.
+    async fn watch_once(&self, peer: &rmcp::Peer<RoleServer>) {
+        let started = self.subscriptions.started.get_or_init(|| async {
+            if let Err(e) = self.watch(peer.clone()).await {
+                tracing::warn!(error = %e, "cannot follow the index's changes; this session will not be told of any");
+            }
+        });
+        started.await;
+    }
+
+    async fn watch(&self, peer: rmcp::Peer<RoleServer>) -> Result<(), String> {
+        let pool = self.chain.reader.pool();
+        let live = self.live.get_or_try_init(|| Live::start(pool)).await.map_err(|e| e.to_string())?.clone();
+        let known = self.my_pacts().await.map_err(|e| e.to_string())?.iter().map(|p| p.id).collect();
+        let (subscriptions, chain_id, me) = (self.subscriptions.clone(), self.chain.chain_id, self.chain.me);
+        tokio::spawn(watch::watch(live, peer, subscriptions, chain_id, me, known));
+        Ok(())
     }
 
     /// The deployment, this agent's role and caps, and the currencies pacts may be paid in.
@@ -199,7 +255,15 @@ fn abi(artifact: &str) -> Value {
 
 impl ServerHandler for PactServer {
     fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_completions()
+            .build();
+        ServerInfo::new(capabilities)
             .with_server_info(Implementation::new("agent-pact", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "On-chain escrow for work between agents. A buyer's request or a seller's offer is a pact; \
@@ -275,20 +339,110 @@ impl ServerHandler for PactServer {
         prompts::get(&request.name, request.arguments).map_err(|why| ErrorData::invalid_params(why, None))
     }
 
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.watch_once(&context.peer).await;
+        let uri = watch::canonical(&request.uri).ok_or_else(|| {
+            ErrorData::invalid_params(
+                crate::outcome::elide_quoted(&format!(
+                    "{:?} cannot be subscribed to: subscribe to pact://pacts/{{id}}, hire://agents/{{address}}, \
+                     hire://conversations/{{id}}, hire://conversations, hire://contracts or hire://profile",
+                    request.uri
+                )),
+                None,
+            )
+        })?;
+        self.subscriptions.add(uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Some(uri) = watch::canonical(&request.uri) {
+            self.subscriptions.remove(&uri);
+        }
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = request.argument.value.trim().to_lowercase();
+        let Reference::Resource(template) = &request.r#ref else {
+            return Ok(CompleteResult::default());
+        };
+        let candidates: Vec<String> = match (template.uri.as_str(), request.argument.name.as_str()) {
+            ("pact://pacts/{id}", "id") => {
+                self.my_pacts().await.map_err(unreadable)?.iter().map(|p| p.id.to_string()).collect()
+            }
+            ("hire://conversations/{id}", "id") => self
+                .my_conversations()
+                .await
+                .map_err(unreadable)?
+                .into_iter()
+                .map(|r| r.conversation.id)
+                .collect(),
+            ("hire://agents/{address}", "address") => {
+                let c = &self.chain;
+                let search = agentpact_api::read::AgentSearch::default();
+                let page = c
+                    .reader
+                    .search_agents(c.chain_id, &search, LISTED, None)
+                    .await
+                    .map_err(|e| unreadable(e.into()))?;
+                // One line per agent and capability: each agent once, in the order found.
+                let mut seen = std::collections::HashSet::new();
+                page.items
+                    .iter()
+                    .map(|(_, m)| m.agent.address.to_string())
+                    .filter(|a| seen.insert(a.clone()))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let values: Vec<String> = candidates
+            .into_iter()
+            .filter(|v| v.to_lowercase().starts_with(&typed))
+            .take(CompletionInfo::MAX_VALUES)
+            .collect();
+        let info = CompletionInfo::with_all_values(values).map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resources = RESOURCES
+        self.watch_once(&context.peer).await;
+        let resource = |uri: String, name: String, description: String| {
+            RawResource::new(uri, name)
+                .with_description(description)
+                .with_mime_type("application/json")
+                .no_annotation()
+        };
+        let mut resources: Vec<_> = RESOURCES
             .iter()
-            .map(|(uri, name, description)| {
-                RawResource::new(*uri, *name)
-                    .with_description(*description)
-                    .with_mime_type("application/json")
-                    .no_annotation()
-            })
+            .map(|(uri, name, description)| resource((*uri).into(), (*name).into(), (*description).into()))
             .collect();
+        for p in self.my_pacts().await.map_err(unreadable)? {
+            let about = format!("Pact #{}: {}, {}.", p.id, p.status.name(), p.status.description());
+            resources.push(resource(format!("pact://pacts/{}", p.id), format!("pact-{}", p.id), about));
+        }
+        for r in self.my_conversations().await.map_err(unreadable)? {
+            let c = &r.conversation;
+            let about =
+                format!("Negotiation {} between {} and {}: {}.", c.id, c.seeker, c.worker, c.status.name());
+            resources.push(resource(format!("hire://conversations/{}", c.id), c.id.clone(), about));
+        }
         Ok(ListResourcesResult::with_all_items(resources))
     }
 

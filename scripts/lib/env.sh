@@ -19,3 +19,8 @@ export SQLX_OFFLINE="${SQLX_OFFLINE:-true}"
 # The GraphQL fuzzer (tests/tests/api_fuzz.rs), installed by scripts/install-tools at this version.
 export SCHEMATHESIS_VERSION=4.32.5
 export SCHEMATHESIS_BIN="${SCHEMATHESIS_BIN:-$HOME/.cache/agentpact/schemathesis-$SCHEMATHESIS_VERSION/bin/st}"
+
+# The official Python MCP SDK (tests/tests/mcp_clients.rs runs tests/python/mcp_flow.py with it),
+# installed by scripts/install-tools into a venv at this version.
+export MCP_PYTHON_VERSION=2.3.0
+export MCP_PYTHON="${MCP_PYTHON:-$HOME/.cache/agentpact/mcp-python-$MCP_PYTHON_VERSION/bin/python}"

@@ -1,0 +1,159 @@
+//! What a session hears about: the resources it subscribed to, told `resources/updated` when
+//! they change, and `resources/list_changed` when this wallet gains a pact or a conversation.
+//! Fed by the same Postgres LISTEN/NOTIFY the GraphQL subscriptions use (the indexer's pact
+//! changes, the relay's messages): one listener per process, one watcher task per session.
+
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex},
+};
+
+use agentpact_api::live::{Live, MessageNote, PactChange};
+use alloy::primitives::{Address, U256};
+use rmcp::{Peer, RoleServer, model::ResourceUpdatedNotificationParam};
+use tokio::sync::broadcast::error::RecvError;
+
+/// One session's subscriptions, and whether its watcher runs.
+#[derive(Debug, Default)]
+pub struct Subscriptions {
+    uris: Mutex<HashSet<String>>,
+    /// Set once the session's watcher started (or failed to): it starts at the session's first
+    /// `resources/subscribe` or `resources/list`, so a session that asks for neither holds no
+    /// listening connection.
+    pub started: tokio::sync::OnceCell<()>,
+}
+
+impl Subscriptions {
+    /// Adds `uri` (already in its canonical form, see [`canonical`]).
+    pub fn add(&self, uri: String) {
+        self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(uri);
+    }
+
+    /// Removes `uri`.
+    pub fn remove(&self, uri: &str) {
+        self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(uri);
+    }
+
+    /// Those of `touched` subscribed to.
+    fn wanted(&self, touched: Vec<String>) -> Vec<String> {
+        let uris = self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        touched.into_iter().filter(|u| uris.contains(u)).collect()
+    }
+}
+
+/// `uri` as subscriptions and changes name it: an agent's address checksummed, a pact id without
+/// leading zeros; `None` when it names no resource that can change.
+pub fn canonical(uri: &str) -> Option<String> {
+    if let Some(id) = uri.strip_prefix("pact://pacts/") {
+        return id.parse::<u64>().ok().map(|id| format!("pact://pacts/{id}"));
+    }
+    if let Some(address) = uri.strip_prefix("hire://agents/") {
+        return address.parse::<Address>().ok().map(|a| format!("hire://agents/{a}"));
+    }
+    let fixed = ["hire://profile", "hire://contracts", "hire://conversations"];
+    if fixed.contains(&uri) || uri.strip_prefix("hire://conversations/").is_some_and(|id| !id.is_empty()) {
+        return Some(uri.to_owned());
+    }
+    None
+}
+
+/// The resources a change of a pact touches, seen by wallet `me`.
+fn touched_by_pact(change: &PactChange, me: Address) -> Vec<String> {
+    let mut touched = vec![format!("pact://pacts/{}", change.pact_id)];
+    touched.extend(change.parties.iter().map(|p| format!("hire://agents/{p}")));
+    if change.parties.contains(&me) {
+        touched.extend(["hire://contracts".to_owned(), "hire://profile".to_owned()]);
+    }
+    touched
+}
+
+/// The resources a negotiation message touches, seen by wallet `me`.
+fn touched_by_message(note: &MessageNote, me: Address) -> Vec<String> {
+    let mut touched = vec![format!("hire://conversations/{}", note.conversation_id)];
+    if note.from == me || note.to == me {
+        touched.push("hire://conversations".to_owned());
+    }
+    touched
+}
+
+/// Watches the changes of chain `chain_id` for the session of `peer` (wallet `me`) until the
+/// session ends: sends `resources/updated` for what it subscribed to, and `resources/list_changed`
+/// when `me` gains a pact (one not in `known`) or a conversation opens with it.
+pub async fn watch(
+    live: Live,
+    peer: Peer<RoleServer>,
+    subscriptions: Arc<Subscriptions>,
+    chain_id: u64,
+    me: Address,
+    mut known: HashSet<U256>,
+) {
+    let (mut pacts, mut messages) = (live.subscribe(), live.subscribe_messages());
+    loop {
+        let (touched, new_to_me) = tokio::select! {
+            change = pacts.recv() => match change {
+                Ok(c) if c.chain_id == chain_id => {
+                    let new = c.parties.contains(&me) && known.insert(c.pact_id);
+                    (touched_by_pact(&c, me), new)
+                }
+                Ok(_) => continue,
+                Err(RecvError::Lagged(skipped)) => {
+                    tracing::warn!(skipped, "fell behind the pact changes; some updates were not sent");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            },
+            note = messages.recv() => match note {
+                Ok(n) if n.chain_id == chain_id => {
+                    let new = n.seq == 1 && (n.from == me || n.to == me);
+                    (touched_by_message(&n, me), new)
+                }
+                Ok(_) => continue,
+                Err(RecvError::Lagged(skipped)) => {
+                    tracing::warn!(skipped, "fell behind the negotiation messages; some updates were not sent");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            },
+        };
+        for uri in subscriptions.wanted(touched) {
+            if peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_err() {
+                return; // the session ended
+            }
+        }
+        if new_to_me && peer.notify_resource_list_changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_compared_in_one_form() {
+        let a = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+        assert_eq!(
+            canonical(&format!("hire://agents/{a}")).as_deref(),
+            Some("hire://agents/0x70997970C51812dc3A010C7d01b50e0d17dc79C8")
+        );
+        assert_eq!(canonical("pact://pacts/007").as_deref(), Some("pact://pacts/7"));
+        assert_eq!(canonical("hire://conversations/conv_1").as_deref(), Some("hire://conversations/conv_1"));
+        assert_eq!(canonical("pact://config"), None, "the config never changes while serving");
+        assert_eq!(canonical("pact://pacts/x"), None);
+        assert_eq!(canonical("hire://agents/0x12"), None);
+    }
+
+    #[test]
+    fn a_change_touches_the_pact_its_parties_and_the_wallets_lists() {
+        let (me, other) = (Address::repeat_byte(1), Address::repeat_byte(2));
+        let change =
+            PactChange { chain_id: 1, pact_id: U256::from(3), status: 1, block: 9, parties: vec![me, other] };
+        let touched = touched_by_pact(&change, me);
+        for uri in ["pact://pacts/3", "hire://contracts", "hire://profile", &format!("hire://agents/{other}")]
+        {
+            assert!(touched.iter().any(|t| t == uri), "{uri} in {touched:?}");
+        }
+        assert!(!touched_by_pact(&change, Address::repeat_byte(9)).contains(&"hire://contracts".to_owned()));
+    }
+}

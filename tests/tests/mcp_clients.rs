@@ -1,0 +1,194 @@
+//! `agentpact mcp` driven by clients nobody here wrote, installed by scripts/install-tools: the
+//! official Python MCP SDK runs tests/python/mcp_flow.py over stdio and over streamable HTTP
+//! (subscription, progress, elicitation accepted and declined, a template, a prompt, completion);
+//! the MCP Inspector's CLI lists what the server offers and checks its tool schemas.
+
+use std::{
+    path::PathBuf,
+    process::{Output, Stdio},
+    time::Duration,
+};
+
+use agentpact_tests::{
+    HarnessError,
+    cli::{binary, free_port},
+    index,
+    mcp::{binary_env, dev_key},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::hex;
+use serde_json::Value;
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+/// The venv's Python with the SDK, as scripts/install-tools installs it.
+fn python() -> Result<PathBuf> {
+    let path = std::env::var_os("MCP_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        home.join(".cache/agentpact/mcp-python-2.3.0/bin/python")
+    });
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(process(format!(
+            "the Python MCP SDK is not at {}: run scripts/install-tools (it installs it into a venv)",
+            path.display()
+        )))
+    }
+}
+
+/// The pinned MCP Inspector from package.json.
+fn inspector() -> Result<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/mcp-inspector");
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(process(format!("the MCP Inspector is not at {}: run scripts/install-tools", path.display())))
+    }
+}
+
+/// A market whose chain an indexer follows (the subscriptions hear its notifications), and the
+/// environment `agentpact mcp` needs as the buyer, asking the human above 0.3 ETH.
+struct Setting {
+    _m: Market,
+    _db: TestDatabase,
+    _indexer: tokio::task::JoinHandle<()>,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Setting {
+    async fn open() -> Result<Self> {
+        let m = Market::open().await?;
+        let db = TestDatabase::create().await?;
+        let indexer = index::follow(&m.chain, db.pool());
+        let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+        env.extend([
+            ("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))),
+            ("CONFIRM_ABOVE_ETH", "0.3".to_owned()),
+            ("INDEX_WAIT_MS", "5000".to_owned()),
+            ("FLOW_ORACLE", m.cast.oracles[0].to_string()),
+            ("FLOW_ARBITRATOR", m.cast.arbitrator.to_string()),
+            ("FLOW_DEADLINE", (m.chain.now().await? + 86_400).to_string()),
+        ]);
+        Ok(Self { _m: m, _db: db, _indexer: indexer, env })
+    }
+
+    /// Runs tests/python/mcp_flow.py with `args`; its output must end with "flow complete".
+    async fn python_flow(&self, args: &[&str]) -> Result<String> {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_flow.py");
+        let run = tokio::process::Command::new(python()?)
+            .arg(script)
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(120), run)
+            .await
+            .map_err(|_| process("the Python flow did not finish in 120 s"))?
+            .map_err(process)?;
+        said(&out, "the Python flow", "flow complete")
+    }
+
+    /// `agentpact mcp --http` on a free loopback port, answering once it listens.
+    async fn http_server(&self) -> Result<(tokio::process::Child, String)> {
+        let port = free_port()?;
+        let child = tokio::process::Command::new(binary())
+            .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(process)?;
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Ok((child, format!("http://127.0.0.1:{port}/mcp")));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(process("agentpact mcp --http never listened"))
+    }
+}
+
+/// What `out` printed, which must be a success whose output contains `ending`.
+fn said(out: &Output, what: &str, ending: &str) -> Result<String> {
+    let printed =
+        format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() && printed.contains(ending) {
+        Ok(printed)
+    } else {
+        Err(process(format!("{what} failed ({:?}):\n{printed}", out.status)))
+    }
+}
+
+#[tokio::test]
+async fn the_python_sdk_drives_a_flow_over_stdio() -> Result {
+    let s = Setting::open().await?;
+    let printed = s.python_flow(&["stdio", &binary().to_string_lossy()]).await?;
+    assert!(printed.contains("ok: declined"), "{printed}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_python_sdk_drives_a_flow_over_streamable_http() -> Result {
+    let s = Setting::open().await?;
+    let (_server, url) = s.http_server().await?;
+    let printed = s.python_flow(&["http", &url]).await?;
+    assert!(printed.contains("ok: resources/updated for pact://pacts/0"), "{printed}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_inspector_cli_lists_tools_resources_templates_and_prompts() -> Result {
+    let s = Setting::open().await?;
+    let (_server, url) = s.http_server().await?;
+    let inspect = |method: &'static str, strict: bool| {
+        let mut command = tokio::process::Command::new(inspector()?);
+        command.args(["--cli", &url, "--transport", "http", "--method", method]);
+        if strict {
+            command.arg("--strict");
+        }
+        Ok::<_, HarnessError>(command.kill_on_drop(true).output())
+    };
+    let mut listed = Vec::new();
+    for (method, key) in [
+        ("tools/list", "tools"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+        ("prompts/list", "prompts"),
+    ] {
+        let run = tokio::time::timeout(Duration::from_secs(60), inspect(method, method == "tools/list")?)
+            .await
+            .map_err(|_| process(format!("the inspector's {method} did not finish in 60 s")))?
+            .map_err(process)?;
+        let printed = said(&run, method, key)?;
+        let json: Value = serde_json::from_slice(&run.stdout)
+            .map_err(|e| process(format!("{method}: not JSON ({e}):\n{printed}")))?;
+        let items = json[key].as_array().map(Vec::len).unwrap_or_default();
+        listed.push((method, items));
+    }
+    assert_eq!(
+        listed,
+        [("tools/list", 31), ("resources/list", 7), ("resources/templates/list", 3), ("prompts/list", 4)],
+        "what the inspector saw"
+    );
+
+    // The same over stdio, the inspector spawning the binary.
+    let mut command = tokio::process::Command::new(inspector()?);
+    command.arg("--cli");
+    for (k, v) in &s.env {
+        command.args(["-e", &format!("{k}={v}")]);
+    }
+    command.arg(binary()).args(["mcp", "--method", "tools/list"]);
+    let run = tokio::time::timeout(Duration::from_secs(60), command.kill_on_drop(true).output())
+        .await
+        .map_err(|_| process("the inspector over stdio did not finish in 60 s"))?
+        .map_err(process)?;
+    said(&run, "tools/list over stdio", "get-pact")?;
+    Ok(())
+}
