@@ -6,8 +6,8 @@
 
 The flow: list tools (each with an outputSchema the SDK checks answers against, and annotations),
 templates and a prompt; subscribe to the pact about to be created; create it above the
-confirmation threshold, declined once (nothing sent) and accepted once (sent, with progress
-reports); see `notifications/resources/updated` for it and the list change; read it through its
+confirmation threshold, declined once (nothing sent), cancelled while the human is asked (a
+late yes sends nothing) and accepted once (sent, with progress reports); see `notifications/resources/updated` for it and the list change; read it through its
 template and complete its id. The inputs come from FLOW_ORACLE, FLOW_ARBITRATOR, FLOW_DEADLINE.
 Prints one line per check; exits non-zero at the first that fails.
 """
@@ -46,7 +46,9 @@ class Human:
     async def __call__(self, context, params):
         self.questions.append(params.message)
         answer = self.answers.pop(0)
-        if answer == "accept":
+        if answer == "late yes":
+            await anyio.sleep(1.5)
+        if answer in ("accept", "late yes"):
             return types.ElicitResult(action="accept", content={"confirm": True})
         return types.ElicitResult(action="decline")
 
@@ -103,6 +105,14 @@ async def flow(session, human, inbox):
     after = (await session.call_tool("get-pact-count", {})).structured_content["count"]
     check(after == count, "nothing was sent when the human declined")
 
+    # Cancelled while the human is being asked: a yes that arrives afterwards sends nothing.
+    human.answers.append("late yes")
+    with anyio.move_on_after(0.5):
+        await session.call_tool("create-pact", terms)
+    await anyio.sleep(2.5)
+    after = (await session.call_tool("get-pact-count", {})).structured_content["count"]
+    check(len(human.questions) == 2 and after == count, "a call cancelled while asking sent nothing on a late yes")
+
     human.answers.append("accept")
     steps = []
 
@@ -115,10 +125,12 @@ async def flow(session, human, inbox):
     check(any(s.startswith("sent: transaction 0x") for s in steps) and any(s.startswith("mined") for s in steps),
           f"progress during the write: {steps}")
 
-    with anyio.fail_after(15):
+    with anyio.move_on_after(15):
         while pact not in inbox.updated or inbox.list_changed == 0:
             await anyio.sleep(0.05)
-    check(True, f"resources/updated for {pact} and resources/list_changed after the write")
+    check(pact in inbox.updated and inbox.list_changed > 0,
+          f"resources/updated for {pact} and resources/list_changed after the write "
+          f"(updated: {inbox.updated}, list changes: {inbox.list_changed})")
 
     read = await session.read_resource(pact)
     body = json.loads(read.contents[0].text)

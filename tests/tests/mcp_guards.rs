@@ -514,3 +514,61 @@ async fn a_receipt_that_names_no_block_is_not_reported_as_indexed() -> Result {
     assert!(answer.text.contains("has not caught up"), "{}", answer.text);
     Ok(())
 }
+
+/// A call the client cancels after its transaction went out is not half done: the transaction is
+/// mined once, the pact reads back, and the wallet's next write goes through (its turn to send was
+/// given back). A call whose time runs out before it sent anything answers TIMEOUT, sends nothing.
+#[tokio::test]
+async fn a_cancelled_call_finishes_what_it_sent_and_one_out_of_time_sends_nothing() -> Result {
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, limits()).await?;
+    let terms = terms(&m, "0.5").await?;
+    let _: Value = m.chain.provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+    let params = CallToolRequestParams::new("create-pact")
+        .with_arguments(terms.as_object().cloned().unwrap_or_default());
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = agent
+        .client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let pending = || async {
+        m.chain.provider.get_transaction_count(agent.address).pending().await.map_err(HarnessError::from)
+    };
+    let before = nonce(&m, &agent).await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while pending().await? == before {
+        assert!(std::time::Instant::now() < deadline, "the transaction never reached the node");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    handle
+        .cancel(Some("the human changed their mind".into()))
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let _: Value = m.chain.provider.raw_request("evm_mine".into(), ()).await?;
+    let _: Value = m.chain.provider.raw_request("evm_setAutomine".into(), (true,)).await?;
+    assert_eq!(m.chain.pact.pactCount().call().await?, U256::from(1), "what was sent was mined, once");
+    let read = agent.ok("get-pact", json!({ "pactId": 0 })).await?;
+    assert_eq!(read.data["onChain"]["status"], "NEGOTIATING", "{}", read.data);
+    let next = agent.ok("create-pact", terms.clone()).await?;
+    assert_eq!(next.data["pactId"], "1", "the next write is not blocked: {}", next.text);
+
+    // Out of time before anything was sent: the node stops answering mid-call.
+    let proxy = FaultyRpc::start(m.chain.provider.clone(), Faults::default()).await?;
+    let url = proxy.url().parse().map_err(|e| HarnessError::Process(format!("{e}")))?;
+    let short = agentpact_mcp::WriteLimits { call_timeout: Duration::from_secs(2), ..limits() };
+    let key = agentpact_tests::mcp::dev_key(&m.chain, 2)?;
+    let stuck = TestAgent::start_with(&m.chain, &db, key, url, Role::Full, short).await?;
+    let sent_before = nonce(&m, &stuck).await?;
+    proxy.stall(true);
+    let started = std::time::Instant::now();
+    let (code, text) = stuck.refused("create-pact", terms).await?;
+    assert_eq!(code, "TIMEOUT", "{text}");
+    assert!(text.contains("nothing was sent") && started.elapsed() < Duration::from_secs(5), "{text}");
+    proxy.stall(false);
+    assert_eq!(nonce(&m, &stuck).await?, sent_before, "nothing sent");
+    assert_eq!(m.chain.pact.pactCount().call().await?, U256::from(2));
+    Ok(())
+}
