@@ -474,3 +474,50 @@ fn index_note(indexed: bool) -> &'static str {
         " (The index has not caught up with this block yet; list-pacts may lag for a moment.)"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The top-level fields of a tool's answer (its output schema's first branch; both branches
+    /// of `sign_contract`'s), resolving `$ref`s and flattened parts.
+    fn answer_fields(tool: &super::Tool) -> Vec<String> {
+        let schema = Value::Object(tool.output_schema.clone());
+        let defs = schema["$defs"].clone();
+        let resolve = |v: &Value| -> Value {
+            match v["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                Some(name) => defs[name].clone(),
+                None => v.clone(),
+            }
+        };
+        let answer = resolve(&schema["anyOf"][0]);
+        let mut parts = vec![answer.clone()];
+        for key in ["anyOf", "oneOf", "allOf"] {
+            parts.extend(answer[key].as_array().into_iter().flatten().map(&resolve));
+        }
+        let mut fields: Vec<String> = parts
+            .iter()
+            .flat_map(|p| p["properties"].as_object().into_iter().flat_map(|o| o.keys().cloned()))
+            .collect();
+        fields.sort();
+        fields.dedup();
+        fields
+    }
+
+    #[test]
+    fn docs_list_every_tools_answer_fields() {
+        let docs = include_str!("../../../docs/mcp.md");
+        let mut missing = Vec::new();
+        for tool in super::catalog() {
+            let fields = answer_fields(tool);
+            assert!(!fields.is_empty(), "{} declares no answer fields", tool.name);
+            let row =
+                docs.lines().find(|l| l.starts_with(&format!("| `{}` |", tool.name)) && l.contains("→"));
+            match row {
+                Some(row) if fields.iter().all(|f| row.contains(&format!("`{f}`"))) => {}
+                _ => missing.push(format!("| `{}` | → {} |", tool.name, fields.join(", "))),
+            }
+        }
+        assert!(missing.is_empty(), "docs/mcp.md §Outputs lacks:\n{}", missing.join("\n"));
+    }
+}
