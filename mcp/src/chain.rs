@@ -157,13 +157,7 @@ impl Chain {
         call: CallBuilder<&DynProvider, D>,
         value: U256,
     ) -> Result<Mined, ToolError> {
-        if value > self.limits.max_value {
-            return Err(ToolError::OverCap {
-                value: format!("{} ETH", eth(value)),
-                cap: format!("{} ETH", eth(self.limits.max_value)),
-                setting: "MAX_VALUE_ETH",
-            });
-        }
+        self.check_eth_cap(value)?;
         let call = call.from(self.me).value(value);
         let balance = self.balance().await?;
         if balance < value {
@@ -235,6 +229,18 @@ impl Chain {
             c.report(if indexed { "indexed" } else { "mined; the index has not caught up yet" }).await;
         }
         Ok(Mined { receipt, indexed })
+    }
+
+    /// Refuses sending more ETH than the spending cap, `MAX_VALUE_ETH`.
+    pub(crate) fn check_eth_cap(&self, value: U256) -> Result<(), ToolError> {
+        if value > self.limits.max_value {
+            return Err(ToolError::OverCap {
+                value: format!("{} ETH", eth(value)),
+                cap: format!("{} ETH", eth(self.limits.max_value)),
+                setting: "MAX_VALUE_ETH",
+            });
+        }
+        Ok(())
     }
 
     /// Waits (bounded) until the index holds `block`; a failed read is logged and counts as not yet.

@@ -197,9 +197,11 @@ impl Chain {
 
     /// Asks the human, through the client, to confirm sending `amount` of `currency` when it is
     /// above the confirmation threshold (`CONFIRM_ABOVE_ETH`, `CONFIRM_ABOVE_USDC`); at or below
-    /// it, or for a currency with no threshold, nothing is asked.
+    /// it, or for a currency with no threshold, nothing is asked. The spending cap is checked
+    /// first: no human is asked to confirm what the cap refuses.
     pub async fn confirm(&self, spend: Spend, currency: &Currency, amount: U256) -> Result<(), ToolError> {
         let (threshold, setting) = if currency.address.is_zero() {
+            self.check_eth_cap(amount)?;
             (self.limits().confirm_above, "CONFIRM_ABOVE_ETH")
         } else if currency.symbol.eq_ignore_ascii_case("USDC") {
             (self.limits().confirm_above_usdc, "CONFIRM_ABOVE_USDC")

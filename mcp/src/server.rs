@@ -433,11 +433,20 @@ impl ServerHandler for PactServer {
             .iter()
             .map(|(uri, name, description)| resource((*uri).into(), (*name).into(), (*description).into()))
             .collect();
-        for p in self.my_pacts().await.map_err(unreadable)? {
+        // The wallet's own pacts and conversations come from the index; without it the fixed
+        // resources are still listed.
+        let (pacts, conversations) = match (self.my_pacts().await, self.my_conversations().await) {
+            (Ok(pacts), Ok(conversations)) => (pacts, conversations),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!(error = %e, "listing only the fixed resources: the index could not be read");
+                (Vec::new(), Vec::new())
+            }
+        };
+        for p in pacts {
             let about = format!("Pact #{}: {}, {}.", p.id, p.status.name(), p.status.description());
             resources.push(resource(format!("pact://pacts/{}", p.id), format!("pact-{}", p.id), about));
         }
-        for r in self.my_conversations().await.map_err(unreadable)? {
+        for r in conversations {
             let c = &r.conversation;
             let about =
                 format!("Negotiation {} between {} and {}: {}.", c.id, c.seeker, c.worker, c.status.name());

@@ -572,3 +572,25 @@ async fn a_cancelled_call_finishes_what_it_sent_and_one_out_of_time_sends_nothin
     assert_eq!(m.chain.pact.pactCount().call().await?, U256::from(2));
     Ok(())
 }
+
+/// Above the confirmation threshold a client that cannot ask its human is refused with nothing
+/// sent; at the threshold nothing is asked; above the hard cap the cap refuses first.
+#[tokio::test]
+async fn a_spend_above_the_threshold_needs_a_human_and_the_cap_stays_above_it() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let careful = agentpact_mcp::WriteLimits { confirm_above: ether(55) / U256::from(100), ..limits() };
+    // rmcp's bare client offers no elicitation: it cannot ask a human.
+    let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, careful).await?;
+    let sent_before = nonce(&m, &agent).await?;
+    let (code, text) = agent.refused("create-pact", terms(&m, "0.6").await?).await?;
+    assert_eq!(code, "NOT_CONFIRMED", "{text}");
+    assert!(text.contains("0.66 ETH") && text.contains("cannot ask its human"), "{text}");
+    // 20 + 2 ETH, past the tests' 10 ETH cap.
+    let (code, text) = agent.refused("create-pact", terms(&m, "20").await?).await?;
+    assert_eq!(code, "SPENDING_CAP", "the cap is checked before anyone is asked: {text}");
+    assert_eq!(nonce(&m, &agent).await?, sent_before, "nothing sent");
+    // 0.5 payment + 0.05 stake = exactly the threshold: not asked.
+    agent.ok("create-pact", terms(&m, "0.5").await?).await?;
+    Ok(())
+}

@@ -39,7 +39,7 @@ use agentpact_tests::{
 };
 use alloy::{
     primitives::{Address, U256},
-    providers::DynProvider,
+    providers::{DynProvider, Provider},
     sol_types::SolCall,
 };
 use model::{Action, Escrow, Proposal};
@@ -500,8 +500,16 @@ impl Run {
         let result = self.send(id, action, caller, value).await;
         let p = &self.model.pacts[id];
         match result {
-            Ok(_) => {
-                let now = self.m.chain.now().await?;
+            Ok(mined) => {
+                // The time the call ran at is its block's, not the latest block's read afterwards
+                // (which may be a later one).
+                let block = mined.receipt.block_number.ok_or_else(|| {
+                    HarnessError::Process(format!("{action:?} on pact {id}: the receipt names no block"))
+                })?;
+                let header = self.m.chain.provider.get_block_by_number(block.into()).await?;
+                let now = header
+                    .map(|b| b.header.timestamp)
+                    .ok_or_else(|| HarnessError::Process(format!("block {block} vanished")))?;
                 let expected = self.model.outcome(id, action, caller, now);
                 assert!(
                     expected.is_some(),
