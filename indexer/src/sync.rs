@@ -304,7 +304,7 @@ impl<P: Provider> Indexer<P> {
             }
         }
         // The next range's logs are read while this range is written: RPC and database overlap.
-        let mut prefetched: Option<(u64, u64, Result<Vec<Log>, TransportError>)> = None;
+        let mut prefetched: Option<(u64, u64, Result<Fetched, TransportError>)> = None;
         while from <= head {
             let started = std::time::Instant::now();
             let (to, fetched) = match prefetched.take() {
@@ -314,8 +314,8 @@ impl<P: Provider> Indexer<P> {
                     (to, self.logs(from, to).await)
                 }
             };
-            let logs = match fetched {
-                Ok(logs) => logs,
+            let fetched = match fetched {
+                Ok(fetched) => fetched,
                 Err(e) => {
                     // A refusal in words we know shrinks the range at once; any other failure of
                     // the same range twice in a row (an endpoint's own wording) shrinks it too.
@@ -330,7 +330,7 @@ impl<P: Provider> Indexer<P> {
                 }
             };
             self.failed_range = None;
-            self.range.succeeded(logs.len());
+            self.range.succeeded(fetched.logs.len());
             let (next_from, next_to) = (to + 1, self.range.end(to + 1, head));
             let next = async {
                 if next_from > head {
@@ -338,7 +338,7 @@ impl<P: Provider> Indexer<P> {
                 }
                 Some((next_from, next_to, self.logs(next_from, next_to).await))
             };
-            let (batch, next) = tokio::join!(self.commit(conn, at, from, to, seen, &logs), next);
+            let (batch, next) = tokio::join!(self.commit(conn, at, from, to, seen, &fetched), next);
             let (checkpoint, events) = batch?;
             prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
@@ -355,8 +355,8 @@ impl<P: Provider> Indexer<P> {
     /// checkpoint for blocks `from..=to`, which extend the checkpoint `extends`, in one
     /// transaction. Returns the checkpoint and the number of new events. Runs in a `batch` span
     /// (chain, from, to, logs) that every log line inside carries.
-    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, head, logs),
-        fields(chain_id = self.target.chain_id, logs = logs.len()))]
+    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, head, fetched),
+        fields(chain_id = self.target.chain_id, logs = fetched.logs.len()))]
     async fn commit(
         &self,
         conn: &mut PgConnection,
@@ -364,8 +364,9 @@ impl<P: Provider> Indexer<P> {
         from: u64,
         to: u64,
         head: Head,
-        logs: &[Log],
+        fetched: &Fetched,
     ) -> Result<(Checkpoint, u64), IndexError> {
+        let logs = &fetched.logs[..];
         let reading = std::time::Instant::now();
         let final_below = head.number.saturating_sub(self.config.finality_depth);
         let recent = self.block_refs(from.max(final_below), to).await?;
@@ -403,6 +404,16 @@ impl<P: Provider> Indexer<P> {
         consistent(&recent, &blocks, &events)?;
         let (end, end_time) =
             blocks.get(&to).copied().ok_or_else(|| IndexError::Incomplete(format!("block {to} not read")))?;
+        // `to` as read before the logs must be `to` as read now, and the child of `to - 1` as read
+        // now (or as indexed, when the batch is the one block after the checkpoint).
+        let parent_now = to.checked_sub(1).and_then(|p| {
+            let extended = extends.filter(|cp| cp.block_number == p).map(|cp| cp.block_hash);
+            blocks.get(&p).map(|(hash, _)| *hash).or(extended)
+        });
+        match fetched.last {
+            Some((hash, parent)) if hash == end && parent_now.is_none_or(|p| p == parent) => {}
+            _ => return Err(IndexError::ChainMoved { block: to }),
+        }
         let writing = std::time::Instant::now();
         let chain_id = self.target.chain_id;
         let mut tx = conn.begin().await?;
@@ -456,12 +467,17 @@ impl<P: Provider> Indexer<P> {
             .collect()
     }
 
-    /// The contracts' logs in blocks `from..=to`, timed as RPC (the transport retries).
-    async fn logs(&self, from: u64, to: u64) -> Result<Vec<Log>, TransportError> {
+    /// The contracts' logs in blocks `from..=to`, and the hash block `to` had just before they
+    /// were read; timed as RPC (the transport retries). [`Self::commit`] reads the blocks again
+    /// after the logs: if `to` then has another hash, the chain moved while the batch was read,
+    /// and a block that had no log of ours on the old branch may have one on the new (the check of
+    /// each log's block hash cannot see a log that was never served).
+    async fn logs(&self, from: u64, to: u64) -> Result<Fetched, TransportError> {
         let started = std::time::Instant::now();
-        let logs = fetch::logs(&self.provider, self.target.contracts, from, to).await;
+        let before = self.provider.get_block_by_number(BlockNumberOrTag::Number(to)).await?;
+        let logs = fetch::logs(&self.provider, self.target.contracts, from, to).await?;
         self.metrics.phase(Phase::Rpc, started.elapsed());
-        logs
+        Ok(Fetched { logs, last: before.map(|b| (b.header.hash, b.header.parent_hash)) })
     }
 
     /// The hashes of blocks `from..=to` (empty when `from > to`).
@@ -500,6 +516,13 @@ impl<P: Provider> Indexer<P> {
         let block = self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).await?;
         Ok(block.map(|b| b.header.hash))
     }
+}
+
+/// A range's logs as read, with its last block's hash and parent hash just before.
+struct Fetched {
+    logs: Vec<Log>,
+    /// `None` when the node had no such block yet.
+    last: Option<(B256, B256)>,
 }
 
 /// Checks that a batch was read from one chain: the recent blocks link parent to child, and each
