@@ -6,6 +6,7 @@
 //! events.
 
 pub mod connections;
+pub mod databases;
 pub mod graphql;
 pub mod live;
 mod metrics;
@@ -14,5 +15,6 @@ pub mod read;
 pub mod server;
 pub mod websocket;
 
+pub use databases::Databases;
 pub use read::Reader;
 pub use server::{NegotiationConfig, ServeConfig, ServeError, app, serve};

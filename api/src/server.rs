@@ -29,6 +29,7 @@ use tracing::Instrument;
 
 use crate::{
     connections::{self, ConnectionLimits},
+    databases::Databases,
     graphql::{ApiSchema, ChainId, schema},
     live::Live,
     metrics::ApiMetrics,
@@ -48,6 +49,9 @@ pub struct ServeConfig {
     pub ready_max_lag_blocks: u64,
     /// `/readyz` fails when the indexer has not reported for this long (it is not running).
     pub ready_max_silence: Duration,
+    /// `/readyz` fails while the read replica's index is more than this many blocks behind the
+    /// primary's (ignored without a replica).
+    pub ready_max_replica_lag_blocks: u64,
     /// Per-client limit on the GraphQL and relay routes; `None` serves everyone as fast as it can.
     pub rate_limit: Option<Rate>,
     /// The negotiation relay's timeouts and clock.
@@ -94,22 +98,24 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 struct AppState {
     schema: ApiSchema,
     sockets: websocket::Sockets,
+    databases: Databases,
     reader: Reader,
     config: ServeConfig,
     metrics: ApiMetrics,
 }
 
-/// The application: every route, ready for `axum::serve`.
-pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeError> {
+/// The application over `databases`: every route, ready for `axum::serve`.
+pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, ServeError> {
     let cors = cors(&config.cors_origins)?;
-    let live = Live::start(reader.pool()).await?;
+    let live = Live::start(&databases.primary).await?;
+    let reader = databases.reader();
     let schema = schema(reader.clone(), live, ChainId(config.chain_id));
     let n = &config.negotiation;
-    let relay = Relay::new(reader.pool().clone(), config.chain_id, n.timeouts, n.clock.clone());
+    let relay = Relay::new(databases.primary.clone(), config.chain_id, n.timeouts, n.clock.clone());
     // One limiter for HTTP requests and the operations sockets start.
     let limiter = config.rate_limit.map(|rate| Arc::new(RateLimiter::new(rate)));
     let sockets = websocket::Sockets { schema: schema.clone(), limiter: limiter.clone() };
-    let state = AppState { schema, sockets, reader, config, metrics: ApiMetrics::default() };
+    let state = AppState { schema, sockets, databases, reader, config, metrics: ApiMetrics::default() };
     let mut graphql_routes = Router::new()
         .route("/graphql", get(graphiql).post(graphql))
         .route("/graphql/ws", get(socket))
@@ -134,12 +140,12 @@ pub async fn app(reader: Reader, config: ServeConfig) -> Result<Router, ServeErr
 /// Serves [`app`] on `listener` until `shutdown` resolves.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    reader: Reader,
+    databases: Databases,
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let limits = config.connections;
-    let app = app(reader, config).await?;
+    let app = app(databases, config).await?;
     connections::serve(listener, app, limits, shutdown).await?;
     Ok(())
 }
@@ -242,8 +248,9 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready when the database answers, the indexer has indexed the chain, is alive, and is close to
-/// the head; otherwise 503 with the reason, so a load balancer sends no traffic to stale data.
+/// Ready when the databases answer, the indexer has indexed the chain, is alive, and is close to
+/// the head, and a read replica has replayed the index to within its bound; otherwise 503 with
+/// the reason, so a load balancer sends no traffic to stale data.
 async fn readyz(State(state): State<AppState>) -> Response {
     let config = &state.config;
     let not_ready = |reason: String| {
@@ -253,7 +260,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let status = match state.reader.indexer_status(config.chain_id).await {
         Ok(Some(status)) => status,
         Ok(None) => return not_ready(format!("chain {} has not been indexed yet", config.chain_id)),
-        Err(e) => return not_ready(format!("the database does not answer: {e}")),
+        Err(e) => return not_ready(format!("the read database does not answer: {e}")),
     };
     let silent = status.silent_for(chrono::Utc::now()).unwrap_or(u64::MAX);
     if silent > config.ready_max_silence.as_secs() {
@@ -268,10 +275,24 @@ async fn readyz(State(state): State<AppState>) -> Response {
             config.ready_max_lag_blocks
         ));
     }
+    let replica = match state.databases.replica_lag(config.chain_id).await {
+        Ok(lag) => lag,
+        Err((which, e)) => return not_ready(format!("the {which} database does not answer: {e}")),
+    };
+    if let Some(lag) = replica.filter(|lag| lag.blocks() > config.ready_max_replica_lag_blocks) {
+        return not_ready(format!(
+            "the read replica has replayed the index to block {}, {} blocks behind the primary's {} (bound: {})",
+            lag.replica_block,
+            lag.blocks(),
+            lag.primary_block,
+            config.ready_max_replica_lag_blocks
+        ));
+    }
     Json(serde_json::json!({
         "ready": true,
         "indexedBlock": status.indexed_block,
         "lagBlocks": status.lag_blocks(),
+        "replicaLagBlocks": replica.map(|lag| lag.blocks()),
     }))
     .into_response()
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 
 use crate::{
-    settings::{ChainArgs, DatabaseArgs, KeyArgs, Secret},
+    settings::{ChainArgs, DatabaseArgs, KeyArgs, ReadDatabaseArgs, Secret},
     signal,
 };
 
@@ -19,6 +19,8 @@ pub struct McpArgs {
     chain: ChainArgs,
     #[command(flatten)]
     database: DatabaseArgs,
+    #[command(flatten)]
+    read_database: ReadDatabaseArgs,
     #[command(flatten)]
     key: KeyArgs,
     /// Which tools this agent gets: seeker, worker, oracle, arbitrator or full.
@@ -109,13 +111,19 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     }
     let target = args.chain.target()?;
     let pool = args.database.connect(8).await?;
+    // Reads (and a write's wait for its block) go to the replica when there is one; the
+    // subscriptions' LISTEN stays on the primary.
+    let reader = match args.read_database.connect(8).await? {
+        Some(replica) => Reader::of_replica(replica),
+        None => Reader::new(pool.clone()),
+    };
     let chain = agentpact_mcp::connect(
         args.chain.rpc_url()?,
         &args.chain.rpc.limits(),
         target.chain_id,
         target.contracts,
         signer,
-        Reader::new(pool),
+        reader,
         limits,
     )
     .await?;
@@ -123,7 +131,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         chain.set_relay(url);
     }
     tracing::info!(wallet = %chain.me, role = %args.role, chain_id = target.chain_id, "MCP server ready");
-    let server = PactServer::new(chain, args.role);
+    let server = PactServer::new(chain, args.role).listening_on(Reader::new(pool));
     match args.http {
         None => {
             let running =

@@ -2,17 +2,22 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{NegotiationConfig, Reader, ServeConfig, rate_limit::Rate};
+use agentpact_api::{Databases, NegotiationConfig, ServeConfig, rate_limit::Rate};
 use agentpact_negotiation::Timeouts;
 use anyhow::{Context, bail};
 
-use crate::{settings::DatabaseArgs, signal};
+use crate::{
+    settings::{DatabaseArgs, ReadDatabaseArgs},
+    signal,
+};
 
 /// Flags of `agentpact serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     database: DatabaseArgs,
+    #[command(flatten)]
+    read_database: ReadDatabaseArgs,
     /// The chain queries mean when they name none, and the one /readyz checks.
     #[arg(long, env = "CHAIN_ID", default_value_t = 84532)]
     chain_id: u64,
@@ -29,6 +34,10 @@ pub struct ServeArgs {
     /// /readyz fails when the indexer has not reported for this many seconds.
     #[arg(long, env = "READY_MAX_SILENCE_SECS", default_value_t = 30)]
     ready_max_silence_secs: u64,
+    /// /readyz fails while the read replica's index is more than this many blocks behind the
+    /// primary's (with READ_DATABASE_URL).
+    #[arg(long, env = "READY_MAX_REPLICA_LAG_BLOCKS", default_value_t = 2)]
+    ready_max_replica_lag_blocks: u64,
     /// Requests per second each client address may send to /graphql (sustained); 0 turns the
     /// limit off. Over it, clients get 429 with Retry-After.
     #[arg(long, env = "RATE_LIMIT_PER_SEC", default_value_t = 50)]
@@ -53,13 +62,10 @@ pub struct ServeArgs {
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let pool = args.database.connect(args.db_connections.max(2)).await?;
-    if let Err(e) = sqlx::query("SELECT 1 FROM checkpoints LIMIT 1").execute(&pool).await {
-        if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("42P01") {
-            bail!(
-                "DATABASE_URL has no index schema yet: run `agentpact migrate` (or `agentpact index`) first"
-            );
-        }
-        return Err(e).context("reading the index");
+    let replica = args.read_database.connect(args.db_connections.max(2)).await?;
+    has_schema(&pool, "DATABASE_URL").await?;
+    if let Some(replica) = &replica {
+        has_schema(replica, "READ_DATABASE_URL").await?;
     }
     let config = ServeConfig {
         chain_id: args.chain_id,
@@ -71,6 +77,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .collect(),
         ready_max_lag_blocks: args.ready_max_lag_blocks,
         ready_max_silence: Duration::from_secs(args.ready_max_silence_secs),
+        ready_max_replica_lag_blocks: args.ready_max_replica_lag_blocks,
         rate_limit: (args.rate_limit_per_sec > 0).then(|| Rate {
             per_second: f64::from(args.rate_limit_per_sec),
             burst: f64::from(args.rate_limit_burst.max(1)),
@@ -90,7 +97,19 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding {} (API_ADDR): is another server using that port?", args.listen))?;
     let addr = listener.local_addr().unwrap_or(args.listen);
     tracing::info!(chain_id = args.chain_id, "GraphQL API on http://{addr}/graphql");
-    agentpact_api::serve(listener, Reader::new(pool), config, signal::shutdown()).await?;
+    let databases = Databases { primary: pool, replica };
+    agentpact_api::serve(listener, databases, config, signal::shutdown()).await?;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Refuses a database without the index's tables, saying how to make them.
+async fn has_schema(pool: &sqlx::PgPool, setting: &str) -> anyhow::Result<()> {
+    if let Err(e) = sqlx::query("SELECT 1 FROM checkpoints LIMIT 1").execute(pool).await {
+        if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("42P01") {
+            bail!("{setting} has no index schema yet: run `agentpact migrate` (or `agentpact index`) first");
+        }
+        return Err(e).with_context(|| format!("reading the index at {setting}"));
+    }
     Ok(())
 }

@@ -136,6 +136,27 @@ impl DatabaseArgs {
     }
 }
 
+/// A streaming replica of the index's database, for the servers' reads.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReadDatabaseArgs {
+    /// A streaming replica of DATABASE_URL (e.g. a hot standby made with `pg_basebackup -R`) that
+    /// serves every read; DATABASE_URL keeps what a standby refuses: LISTEN and the relay's
+    /// writes. Unset: reads go to DATABASE_URL.
+    #[arg(long, env = "READ_DATABASE_URL")]
+    pub read_database_url: Option<String>,
+}
+
+impl ReadDatabaseArgs {
+    /// A pool of `size` connections to the replica, when one is set.
+    pub async fn connect(&self, size: u32) -> anyhow::Result<Option<sqlx::PgPool>> {
+        let Some(url) = &self.read_database_url else { return Ok(None) };
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(size).connect(url).await.context(
+            "connecting to READ_DATABASE_URL (is the replica running, and does it have the database?)",
+        )?;
+        Ok(Some(pool))
+    }
+}
+
 /// The key that signs: `PRIVATE_KEY`, or an encrypted keystore and its password. Values are
 /// hidden from `--help`, and nothing here prints them.
 #[derive(Debug, Clone, clap::Args)]

@@ -51,6 +51,8 @@ pub struct PactServer {
     tools: Arc<Vec<&'static ToolRow>>,
     /// The process's one LISTEN on the index's notification channels, opened at the first session.
     live: Arc<tokio::sync::OnceCell<Live>>,
+    /// Where that LISTEN runs: the primary (a read replica refuses LISTEN).
+    primary: agentpact_api::Reader,
     /// What this session subscribed to.
     subscriptions: Arc<Subscriptions>,
 }
@@ -170,7 +172,21 @@ impl PactServer {
     /// A server acting as the wallet of `chain` in `role`.
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
         let tools = tools::catalog().iter().filter(|t| t.allowed(role)).collect();
-        Self { chain, role, tools: Arc::new(tools), live: Arc::default(), subscriptions: Arc::default() }
+        let primary = chain.reader.clone();
+        Self {
+            chain,
+            role,
+            tools: Arc::new(tools),
+            live: Arc::default(),
+            primary,
+            subscriptions: Arc::default(),
+        }
+    }
+
+    /// The server with its subscriptions' LISTEN on `primary`'s database, when the chain's
+    /// reader reads a replica of it.
+    pub fn listening_on(self, primary: agentpact_api::Reader) -> Self {
+        Self { primary, ..self }
     }
 
     /// The server of a new session: the same wallet and listener, no subscriptions yet.
@@ -205,8 +221,12 @@ impl PactServer {
     }
 
     async fn watch(&self, peer: rmcp::Peer<RoleServer>) -> Result<(), String> {
-        let pool = self.chain.reader.pool();
-        let live = self.live.get_or_try_init(|| Live::start(pool)).await.map_err(|e| e.to_string())?.clone();
+        let live = self
+            .live
+            .get_or_try_init(|| Live::start(self.primary.pool()))
+            .await
+            .map_err(|e| e.to_string())?
+            .clone();
         let known = self.my_pacts().await.map_err(|e| e.to_string())?.iter().map(|p| p.id).collect();
         let (subscriptions, chain_id, me) = (self.subscriptions.clone(), self.chain.chain_id, self.chain.me);
         tokio::spawn(watch::watch(live, peer, subscriptions, chain_id, me, known));

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agentpact_api::{Reader, ServeConfig};
+use agentpact_api::{Databases, ServeConfig};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -20,7 +20,8 @@ pub struct TestApi {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
     client: reqwest::Client,
-    task: JoinHandle<()>,
+    /// The in-process server's task; `None` for a server elsewhere ([`TestApi::at`]).
+    task: Option<JoinHandle<()>>,
 }
 
 /// The settings tests use unless they say otherwise: the chain given, CORS for one origin.
@@ -30,6 +31,7 @@ pub fn config(chain_id: u64) -> ServeConfig {
         cors_origins: vec!["https://dashboard.example".into()],
         ready_max_lag_blocks: 10,
         ready_max_silence: Duration::from_secs(30),
+        ready_max_replica_lag_blocks: 2,
         rate_limit: None,
         negotiation: Default::default(),
         connections: Default::default(),
@@ -42,14 +44,19 @@ impl TestApi {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(io)?;
         let base = format!("http://{}", listener.local_addr().map_err(io)?);
         let limits = config.connections;
-        let app = agentpact_api::app(Reader::new(pool.clone()), config)
+        let app = agentpact_api::app(Databases::single(pool.clone()), config)
             .await
             .map_err(|e| HarnessError::Process(e.to_string()))?;
         // The servers' own accept loop, with its connection limits and timeouts.
         let task = tokio::spawn(async move {
             let _ = agentpact_api::connections::serve(listener, app, limits, std::future::pending()).await;
         });
-        Ok(Self { base, client: reqwest::Client::new(), task })
+        Ok(Self { base, client: reqwest::Client::new(), task: Some(task) })
+    }
+
+    /// A client of a server running elsewhere (an `agentpact serve` process) at `base`.
+    pub fn at(base: String) -> Self {
+        Self { base, client: reqwest::Client::new(), task: None }
     }
 
     /// Posts a query; returns the whole response (`data` and `errors`).
@@ -105,7 +112,9 @@ impl TestApi {
 
 impl Drop for TestApi {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 

@@ -136,6 +136,19 @@ impl TestAgent {
         role: Role,
         limits: WriteLimits,
     ) -> Result<Self, HarnessError> {
+        Self::start_reading(chain, Reader::new(db.pool().clone()), signer, url, role, limits).await
+    }
+
+    /// An agent holding `signer`, reaching the chain through `url`, reading the index through
+    /// `reader` (a replica's, say).
+    pub async fn start_reading(
+        chain: &TestChain,
+        reader: Reader,
+        signer: PrivateKeySigner,
+        url: alloy::transports::http::reqwest::Url,
+        role: Role,
+        limits: WriteLimits,
+    ) -> Result<Self, HarnessError> {
         let address = signer.address();
         let t = target(chain);
         let agent = agentpact_mcp::connect(
@@ -144,7 +157,7 @@ impl TestAgent {
             t.chain_id,
             t.contracts,
             signer,
-            Reader::new(db.pool().clone()),
+            reader,
             limits,
         )
         .await

@@ -24,6 +24,60 @@ use testcontainers::{
 
 use crate::HarnessError;
 
+/// A migrated database `agentpact` on a private primary cluster and a hot standby streaming from
+/// it (`initdb`, then `pg_basebackup -R`), as a deployment with a read replica runs: the standby
+/// serves reads and refuses writes and LISTEN. Dropping it stops both.
+pub struct ReplicatedDatabase {
+    /// The database's URL on the primary.
+    pub primary_url: String,
+    /// The same database's URL on the standby.
+    pub replica_url: String,
+    primary_pool: PgPool,
+    replica_pool: PgPool,
+    // Declared before the primary: dropped (stopped) first.
+    standby: PrivateCluster,
+    _primary: PrivateCluster,
+}
+
+impl ReplicatedDatabase {
+    /// Starts the primary, migrates the database there, and makes and starts its standby.
+    pub async fn create() -> Result<Self, HarnessError> {
+        let name = unique_name();
+        let primary = PrivateCluster::start(&name).map_err(HarnessError::NoPostgres)?;
+        let mut admin = PgConnection::connect(&primary.url()).await?;
+        admin.execute("CREATE DATABASE agentpact").await?;
+        admin.close().await?;
+        let primary_url = with_database(&primary.url(), "agentpact");
+        let primary_pool = PgPoolOptions::new().max_connections(4).connect(&primary_url).await?;
+        agentpact_schema::MIGRATOR.run(&primary_pool).await?;
+        let standby = PrivateCluster::standby_of(&primary, &format!("{name}-standby"))
+            .map_err(HarnessError::NoPostgres)?;
+        let replica_url = with_database(&standby.url(), "agentpact");
+        let replica_pool = PgPoolOptions::new().max_connections(4).connect(&replica_url).await?;
+        Ok(Self { primary_url, replica_url, primary_pool, replica_pool, standby, _primary: primary })
+    }
+
+    /// A pool on the primary.
+    pub fn primary(&self) -> &PgPool {
+        &self.primary_pool
+    }
+
+    /// A pool on the standby.
+    pub fn replica(&self) -> &PgPool {
+        &self.replica_pool
+    }
+
+    /// Stops the standby (its data is kept).
+    pub fn stop_replica(&self) -> Result<(), HarnessError> {
+        self.standby.stop().map_err(HarnessError::Process)
+    }
+
+    /// Starts the standby again; it catches up with the primary by itself.
+    pub fn start_replica(&self) -> Result<(), HarnessError> {
+        self.standby.start_again().map_err(HarnessError::Process)
+    }
+}
+
 /// A database of one test's own. Dropping it drops the database (and stops a private server).
 pub struct TestDatabase {
     name: String,

@@ -1,6 +1,8 @@
 //! Negotiations in GraphQL: conversations with their messages and pact, and a subscription per
 //! agent that delivers each message the relay accepts.
 
+use std::time::Duration;
+
 use agentpact_negotiation::{ConversationFilter, ConversationRecord, StoredMessage};
 use async_graphql::{Context, Json, Object, Result, Subscription};
 use chrono::{DateTime, Utc};
@@ -9,6 +11,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{ChainId, chain_of, errors::to_graphql, scalars::Address, types::Pact};
 use crate::{
+    databases::{REPLAY_POLL, REPLAY_WAIT},
     live::Live,
     read::{ReadError, Reader},
 };
@@ -85,7 +88,10 @@ impl NegotiationSubscription {
         agent: Address,
     ) -> Result<impl Stream<Item = NegotiationMessage> + use<>> {
         let chain = chain_id.unwrap_or(ctx.data::<ChainId>()?.0);
-        let reader = ctx.data::<Reader>()?.negotiations();
+        let index = ctx.data::<Reader>()?;
+        // How long to look for an announced message on a replica that may not have replayed it.
+        let patience = if index.is_replica() { REPLAY_WAIT } else { Duration::ZERO };
+        let reader = index.negotiations();
         let receiver = ctx.data::<Live>()?.subscribe_messages();
         let me = agent.0;
         Ok(stream::unfold((receiver, reader), move |(mut receiver, reader)| async move {
@@ -104,13 +110,23 @@ impl NegotiationSubscription {
                 if note.chain_id != chain || (note.to != me && note.from != me) {
                     continue;
                 }
-                match reader.messages_after(chain, &note.conversation_id, note.seq - 1).await {
-                    Ok(list) => {
-                        if let Some(m) = list.into_iter().find(|m| m.seq == note.seq) {
-                            return Some((NegotiationMessage(m), (receiver, reader)));
+                let until = tokio::time::Instant::now() + patience;
+                loop {
+                    match reader.messages_after(chain, &note.conversation_id, note.seq - 1).await {
+                        Ok(list) => {
+                            if let Some(m) = list.into_iter().find(|m| m.seq == note.seq) {
+                                return Some((NegotiationMessage(m), (receiver, reader)));
+                            }
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "reading a negotiation message failed; skipping it");
+                            break;
                         }
                     }
-                    Err(e) => tracing::warn!(error = %e, "reading a negotiation message failed; skipping it"),
+                    if tokio::time::Instant::now() >= until {
+                        break;
+                    }
+                    tokio::time::sleep(REPLAY_POLL).await;
                 }
             }
         }))

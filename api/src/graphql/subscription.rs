@@ -70,6 +70,13 @@ impl PactSubscription {
                 if !filter.wants_change(chain, &change) {
                     continue;
                 }
+                // A replica may not have replayed the change yet when the primary announces it.
+                if !reader.replayed(chain, change.block).await {
+                    tracing::warn!(
+                        block = change.block,
+                        "the replica has not replayed a change in time; reading it as it is"
+                    );
+                }
                 match reader.pact(chain, change.pact_id).await {
                     Ok(Some(pact)) => return Some((Pact(pact), (receiver, reader, filter))),
                     Ok(None) => {}

@@ -81,12 +81,41 @@ impl ReadError {
 #[derive(Debug, Clone)]
 pub struct Reader {
     pool: PgPool,
+    /// Whether `pool` is a streaming replica, which may not have replayed a change yet.
+    replica: bool,
 }
 
 impl Reader {
     /// A reader over the index in `pool`.
     pub const fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self { pool, replica: false }
+    }
+
+    /// A reader over the index in `pool`, a streaming replica of the database the indexer writes.
+    pub const fn of_replica(pool: PgPool) -> Self {
+        Self { pool, replica: true }
+    }
+
+    /// Whether this reader reads a replica.
+    pub const fn is_replica(&self) -> bool {
+        self.replica
+    }
+
+    /// Waits (at most [`crate::databases::REPLAY_WAIT`]) until a replica has replayed the index of
+    /// `chain_id` to `block`, a block a notification named; at once on the primary, which had it
+    /// when it notified. `false` when the wait ran out or the status could not be read.
+    pub async fn replayed(&self, chain_id: u64, block: u64) -> bool {
+        use crate::databases::{REPLAY_POLL, REPLAY_WAIT};
+        if !self.replica {
+            return true;
+        }
+        match self.wait_until_indexed(chain_id, block, REPLAY_WAIT, REPLAY_POLL).await {
+            Ok(replayed) => replayed,
+            Err(e) => {
+                tracing::warn!(error = %e, block, "could not read how far the replica has replayed");
+                false
+            }
+        }
     }
 
     /// The pool it reads from.

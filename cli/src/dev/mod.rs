@@ -89,13 +89,15 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         cors_origins: vec!["*".into()],
         ready_max_lag_blocks: 10,
         ready_max_silence: Duration::from_secs(30),
+        ready_max_replica_lag_blocks: 2,
         rate_limit: None,
         negotiation: Default::default(),
         connections: Default::default(),
     };
-    let reader = Reader::new(pool);
+    let reader = Reader::new(pool.clone());
+    let databases = agentpact_api::Databases::single(pool);
     let serving =
-        tokio::spawn(agentpact_api::serve(listener, reader.clone(), serve_config, until_stopped(stopped)));
+        tokio::spawn(agentpact_api::serve(listener, databases, serve_config, until_stopped(stopped)));
 
     let head = ProviderBuilder::new().connect_http(anvil.endpoint_url()).get_block_number().await?;
     // So what is printed next is true.

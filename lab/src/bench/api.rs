@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agentpact_api::{Reader, ServeConfig};
+use agentpact_api::{Databases, ServeConfig};
 use agentpact_indexer::Config;
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -48,13 +48,14 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         cors_origins: Vec::new(),
         ready_max_lag_blocks: u64::MAX,
         ready_max_silence: Duration::from_secs(3_600),
+        ready_max_replica_lag_blocks: 2,
         rate_limit: None,
         negotiation: Default::default(),
         connections: Default::default(),
     };
     let serving = tokio::spawn(agentpact_api::serve(
         listener,
-        Reader::new(lab.pool.clone()),
+        Databases::single(lab.pool.clone()),
         config,
         std::future::pending(),
     ));

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use agentpact_api::{NegotiationConfig, Reader, ServeConfig};
+use agentpact_api::{Databases, NegotiationConfig, ServeConfig};
 use agentpact_contracts::AgentRegistry;
 use agentpact_indexer::Config;
 use agentpact_negotiation::{Envelope, MessageType, Timeouts};
@@ -73,13 +73,14 @@ pub async fn run(args: RelayArgs) -> anyhow::Result<()> {
         cors_origins: Vec::new(),
         ready_max_lag_blocks: u64::MAX,
         ready_max_silence: Duration::from_secs(3_600),
+        ready_max_replica_lag_blocks: 2,
         rate_limit: None,
         negotiation: NegotiationConfig { timeouts: Timeouts::default(), ..NegotiationConfig::default() },
         connections: Default::default(),
     };
     let serving = tokio::spawn(agentpact_api::serve(
         listener,
-        Reader::new(lab.pool.clone()),
+        Databases::single(lab.pool.clone()),
         config,
         std::future::pending(),
     ));

@@ -17,33 +17,64 @@ impl PrivateCluster {
     /// directory under the temp dir.
     pub fn start(name: &str) -> Result<Self, String> {
         let bin = postgres_bin_dir().ok_or("initdb not found on PATH or under /usr/lib/postgresql")?;
-        let dir = std::env::temp_dir().join(name);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        let port = free_port()?;
-        let cluster = Self { dir, bin, port, run_as_postgres: is_root() };
-        if cluster.run_as_postgres {
-            cluster.run(Command::new("chown").args(["-R", "postgres:"]).arg(&cluster.dir))?;
-        }
-        let data = cluster.dir.join("data");
-        let socket_dir = cluster.dir.display().to_string();
-        let log = cluster.dir.join("log");
+        let cluster = Self::in_dir(name, bin)?;
         cluster.run(
             cluster
                 .command("initdb")
                 .args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "-D"])
-                .arg(&data),
+                .arg(cluster.data()),
         )?;
-        let options = format!("-p {port} -k {socket_dir} -h 127.0.0.1 -F");
-        cluster.run(
-            cluster
-                .command("pg_ctl")
-                .args(["-w", "-o", &options, "-l"])
-                .arg(&log)
-                .arg("-D")
-                .arg(&data)
-                .arg("start"),
-        )?;
+        cluster.start_again()?;
         Ok(cluster)
+    }
+
+    /// A hot standby of `primary`, streaming its WAL: a base backup taken with
+    /// `pg_basebackup -R` (which writes the standby's connection to the primary), started on its
+    /// own port. It serves reads and refuses writes (and LISTEN), as a real read replica does.
+    pub fn standby_of(primary: &Self, name: &str) -> Result<Self, String> {
+        let standby = Self::in_dir(name, primary.bin.clone())?;
+        standby.run(
+            standby
+                .command("pg_basebackup")
+                .args(["-h", "127.0.0.1", "-p", &primary.port.to_string(), "-U", "postgres"])
+                .args(["-X", "stream", "-c", "fast", "-R", "-D"])
+                .arg(standby.data()),
+        )?;
+        standby.start_again()?;
+        Ok(standby)
+    }
+
+    /// A directory `name` under the temp dir, owned by `postgres` when we are root, and a port.
+    fn in_dir(name: &str, bin: PathBuf) -> Result<Self, String> {
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let cluster = Self { dir, bin, port: free_port()?, run_as_postgres: is_root() };
+        if cluster.run_as_postgres {
+            cluster.run(Command::new("chown").args(["-R", "postgres:"]).arg(&cluster.dir))?;
+        }
+        Ok(cluster)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Starts the server (again, after [`Self::stop`]) and waits until it accepts connections.
+    pub fn start_again(&self) -> Result<(), String> {
+        let options = format!("-p {} -k {} -h 127.0.0.1 -F", self.port, self.dir.display());
+        self.run(
+            self.command("pg_ctl")
+                .args(["-w", "-o", &options, "-l"])
+                .arg(self.dir.join("log"))
+                .arg("-D")
+                .arg(self.data())
+                .arg("start"),
+        )
+    }
+
+    /// Stops the server (fast: connections are closed), keeping its data for [`Self::start_again`].
+    pub fn stop(&self) -> Result<(), String> {
+        self.run(self.command("pg_ctl").args(["-w", "-m", "fast", "-D"]).arg(self.data()).arg("stop"))
     }
 
     /// The URL of its `postgres` database, as superuser `postgres` (trust auth).
@@ -88,7 +119,15 @@ fn postgres_bin_dir() -> Option<PathBuf> {
     let on_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .find(|dir| dir.join("initdb").is_file());
+        .find(|dir| dir.join("initdb").is_file())
+        // Where the link points (e.g. /usr/local/bin/initdb → /usr/lib/postgresql/15/bin): the
+        // server's other programs (pg_basebackup) live beside the real one.
+        .map(|dir| {
+            std::fs::canonicalize(dir.join("initdb"))
+                .ok()
+                .and_then(|real| real.parent().map(PathBuf::from))
+                .unwrap_or(dir)
+        });
     on_path.or_else(|| {
         let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
             .ok()?
