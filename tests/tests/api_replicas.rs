@@ -12,7 +12,7 @@ use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
     api::TestApi,
-    cli::{binary, free_port},
+    cli::{binary, free_port, until_listening},
     index,
     mcp::{TestAgent, dev_key, test_limits},
     pacts::Market,
@@ -42,13 +42,8 @@ async fn serve(m: &Market, db: &ReplicatedDatabase) -> Result<(tokio::process::C
         .kill_on_drop(true)
         .spawn()
         .map_err(process)?;
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Ok((child, TestApi::at(format!("http://127.0.0.1:{port}"))));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(process("agentpact serve never listened"))
+    until_listening(port, "agentpact serve").await?;
+    Ok((child, TestApi::at(format!("http://127.0.0.1:{port}"))))
 }
 
 /// `/readyz` until it answers `status` (up to 15 s); its body.

@@ -11,7 +11,7 @@ use std::{
 
 use agentpact_tests::{
     HarnessError,
-    cli::{binary, free_port},
+    cli::{binary, free_port, until_listening},
     index,
     mcp::{binary_env, dev_key},
     pacts::Market,
@@ -105,13 +105,8 @@ impl Setting {
             .kill_on_drop(true)
             .spawn()
             .map_err(process)?;
-        for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Ok((child, format!("http://127.0.0.1:{port}/mcp")));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Err(process("agentpact mcp --http never listened"))
+        until_listening(port, "agentpact mcp --http").await?;
+        Ok((child, format!("http://127.0.0.1:{port}/mcp")))
     }
 }
 
