@@ -403,3 +403,34 @@ async fn an_answer_over_the_cap_is_refused_not_sent() -> Result {
     assert!(started.elapsed() < Duration::from_secs(10));
     Ok(())
 }
+
+/// A thousand aliases of a field that reads far more than a row (a scan, a count, a timeline, a
+/// reputation) are refused before anything runs, the refusal naming what they cost; a dashboard's
+/// page of 100 pacts with its count and the stats is still served.
+#[tokio::test]
+async fn a_thousand_aliases_of_an_expensive_field_are_refused_naming_the_cost() -> Result {
+    let db = TestDatabase::create().await?;
+    let api = TestApi::start(db.pool(), api::config(31337)).await?;
+    let thousand =
+        |field: &str| format!("{{ {} }}", (0..1000).map(|i| format!("a{i}: {field} ")).collect::<String>());
+    let address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    for (field, named) in [
+        ("stats { activeOracles }".to_owned(), "1000 × stats at 500 each = 500000"),
+        ("pacts(first: 1) { totalCount }".to_owned(), "1000 × totalCount at 100 each = 100000"),
+        ("pact(id: \"0\") { timeline { kind } }".to_owned(), "1000 × timeline at 20 each = 20000"),
+        (format!("reputation(address: \"{address}\") {{ address }}"), "1000 × reputation at 50 each = 50000"),
+    ] {
+        let started = Instant::now();
+        let answer = api.post(&thousand(&field), json!({})).await?;
+        let error = &answer["errors"][0];
+        assert_eq!(error["extensions"]["code"], "QUERY_TOO_COMPLEX", "{field}: {answer}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains(named) && message.contains("more than 5000"), "{field}: {message}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{field}: refused after {:?}", started.elapsed());
+    }
+    let dashboard = "{ stats { activeOracles } pacts(first: 100, filter: { search: \"logo\" }) { totalCount \
+        edges { node { id status payment buyer seller deadline timeline { kind blockNumber } } } } }";
+    let served = api.post(dashboard, json!({})).await?;
+    assert!(served.get("errors").is_none(), "{served}");
+    Ok(())
+}

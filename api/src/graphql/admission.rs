@@ -13,8 +13,8 @@
 use std::{collections::HashMap, sync::Arc};
 
 use async_graphql::{
-    ErrorExtensions, Name, Positioned, Request, ServerError, ServerResult,
-    extensions::{Extension, ExtensionContext, ExtensionFactory, NextPrepareRequest},
+    ErrorExtensions, Name, Positioned, Request, ServerError, ServerResult, ValidationResult,
+    extensions::{Extension, ExtensionContext, ExtensionFactory, NextPrepareRequest, NextValidation},
     parser::types::{ExecutableDocument, FragmentDefinition, Selection, SelectionSet},
 };
 
@@ -32,17 +32,42 @@ pub const MAX_INTROSPECTION_DEPTH: usize = 16;
 
 /// The extension that refuses NUL characters, documents expanding past
 /// [`MAX_EXPANDED_FIELDS`] and selections nested deeper than [`MAX_DEPTH`] (introspection:
-/// [`MAX_INTROSPECTION_DEPTH`]).
+/// [`MAX_INTROSPECTION_DEPTH`]), and says what a query refused as too complex spent.
 pub struct Admission;
 
 impl ExtensionFactory for Admission {
     fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(Admission)
+        Arc::new(Check::default())
     }
 }
 
+/// One request's admission: what its document measured, for the complexity refusal.
+#[derive(Default)]
+struct Check {
+    measured: std::sync::Mutex<Option<Measure>>,
+}
+
 #[async_graphql::async_trait::async_trait]
-impl Extension for Admission {
+impl Extension for Check {
+    /// async-graphql refuses a query over [`super::MAX_COMPLEXITY`] with "Query is too complex";
+    /// this says which weighted fields it asked for how many times and what they cost.
+    async fn validation(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        next: NextValidation<'_>,
+    ) -> Result<ValidationResult, Vec<ServerError>> {
+        let measured = *self.measured.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        next.run(ctx).await.map_err(|errors| {
+            errors
+                .into_iter()
+                .map(|e| match measured {
+                    Some(m) if e.message.starts_with("Query is too complex") => too_complex(&m),
+                    _ => e,
+                })
+                .collect()
+        })
+    }
+
     /// Refuses NUL characters in the query or its variables; then parses the request
     /// (async-graphql keeps the parsed document for the rest of its work) and measures it before
     /// async-graphql's own passes, the first of which already walks the expanded tree. A document
@@ -62,8 +87,18 @@ impl Extension for Admission {
             ));
         }
         if let Ok(document) = request.parsed_query() {
-            match measure(document) {
+            let measured = measure(document);
+            if let Ok(m) = &measured {
+                *self.measured.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(*m);
+            }
+            match measured {
                 Ok(m) if m.fields > MAX_EXPANDED_FIELDS => return Err(too_large(m.fields)),
+                Ok(m)
+                    if m.counts().saturating_mul(super::cost::TOTAL_COUNT as u64)
+                        > super::MAX_COMPLEXITY as u64 =>
+                {
+                    return Err(too_complex(&m));
+                }
                 Ok(m) if m.depth > MAX_DEPTH => {
                     return Err(refused(
                         "QUERY_TOO_DEEP",
@@ -94,6 +129,26 @@ impl Extension for Admission {
         }
         next.run(ctx, request).await
     }
+}
+
+/// The complexity refusal: the limit, and what each weighted field asked for cost.
+fn too_complex(m: &Measure) -> ServerError {
+    let spent: Vec<String> = super::cost::WEIGHTED
+        .iter()
+        .zip(m.weighted)
+        .filter(|(_, n)| *n > 0)
+        .map(|((name, cost), n)| format!("{n} × {name} at {cost} each = {}", n.saturating_mul(*cost as u64)))
+        .collect();
+    let spent = if spent.is_empty() { String::new() } else { format!(": {}", spent.join("; ")) };
+    refused(
+        "QUERY_TOO_COMPLEX",
+        format!(
+            "the query costs more than {}{spent} (a field inside a list is charged once per row of its page). \
+             A field costs 1, a list its page size times its selection (docs/api.md §Costs); ask for less, or \
+             in several requests",
+            super::MAX_COMPLEXITY
+        ),
+    )
 }
 
 fn too_large(size: u64) -> ServerError {
@@ -134,27 +189,44 @@ pub struct Measure {
     pub depth: usize,
     /// The deepest path that does (introspection, which tools send nested ~14 deep).
     pub introspection_depth: usize,
+    /// How many times each of [`super::cost::WEIGHTED`] is selected (saturating).
+    pub weighted: [u64; super::cost::WEIGHTED.len()],
 }
 
 impl Measure {
+    /// How many `totalCount`s the document selects.
+    fn counts(&self) -> u64 {
+        let at = super::cost::WEIGHTED.iter().position(|(name, _)| *name == "totalCount");
+        at.map_or(0, |i| self.weighted[i])
+    }
+
     /// Both measures of selections side by side: fields add up, depths take the deeper.
     fn beside(self, other: Self) -> Self {
+        let mut weighted = self.weighted;
+        for (sum, more) in weighted.iter_mut().zip(other.weighted) {
+            *sum = sum.saturating_add(more);
+        }
         Self {
             fields: self.fields.saturating_add(other.fields),
             depth: self.depth.max(other.depth),
             introspection_depth: self.introspection_depth.max(other.introspection_depth),
+            weighted,
         }
     }
 
     /// The measure of a field named `name` over its selection's measure `below`.
     fn under(name: &str, below: Self) -> Self {
         let fields = below.fields.saturating_add(1);
+        let mut weighted = below.weighted;
+        if let Some(i) = super::cost::WEIGHTED.iter().position(|(weighted, _)| *weighted == name) {
+            weighted[i] = weighted[i].saturating_add(1);
+        }
         if matches!(name, "__schema" | "__type") {
             let deepest = below.depth.max(below.introspection_depth);
-            Self { fields, depth: 0, introspection_depth: deepest + 1 }
+            Self { fields, depth: 0, introspection_depth: deepest + 1, weighted }
         } else {
             let intro = if below.introspection_depth > 0 { below.introspection_depth + 1 } else { 0 };
-            Self { fields, depth: below.depth + 1, introspection_depth: intro }
+            Self { fields, depth: below.depth + 1, introspection_depth: intro, weighted }
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod admission;
 mod answer_cap;
+pub mod cost;
 mod errors;
 mod map_responses;
 mod market;
@@ -43,7 +44,9 @@ fn chain_of(ctx: &Context<'_>, asked: Option<u64>) -> async_graphql::Result<u64>
 }
 
 /// The most expensive query accepted: each field costs 1, a list of pacts costs its page size
-/// times its selection, so a full page of 100 pacts with every field fits and ten do not.
+/// times its selection, and the fields that read far more than a row cost what [`cost`] says; a
+/// full page of 100 pacts with every field, its `totalCount` and `stats` fits, ten pages do not,
+/// nor ten `stats`.
 pub const MAX_COMPLEXITY: usize = 5_000;
 
 /// The schema over `reader`, announcing changes from `live`, defaulting to `chain`.

@@ -134,7 +134,8 @@ impl PactConnection {
         self.edges.iter().map(|e| &e.node).collect()
     }
 
-    /// How many pacts pass the filter, on all pages.
+    /// How many pacts pass the filter, on all pages (weighed by the admission check, once per
+    /// selection: a list's complexity would multiply it by the page size).
     async fn total_count(&self, ctx: &Context<'_>) -> Result<u64> {
         ctx.data::<Reader>()?.count_pacts(self.chain_id, &self.filter).await.map_err(to_graphql)
     }
@@ -179,7 +180,8 @@ impl PactQuery {
     /// the cursor `after`, or `last` before `before`.
     #[graphql(
         complexity = "first.or(last).unwrap_or(read::DEFAULT_PAGE_SIZE).min(read::MAX_PAGE_SIZE) as usize \
-                      * child_complexity + 1"
+                      * child_complexity + 1 \
+                      + if filter.as_ref().is_some_and(|f| f.search.is_some()) { super::cost::SEARCH } else { 0 }"
     )]
     #[allow(clippy::too_many_arguments)] // the Relay arguments plus filter and order
     async fn pacts(
@@ -260,6 +262,7 @@ impl PactQuery {
     }
 
     /// An address's reputation as seller, buyer and oracle (zeros and a 3.0 score without history).
+    #[graphql(complexity = "super::cost::REPUTATION + child_complexity")]
     async fn reputation(
         &self,
         ctx: &Context<'_>,
@@ -278,6 +281,7 @@ impl PactQuery {
     }
 
     /// Pacts by status, volumes and active oracles.
+    #[graphql(complexity = "super::cost::STATS + child_complexity")]
     async fn stats(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Stats> {
         let chain = chain_of(ctx, chain_id)?;
         Ok(Stats(ctx.data::<Reader>()?.stats(chain).await.map_err(to_graphql)?))

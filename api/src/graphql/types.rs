@@ -174,6 +174,7 @@ impl Pact {
         Ok(list.into_iter().map(Verification).collect())
     }
     /// Every event of the pact, oldest first.
+    #[graphql(complexity = "super::cost::TIMELINE + child_complexity")]
     async fn timeline(&self, ctx: &Context<'_>) -> Result<Vec<TimelineEvent>> {
         let reader = ctx.data::<Reader>()?;
         let events = reader.timeline(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;

@@ -1,0 +1,19 @@
+//! What a field costs in the complexity limit ([`super::MAX_COMPLEXITY`]). A column costs 1 and a
+//! list its page size times its selection; the fields that read far more than a row cost what
+//! they read, so a request cannot hold the database with a thousand aliases of one of them.
+
+/// `stats`: counts and volumes over every pact of a chain.
+pub const STATS: usize = 500;
+/// `totalCount`: a count over every pact passing a filter. Charged once per selection by the
+/// admission check (it belongs to a connection, not to each row of its page).
+pub const TOTAL_COUNT: usize = 100;
+/// `reputation`: aggregates over an address's pacts and feedback.
+pub const REPUTATION: usize = 50;
+/// `timeline`: a pact's events, read from the journal.
+pub const TIMELINE: usize = 20;
+/// A text `search` in a pacts filter, on top of the page.
+pub const SEARCH: usize = 100;
+
+/// The weighted fields by name, for a refusal that says what a query spent: (name, cost).
+pub const WEIGHTED: [(&str, usize); 4] =
+    [("stats", STATS), ("totalCount", TOTAL_COUNT), ("reputation", REPUTATION), ("timeline", TIMELINE)];
