@@ -134,8 +134,9 @@ impl PactConnection {
         self.edges.iter().map(|e| &e.node).collect()
     }
 
-    /// How many pacts pass the filter, on all pages (weighed by the admission check, once per
-    /// selection: a list's complexity would multiply it by the page size).
+    // Weighed by the admission check, once per selection (cost::TOTAL_COUNT): a list's
+    // complexity would multiply it by the page size.
+    /// How many pacts pass the filter, on all pages.
     async fn total_count(&self, ctx: &Context<'_>) -> Result<u64> {
         ctx.data::<Reader>()?.count_pacts(self.chain_id, &self.filter).await.map_err(to_graphql)
     }
