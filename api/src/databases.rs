@@ -55,15 +55,14 @@ impl Databases {
         }
     }
 
-    /// How far the replica's index is behind the primary's on `chain_id`; `None` without a
-    /// replica. An error names the database that did not answer.
-    pub async fn replica_lag(&self, chain_id: u64) -> Result<Option<ReplicaLag>, (&'static str, ReadError)> {
-        let Some(replica) = &self.replica else { return Ok(None) };
-        let block = |status: Option<crate::read::IndexerStatus>| status.map_or(0, |s| s.indexed_block);
-        let primary =
-            Reader::new(self.primary.clone()).indexer_status(chain_id).await.map_err(|e| ("primary", e))?;
-        let replayed =
-            Reader::new(replica.clone()).indexer_status(chain_id).await.map_err(|e| ("replica", e))?;
-        Ok(Some(ReplicaLag { primary_block: block(primary), replica_block: block(replayed) }))
+    /// How far the replica, which has replayed the index of `chain_id` to `replayed`, is behind
+    /// the primary; `None` without a replica (then `replayed` is the primary's own block).
+    pub async fn replica_lag(&self, chain_id: u64, replayed: u64) -> Result<Option<ReplicaLag>, ReadError> {
+        if self.replica.is_none() {
+            return Ok(None);
+        }
+        let primary = Reader::new(self.primary.clone()).indexer_status(chain_id).await?;
+        let primary_block = primary.map_or(0, |s| s.indexed_block);
+        Ok(Some(ReplicaLag { primary_block, replica_block: replayed }))
     }
 }

@@ -275,9 +275,10 @@ async fn readyz(State(state): State<AppState>) -> Response {
             config.ready_max_lag_blocks
         ));
     }
-    let replica = match state.databases.replica_lag(config.chain_id).await {
+    // The read database's status, read above, is the replica's when there is one.
+    let replica = match state.databases.replica_lag(config.chain_id, status.indexed_block).await {
         Ok(lag) => lag,
-        Err((which, e)) => return not_ready(format!("the {which} database does not answer: {e}")),
+        Err(e) => return not_ready(format!("the primary database does not answer: {e}")),
     };
     if let Some(lag) = replica.filter(|lag| lag.blocks() > config.ready_max_replica_lag_blocks) {
         return not_ready(format!(

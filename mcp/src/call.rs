@@ -39,6 +39,21 @@ tokio::task_local! {
 /// How long the human has to answer a confirmation before the spend is refused.
 const CONFIRM_WAIT: Duration = Duration::from_secs(25);
 
+/// Reports `message` to the tool call this task runs, if it runs one.
+pub async fn report(message: impl Into<String>) {
+    if let Some(call) = Call::current() {
+        call.report(message).await;
+    }
+}
+
+/// Runs `send` as the tool call this task runs would ([`Call::send`]); outside a call, just runs it.
+pub async fn send<T>(send: impl Future<Output = Result<(T, B256), ToolError>>) -> Result<T, ToolError> {
+    match Call::current() {
+        Some(call) => call.send(send).await,
+        None => send.await.map(|(sent, _)| sent),
+    }
+}
+
 /// A tool call in progress.
 #[derive(Clone)]
 pub struct Call {

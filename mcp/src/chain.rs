@@ -20,7 +20,7 @@ use alloy::{
 };
 use tokio::sync::Mutex;
 
-use crate::{call::Call, input::eth, outcome::ToolError, revert};
+use crate::{call, input::eth, outcome::ToolError, revert};
 
 /// Limits on writes.
 #[derive(Debug, Clone, Copy)]
@@ -166,26 +166,18 @@ impl Chain {
         if let Err(e) = call.call_raw().await {
             return Err(self.refusal(e, value, balance));
         }
-        let running = Call::current();
-        if let Some(c) = &running {
-            c.report("simulated: the contract accepts it").await;
-        }
+        call::report("simulated: the contract accepts it").await;
         let pending = {
             let _turn = self.sending.lock().await;
-            let send = async {
+            call::send(async {
                 let pending = call.send().await.map_err(|e| self.refusal(e, value, balance))?;
                 let tx = *pending.tx_hash();
                 Ok((pending, tx))
-            };
-            match &running {
-                Some(c) => c.send(send).await?,
-                None => send.await?.0,
-            }
+            })
+            .await?
         };
         let tx = *pending.tx_hash();
-        if let Some(c) = &running {
-            c.report(format!("sent: transaction {tx}, waiting for it to be mined")).await;
-        }
+        call::report(format!("sent: transaction {tx}, waiting for it to be mined")).await;
         let receipt = pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|e| {
             use alloy::providers::PendingTransactionError as Pending;
             match e {
@@ -212,12 +204,10 @@ impl Chain {
                 "Transaction {tx} was mined but reverted (the chain changed after the simulation); read the pact and try again."
             )));
         }
+        let block = receipt.block_number.map_or_else(String::new, |b| format!(" in block {b}"));
+        call::report(format!("mined{block}: transaction {tx}")).await;
         // A receipt must say its block; without one the write is mined but cannot be said to be
         // indexed (waiting for block 0 would call any index caught up).
-        if let Some(c) = &running {
-            let block = receipt.block_number.map_or_else(String::new, |b| format!(" in block {b}"));
-            c.report(format!("mined{block}: transaction {tx}")).await;
-        }
         let indexed = match receipt.block_number {
             Some(block) => self.wait_for_index(block).await,
             None => {
@@ -225,9 +215,7 @@ impl Chain {
                 false
             }
         };
-        if let Some(c) = &running {
-            c.report(if indexed { "indexed" } else { "mined; the index has not caught up yet" }).await;
-        }
+        call::report(if indexed { "indexed" } else { "mined; the index has not caught up yet" }).await;
         Ok(Mined { receipt, indexed })
     }
 
