@@ -415,7 +415,7 @@ async fn a_thousand_aliases_of_an_expensive_field_are_refused_naming_the_cost() 
         |field: &str| format!("{{ {} }}", (0..1000).map(|i| format!("a{i}: {field} ")).collect::<String>());
     let address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
     for (field, named) in [
-        ("stats { activeOracles }".to_owned(), "1000 × stats at 500 each = 500000"),
+        ("stats { activeOracles }".to_owned(), "1000 × stats at 50 each = 50000"),
         ("pacts(first: 1) { totalCount }".to_owned(), "1000 × totalCount at 100 each = 100000"),
         ("pact(id: \"0\") { timeline { kind } }".to_owned(), "1000 × timeline at 20 each = 20000"),
         (format!("reputation(address: \"{address}\") {{ address }}"), "1000 × reputation at 50 each = 50000"),

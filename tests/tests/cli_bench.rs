@@ -59,6 +59,22 @@ async fn generate(seed: &str) -> std::result::Result<(String, Vec<PactState>), H
     Ok((printed, states))
 }
 
+/// Runs `agentpact` with `args` and returns what it printed, failing unless it succeeded.
+fn bench(args: &[&str]) -> std::result::Result<String, HarnessError> {
+    let output = Command::new(binary()).args(args).output().map_err(process)?;
+    let printed = said(&output);
+    assert!(output.status.success(), "{printed}");
+    Ok(printed)
+}
+
+/// "… N steps in M transactions …" from `gen`'s report.
+fn steps_and_transactions(printed: &str) -> Option<(usize, usize)> {
+    let (before, after) = printed.split_once(" steps in ")?;
+    let steps = before.split_whitespace().last()?.parse().ok()?;
+    let transactions = after.split_whitespace().next()?.parse().ok()?;
+    Some((steps, transactions))
+}
+
 #[tokio::test]
 async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Result {
     let (printed, states) = generate("7").await?;
@@ -69,6 +85,14 @@ async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Resu
     let in_usdc = states.iter().filter(|(_, _, currency)| !currency.is_zero()).count();
     assert_eq!(in_usdc, 20, "{printed}");
     assert!(printed.contains("in USDC: 20") && printed.contains("in ETH: 40"), "{printed}");
+    // Many lifecycle steps per node transaction, made by many distinct party contracts.
+    let (steps, transactions) = steps_and_transactions(&printed).unwrap_or_default();
+    assert!(
+        steps >= 60 * 5 && transactions * 10 <= steps,
+        "{steps} steps in {transactions} transactions: {printed}"
+    );
+    let sellers: std::collections::BTreeSet<Address> = states.iter().map(|(_, seller, _)| *seller).collect();
+    assert!(sellers.len() > 20, "60 pacts spread over many sellers, not a few accounts: {sellers:?}");
     let (_, again) = generate("7").await?;
     assert_eq!(again, states, "the same seed must give the same history");
     let (_, other) = generate("8").await?;
@@ -78,12 +102,7 @@ async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Resu
 
 #[tokio::test]
 async fn index_bench_checks_the_index_against_the_generated_history() -> Result {
-    let output = Command::new(binary())
-        .args(["bench", "index", "--pacts", "80", "--samples", "3"])
-        .output()
-        .map_err(process)?;
-    let printed = said(&output);
-    assert!(output.status.success(), "{printed}");
+    let printed = bench(&["bench", "index", "--pacts", "80", "--samples", "3"])?;
     for expected in
         ["backfill:", "checked: pacts by status in the index equal the generated history", "live ("]
     {
@@ -94,14 +113,26 @@ async fn index_bench_checks_the_index_against_the_generated_history() -> Result 
 
 #[tokio::test]
 async fn relay_bench_measures_latency_and_throughput() -> Result {
-    let output = Command::new(binary())
-        .args(["bench", "relay", "--messages", "20", "--conversations", "2", "--seconds", "1"])
-        .output()
-        .map_err(process)?;
-    let printed = said(&output);
-    assert!(output.status.success(), "{printed}");
+    let printed = bench(&["bench", "relay", "--messages", "20", "--conversations", "2", "--seconds", "1"])?;
     for expected in ["send → counterparty's subscription, 20 messages", "messages/s"] {
         assert!(printed.contains(expected), "{expected:?} missing from:\n{printed}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn api_bench_loads_the_server_from_another_process() -> Result {
+    let printed = bench(&["bench", "api", "--pacts", "60", "--seconds", "1", "--clients", "1,2"])?;
+    assert!(printed.contains("load from another process"), "{printed}");
+    let rows: Vec<&str> =
+        printed.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| query")).collect();
+    assert_eq!(rows.len(), 5 * 2, "five queries at two client counts:\n{printed}");
+    for row in rows {
+        // | name | clients | requests/s | p50 | p99 | errors |
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells.get(6), Some(&"0"), "every answer without errors: {row}");
+        let per_second: f64 = cells.get(3).and_then(|c| c.parse().ok()).unwrap_or_default();
+        assert!(per_second > 0.0, "answers came back: {row}");
     }
     Ok(())
 }

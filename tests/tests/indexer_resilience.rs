@@ -49,9 +49,14 @@ async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result 
         // A pool of its own, closed after the kill: the killed run's connections die with it,
         // and with them any transaction it had open.
         let pool = PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
+        let before = checkpoint_block(db.pool()).await?;
         let mut ix = indexer(&m.chain, &pool, small_ranges());
         let run = tokio::spawn(async move { ix.catch_up().await });
-        tokio::time::sleep(Duration::from_millis(attempt * 7 % 60)).await;
+        // The kill lands a few milliseconds after the run's first commit, so in or between its
+        // next transactions whatever the machine's speed (a fixed delay landed before the first
+        // commit or after the last one on a slow or a fast machine).
+        wait_for_progress(db.pool(), before, &run).await?;
+        tokio::time::sleep(Duration::from_millis(attempt % 5)).await;
         run.abort();
         let _ = run.await;
         pool.close().await;
@@ -63,6 +68,22 @@ async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result 
     assert!(stopped_partway > 3, "the kills did not land during the backfill ({stopped_partway} did)");
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
+    Ok(())
+}
+
+/// Waits until the checkpoint has moved past `before` or `run` has ended (up to 15 s).
+async fn wait_for_progress<T>(
+    pool: &sqlx::PgPool,
+    before: i64,
+    run: &tokio::task::JoinHandle<T>,
+) -> std::result::Result<(), HarnessError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while checkpoint_block(pool).await? == before && !run.is_finished() {
+        if tokio::time::Instant::now() > deadline {
+            return Err(HarnessError::Process(format!("the indexer committed nothing past block {before} in 15 s")));
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     Ok(())
 }
 

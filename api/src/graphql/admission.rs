@@ -196,8 +196,12 @@ pub struct Measure {
 impl Measure {
     /// How many `totalCount`s the document selects.
     fn counts(&self) -> u64 {
-        let at = super::cost::WEIGHTED.iter().position(|(name, _)| *name == "totalCount");
-        at.map_or(0, |i| self.weighted[i])
+        super::cost::WEIGHTED
+            .iter()
+            .zip(self.weighted)
+            .filter(|((name, _), _)| super::cost::COUNTS.contains(name))
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// Both measures of selections side by side: fields add up, depths take the deeper.

@@ -2,10 +2,12 @@
 //! list its page size times its selection; the fields that read far more than a row cost what
 //! they read, so a request cannot hold the database with a thousand aliases of one of them.
 
-/// `stats`: counts and volumes over every pact of a chain.
-pub const STATS: usize = 500;
-/// `totalCount`: a count over every pact passing a filter. Charged once per selection by the
-/// admission check (it belongs to a connection, not to each row of its page).
+/// `stats`: counts and volumes per status and currency, read from the flat counts (a few dozen
+/// rows), and the active oracles.
+pub const STATS: usize = 50;
+/// `totalCount` (or `totalCountExact`): a flat count's few rows, or up to `MAX_COUNTED` pacts
+/// counted one by one. Charged once per selection by the admission check (it belongs to a
+/// connection, not to each row of its page).
 pub const TOTAL_COUNT: usize = 100;
 /// `reputation`: aggregates over an address's pacts and feedback.
 pub const REPUTATION: usize = 50;
@@ -15,5 +17,13 @@ pub const TIMELINE: usize = 20;
 pub const SEARCH: usize = 100;
 
 /// The weighted fields by name, for a refusal that says what a query spent: (name, cost).
-pub const WEIGHTED: [(&str, usize); 4] =
-    [("stats", STATS), ("totalCount", TOTAL_COUNT), ("reputation", REPUTATION), ("timeline", TIMELINE)];
+pub const WEIGHTED: [(&str, usize); 5] = [
+    ("stats", STATS),
+    ("totalCount", TOTAL_COUNT),
+    ("totalCountExact", TOTAL_COUNT),
+    ("reputation", REPUTATION),
+    ("timeline", TIMELINE),
+];
+
+/// The fields that count pacts, charged [`TOTAL_COUNT`] each by the admission check.
+pub const COUNTS: [&str; 2] = ["totalCount", "totalCountExact"];

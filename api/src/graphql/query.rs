@@ -9,7 +9,7 @@ use super::{
     scalars::{Address, BigInt, Initiator, Status},
     types::{Currency, IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
 };
-use crate::read::{self, PactFilter as ReadFilter, Reader};
+use crate::read::{self, Count, PactFilter as ReadFilter, Reader};
 
 /// Which pacts to list; every field narrows the list.
 #[derive(InputObject, Default)]
@@ -125,6 +125,9 @@ pub struct PactConnection {
     chain_id: u64,
     #[graphql(skip)]
     filter: ReadFilter,
+    /// The count, read once for `totalCount` and `totalCountExact` together.
+    #[graphql(skip)]
+    count: tokio::sync::OnceCell<Count>,
 }
 
 #[async_graphql::ComplexObject]
@@ -134,11 +137,26 @@ impl PactConnection {
         self.edges.iter().map(|e| &e.node).collect()
     }
 
-    // Weighed by the admission check, once per selection (cost::TOTAL_COUNT): a list's
-    // complexity would multiply it by the page size.
-    /// How many pacts pass the filter, on all pages.
+    // Both counts are weighed by the admission check, once per selection (cost::TOTAL_COUNT): a
+    // list's complexity would multiply them by the page size.
+    /// How many pacts pass the filter, on all pages. Exact for no filter, or statuses with at most
+    /// one of buyer, seller, party, oracle and currency (counts the indexer keeps); for other
+    /// filters exact up to 10000, and 10000 with `totalCountExact` false past it.
     async fn total_count(&self, ctx: &Context<'_>) -> Result<u64> {
-        ctx.data::<Reader>()?.count_pacts(self.chain_id, &self.filter).await.map_err(to_graphql)
+        Ok(self.count(ctx).await?.value)
+    }
+
+    /// Whether `totalCount` is the whole count (false: at least that many).
+    async fn total_count_exact(&self, ctx: &Context<'_>) -> Result<bool> {
+        Ok(self.count(ctx).await?.exact)
+    }
+}
+
+impl PactConnection {
+    async fn count(&self, ctx: &Context<'_>) -> Result<Count> {
+        let reader = ctx.data::<Reader>()?;
+        let count = self.count.get_or_try_init(|| reader.count_pacts(self.chain_id, &self.filter));
+        count.await.copied().map_err(to_graphql)
     }
 }
 
@@ -210,7 +228,7 @@ impl PactQuery {
             start_cursor: edges.first().map(|e| e.cursor.clone()),
             end_cursor: edges.last().map(|e| e.cursor.clone()),
         };
-        Ok(PactConnection { edges, page_info, chain_id: chain, filter })
+        Ok(PactConnection { edges, page_info, chain_id: chain, filter, count: tokio::sync::OnceCell::new() })
     }
 
     /// Scores given on a pact (in submission order) or by an oracle (newest first); name at

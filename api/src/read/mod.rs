@@ -2,6 +2,7 @@
 //! the MCP server both read through [`Reader`], so they answer the same question the same way.
 
 pub mod agents;
+pub mod counts;
 pub mod currencies;
 pub mod cursor;
 pub mod oracles;
@@ -13,6 +14,7 @@ pub mod timeline;
 use sqlx::PgPool;
 
 pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
+pub use counts::{Count, MAX_COUNTED};
 pub use currencies::Currency;
 pub use cursor::Cursor;
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};

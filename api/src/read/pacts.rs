@@ -371,17 +371,6 @@ impl Reader {
             if plan.backward { (plan.before.is_some(), more) } else { (more, plan.after.is_some()) };
         Ok(Page { items, has_next_page, has_previous_page })
     }
-
-    /// How many pacts of `chain_id` pass `filter`.
-    pub async fn count_pacts(&self, chain_id: u64, filter: &PactFilter) -> Result<u64, ReadError> {
-        let mut q = QueryBuilder::<Postgres>::new("SELECT count(*) FROM pacts WHERE chain_id = ");
-        q.push_bind(i64_of(chain_id));
-        push_filter(&mut q, filter)?;
-        let n: i64 = q.build_query_scalar().fetch_one(self.pool()).await?;
-        Cells { table: "pacts", key: format!("chain {chain_id}, a count") }
-            .int("count", n)
-            .map_err(Into::into)
-    }
 }
 
 /// A checked page request: its size, its cursors and which way it scans.
@@ -447,7 +436,7 @@ fn push_bound(q: &mut QueryBuilder<Postgres>, order: PactOrder, cursor: &Cursor,
 /// The longest `search` accepted, in characters: a few words of a spec URI, not a document.
 pub const MAX_SEARCH_CHARS: usize = 200;
 
-fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) -> Result<(), ReadError> {
+pub(super) fn push_filter(q: &mut QueryBuilder<Postgres>, f: &PactFilter) -> Result<(), ReadError> {
     if !f.statuses.is_empty() {
         let codes: Vec<i16> = f.statuses.iter().map(|s| i16::from(s.code())).collect();
         q.push(" AND status = ANY(").push_bind(codes).push(")");

@@ -82,10 +82,10 @@ impl Reader {
     /// Counts and volumes of `chain_id`.
     pub async fn stats(&self, chain_id: u64) -> Result<Stats, ReadError> {
         let chain = i64_of(chain_id);
+        // The flat counts per currency (migrations/0010): one row per currency and status.
         let rows = sqlx::query!(
-            r#"SELECT status, currency, count(*) AS "count!",
-                      coalesce(sum(payment), 0)::text AS "volume!"
-               FROM pacts WHERE chain_id = $1 GROUP BY status, currency"#,
+            r#"SELECT status, subject AS currency, pacts AS count, payment::text AS "volume!"
+               FROM pact_counts WHERE chain_id = $1 AND dimension = 'currency' AND pacts <> 0"#,
             chain
         )
         .fetch_all(self.pool())
@@ -110,7 +110,8 @@ impl Reader {
                 .int("count", active_oracles)?,
         };
         for row in rows {
-            let cells = Cells { table: "pacts", key: format!("chain {chain_id}, status {}", row.status) };
+            let cells =
+                Cells { table: "pact_counts", key: format!("chain {chain_id}, status {}", row.status) };
             let status: PactStatus = cells.code("status", row.status)?;
             let Some(entry) = stats.by_status.iter_mut().find(|s| s.status == status) else { continue };
             let count: u64 = cells.int("count", row.count)?;

@@ -1,19 +1,15 @@
 //! `agentpact bench api`: the GraphQL API over a generated, indexed chain, served on loopback.
-//! For each query and each concurrency, clients send in a closed loop for a fixed time; reported:
-//! requests/s and p50/p99 latency. Clients, server and Postgres share this machine's cores, so the
-//! figures are a floor for a server with a machine of its own.
+//! For each query and each concurrency, clients in another process (`bench load`, pinned to the
+//! last CPU while this process keeps to the others, when `taskset` is there) send in a closed
+//! loop for a fixed time; reported: requests/s and p50/p99 latency. Postgres floats over every
+//! core, so the figures are a floor for a server with a machine of its own.
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{sync::Arc, time::Duration};
 
 use agentpact_api::{Databases, ServeConfig};
-use agentpact_indexer::Config;
-use anyhow::Context;
 use serde_json::{Value, json};
 
-use super::{Percentiles, Workload, lab::Lab, ms};
+use super::{Workload, lab::Lab, load, market::SPEC_WORDS};
 
 /// Flags of `agentpact bench api`.
 #[derive(Debug, Clone, clap::Args)]
@@ -34,12 +30,10 @@ type Inputs = Arc<dyn Fn(u64) -> Value + Send + Sync>;
 /// Runs the benchmark and prints a table.
 pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     let lab = Lab::open(&args.workload, "api").await?;
-    let started = Instant::now();
-    lab.indexer(Config::default()).catch_up().await?;
+    super::index::backfill(&lab).await?;
     // What autovacuum does to tables this size within minutes: planner statistics, and the
     // visibility map that lets counts read indexes alone.
     sqlx::query("VACUUM ANALYZE").execute(&lab.pool).await?;
-    println!("indexed in {:.1?}", started.elapsed());
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/graphql", listener.local_addr()?);
@@ -61,9 +55,9 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     ));
 
     let total = args.workload.pacts.max(1) as u64;
-    let sellers: Vec<String> = lab.cast.sellers.iter().map(|s| s.to_checksum(None)).collect();
+    let sellers: Vec<String> = lab.parties.sellers.iter().map(|s| s.to_checksum(None)).collect();
     let seller = move |n: u64| sellers[(n % sellers.len() as u64) as usize].clone();
-    let queries: [(&str, &str, Inputs); 4] = [
+    let queries: [(&str, &str, Inputs); 5] = [
         (
             "pact(id)",
             "query($id: BigInt!) { pact(id: $id) { id status payment buyer seller deadline oracles { address weight } } }",
@@ -89,88 +83,55 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
             "query($id: BigInt!) { pact(id: $id) { timeline { kind blockNumber txHash timestamp } } }",
             Arc::new(move |n| json!({ "id": (n % total).to_string() })),
         ),
+        (
+            "dashboard (cost ≈ 3,100: the most expensive accepted)",
+            "query($w: String!) { stats { pacts byStatus { status count } volumes { completed open } }
+                pacts(filter: { search: $w }, first: 100) { totalCount totalCountExact edges { node {
+                    id status payment buyer seller deadline createdAt outcome finalScore currency { symbol }
+                    timeline { kind blockNumber } } } } }",
+            Arc::new(move |n| json!({ "w": SPEC_WORDS[(n % SPEC_WORDS.len() as u64) as usize] })),
+        ),
     ];
-    let client = reqwest::Client::builder().pool_max_idle_per_host(256).build()?;
+    let load_cpu = pin_apart().await;
+    match load_cpu {
+        Some(cpu) => println!("load from another process on CPU {cpu}; this server on the others"),
+        None => println!("load from another process, unpinned (no taskset, or one CPU)"),
+    }
+    let dir = std::env::temp_dir().join(format!("agentpact-bench-api-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
     println!("| query | clients | requests/s | p50 | p99 | errors |");
     println!("|---|---|---|---|---|---|");
     for (name, query, inputs) in &queries {
+        let bodies = dir.join("bodies.jsonl");
+        // A fixed pseudo-random sequence of inputs, so runs are comparable.
+        let lines: Vec<String> = (0..20_000u64)
+            .map(|i| {
+                json!({ "query": query, "variables": inputs(i * 2_654_435_761 % 1_000_003) }).to_string()
+            })
+            .collect();
+        std::fs::write(&bodies, lines.join("\n"))?;
         for &clients in &args.clients {
-            let report =
-                load(&client, &url, query, inputs, clients, Duration::from_secs(args.seconds)).await?;
+            let r = load::in_another_process(&url, &bodies, clients, args.seconds, load_cpu).await?;
             println!(
-                "| {name} | {clients} | {:.0} | {} | {} | {} |",
-                report.per_second,
-                report.latency.map_or_else(|| "-".into(), |p| ms(p.p50)),
-                report.latency.map_or_else(|| "-".into(), |p| ms(p.p99)),
-                report.errors
+                "| {name} | {clients} | {:.0} | {:.1} ms | {:.1} ms | {} |",
+                r.per_second, r.p50_ms, r.p99_ms, r.errors
             );
         }
     }
     serving.abort();
+    std::fs::remove_dir_all(&dir).ok();
     Ok(())
 }
 
-struct Report {
-    per_second: f64,
-    latency: Option<Percentiles>,
-    errors: usize,
-}
-
-/// `clients` clients, each sending `query` in a closed loop for `length`, each with a fixed
-/// pseudo-random sequence of inputs so runs are comparable.
-async fn load(
-    client: &reqwest::Client,
-    url: &str,
-    query: &str,
-    inputs: &Inputs,
-    clients: usize,
-    length: Duration,
-) -> anyhow::Result<Report> {
-    let until = Instant::now() + length;
-    let mut running = Vec::new();
-    for c in 0..clients as u64 {
-        let bodies: Vec<String> = (0..2_000u64)
-            .map(|i| {
-                json!({ "query": query, "variables": inputs((i * 2_654_435_761 + c * 40_503) % 1_000_003) })
-                    .to_string()
-            })
-            .collect();
-        let (client, url) = (client.clone(), url.to_owned());
-        running.push(tokio::spawn(async move {
-            let (mut latencies, mut errors) = (Vec::new(), 0usize);
-            for body in bodies.iter().cycle() {
-                if Instant::now() >= until {
-                    break;
-                }
-                let sent = Instant::now();
-                let answer = client
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(body.clone())
-                    .send()
-                    .await;
-                let ok = match answer {
-                    Ok(response) => response.json::<Value>().await.is_ok_and(|v| v.get("errors").is_none()),
-                    Err(_) => false,
-                };
-                if ok {
-                    latencies.push(sent.elapsed());
-                } else {
-                    errors += 1;
-                }
-            }
-            (latencies, errors)
-        }));
+/// Keeps this process (server and indexer) off the last CPU and returns that CPU for the load
+/// process; `None` when there is one CPU or no `taskset`.
+async fn pin_apart() -> Option<usize> {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    if cpus < 2 {
+        return None;
     }
-    let (mut all, mut errors) = (Vec::new(), 0);
-    for client in running {
-        let (latencies, e) = client.await.context("a load client panicked")?;
-        all.extend(latencies);
-        errors += e;
-    }
-    Ok(Report {
-        per_second: all.len() as f64 / length.as_secs_f64(),
-        latency: Percentiles::of(&mut all),
-        errors,
-    })
+    let own = format!("0-{}", cpus - 2);
+    let pid = std::process::id().to_string();
+    let pinned = tokio::process::Command::new("taskset").args(["-a", "-p", "-c", &own, &pid]).output().await;
+    pinned.ok().filter(|o| o.status.success()).map(|_| cpus - 1)
 }

@@ -31,7 +31,12 @@ pub struct GenArgs {
 pub async fn run(args: GenArgs) -> anyhow::Result<()> {
     let url: alloy::transports::http::reqwest::Url =
         args.rpc_url.parse().with_context(|| format!("RPC_URL {:?} is not a URL", args.rpc_url))?;
-    let client = agentpact_contracts::rpc::client(url.clone(), &Default::default())
+    // Mining one phase of a large round is one request that can take minutes.
+    let limits = agentpact_contracts::rpc::RpcLimits {
+        timeout: std::time::Duration::from_secs(3_600),
+        ..Default::default()
+    };
+    let client = agentpact_contracts::rpc::client(url.clone(), &limits)
         .await
         .with_context(|| format!("no node answers at {}", args.rpc_url))?;
     let provider = ProviderBuilder::new().connect_client(client).erased();
@@ -58,10 +63,11 @@ pub async fn run(args: GenArgs) -> anyhow::Result<()> {
         generator.run(args.pacts, |done| eprint!("\rgenerated {done}/{} pacts", args.pacts)).await?;
     eprintln!();
     println!(
-        "{} pacts (seed {}) in {:.1?}: {} transactions, {} blocks mined",
+        "{} pacts (seed {}) in {:.1?}: {} steps in {} transactions, {} blocks mined",
         args.pacts,
         args.seed,
         started.elapsed(),
+        generated.steps,
         generated.transactions,
         generated.blocks
     );

@@ -37,6 +37,24 @@ pub struct IndexArgs {
 /// Runs the benchmark and prints its figures.
 pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let lab = Lab::open(&args.workload, "index").await?;
+    backfill(&lab).await?;
+    let delays = follow(&lab, Duration::from_millis(args.poll_ms), args.samples).await?;
+    let p = Percentiles::of(&mut delays.clone()).context("no latency sample")?;
+    println!(
+        "live ({} ms poll, {} transactions): block mined -> committed p50 {}, p95 {}, p99 {}, max {}",
+        args.poll_ms,
+        delays.len(),
+        ms(p.p50),
+        ms(p.p95),
+        ms(p.p99),
+        ms(p.max)
+    );
+    Ok(())
+}
+
+/// Indexes the generated history into the empty database with the default configuration,
+/// prints events/s, peak RSS and time by phase, and checks the index against the history.
+pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
     let mut indexer = lab.indexer(Config::default());
     let metrics = indexer.metrics();
     reset_peak_rss();
@@ -52,20 +70,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let phases: Vec<String> =
         Phase::ALL.iter().map(|p| format!("{} {:.2?}", p.name(), metrics.phase_total(*p))).collect();
     println!("  time by phase (RPC overlaps writing): {}", phases.join(", "));
-    check_statuses(&lab, &lab.generated).await?;
-
-    let delays = follow(&lab, Duration::from_millis(args.poll_ms), args.samples).await?;
-    let p = Percentiles::of(&mut delays.clone()).context("no latency sample")?;
-    println!(
-        "live ({} ms poll, {} transactions): block mined -> committed p50 {}, p95 {}, p99 {}, max {}",
-        args.poll_ms,
-        delays.len(),
-        ms(p.p50),
-        ms(p.p95),
-        ms(p.p99),
-        ms(p.max)
-    );
-    Ok(())
+    check_statuses(lab, &lab.generated).await
 }
 
 /// Fails unless the index holds exactly the statuses the generator planned: a benchmark of a

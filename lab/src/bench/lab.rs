@@ -16,6 +16,7 @@ use sqlx::PgPool;
 use super::{
     Workload,
     market::{ACCOUNTS, Crowd, Generated, Generator},
+    parties::Parties,
 };
 
 /// The prefix of the database each benchmark (re)creates: `agentpact_bench_<benchmark>`, so
@@ -30,8 +31,10 @@ pub struct Lab {
     pub provider: DynProvider,
     /// Where the contracts are.
     pub deployment: Deployment,
-    /// Who played which part in the history.
+    /// Which dev account plays which part outside the history (live pacts, the MCP wallet).
     pub cast: Crowd,
+    /// The parties that played the history.
+    pub parties: Parties,
     /// What the generator made.
     pub generated: Generated,
     /// The empty, migrated database.
@@ -53,12 +56,14 @@ impl Lab {
         let cast = Crowd::of(anvil.addresses())?;
         let started = Instant::now();
         let generator = Generator::start(provider.clone(), &deployment, cast.clone(), workload.seed).await?;
+        let parties = generator.parties().clone();
         let generated = generator.run(workload.pacts, |_| {}).await?;
         let head = provider.get_block_number().await?;
         println!(
-            "history: {} pacts (seed {}), {} transactions in {head} blocks, generated in {:.1?}",
+            "history: {} pacts (seed {}), {} steps in {} transactions in {head} blocks, generated in {:.1?}",
             workload.pacts,
             workload.seed,
+            generated.steps,
             generated.transactions,
             started.elapsed()
         );
@@ -66,7 +71,17 @@ impl Lab {
             fresh_database(workload.database_url.as_deref(), &format!("{DATABASE}_{benchmark}")).await?;
         let pool = sqlx::postgres::PgPoolOptions::new().max_connections(16).connect(&database_url).await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { anvil, provider, deployment, cast, generated, pool, database_url, _cluster: cluster })
+        Ok(Self {
+            anvil,
+            provider,
+            deployment,
+            cast,
+            parties,
+            generated,
+            pool,
+            database_url,
+            _cluster: cluster,
+        })
     }
 
     /// What the indexer follows.

@@ -3,11 +3,11 @@
 //! escrow allows a token) in that token, disputes won by each side, failed verifications and
 //! timeouts, and the withdrawals that follow.
 //!
-//! Fast means many transactions per block: automine is off, every sender's nonce is tracked here,
-//! gas is fixed, and a round of pacts is driven in phases, mined after each, so a phase only
-//! depends on blocks already mined. It needs a dev node that signs for its accounts (anvil).
-
-use std::collections::HashMap;
+//! Fast means many steps per transaction and many transactions per block: the parties are
+//! contracts driven a hundred lifecycle steps per transaction ([`Parties`]), automine is off, the
+//! driver's nonce is tracked here, gas is fixed, and a round of pacts is driven in phases, mined
+//! after each, so a phase only depends on blocks already mined. It needs a dev node that signs for
+//! its accounts and lets balances be set (anvil).
 
 use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry, TestToken};
 use alloy::{
@@ -15,29 +15,40 @@ use alloy::{
     primitives::{Address, B256, U256, keccak256},
     providers::{DynProvider, Provider},
 };
-use anyhow::{Context, bail};
+
+use super::parties::{Parties, Steps};
+use anyhow::bail;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::Value;
 
-/// Pacts driven together, a phase of each mined in one block.
-const ROUND: usize = 2_000;
+/// Pacts driven together, a phase of each mined in one block: blocks of up to ~10,000 escrow
+/// events, dense but the size an indexer meets on a busy chain (a round of 100,000 makes blocks
+/// of 100,000+ events, which an indexer must read whole: 2 GB for one `eth_getLogs`). Anvil 1.7.1
+/// rebuilds its whole state trie for every block, so each block costs time in proportion to the
+/// pacts already made (BENCHMARKS.md §The history).
+const ROUND: usize = 5_000;
+
+/// What each buyer and seller party holds of the token at the start: 10^9 whole tokens at 6 decimals.
+const TOKENS_PER_TRADER: U256 = U256::from_limbs([1_000_000_000_000_000, 0, 0, 0]);
 
 /// Accounts the generator needs: anvil's dev accounts 1-19 play every part.
 pub const ACCOUNTS: usize = 20;
 
 /// Words the spec URIs are made of, so search has something to find.
-const SPEC_WORDS: [&str; 8] =
+pub(super) const SPEC_WORDS: [&str; 8] =
     ["logo", "translation", "audit", "dataset", "summary", "website", "review", "voice"];
 
-/// Who plays which part (account 0 deploys).
+/// Which dev account plays which part outside the generated history (account 0 deploys): the
+/// benchmarks' own live pacts and MCP wallet. The history itself is made by [`Parties`], driven
+/// by `driver`.
 #[derive(Debug, Clone)]
 pub struct Crowd {
     /// Dev accounts 1-4.
     pub buyers: Vec<Address>,
-    /// Dev accounts 5-12.
-    pub sellers: Vec<Address>,
     /// Dev accounts 13-17, registered as oracles.
     pub oracles: Vec<Address>,
+    /// Dev account 18: sends the parties' transactions.
+    pub driver: Address,
     /// Dev account 19.
     pub arbitrator: Address,
 }
@@ -50,8 +61,8 @@ impl Crowd {
         }
         Ok(Self {
             buyers: accounts[1..=4].to_vec(),
-            sellers: accounts[5..=12].to_vec(),
             oracles: accounts[13..=17].to_vec(),
+            driver: accounts[18],
             arbitrator: accounts[19],
         })
     }
@@ -144,6 +155,7 @@ struct Plan {
     initiator: Initiator,
     buyer: Address,
     seller: Address,
+    arbitrator: Address,
     oracles: Vec<Address>,
     scores: Vec<u8>,
     terms: AgentPact::Terms,
@@ -204,7 +216,9 @@ pub struct Generated {
     pub fates: std::collections::BTreeMap<Fate, usize>,
     /// Pacts by currency symbol.
     pub currencies: std::collections::BTreeMap<String, usize>,
-    /// Transactions sent (every one mined without a revert, or the run fails).
+    /// Calls the parties made (creations, acceptances, scores, approvals, withdrawals, …).
+    pub steps: usize,
+    /// Node transactions they were sent in (every one mined without a revert, or the run fails).
     pub transactions: usize,
     /// Blocks mined.
     pub blocks: u64,
@@ -214,18 +228,22 @@ pub struct Generated {
 pub struct Generator {
     provider: DynProvider,
     pact: AgentPact::AgentPactInstance<DynProvider>,
-    cast: Crowd,
+    parties: Parties,
     token: Option<Token>,
     rng: StdRng,
-    nonces: HashMap<Address, u64>,
+    /// The driver's next nonce.
+    nonce: u64,
+    /// Steps not yet sent.
+    steps: Steps,
     generated: Generated,
 }
 
 impl Generator {
-    /// Registers the cast's oracles (when not yet), learns the first token the escrow allows and
-    /// lets it take that token from every buyer and seller (one unlimited allowance each: a
-    /// generator of thousands of pacts, not an agent's wallet), turns automine off and learns the
-    /// nonces.
+    /// Registers the cast's oracles (when not yet: the benchmarks' live pacts name them), makes
+    /// the parties ([`Parties::make`]), learns the first token the escrow allows and mints it to
+    /// every buyer and seller party, turns automine off, then has the party oracles register and
+    /// every trader let the escrow take the token (one unlimited allowance each: a generator of a
+    /// million pacts, not an agent's wallet).
     pub async fn start(
         provider: DynProvider,
         deployment: &Deployment,
@@ -246,6 +264,7 @@ impl Generator {
                     .await?;
             }
         }
+        let parties = Parties::make(&provider, cast.driver).await?;
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let announced = pact.CurrencyAllowed_filter().from_block(deployment.block).query().await?;
         let token = announced.into_iter().map(|(e, _)| e).find(|e| !e.currency.is_zero()).map(|e| Token {
@@ -253,38 +272,49 @@ impl Generator {
             decimals: e.decimals,
             symbol: e.symbol,
         });
+        // One mint to the first trader, who hands each other trader its share below (each mined
+        // block costs anvil a pass over the whole state: few blocks, many steps).
+        let traders: Vec<Address> = parties.traders().copied().collect();
+        if let Some(token) = &token {
+            let erc20 = TestToken::new(token.address, provider.clone());
+            let minter = erc20.minter().call().await?;
+            let all = TOKENS_PER_TRADER * U256::from(traders.len());
+            erc20.mint(traders[0], all).from(minter).send().await?.get_receipt().await?;
+        }
         let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
         let _: Value =
-            provider.raw_request("evm_setBlockGasLimit".into(), (U256::from(3_000_000_000u64),)).await?;
-        let mut nonces = HashMap::new();
-        let everyone = cast.buyers.iter().chain(&cast.sellers).chain(&cast.oracles).chain([&cast.arbitrator]);
-        for who in everyone {
-            nonces.insert(*who, provider.get_transaction_count(*who).await?);
-        }
+            provider.raw_request("evm_setBlockGasLimit".into(), (U256::from(1_000_000_000_000u64),)).await?;
+        let nonce = provider.get_transaction_count(cast.driver).await?;
         let mut generator = Self {
             pact,
             provider,
-            cast,
+            parties,
             token,
             rng: StdRng::seed_from_u64(seed),
-            nonces,
+            nonce,
+            steps: Steps::default(),
             generated: Generated::default(),
         };
-        generator.allow_token().await?;
+        for oracle in generator.parties.oracles.clone() {
+            generator.step(oracle, registry.register(vec!["bench".into()]), stake)?;
+        }
+        if let Some(token) = generator.token.clone() {
+            let erc20 = TestToken::new(token.address, generator.provider.clone());
+            let escrow = *generator.pact.address();
+            for who in &traders[1..] {
+                generator.step(traders[0], erc20.transfer(*who, TOKENS_PER_TRADER), U256::ZERO)?;
+            }
+            for who in traders {
+                generator.step(who, erc20.approve(escrow, U256::MAX), U256::ZERO)?;
+            }
+        }
+        generator.mine().await?;
         Ok(generator)
     }
 
-    /// Lets the escrow take the token from every buyer and seller: one unlimited allowance each,
-    /// sent with the tracked nonces and mined before the first pact.
-    async fn allow_token(&mut self) -> anyhow::Result<()> {
-        let Some(token) = self.token.clone() else { return Ok(()) };
-        let erc20 = TestToken::new(token.address, self.provider.clone());
-        let escrow = *self.pact.address();
-        let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
-        for who in parties {
-            self.fire(who, erc20.approve(escrow, U256::MAX)).await?;
-        }
-        self.mine().await
+    /// The parties that play the history.
+    pub fn parties(&self) -> &Parties {
+        &self.parties
     }
 
     /// Generates `pacts` pacts, `progress` called with the count after each round; turns
@@ -314,42 +344,38 @@ impl Generator {
                 _ => "ETH",
             };
             *self.generated.currencies.entry(symbol.to_owned()).or_default() += 1;
-            self.fire(p.creator(), pact.createPact(p.terms.clone()).value(p.value(p.creator_deposit())))
-                .await?;
+            self.step(p.creator(), pact.createPact(p.terms.clone()), p.value(p.creator_deposit()))?;
         }
         self.mine().await?;
         for p in &plans {
             match p.fate {
                 Fate::Open => {}
-                Fate::Cancelled => self.fire(p.creator(), pact.cancelPact(p.id)).await?,
-                _ => {
-                    self.fire(p.accepter(), pact.acceptPact(p.id).value(p.value(p.accepter_deposit())))
-                        .await?
-                }
+                Fate::Cancelled => self.step(p.creator(), pact.cancelPact(p.id), U256::ZERO)?,
+                _ => self.step(p.accepter(), pact.acceptPact(p.id), p.value(p.accepter_deposit()))?,
             }
         }
         self.mine().await?;
         for p in plans.iter().filter(|p| p.fate.started()) {
-            self.fire(p.seller, pact.startWork(p.id)).await?;
+            self.step(p.seller, pact.startWork(p.id), U256::ZERO)?;
             if p.fate.submitted() {
-                self.fire(p.seller, pact.submitWork(p.id, keccak256(p.id.to_be_bytes::<32>()))).await?;
+                self.step(p.seller, pact.submitWork(p.id, keccak256(p.id.to_be_bytes::<32>())), U256::ZERO)?;
             }
         }
         self.mine().await?;
         for p in plans.iter().filter(|p| p.fate.scored()) {
             for (oracle, score) in p.oracles.iter().zip(&p.scores) {
-                self.fire(*oracle, pact.submitVerification(p.id, *score, B256::repeat_byte(9))).await?;
+                self.step(*oracle, pact.submitVerification(p.id, *score, B256::repeat_byte(9)), U256::ZERO)?;
             }
         }
         self.mine().await?;
         for p in plans.iter().filter(|p| p.fate.scored()) {
-            self.fire(p.oracles[0], pact.finalizeVerification(p.id)).await?;
+            self.step(p.oracles[0], pact.finalizeVerification(p.id), U256::ZERO)?;
         }
         self.mine().await?;
         for p in &plans {
             match p.fate {
-                Fate::Approved => self.fire(p.buyer, pact.approveWork(p.id)).await?,
-                f if f.rejected() => self.fire(p.buyer, pact.rejectWork(p.id)).await?,
+                Fate::Approved => self.step(p.buyer, pact.approveWork(p.id), U256::ZERO)?,
+                f if f.rejected() => self.step(p.buyer, pact.rejectWork(p.id), U256::ZERO)?,
                 _ => {}
             }
         }
@@ -360,7 +386,7 @@ impl Generator {
                 Fate::BuyerWinsDispute => false,
                 _ => continue,
             };
-            self.fire(self.cast.arbitrator, pact.resolveDispute(p.id, verdict)).await?;
+            self.step(p.arbitrator, pact.resolveDispute(p.id, verdict), U256::ZERO)?;
         }
         self.mine().await?;
         self.time_out(&plans, now).await?;
@@ -377,7 +403,7 @@ impl Generator {
         self.mine().await?;
         let pact = self.pact.clone();
         for p in late {
-            self.fire(p.buyer, pact.claimTimeout(p.id)).await?;
+            self.step(p.buyer, pact.claimTimeout(p.id), U256::ZERO)?;
         }
         self.mine().await
     }
@@ -385,13 +411,13 @@ impl Generator {
     /// Every buyer and seller with a credit withdraws it, in each currency.
     async fn withdraw_all(&mut self) -> anyhow::Result<()> {
         let pact = self.pact.clone();
-        let parties: Vec<Address> = self.cast.buyers.iter().chain(&self.cast.sellers).copied().collect();
+        let traders: Vec<Address> = self.parties.traders().copied().collect();
         let currencies: Vec<Address> =
             std::iter::once(Address::ZERO).chain(self.token.as_ref().map(|t| t.address)).collect();
-        for who in parties {
+        for who in traders {
             for &currency in &currencies {
                 if pact.balances(currency, who).call().await? > U256::ZERO {
-                    self.fire(who, pact.withdraw(currency)).await?;
+                    self.step(who, pact.withdraw(currency), U256::ZERO)?;
                 }
             }
         }
@@ -403,12 +429,14 @@ impl Generator {
         let rng = &mut self.rng;
         let fate = Fate::draw(rng);
         let initiator = if rng.random_bool(0.7) { Initiator::Buyer } else { Initiator::Seller };
-        let buyer = self.cast.buyers[rng.random_range(0..self.cast.buyers.len())];
-        let seller = self.cast.sellers[rng.random_range(0..self.cast.sellers.len())];
+        let parties = &self.parties;
+        let buyer = parties.buyers[rng.random_range(0..parties.buyers.len())];
+        let seller = parties.sellers[rng.random_range(0..parties.sellers.len())];
+        let arbitrator = parties.arbitrators[rng.random_range(0..parties.arbitrators.len())];
         let count = rng.random_range(1..=3usize);
-        let start = rng.random_range(0..self.cast.oracles.len());
+        let start = rng.random_range(0..parties.oracles.len());
         let oracles: Vec<Address> =
-            (0..count).map(|k| self.cast.oracles[(start + k) % self.cast.oracles.len()]).collect();
+            (0..count).map(|k| parties.oracles[(start + k) % parties.oracles.len()]).collect();
         let weights: Vec<u8> = match count {
             1 => vec![100],
             2 => vec![60, 40],
@@ -445,14 +473,14 @@ impl Generator {
             acceptBy: 0,
             reviewPeriod: 0,
             threshold: 50,
-            arbitrator: self.cast.arbitrator,
+            arbitrator,
             counterparty: Address::ZERO,
             currency,
             payment,
             oracles: oracles.clone(),
             weights,
         };
-        let mut plan = Plan { id, fate, initiator, buyer, seller, oracles, scores, terms };
+        let mut plan = Plan { id, fate, initiator, buyer, seller, arbitrator, oracles, scores, terms };
         if named {
             plan.terms.counterparty = plan.accepter();
         }
@@ -465,27 +493,22 @@ impl Generator {
         Ok(latest.map_or((0, 0), |b| (b.header.number, b.header.timestamp)))
     }
 
-    /// Sends `call` from `from` with its next nonce, without waiting for it to be mined.
-    async fn fire<D: CallDecoder>(
+    /// Queues `call`, made by party `from` with `value`, for the next [`Self::mine`].
+    fn step<D: CallDecoder>(
         &mut self,
         from: Address,
         call: CallBuilder<&DynProvider, D>,
+        value: U256,
     ) -> anyhow::Result<()> {
-        let nonce = self.nonces.entry(from).or_default();
-        let call = call
-            .from(from)
-            .nonce(*nonce)
-            .gas(1_000_000)
-            .max_fee_per_gas(100_000_000_000)
-            .max_priority_fee_per_gas(0);
-        drop(call.send().await.context("sending a generated transaction")?);
-        *nonce += 1;
-        self.generated.transactions += 1;
+        self.parties.step(&mut self.steps, from, call, value)?;
+        self.generated.steps += 1;
         Ok(())
     }
 
-    /// Mines until the pool is empty.
+    /// Sends the queued steps through the crowd, then mines until the pool is empty.
     async fn mine(&mut self) -> anyhow::Result<()> {
+        let steps = std::mem::take(&mut self.steps);
+        self.generated.transactions += self.parties.send(steps, &mut self.nonce).await?;
         loop {
             let _: Value = self.provider.raw_request("evm_mine".into(), ()).await?;
             self.generated.blocks += 1;

@@ -52,7 +52,7 @@ pub async fn run(args: McpBenchArgs) -> anyhow::Result<()> {
         ("get-pact-count", json!({})),
         ("get-pact", json!({ "pactId": 0 })),
         ("list-pacts", json!({ "status": ["COMPLETED"], "first": 20 })),
-        ("get-reputation", json!({ "address": lab.cast.sellers[0].to_string() })),
+        ("get-reputation", json!({ "address": lab.parties.sellers[0].to_string() })),
     ];
     println!(
         "| tool | through the binary p50 / p99 | the same read made directly p50 | server overhead (p50) |"
@@ -118,7 +118,7 @@ async fn read_directly(lab: &Lab, reader: &Reader, tool: &str) -> anyhow::Result
             reader.pacts(chain_id, &filter, Default::default(), &page).await?;
         }
         "get-reputation" => {
-            reader.reputation(chain_id, lab.cast.sellers[0]).await?;
+            reader.reputation(chain_id, lab.parties.sellers[0]).await?;
         }
         other => bail!("no direct read for {other}"),
     }

@@ -6,8 +6,10 @@ mod api;
 mod generate;
 mod index;
 mod lab;
+mod load;
 mod market;
 mod mcp;
+mod parties;
 mod relay;
 
 use std::time::Duration;
@@ -29,6 +31,8 @@ enum BenchCommand {
     Index(index::IndexArgs),
     /// Requests/s and latency of the GraphQL API over a generated, indexed chain.
     Api(api::ApiArgs),
+    /// The load generator `api` runs in another process: request bodies from a file, in a loop.
+    Load(load::LoadArgs),
     /// The MCP server's own cost per read tool, and a whole lifecycle through the stdio binary.
     Mcp(mcp::McpBenchArgs),
     /// The negotiation relay: send-to-subscription latency and messages/s.
@@ -41,6 +45,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Gen(args) => generate::run(args).await,
         BenchCommand::Index(args) => index::run(args).await,
         BenchCommand::Api(args) => api::run(args).await,
+        BenchCommand::Load(args) => load::run(args).await,
         BenchCommand::Mcp(args) => mcp::run(args).await,
         BenchCommand::Relay(args) => relay::run(args).await,
     }
