@@ -6,6 +6,7 @@
 //! events.
 
 pub mod connections;
+pub mod dashboard;
 pub mod databases;
 pub mod graphql;
 pub mod live;

@@ -1,5 +1,5 @@
-//! The HTTP server: GraphQL (POST `/graphql`, GraphiQL on GET, websocket subscriptions on
-//! `/graphql/ws`), the negotiation relay (`/hire/…`), `/healthz`, `/readyz`, `/metrics`, and CORS
+//! The HTTP server: the dashboard (`/`, its query console on `GET /graphql`), GraphQL (POST
+//! `/graphql`, websocket subscriptions on `/graphql/ws`), the negotiation relay (`/hire/…`), `/healthz`, `/readyz`, `/metrics`, and CORS
 //! as configured.
 
 use std::{
@@ -11,14 +11,14 @@ use std::{
 };
 
 use agentpact_negotiation::{Clock, Relay, Timeouts};
-use async_graphql::{ParseRequestError, http::GraphiQLSource};
+use async_graphql::ParseRequestError;
 use async_graphql_axum::{GraphQLProtocol, GraphQLRequest, GraphQLResponse};
 use axum::{
     Json, Router,
     extract::{ConnectInfo, MatchedPath, Request, State, ws::WebSocketUpgrade},
     http::{HeaderValue, StatusCode},
     middleware::{self, Next},
-    response::{Html, IntoResponse, Response},
+    response::{IntoResponse, Response},
     routing::get,
 };
 use tower_http::{
@@ -29,6 +29,7 @@ use tracing::Instrument;
 
 use crate::{
     connections::{self, ConnectionLimits},
+    dashboard,
     databases::Databases,
     graphql::{ApiSchema, ChainId, schema},
     live::Live,
@@ -117,7 +118,7 @@ pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, Se
     let sockets = websocket::Sockets { schema: schema.clone(), limiter: limiter.clone() };
     let state = AppState { schema, sockets, databases, reader, config, metrics: ApiMetrics::default() };
     let mut graphql_routes = Router::new()
-        .route("/graphql", get(graphiql).post(graphql))
+        .route("/graphql", get(dashboard::page).post(graphql))
         .route("/graphql/ws", get(socket))
         .merge(agentpact_negotiation::http::routes(relay))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
@@ -126,6 +127,7 @@ pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, Se
     }
     let mut router = Router::new()
         .merge(graphql_routes)
+        .merge(dashboard::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -163,10 +165,6 @@ fn cors(origins: &[String]) -> Result<Option<CorsLayer>, ServeError> {
         .map(|o| HeaderValue::from_str(o).map_err(|_| ServeError::BadOrigin(o.clone())))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(layer.allow_origin(AllowOrigin::list(values))))
-}
-
-async fn graphiql() -> Html<String> {
-    Html(GraphiQLSource::build().endpoint("/graphql").subscription_endpoint("/graphql/ws").finish())
 }
 
 async fn graphql(

@@ -21,8 +21,8 @@ pub struct ServeArgs {
     /// The chain queries mean when they name none, and the one /readyz checks.
     #[arg(long, env = "CHAIN_ID", default_value_t = 84532)]
     chain_id: u64,
-    /// Where to listen: GraphQL on /graphql (GraphiQL in a browser), subscriptions on
-    /// /graphql/ws, and /healthz, /readyz, /metrics.
+    /// Where to listen: the dashboard on /, GraphQL on /graphql (a query console in a browser),
+    /// subscriptions on /graphql/ws, and /healthz, /readyz, /metrics.
     #[arg(long, env = "API_ADDR", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// Browser origins allowed to call the API (comma-separated, or * for any); none by default.

@@ -15,8 +15,10 @@
 pub mod agents;
 pub mod anvil;
 pub mod api;
+pub mod browser;
 pub mod chain;
 pub mod cli;
+pub mod dev;
 pub mod index;
 pub mod mcp;
 pub mod pacts;

@@ -1,5 +1,5 @@
 //! The API as a client meets it over HTTP: live updates over a websocket, limits and input errors
-//! with codes, GraphiQL, health, readiness, metrics and CORS.
+//! with codes, the query console, health, readiness, metrics and CORS.
 
 use std::time::{Duration, Instant};
 
@@ -154,16 +154,22 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
 }
 
 #[tokio::test]
-async fn graphiql_health_readiness_metrics_and_cors() -> Result {
+async fn console_health_readiness_metrics_and_cors() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
     let mut config = api::config(m.chain.anvil.chain_id());
     config.ready_max_silence = Duration::from_secs(2);
     let api = TestApi::start(db.pool(), config).await?;
 
+    // The query console is the dashboard's page, its script served by the binary (tests/tests/
+    // dashboard.rs drives it in a browser).
     let (status, page) = api.get("/graphql").await?;
     assert_eq!(status, 200);
-    assert!(page.contains("graphiql") || page.contains("GraphiQL"), "GraphiQL page: {page:.200}");
+    assert!(page.contains(r#"src="/assets/js/main.js""#), "console page: {page:.300}");
+    let (status, script) = api.get("/assets/js/pages/console.js").await?;
+    assert_eq!(status, 200);
+    assert!(script.contains("export async function console"), "{script:.200}");
+    assert_eq!(api.get("/assets/../Cargo.toml").await?.0, 404);
     assert_eq!(api.get("/healthz").await?, (200, "ok".to_owned()));
     let (status, body) = api.get("/readyz").await?;
     assert_eq!(status, 503, "nothing indexed yet: {body}");
@@ -187,7 +193,7 @@ async fn graphiql_health_readiness_metrics_and_cors() -> Result {
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("has not reported"), "{body}");
 
-    api.data("{ stats { pacts } }", json!({})).await?; // with GraphiQL's GET: 2 answers on /graphql
+    api.data("{ stats { pacts } }", json!({})).await?; // with the console's GET: 2 answers on /graphql
     let (status, metrics) = api.get("/metrics").await?;
     assert_eq!(status, 200);
     assert!(

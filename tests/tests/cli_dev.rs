@@ -2,17 +2,10 @@
 //! configured, serves demo pacts in every status, takes a new pact from MCP agents (the real stdio
 //! binary) to COMPLETED, and leaves nothing running after Ctrl-C.
 
-use std::{process::Stdio, time::Duration};
-
 use agentpact_contracts::PactStatus;
-use agentpact_tests::{
-    HarnessError, anvil,
-    cli::{binary, free_port},
-    mcp::StdioAgent,
-};
+use agentpact_tests::{HarnessError, anvil, dev::DevStack, mcp::StdioAgent};
 use alloy::{hex, signers::local::PrivateKeySigner};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
@@ -27,41 +20,14 @@ fn port_of(url: &str) -> Option<u16> {
 
 #[tokio::test]
 async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() -> Result {
-    let (anvil_port, api_port) = (free_port()?, free_port()?);
-    let dir = std::env::temp_dir().join(format!("agentpact-dev-test-{}", std::process::id()));
-    let mut dev = tokio::process::Command::new(binary())
-        .args(["dev", "--anvil-port", &anvil_port.to_string(), "--api-port", &api_port.to_string()])
-        .arg("--deployments-dir")
-        .arg(&dir)
-        .env_remove("DATABASE_URL") // nothing configured: the stack starts its own Postgres
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(process)?;
-    let mut stderr = dev.stderr.take().ok_or_else(|| process("no stderr"))?;
-    let logs = tokio::spawn(async move {
-        let mut all = String::new();
-        let _ = stderr.read_to_string(&mut all).await;
-        all
-    });
-    let mut stdout = BufReader::new(dev.stdout.take().ok_or_else(|| process("no stdout"))?).lines();
-    let (mut graphql, mut rpc, mut database) = (None, None, None);
-    while graphql.is_none() || rpc.is_none() || database.is_none() {
-        let line = tokio::time::timeout(Duration::from_secs(120), stdout.next_line())
-            .await
-            .map_err(|_| process("agentpact dev printed no URLs within 120 s"))?
-            .map_err(process)?
-            .ok_or_else(|| process("agentpact dev exited before printing its URLs"))?;
-        let word = |prefix: &str| {
-            line.strip_prefix(prefix).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned)
-        };
-        graphql = graphql.or(word("GraphQL: "));
-        rpc = rpc.or(word("Chain:   "));
-        database = database.or(word("Postgres: "));
-    }
-    let (graphql, rpc, database) =
-        (graphql.unwrap_or_default(), rpc.unwrap_or_default(), database.unwrap_or_default());
+    let dev = DevStack::start().await?;
+    assert!(
+        dev.printed[0].starts_with("Dashboard: http://127.0.0.1:"),
+        "the dashboard's URL comes first: {:?}",
+        dev.printed
+    );
+    let (graphql, rpc, database) = (dev.graphql.clone(), dev.rpc.clone(), dev.database.clone());
+    let (dir, api_port) = (dev.deployments.clone(), dev.api_port);
     let client = reqwest::Client::new();
     let query = |q: &'static str| {
         let (client, graphql) = (client.clone(), graphql.clone());
@@ -153,15 +119,7 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
     drop((buyer, seller, oracle_a, oracle_b));
 
     // Ctrl-C: everything the stack started stops.
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &dev.id().unwrap_or_default().to_string()])
-        .status()
-        .map_err(process)?;
-    assert!(killed.success());
-    let status =
-        tokio::time::timeout(Duration::from_secs(30), dev.wait()).await.map_err(process)?.map_err(process)?;
-    let logs = logs.await.map_err(process)?;
-    assert!(status.success(), "exit after Ctrl-C: {status:?}\n{logs}");
+    dev.stop().await?;
     for (what, port) in
         [("anvil", port_of(&rpc)), ("Postgres", port_of(&database)), ("the API", Some(api_port))]
     {
@@ -171,6 +129,5 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             "{what} still listens on {port} after Ctrl-C"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

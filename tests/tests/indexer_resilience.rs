@@ -80,7 +80,9 @@ async fn wait_for_progress<T>(
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     while checkpoint_block(pool).await? == before && !run.is_finished() {
         if tokio::time::Instant::now() > deadline {
-            return Err(HarnessError::Process(format!("the indexer committed nothing past block {before} in 15 s")));
+            return Err(HarnessError::Process(format!(
+                "the indexer committed nothing past block {before} in 15 s"
+            )));
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }

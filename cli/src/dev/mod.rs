@@ -163,9 +163,10 @@ fn print_welcome(
         }
     } } });
     println!(
-        "AgentPact dev stack is up (Ctrl-C stops it).\n\
+        "Dashboard: http://127.0.0.1:{api_port}/   (open it in a browser)\n\
          \n\
-         GraphQL: http://127.0.0.1:{api_port}/graphql   (GraphiQL in a browser)\n\
+         AgentPact dev stack is up (Ctrl-C stops it).\n\
+         GraphQL: http://127.0.0.1:{api_port}/graphql   (POST queries; a query console in a browser)\n\
          Chain:   {} (chain id {CHAIN_ID}), contracts in {}/{CHAIN_ID}.json\n\
          Postgres: {database_url}\n\
          Demo: pacts 0-7 in ETH and 8-15 in USDC, one in each status; oracles are dev accounts 4 and 5;\n\

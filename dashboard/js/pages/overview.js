@@ -1,0 +1,64 @@
+// The market at a glance: pacts by status, volume per currency, agents and oracles, and where
+// the indexer stands; redrawn as pacts change.
+
+import { onPactChanges, query } from '../api.js';
+import { bars } from '../charts.js';
+import { fill, h, section } from '../dom.js';
+import { amount, label, STATUSES, time } from '../format.js';
+import { pactRows, PACT_ROW } from './pacts.js';
+
+const OVERVIEW = `
+  query Overview {
+    stats {
+      pacts activeOracles
+      byStatus { status count }
+      volumes { currency { symbol address } completed completedFormatted open openFormatted }
+    }
+    indexerStatus { indexedBlock indexedBlockTime headBlock lagBlocks lagSeconds }
+    agents(first: 100) { edges { cursor } pageInfo { hasNextPage } }
+    pacts(first: 8) { nodes { ${PACT_ROW} } }
+  }`;
+
+/** Renders the overview into `main` and keeps it current. */
+export async function overview(main, { live }) {
+  const draw = async () => render(main, await query(OVERVIEW));
+  await draw();
+  live(onPactChanges(null, draw));
+  const timer = setInterval(draw, 5000); // the head moves without pacts changing
+  live(() => clearInterval(timer));
+}
+
+function render(main, { stats, indexerStatus: ix, agents, pacts }) {
+  const agentCount = `${agents.edges.length}${agents.pageInfo.hasNextPage ? '+' : ''}`;
+  const byStatus = new Map(stats.byStatus.map((s) => [s.status, s.count]));
+  fill(main,
+    h('h1', {}, 'Market overview'),
+    h('div', { class: 'tiles' },
+      tile('Pacts', stats.pacts, 'pacts'),
+      tile('Active agents', agentCount, 'agents'),
+      tile('Active oracles', stats.activeOracles, 'oracles'),
+      tile('Indexed block', ix ? ix.indexedBlock : '—', 'indexed'),
+      tile('Chain head', ix?.headBlock ?? '—', 'head'),
+      tile('Lag', ix ? `${ix.lagBlocks} blocks · ${ix.lagSeconds} s` : 'not indexed yet', 'lag')),
+    h('div', { class: 'columns' },
+      section('Pacts by status', h('div', { id: 'by-status' }, bars('Pacts in each status', STATUSES.map((s) => ({
+        key: s, label: label(s), value: byStatus.get(s) ?? 0, href: `/#/pacts?status=${s}`, tone: `s-${s}`,
+      })))),
+      ),
+      section('Volume per currency', volumes(stats.volumes))),
+    section('Latest pacts', pactRows(pacts.nodes, 'The latest pacts')),
+    ix ? h('p', { class: 'note' }, 'Indexed up to block ', String(ix.indexedBlock), ' of ', time(ix.indexedBlockTime), '.') : null);
+}
+
+function tile(name, value, key) {
+  return h('div', { class: 'tile', 'data-tile': key }, h('span', { class: 'tile-name' }, name), h('strong', {}, String(value)));
+}
+
+/** Completed and open payment in each currency: bars per currency, never added across currencies. */
+function volumes(list) {
+  // Bar widths only (a float is exact enough for that); the text is the exact decimal.
+  return list.map((v) => bars(v.currency.symbol, [
+    { key: `${v.currency.symbol}-completed`, label: 'Completed', value: Number(v.completed), text: amount(v.completedFormatted, v.currency), tone: 's-COMPLETED' },
+    { key: `${v.currency.symbol}-open`, label: 'Held in open pacts', value: Number(v.open), text: amount(v.openFormatted, v.currency), tone: 's-FUNDED' },
+  ]));
+}

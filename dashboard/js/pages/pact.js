@@ -1,0 +1,119 @@
+// One pact's whole story: terms, parties, stakes, oracles against the threshold, every event
+// with its block and transaction, payouts, the negotiation before it and the feedback after it.
+// Its status follows the chain live.
+
+import { onPactChanges, query } from '../api.js';
+import { bars } from '../charts.js';
+import { fill, h, message, section, table, terms } from '../dom.js';
+import { address, amount, hash, isPactId, label, status, time, units } from '../format.js';
+
+const PACT = `
+  query Pact($id: BigInt!) {
+    pact(id: $id) {
+      id status statusDescription outcome initiator
+      creator buyer seller arbitrator counterparty
+      specHash specUri proofHash deadline acceptBy reviewPeriod threshold
+      currency { symbol decimals address }
+      paymentFormatted buyerStakeFormatted sellerStakeFormatted
+      scoreCount finalScore
+      oracles { address weight }
+      verifications { oracle score proof submittedAt blockNumber }
+      createdAt acceptedAt submittedAt verifiedAt disputedAt closedAt createdBlock updatedBlock
+      timeline { kind blockNumber logIndex txHash timestamp data }
+      negotiation { id status task price seeker worker messages { seq type from to timestamp } }
+      feedback { rater ratee rating tags comment givenAt }
+    }
+    indexerStatus { indexedBlock }
+  }`;
+
+/** Renders pact `id` into `main` and redraws it on each change of the pact. */
+export async function pactPage(main, { args: [id], live }) {
+  if (!isPactId(id)) {
+    fill(main, h('h1', {}, 'Pact'), message('error', `"${id}" is not a pact id: a pact id is a whole number such as 12. `, h('a', { href: '/#/pacts' }, 'Browse the pacts'), ' instead.'));
+    return;
+  }
+  const draw = async () => {
+    const { pact, indexerStatus } = await query(PACT, { id });
+    if (!pact) {
+      const at = indexerStatus ? ` (the index is at block ${indexerStatus.indexedBlock})` : '';
+      fill(main, h('h1', {}, `Pact #${id}`), message('error', `There is no pact #${id} on this chain${at}. If it was just created, this page shows it once it is indexed; otherwise check the id, or `, h('a', { href: '/#/pacts' }, 'browse the pacts'), '.'));
+      return;
+    }
+    render(main, pact);
+  };
+  await draw();
+  live(onPactChanges({ pactId: id }, draw));
+}
+
+function render(main, p) {
+  const money = (formatted) => amount(formatted, p.currency);
+  fill(main,
+    h('h1', {}, `Pact #${p.id} `, status(p.status)),
+    h('p', { class: 'lead', id: 'status-description' }, `${p.statusDescription}.`, p.outcome ? ` Outcome: ${label(p.outcome)}.` : ''),
+    h('div', { class: 'columns' },
+      section('Terms', terms([
+        ['Payment', money(p.paymentFormatted)],
+        ['Buyer stake', money(p.buyerStakeFormatted)],
+        ['Seller stake', money(p.sellerStakeFormatted)],
+        ['Currency', p.currency.symbol],
+        ['Created by', label(p.initiator)],
+        ['Deadline', time(p.deadline)],
+        ['Accept by', time(p.acceptBy)],
+        ['Review period', `${p.reviewPeriod} s`],
+        ['Pass mark', `${p.threshold} / 100`],
+        ['Spec', p.specUri || '—'],
+        ['Spec hash', hash(p.specHash)],
+        ['Proof hash', hash(p.proofHash)],
+      ])),
+      section('Parties', terms([
+        ['Creator', address(p.creator)],
+        ['Buyer', address(p.buyer)],
+        ['Seller', address(p.seller)],
+        ['Arbitrator', address(p.arbitrator)],
+        ['Only acceptable by', p.counterparty ? address(p.counterparty) : null],
+      ]))),
+    section('Oracles', oracles(p)),
+    section('Timeline', timeline(p)),
+    section('Payouts', payouts(p)),
+    section('Negotiation', negotiation(p.negotiation)),
+    section('Feedback', table('Feedback after the pact', ['From', 'To', 'Rating', 'Tags', 'Comment', 'When'],
+      p.feedback.map((f) => h('tr', {}, h('td', {}, address(f.rater)), h('td', {}, address(f.ratee)),
+        h('td', {}, `${f.rating} / 5`), h('td', {}, f.tags.join(', ')), h('td', {}, f.comment), h('td', {}, time(f.givenAt)))),
+      'No feedback yet: buyer and seller may rate each other once the pact has ended.')));
+}
+
+/** Each oracle's weight and score, drawn against the pass mark; the weighted result below. */
+function oracles(p) {
+  const given = new Map(p.verifications.map((v) => [v.oracle.toLowerCase(), v]));
+  const rows = p.oracles.map((o) => {
+    const v = given.get(o.address.toLowerCase());
+    return { key: o.address, label: address(o.address), value: v ? v.score : 0, text: v ? `${v.score} · weight ${o.weight}%` : `not scored · weight ${o.weight}%`, tone: v && v.score >= p.threshold ? 's-COMPLETED' : 's-DISPUTED' };
+  });
+  const result = p.finalScore == null
+    ? `${p.scoreCount} of ${p.oracles.length} oracles have scored; the weighted score is computed when verification finishes.`
+    : `Weighted score ${p.finalScore} against a pass mark of ${p.threshold}: ${p.finalScore >= p.threshold ? 'passed' : 'failed'}.`;
+  return [bars('Scores (0-100) against the pass mark', rows, { max: 100, marker: p.threshold, markerLabel: `The line is the pass mark, ${p.threshold}.` }), h('p', { id: 'final-score' }, result)];
+}
+
+function timeline(p) {
+  return h('ol', { class: 'timeline', id: 'timeline' }, p.timeline.map((e) =>
+    h('li', { 'data-kind': e.kind, 'data-block': e.blockNumber, 'data-tx': e.txHash },
+      h('strong', {}, e.kind), ' ', time(e.timestamp),
+      h('div', { class: 'meta' }, `block ${e.blockNumber} · log ${e.logIndex} · tx `, hash(e.txHash)))));
+}
+
+/** What the escrow credited to whom (each party withdraws its credit later, in one call). */
+function payouts(p) {
+  const rows = p.timeline.filter((e) => e.kind === 'Payout').map((e) =>
+    h('tr', {}, h('td', {}, address(e.data.to)), h('td', { class: 'num' }, amount(units(e.data.amount, p.currency.decimals), p.currency)), h('td', {}, `block ${e.blockNumber}`)));
+  return table('Payouts', ['To', 'Amount', 'When'], rows, 'Nothing paid out yet: payouts are credited when the pact ends, and each party then withdraws its balance.');
+}
+
+function negotiation(n) {
+  if (!n) return message('note', 'This pact was not signed from a HIRE/1.0 negotiation.');
+  return [
+    terms([['Conversation', h('code', {}, n.id)], ['Status', n.status], ['Task', n.task], ['Price', n.price], ['Seeker', address(n.seeker)], ['Worker', address(n.worker)]]),
+    table('Negotiation messages', ['#', 'Type', 'From', 'To', 'Signed at'], n.messages.map((m) =>
+      h('tr', {}, h('td', {}, m.seq), h('td', {}, m.type), h('td', {}, address(m.from)), h('td', {}, address(m.to)), h('td', {}, m.timestamp)))),
+  ];
+}

@@ -1,0 +1,245 @@
+//! The dashboard in a real Chromium against `agentpact dev`'s demo chain, as a person uses it:
+//! the overview's counts, the pact list filtered through its form, a pact's timeline, a change
+//! on chain arriving on an open page, clear messages for a bad id or address, the query console,
+//! a phone's width, and not one request to a host other than the server. Screenshots of each
+//! page land in `<target dir>/dashboard-screenshots/`.
+
+use std::{path::PathBuf, time::Duration};
+
+use agentpact_contracts::{AgentPact, Deployment, PactStatus};
+use agentpact_tests::{HarnessError, browser::Browser, chain::send, cli::binary, dev::DevStack};
+use alloy::{
+    primitives::{Address, U256},
+    providers::ProviderBuilder,
+};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+/// Where the screenshots go: beside the binaries, under the cargo target dir.
+fn screenshots() -> PathBuf {
+    let target = binary().parent().and_then(|debug| debug.parent()).map(PathBuf::from).unwrap_or_default();
+    target.join("dashboard-screenshots")
+}
+
+/// The API's answer to `query`, asked directly (what the page must agree with).
+async fn api(dev: &DevStack, query: &str, variables: Value) -> Result<Value> {
+    let body: Value = reqwest::Client::new()
+        .post(&dev.graphql)
+        .json(&json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .map_err(process)?
+        .json()
+        .await
+        .map_err(process)?;
+    if body.get("errors").is_some() {
+        return Err(process(format!("the API refused {query}: {body}")));
+    }
+    Ok(body["data"].clone())
+}
+
+/// The ids of the pact rows the page shows, in order.
+const SHOWN_PACTS: &str =
+    "return [...document.querySelectorAll('#results tr[data-pact-id]')].map((r) => r.dataset.pactId)";
+
+/// Waits until the page's router has drawn the page for the current URL.
+async fn drawn(browser: &Browser) -> Result {
+    browser
+        .wait_for(
+            "the page drawn",
+            "return document.querySelector('main').dataset.ready === 'true'",
+            Duration::from_secs(10),
+        )
+        .await
+        .map(drop)
+}
+
+async fn open(browser: &Browser, url: &str) -> Result {
+    browser.goto(url).await?;
+    drawn(browser).await
+}
+
+#[tokio::test]
+async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width() -> Result {
+    let dev = DevStack::start().await?;
+    let browser = Browser::start(1440, 1000).await?;
+    let page = |route: &str| format!("{}#/{route}", dev.dashboard);
+
+    // The overview: every status with the API's count.
+    open(&browser, &dev.dashboard).await?;
+    let shown = browser
+        .run(
+            "return Object.fromEntries([...document.querySelectorAll('#by-status .bar')]
+               .map((b) => [b.dataset.key, b.querySelector('.count').textContent]))",
+            json!([]),
+        )
+        .await?;
+    let stats = api(&dev, "{ stats { byStatus { status count } } }", json!({})).await?;
+    for s in PactStatus::ALL {
+        let row =
+            stats["stats"]["byStatus"].as_array().and_then(|l| l.iter().find(|r| r["status"] == s.name()));
+        let count =
+            row.and_then(|r| r["count"].as_u64()).ok_or_else(|| process(format!("no {s} in {stats}")))?;
+        assert!(count >= 1, "the demo has a pact in every status: {stats}");
+        assert_eq!(shown[s.name()], count.to_string(), "{s} on the overview: {shown}");
+    }
+    browser.screenshot(&screenshots().join("overview-1440.png")).await?;
+
+    // The pact list, filtered through its form by status, then by party.
+    open(&browser, &page("pacts")).await?;
+    browser.click("input[name=status][value=DISPUTED]").await?;
+    browser.click("form.filters button[type=submit]").await?;
+    browser
+        .wait_for(
+            "the status filter in the URL",
+            "return location.hash.includes('status=DISPUTED')",
+            Duration::from_secs(5),
+        )
+        .await?;
+    drawn(&browser).await?;
+    let expected = api(
+        &dev,
+        "{ pacts(filter: { status: [DISPUTED] }, first: 20) { nodes { id } totalCount } }",
+        json!({}),
+    )
+    .await?;
+    let ids = |answer: &Value| {
+        answer["pacts"]["nodes"].as_array().map(|n| n.iter().map(|p| p["id"].clone()).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        Some(browser.run(SHOWN_PACTS, json!([])).await?.as_array().cloned().unwrap_or_default()),
+        ids(&expected)
+    );
+    assert_eq!(
+        browser.run("return document.getElementById('total').dataset.total", json!([])).await?,
+        expected["pacts"]["totalCount"].to_string()
+    );
+    let seller = api(&dev, "{ pact(id: 1) { seller } }", json!({})).await?["pact"]["seller"].clone();
+    let seller = seller.as_str().ok_or_else(|| process("pact 1 has no seller"))?.to_owned();
+    open(&browser, &page("pacts")).await?;
+    browser.type_into("input[name=party]", &seller).await?;
+    browser.click("form.filters button[type=submit]").await?;
+    browser
+        .wait_for(
+            "the party filter in the URL",
+            "return location.hash.includes('party=')",
+            Duration::from_secs(5),
+        )
+        .await?;
+    drawn(&browser).await?;
+    let expected = api(
+        &dev,
+        "query($p: Address!) { pacts(filter: { party: $p }, first: 20) { nodes { id } } }",
+        json!({ "p": seller }),
+    )
+    .await?;
+    let shown = browser.run(SHOWN_PACTS, json!([])).await?;
+    assert!(shown.as_array().is_some_and(|s| s.len() > 2), "the seller's pacts: {shown}");
+    assert_eq!(shown.as_array().cloned(), ids(&expected));
+    browser.screenshot(&screenshots().join("pacts-1440.png")).await?;
+
+    // A pact's page: its timeline in order, with the block and transaction of each event.
+    open(&browser, &page("pacts/4")).await?;
+    let timeline = browser
+        .run(
+            "return [...document.querySelectorAll('#timeline li')]
+               .map((e) => ({ kind: e.dataset.kind, blockNumber: Number(e.dataset.block), txHash: e.dataset.tx }))",
+            json!([]),
+        )
+        .await?;
+    let expected = api(&dev, "{ pact(id: 4) { timeline { kind blockNumber txHash } } }", json!({})).await?;
+    assert!(timeline.as_array().is_some_and(|t| t.len() >= 8), "{timeline}");
+    assert_eq!(timeline, expected["pact"]["timeline"]);
+    browser.screenshot(&screenshots().join("pact-1440.png")).await?;
+
+    // A change on chain reaches an open page without a reload: the seller starts the FUNDED demo
+    // pact 1 through the node's unlocked account (as `cast send --unlocked` would).
+    open(&browser, &page("pacts/1")).await?;
+    browser.run("window.notReloaded = true", json!([])).await?;
+    let status = "return document.querySelector('h1 [data-status-label]')?.dataset.statusLabel";
+    assert_eq!(browser.run(status, json!([])).await?, "FUNDED");
+    let file = dev.deployments.join("31337.json");
+    let deployment: Deployment =
+        serde_json::from_str(&std::fs::read_to_string(&file).map_err(process)?).map_err(process)?;
+    let provider = ProviderBuilder::new().connect_http(dev.rpc.parse().map_err(process)?);
+    let seller: Address = seller.parse().map_err(process)?;
+    send(AgentPact::new(deployment.agent_pact, provider).startWork(U256::from(1)).from(seller)).await?;
+    let mined = std::time::Instant::now();
+    browser
+        .wait_for(
+            "pact 1 IN_PROGRESS on the open page",
+            &format!("{status} === 'IN_PROGRESS' && window.notReloaded === true"),
+            Duration::from_secs(2),
+        )
+        .await?;
+    eprintln!("the open page showed the change {:?} after the transaction was mined", mined.elapsed());
+
+    // Bad input: clear messages, not a blank page.
+    open(&browser, &page("pacts/999999")).await?;
+    let text = browser.run("return document.querySelector('main .error')?.textContent", json!([])).await?;
+    assert!(text.as_str().is_some_and(|t| t.contains("There is no pact #999999")), "{text}");
+    open(&browser, &page("address/0x123")).await?;
+    let text = browser.run("return document.querySelector('main .error')?.textContent", json!([])).await?;
+    assert!(text.as_str().is_some_and(|t| t.contains("\"0x123\" is not an address")), "{text}");
+    open(&browser, &page("pacts?party=0xnothex")).await?;
+    let text =
+        browser.run("return document.querySelector('#results .error')?.textContent", json!([])).await?;
+    assert!(text.as_str().is_some_and(|t| t.contains("is not an address")), "{text}");
+
+    // The query console at /graphql, served by the binary like the rest.
+    open(&browser, &dev.graphql).await?;
+    browser.type_into("#query", "{ stats { pacts } }").await?;
+    browser.click("#run").await?;
+    let answer = browser
+        .wait_for(
+            "the console's answer",
+            "const a = document.getElementById('answer').textContent; return a.includes('\"pacts\"') && a",
+            Duration::from_secs(5),
+        )
+        .await?;
+    let pacts = api(&dev, "{ stats { pacts } }", json!({})).await?["stats"]["pacts"].clone();
+    assert!(answer.as_str().is_some_and(|a| a.contains(&format!("\"pacts\": {pacts}"))), "{answer}");
+    browser
+        .wait_for(
+            "the schema listed",
+            "return document.getElementById('docs').textContent.includes('searchAgents')",
+            Duration::from_secs(5),
+        )
+        .await?;
+    browser.screenshot(&screenshots().join("console-1440.png")).await?;
+
+    // A phone's width: nothing scrolls sideways.
+    browser.resize(390, 844).await?;
+    for (name, route) in
+        [("overview", ""), ("pact", "pacts/4"), ("pacts", "pacts"), ("address", &format!("address/{seller}"))]
+    {
+        open(&browser, &page(route)).await?;
+        let (width, scroll) = (
+            browser.run("return window.innerWidth", json!([])).await?,
+            browser.run("return document.documentElement.scrollWidth", json!([])).await?,
+        );
+        assert!(width.as_u64().is_some_and(|w| w <= 400), "the window is not a phone's: {width}");
+        assert!(scroll.as_u64() <= width.as_u64(), "{name} scrolls sideways at {width} px: {scroll} px wide");
+        browser.screenshot(&screenshots().join(format!("{name}-390.png"))).await?;
+    }
+
+    // Every request of the whole visit went to the server; nothing failed in the console.
+    let urls = browser.requested_urls().await?;
+    let origin = dev.dashboard.trim_end_matches('/').to_owned();
+    let socket = origin.replacen("http://", "ws://", 1);
+    assert!(urls.iter().any(|u| u.starts_with(&socket)), "no live connection was opened: {urls:?}");
+    let elsewhere: Vec<_> = urls
+        .iter()
+        .filter(|u| !(u.starts_with(&origin) || u.starts_with(&socket) || u.starts_with("data:")))
+        .collect();
+    assert!(elsewhere.is_empty(), "requests to other hosts: {elsewhere:?}");
+    assert_eq!(browser.console_errors().await?, Vec::<String>::new(), "errors in the browser's console");
+
+    browser.close().await?;
+    dev.stop().await
+}
