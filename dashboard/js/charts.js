@@ -26,3 +26,22 @@ export function bars(title, rows, { max, marker, markerLabel } = {}) {
   if (marker != null && markerLabel) chart.append(h('p', { class: 'legend' }, markerLabel));
   return chart;
 }
+
+/**
+ * Vertical columns along time: one per `{ key, label, value, text }` row, oldest left, scaled to
+ * the largest; each column names its bucket and value for screen readers and on hover.
+ */
+export function columns(title, rows) {
+  const top = Math.max(...rows.map((r) => r.value), 1);
+  const chart = h('figure', { class: 'columns-chart' }, h('figcaption', {}, title));
+  const plot = h('div', { class: 'plot', role: 'list' });
+  for (const row of rows) {
+    const fill = h('span', { class: 'column-fill' });
+    fill.style.height = `${(100 * row.value) / top}%`;
+    plot.append(h('div', { class: 'column', role: 'listitem', 'data-key': row.key, title: `${row.label}: ${row.text}`, 'aria-label': `${row.label}: ${row.text}` }, fill));
+  }
+  const first = rows[0]?.label ?? '';
+  const last = rows[rows.length - 1]?.label ?? '';
+  chart.append(plot, h('div', { class: 'axis' }, h('span', {}, first), h('span', {}, last)));
+  return chart;
+}

@@ -1,5 +1,6 @@
 //! The GraphQL API over pacts in USDC and ETH side by side: exact amounts with the currency's
-//! symbol and decimals beside them, a filter by currency, and volumes per currency, never summed.
+//! symbol and decimals beside them, a filter by currency, and volumes per currency, never summed
+//! (in all, and day by day).
 
 use agentpact_contracts::Initiator;
 use agentpact_indexer::Config;
@@ -10,7 +11,8 @@ use agentpact_tests::{
     pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::primitives::U256;
+use alloy::{eips::BlockNumberOrTag, primitives::U256, providers::Provider};
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde_json::json;
 
 type Result = std::result::Result<(), HarnessError>;
@@ -97,4 +99,79 @@ async fn a_usdc_pact_reads_in_exact_usdc_and_stats_keep_each_currency_apart() ->
         ])
     );
     Ok(())
+}
+
+/// The latest block's time: when the transaction just mined happened on chain.
+async fn now_on_chain(m: &Market) -> std::result::Result<DateTime<Utc>, HarnessError> {
+    let block = m
+        .chain
+        .provider
+        .get_block_by_number(BlockNumberOrTag::Latest)
+        .await?
+        .ok_or_else(|| HarnessError::Process("no latest block".into()))?;
+    DateTime::from_timestamp(block.header.timestamp as i64, 0)
+        .ok_or_else(|| HarnessError::Process("a block time out of range".into()))
+}
+
+#[tokio::test]
+async fn volume_over_time_puts_each_completed_pact_in_its_day_and_currency_and_scores_in_their_band() -> Result
+{
+    let m = Market::open().await?;
+    let usdc = *m.chain.usdc.address();
+    m.completed(Initiator::Buyer, ether(3)).await?; // scored 90 and 80: a weighted 80-89
+    let eth_day = now_on_chain(&m).await?.duration_trunc(TimeDelta::days(1)).map_err(process)?;
+    m.chain.increase_time(2 * 86_400).await?;
+    m.completed_in(usdc, Initiator::Seller, U256::from(TWO_USDC)).await?;
+    let usdc_day = now_on_chain(&m).await?.duration_trunc(TimeDelta::days(1)).map_err(process)?;
+    let failed = m.funded(Initiator::Buyer, ether(1)).await?;
+    m.submitted(failed).await?;
+    m.verified(failed, &[40, 40]).await?; // a weighted 40, not completed
+    let newest = now_on_chain(&m).await?.duration_trunc(TimeDelta::days(1)).map_err(process)?;
+
+    let db = TestDatabase::create().await?;
+    agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
+    let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
+    let data = api
+        .data(
+            "{ volumeOverTime(interval: DAY, last: 4) { start currency { symbol } pacts completed completedFormatted }
+               scoreDistribution { from to pacts } }",
+            json!({}),
+        )
+        .await?;
+    // Four days ending with the indexed block's, each listing ETH then USDC.
+    let mut expected = Vec::new();
+    for k in (0..4).rev() {
+        let start = newest - TimeDelta::days(k);
+        for (symbol, day, amount, formatted) in [
+            ("ETH", eth_day, ether(3), "3.000000000000000000"),
+            ("USDC", usdc_day, U256::from(TWO_USDC), "2.000000"),
+        ] {
+            let hit = start == day;
+            expected.push(json!({
+                "start": start.to_rfc3339(), "currency": { "symbol": symbol },
+                "pacts": u64::from(hit),
+                "completed": if hit { amount.to_string() } else { "0".into() },
+                "completedFormatted": if hit { formatted.to_owned() } else if symbol == "ETH" { "0.000000000000000000".into() } else { "0.000000".into() },
+            }));
+        }
+    }
+    assert_eq!(data["volumeOverTime"], json!(expected));
+    // The failed pact's 40, and the two completed pacts' 80-89.
+    let counts: [u64; 10] = [0, 0, 0, 0, 1, 0, 0, 0, 2, 0];
+    let bands: Vec<_> = (0..10u64)
+        .map(|b| json!({ "from": b * 10, "to": if b == 9 { 100 } else { b * 10 + 9 }, "pacts": counts[b as usize] }))
+        .collect();
+    assert_eq!(data["scoreDistribution"], json!(bands));
+
+    // Out of range: a clear refusal naming the argument.
+    for last in [0, 367] {
+        let refused = api.post(&format!("{{ volumeOverTime(last: {last}) {{ pacts }} }}"), json!({})).await?;
+        assert_eq!(refused["errors"][0]["extensions"]["code"], "BAD_ARGUMENT", "{refused}");
+        assert!(refused["errors"][0]["message"].as_str().is_some_and(|m| m.contains("last")), "{refused}");
+    }
+    Ok(())
+}
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
 }

@@ -88,6 +88,21 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
         assert!(count >= 1, "the demo has a pact in every status: {stats}");
         assert_eq!(shown[s.name()], count.to_string(), "{s} on the overview: {shown}");
     }
+    // The score chart: each band with the API's count (the demo's verified pacts in theirs).
+    let shown = browser
+        .run(
+            "return Object.fromEntries([...document.querySelectorAll('#scores .bar')]
+               .map((b) => [b.dataset.key, Number(b.querySelector('.count').textContent)]))",
+            json!([]),
+        )
+        .await?;
+    let bands = api(&dev, "{ scoreDistribution { from to pacts } }", json!({})).await?;
+    let bands = bands["scoreDistribution"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bands.len(), 10, "{bands:?}");
+    assert!(bands.iter().any(|b| b["pacts"].as_u64() > Some(0)), "the demo verified some pacts: {bands:?}");
+    for band in bands {
+        assert_eq!(shown[format!("{}-{}", band["from"], band["to"])], band["pacts"], "{shown}");
+    }
     browser.screenshot(&screenshots().join("overview-1440.png")).await?;
 
     // The pact list, filtered through its form by status, then by party.

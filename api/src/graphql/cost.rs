@@ -15,14 +15,21 @@ pub const REPUTATION: usize = 50;
 pub const TIMELINE: usize = 20;
 /// A text `search` in a pacts filter, on top of the page.
 pub const SEARCH: usize = 100;
+/// `volumeOverTime`: the completed pacts of the window, summed per bucket (a covering index),
+/// plus each bucket's selection.
+pub const HISTORY: usize = 100;
+/// `scoreDistribution`: every verified pact's final score (an index-only scan).
+pub const SCORES: usize = 100;
 
 /// The weighted fields by name, for a refusal that says what a query spent: (name, cost).
-pub const WEIGHTED: [(&str, usize); 5] = [
+pub const WEIGHTED: [(&str, usize); 7] = [
     ("stats", STATS),
     ("totalCount", TOTAL_COUNT),
     ("totalCountExact", TOTAL_COUNT),
     ("reputation", REPUTATION),
     ("timeline", TIMELINE),
+    ("volumeOverTime", HISTORY),
+    ("scoreDistribution", SCORES),
 ];
 
 /// The fields that count pacts, charged [`TOTAL_COUNT`] each by the admission check.

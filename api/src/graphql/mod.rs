@@ -5,6 +5,7 @@ mod admission;
 mod answer_cap;
 pub mod cost;
 mod errors;
+mod history;
 mod map_responses;
 mod market;
 mod negotiation;
@@ -30,9 +31,14 @@ pub type ApiSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
 #[derive(Debug, Clone, Copy)]
 pub struct ChainId(pub u64);
 
-/// The root of every query: pacts, the agent market and negotiations.
+/// The root of every query: pacts, the agent market, negotiations and charts.
 #[derive(MergedObject, Default)]
-pub struct QueryRoot(query::PactQuery, market::MarketQuery, negotiation::NegotiationQuery);
+pub struct QueryRoot(
+    query::PactQuery,
+    market::MarketQuery,
+    negotiation::NegotiationQuery,
+    history::HistoryQuery,
+);
 
 /// The root of every subscription: pact changes and negotiation messages.
 #[derive(MergedSubscription, Default)]

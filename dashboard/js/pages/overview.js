@@ -2,7 +2,7 @@
 // the indexer stands; redrawn as pacts change.
 
 import { onPactChanges, query } from '../api.js';
-import { bars } from '../charts.js';
+import { bars, columns } from '../charts.js';
 import { fill, h, section } from '../dom.js';
 import { amount, label, STATUSES, time } from '../format.js';
 import { pactRows, PACT_ROW } from './pacts.js';
@@ -15,6 +15,8 @@ const OVERVIEW = `
       volumes { currency { symbol address } completed completedFormatted open openFormatted }
     }
     indexerStatus { indexedBlock indexedBlockTime headBlock lagBlocks lagSeconds }
+    volumeOverTime(interval: DAY, last: 14) { start currency { symbol } completed completedFormatted pacts }
+    scoreDistribution { from to pacts }
     agents(first: 100) { edges { cursor } pageInfo { hasNextPage } }
     pacts(first: 8) { nodes { ${PACT_ROW} } }
   }`;
@@ -28,7 +30,7 @@ export async function overview(main, { live }) {
   live(() => clearInterval(timer));
 }
 
-function render(main, { stats, indexerStatus: ix, agents, pacts }) {
+function render(main, { stats, indexerStatus: ix, agents, pacts, volumeOverTime, scoreDistribution }) {
   const agentCount = `${agents.edges.length}${agents.pageInfo.hasNextPage ? '+' : ''}`;
   const byStatus = new Map(stats.byStatus.map((s) => [s.status, s.count]));
   fill(main,
@@ -46,8 +48,24 @@ function render(main, { stats, indexerStatus: ix, agents, pacts }) {
       })))),
       ),
       section('Volume per currency', volumes(stats.volumes))),
+    h('div', { class: 'columns' },
+      section('Completed volume, last 14 days', overTime(volumeOverTime)),
+      section('Weighted oracle scores', h('div', { id: 'scores' }, bars('Verified pacts by final score', scoreDistribution.map((b) => ({
+        key: `${b.from}-${b.to}`, label: `${b.from}-${b.to}`, value: b.pacts,
+      })))))),
     section('Latest pacts', pactRows(pacts.nodes, 'The latest pacts')),
     ix ? h('p', { class: 'note' }, 'Indexed up to block ', String(ix.indexedBlock), ' of ', time(ix.indexedBlockTime), '.') : null);
+}
+
+/** A column chart per currency: its completed payment each day (never added across currencies). */
+function overTime(buckets) {
+  const bySymbol = new Map();
+  for (const b of buckets) bySymbol.set(b.currency.symbol, [...(bySymbol.get(b.currency.symbol) ?? []), b]);
+  const day = (iso) => new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return [...bySymbol].map(([symbol, list]) => columns(symbol, list.map((b) => ({
+    key: `${symbol}-${b.start}`, label: day(b.start), value: Number(b.completed),
+    text: `${amount(b.completedFormatted, b.currency)} in ${b.pacts} pact${b.pacts === 1 ? '' : 's'}`,
+  }))));
 }
 
 function tile(name, value, key) {

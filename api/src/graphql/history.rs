@@ -1,0 +1,106 @@
+//! The queries behind charts: completed payment over time per currency, and how oracle scores
+//! spread.
+
+use async_graphql::{Context, Enum, ErrorExtensions, Object, Result};
+use chrono::{DateTime, Utc};
+
+use super::{chain_of, errors::to_graphql, scalars::BigInt, types::Currency};
+use crate::read::{self, MAX_BUCKETS, Reader};
+
+/// Queries for charts.
+#[derive(Default)]
+pub struct HistoryQuery;
+
+/// How wide a bucket of time is.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Interval {
+    /// An hour.
+    Hour,
+    /// A day (UTC).
+    Day,
+}
+
+#[Object]
+impl HistoryQuery {
+    /// Completed payment per currency in each of the `last` (1-366) hours or days that end with
+    /// the indexed block's: every bucket and currency listed (zeros included), oldest first.
+    /// Amounts in different currencies are never added together.
+    #[graphql(complexity = "super::cost::HISTORY + child_complexity * last.clamp(1, 366) as usize")]
+    async fn volume_over_time(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        #[graphql(default_with = "Interval::Day")] interval: Interval,
+        #[graphql(default = 14)] last: i64,
+    ) -> Result<Vec<VolumeBucket>> {
+        let last = u32::try_from(last).ok().filter(|n| (1..=MAX_BUCKETS).contains(n)).ok_or_else(|| {
+            async_graphql::Error::new(format!("last must be 1 to {MAX_BUCKETS} buckets, not {last}"))
+                .extend_with(|_, e| e.set("code", "BAD_ARGUMENT"))
+        })?;
+        let chain = chain_of(ctx, chain_id)?;
+        let interval = match interval {
+            Interval::Hour => read::Interval::Hour,
+            Interval::Day => read::Interval::Day,
+        };
+        let buckets =
+            ctx.data::<Reader>()?.volume_over_time(chain, interval, last).await.map_err(to_graphql)?;
+        Ok(buckets.into_iter().map(VolumeBucket).collect())
+    }
+
+    /// How many verified pacts got a weighted oracle score in each band of ten: 0-9, 10-19, …,
+    /// 90-100, every band listed.
+    #[graphql(complexity = "super::cost::SCORES + child_complexity")]
+    async fn score_distribution(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Vec<ScoreBand>> {
+        let chain = chain_of(ctx, chain_id)?;
+        let bands = ctx.data::<Reader>()?.score_distribution(chain).await.map_err(to_graphql)?;
+        Ok(bands.into_iter().map(ScoreBand).collect())
+    }
+}
+
+/// Completed payment in one currency during one bucket of time.
+pub struct VolumeBucket(read::VolumeBucket);
+
+/// Completed payment in one currency during one bucket of time.
+#[Object]
+impl VolumeBucket {
+    /// When the bucket starts (UTC).
+    async fn start(&self) -> DateTime<Utc> {
+        self.0.start
+    }
+    /// The currency.
+    async fn currency(&self) -> Currency {
+        Currency(self.0.currency.clone())
+    }
+    /// Pacts completed in the bucket.
+    async fn pacts(&self) -> u64 {
+        self.0.pacts
+    }
+    /// Their payment, in the currency's base units.
+    async fn completed(&self) -> BigInt {
+        BigInt(self.0.completed)
+    }
+    /// The same as an exact decimal.
+    async fn completed_formatted(&self) -> String {
+        self.0.currency.format(self.0.completed)
+    }
+}
+
+/// Verified pacts whose weighted score fell in one band.
+pub struct ScoreBand(read::ScoreBand);
+
+/// Verified pacts whose weighted score fell in one band.
+#[Object]
+impl ScoreBand {
+    /// The band's lowest score.
+    async fn from(&self) -> u8 {
+        self.0.from
+    }
+    /// Its highest score.
+    async fn to(&self) -> u8 {
+        self.0.to
+    }
+    /// How many pacts scored in it.
+    async fn pacts(&self) -> u64 {
+        self.0.pacts
+    }
+}
