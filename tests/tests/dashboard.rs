@@ -47,6 +47,15 @@ async fn api(dev: &DevStack, query: &str, variables: Value) -> Result<Value> {
 const SHOWN_PACTS: &str =
     "return [...document.querySelectorAll('#results tr[data-pact-id]')].map((r) => r.dataset.pactId)";
 
+/// Marks the page on screen as stale, so [`drawn`] waits for the next one: a new hash is a
+/// same-document navigation, and the router hears of it a moment after the URL has changed.
+async fn leaving(browser: &Browser) -> Result {
+    browser
+        .run("const m = document.querySelector('main'); if (m) m.dataset.ready = 'stale'", json!([]))
+        .await
+        .map(drop)
+}
+
 /// Waits until the page's router has drawn the page for the current URL.
 async fn drawn(browser: &Browser) -> Result {
     browser
@@ -60,6 +69,7 @@ async fn drawn(browser: &Browser) -> Result {
 }
 
 async fn open(browser: &Browser, url: &str) -> Result {
+    leaving(browser).await?;
     browser.goto(url).await?;
     drawn(browser).await
 }
@@ -108,6 +118,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     // The pact list, filtered through its form by status, then by party.
     open(&browser, &page("pacts")).await?;
     browser.click("input[name=status][value=DISPUTED]").await?;
+    leaving(&browser).await?;
     browser.click("form.filters button[type=submit]").await?;
     browser
         .wait_for(
@@ -138,6 +149,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     let seller = seller.as_str().ok_or_else(|| process("pact 1 has no seller"))?.to_owned();
     open(&browser, &page("pacts")).await?;
     browser.type_into("input[name=party]", &seller).await?;
+    leaving(&browser).await?;
     browser.click("form.filters button[type=submit]").await?;
     browser
         .wait_for(
