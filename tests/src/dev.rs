@@ -80,6 +80,9 @@ impl DevStack {
             database = database.or(word("Postgres: "));
             printed.push(line);
         }
+        // Keep reading what it prints after the URLs: a closed pipe would make its next line
+        // fail (EPIPE) and stop the stack mid-test.
+        tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
         Ok(Self {
             process: child,
             dashboard: dashboard.unwrap_or_default(),

@@ -360,8 +360,13 @@ impl StdioAgent {
         let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
             .await
             .map_err(|_| HarnessError::Process(format!("no answer to {method} in 60 s")))?
-            .map_err(|e| HarnessError::Process(e.to_string()))?
-            .ok_or_else(|| HarnessError::Process("agentpact mcp closed stdout".into()))?;
+            .map_err(|e| HarnessError::Process(e.to_string()))?;
+        let Some(line) = line else {
+            // It exited: what it said on the way out is the reason.
+            let stderr = tokio::time::timeout(Duration::from_secs(5), &mut self.stderr).await;
+            let stderr = stderr.ok().and_then(Result::ok).unwrap_or_default();
+            return Err(HarnessError::Process(format!("agentpact mcp closed stdout; its stderr:\n{stderr}")));
+        };
         self.printed.push(line.clone());
         let answer: Value =
             serde_json::from_str(&line).map_err(|e| HarnessError::Process(format!("{line:?}: {e}")))?;
