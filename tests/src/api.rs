@@ -61,19 +61,12 @@ impl TestApi {
 
     /// Posts a query; returns the whole response (`data` and `errors`).
     pub async fn post(&self, query: &str, variables: Value) -> Result<Value, HarnessError> {
-        let body = json!({ "query": query, "variables": variables });
-        let response =
-            self.client.post(format!("{}/graphql", self.base)).json(&body).send().await.map_err(http)?;
-        response.json().await.map_err(http)
+        post_at(&self.client, &format!("{}/graphql", self.base), query, variables).await
     }
 
     /// Posts a query that must succeed; returns its `data`.
     pub async fn data(&self, query: &str, variables: Value) -> Result<Value, HarnessError> {
-        let response = self.post(query, variables).await?;
-        match response.get("errors") {
-            Some(errors) => Err(HarnessError::Process(format!("GraphQL errors: {errors}"))),
-            None => Ok(response["data"].clone()),
-        }
+        data_of(self.post(query, variables).await?)
     }
 
     /// GETs `path`, returning the status code and body.
@@ -171,4 +164,34 @@ fn http(e: reqwest::Error) -> HarnessError {
 
 fn ws(e: tokio_tungstenite::tungstenite::Error) -> HarnessError {
     HarnessError::Process(format!("websocket: {e}"))
+}
+
+/// Posts a query to the GraphQL endpoint `url` (a server this harness did not start); returns
+/// the whole response.
+async fn post_at(
+    client: &reqwest::Client,
+    url: &str,
+    query: &str,
+    variables: Value,
+) -> Result<Value, HarnessError> {
+    let body = json!({ "query": query, "variables": variables });
+    client.post(url).json(&body).send().await.map_err(http)?.json().await.map_err(http)
+}
+
+/// Posts a query that must succeed to the GraphQL endpoint `url`; returns its `data`.
+pub async fn data_at(
+    client: &reqwest::Client,
+    url: &str,
+    query: &str,
+    variables: Value,
+) -> Result<Value, HarnessError> {
+    data_of(post_at(client, url, query, variables).await?)
+}
+
+/// A response's `data`, or its errors as a HarnessError.
+fn data_of(response: Value) -> Result<Value, HarnessError> {
+    match response.get("errors") {
+        Some(errors) => Err(HarnessError::Process(format!("GraphQL errors: {errors}"))),
+        None => Ok(response["data"].clone()),
+    }
 }

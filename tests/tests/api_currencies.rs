@@ -11,7 +11,11 @@ use agentpact_tests::{
     pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::{eips::BlockNumberOrTag, primitives::U256, providers::Provider};
+use alloy::{
+    eips::BlockNumberOrTag,
+    primitives::{Address, U256},
+    providers::Provider,
+};
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde_json::json;
 
@@ -174,4 +178,59 @@ async fn volume_over_time_puts_each_completed_pact_in_its_day_and_currency_and_s
 
 fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
+}
+
+#[tokio::test]
+async fn an_accounts_balances_match_the_escrows_getter_and_list_its_withdrawals() -> Result {
+    let m = Market::open().await?;
+    let usdc = *m.chain.usdc.address();
+    m.completed_in(usdc, Initiator::Seller, U256::from(TWO_USDC)).await?;
+    m.completed(Initiator::Buyer, ether(3)).await?;
+    m.withdraw_in(Address::ZERO, m.cast.seller).await?;
+
+    let db = TestDatabase::create().await?;
+    agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
+    let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
+    let query = "query($a: Address!) { account(address: $a) {
+        balances { currency { address symbol } credited withdrawn owed owedFormatted }
+        withdrawals { currency { symbol } amount amountFormatted blockNumber } } }";
+    let mut people = vec![m.cast.buyer, m.cast.seller, m.cast.arbitrator, m.cast.stranger];
+    people.extend(m.cast.oracles.iter().copied());
+    for who in people {
+        let account = api.data(query, json!({ "a": who.to_string() })).await?["account"].clone();
+        for currency in [Address::ZERO, usdc] {
+            let getter = m.chain.pact.balances(currency, who).call().await?;
+            let listed = account["balances"].as_array().and_then(|b| {
+                b.iter()
+                    .find(|b| b["currency"]["address"].as_str() == Some(currency.to_string().as_str()))
+                    .cloned()
+            });
+            let owed = listed
+                .as_ref()
+                .map_or_else(|| "0".to_owned(), |b| b["owed"].as_str().unwrap_or("?").to_owned());
+            assert_eq!(owed, getter.to_string(), "{who} in {currency}: {account}");
+            if let Some(b) = listed {
+                let parse = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<U256>().ok());
+                assert_eq!(
+                    parse(&b["credited"]).zip(parse(&b["withdrawn"])).map(|(c, w)| c - w),
+                    Some(getter)
+                );
+            }
+        }
+    }
+    // The seller took out all its ETH in one withdrawal and still holds its USDC.
+    let seller = api.data(query, json!({ "a": m.cast.seller.to_string() })).await?["account"].clone();
+    let eth = &seller["balances"][0];
+    assert_eq!(eth["currency"]["symbol"], "ETH");
+    assert_eq!(eth["owed"], "0");
+    assert_ne!(eth["withdrawn"], "0");
+    assert_eq!(seller["withdrawals"].as_array().map(Vec::len), Some(1), "{seller}");
+    assert_eq!(seller["withdrawals"][0]["amount"], eth["withdrawn"]);
+    assert_eq!(seller["withdrawals"][0]["currency"]["symbol"], "ETH");
+    assert_eq!(seller["balances"][1]["currency"]["symbol"], "USDC");
+    assert_ne!(seller["balances"][1]["owed"], "0", "{seller}");
+
+    let refused = api.post("{ account(address: \"0x0000000000000000000000000000000000000001\") { withdrawals(first: 101) { amount } } }", json!({})).await?;
+    assert_eq!(refused["errors"][0]["extensions"]["code"], "PAGE_TOO_LARGE", "{refused}");
+    Ok(())
 }

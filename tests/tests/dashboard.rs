@@ -1,8 +1,9 @@
 //! The dashboard in a real Chromium against `agentpact dev`'s demo chain, as a person uses it:
-//! the overview's counts, the pact list filtered through its form, a pact's timeline, a change
-//! on chain arriving on an open page, clear messages for a bad id or address, the query console,
-//! a phone's width, and not one request to a host other than the server. Screenshots of each
-//! page land in `<target dir>/dashboard-screenshots/`.
+//! the overview's counts, the pact list filtered through its form, a pact's timeline, an
+//! address's credits, the agent search, a change on chain arriving on an open page, clear
+//! messages for a bad id or address, the query console, a phone's width, and not one request to
+//! a host other than the server. Screenshots of each page land in
+//! `<target dir>/dashboard-screenshots/`.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -28,19 +29,7 @@ fn screenshots() -> PathBuf {
 
 /// The API's answer to `query`, asked directly (what the page must agree with).
 async fn api(dev: &DevStack, query: &str, variables: Value) -> Result<Value> {
-    let body: Value = reqwest::Client::new()
-        .post(&dev.graphql)
-        .json(&json!({ "query": query, "variables": variables }))
-        .send()
-        .await
-        .map_err(process)?
-        .json()
-        .await
-        .map_err(process)?;
-    if body.get("errors").is_some() {
-        return Err(process(format!("the API refused {query}: {body}")));
-    }
-    Ok(body["data"].clone())
+    agentpact_tests::api::data_at(&reqwest::Client::new(), &dev.graphql, query, variables).await
 }
 
 /// The ids of the pact rows the page shows, in order.
@@ -66,6 +55,16 @@ async fn drawn(browser: &Browser) -> Result {
         )
         .await
         .map(drop)
+}
+
+/// Submits the page's form as a person would (its button) and waits until the page of the new
+/// URL, which must carry `filter`, has been drawn.
+async fn submit(browser: &Browser, filter: &str) -> Result {
+    leaving(browser).await?;
+    browser.click("form.filters button[type=submit]").await?;
+    let in_url = format!("return location.hash.includes({filter:?})");
+    browser.wait_for("the filter in the URL", &in_url, Duration::from_secs(5)).await?;
+    drawn(browser).await
 }
 
 async fn open(browser: &Browser, url: &str) -> Result {
@@ -118,16 +117,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     // The pact list, filtered through its form by status, then by party.
     open(&browser, &page("pacts")).await?;
     browser.click("input[name=status][value=DISPUTED]").await?;
-    leaving(&browser).await?;
-    browser.click("form.filters button[type=submit]").await?;
-    browser
-        .wait_for(
-            "the status filter in the URL",
-            "return location.hash.includes('status=DISPUTED')",
-            Duration::from_secs(5),
-        )
-        .await?;
-    drawn(&browser).await?;
+    submit(&browser, "status=DISPUTED").await?;
     let expected = api(
         &dev,
         "{ pacts(filter: { status: [DISPUTED] }, first: 20) { nodes { id } totalCount } }",
@@ -149,16 +139,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     let seller = seller.as_str().ok_or_else(|| process("pact 1 has no seller"))?.to_owned();
     open(&browser, &page("pacts")).await?;
     browser.type_into("input[name=party]", &seller).await?;
-    leaving(&browser).await?;
-    browser.click("form.filters button[type=submit]").await?;
-    browser
-        .wait_for(
-            "the party filter in the URL",
-            "return location.hash.includes('party=')",
-            Duration::from_secs(5),
-        )
-        .await?;
-    drawn(&browser).await?;
+    submit(&browser, "party=").await?;
     let expected = api(
         &dev,
         "query($p: Address!) { pacts(filter: { party: $p }, first: 20) { nodes { id } } }",
@@ -183,6 +164,55 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert!(timeline.as_array().is_some_and(|t| t.len() >= 8), "{timeline}");
     assert_eq!(timeline, expected["pact"]["timeline"]);
     browser.screenshot(&screenshots().join("pact-1440.png")).await?;
+
+    // An address's page: what the escrow owes it per currency, as the API says.
+    open(&browser, &page(&format!("address/{seller}"))).await?;
+    let shown = browser
+        .run(
+            "return Object.fromEntries([...document.querySelectorAll('tr[data-currency]')]
+               .map((r) => [r.dataset.currency, parseFloat(r.lastElementChild.textContent)]))",
+            json!([]),
+        )
+        .await?;
+    let account = api(
+        &dev,
+        "query($a: Address!) { account(address: $a) { balances { currency { symbol } owedFormatted } } }",
+        json!({ "a": seller }),
+    )
+    .await?;
+    let balances = account["account"]["balances"].as_array().cloned().unwrap_or_default();
+    assert!(!balances.is_empty(), "the demo seller was paid: {account}");
+    for b in balances {
+        let owed: f64 = b["owedFormatted"].as_str().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+        assert_eq!(
+            shown[b["currency"]["symbol"].as_str().unwrap_or("?")].as_f64(),
+            Some(owed),
+            "{shown} vs {b}"
+        );
+    }
+    browser.screenshot(&screenshots().join("address-1440.png")).await?;
+
+    // The market, searched through its form as searchAgents searches.
+    open(&browser, &page("agents")).await?;
+    browser.type_into("input[name=capability]", "logo-design").await?;
+    submit(&browser, "capability=logo-design").await?;
+    let shown = browser
+        .run(
+            "return [...document.querySelectorAll('#results tr[data-agent]')].map((r) => r.dataset.agent)",
+            json!([]),
+        )
+        .await?;
+    let found =
+        api(&dev, r#"{ searchAgents(capability: "logo-design") { edges { node { address } } } }"#, json!({}))
+            .await?;
+    let expected: Vec<_> = found["searchAgents"]["edges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["node"]["address"].clone())
+        .collect();
+    assert!(!expected.is_empty(), "the demo designer offers logo-design: {found}");
+    assert_eq!(shown, json!(expected));
 
     // A change on chain reaches an open page without a reload: the seller starts the FUNDED demo
     // pact 1 through the node's unlocked account (as `cast send --unlocked` would).

@@ -1,7 +1,7 @@
 //! The queries behind charts: completed payment over time per currency, and how oracle scores
 //! spread.
 
-use async_graphql::{Context, Enum, ErrorExtensions, Object, Result};
+use async_graphql::{Context, Enum, ErrorExtensions, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{chain_of, errors::to_graphql, scalars::BigInt, types::Currency};
@@ -44,7 +44,7 @@ impl HistoryQuery {
         };
         let buckets =
             ctx.data::<Reader>()?.volume_over_time(chain, interval, last).await.map_err(to_graphql)?;
-        Ok(buckets.into_iter().map(VolumeBucket).collect())
+        Ok(buckets.into_iter().map(Into::into).collect())
     }
 
     /// How many verified pacts got a weighted oracle score in each band of ten: 0-9, 10-19, …,
@@ -53,54 +53,50 @@ impl HistoryQuery {
     async fn score_distribution(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Vec<ScoreBand>> {
         let chain = chain_of(ctx, chain_id)?;
         let bands = ctx.data::<Reader>()?.score_distribution(chain).await.map_err(to_graphql)?;
-        Ok(bands.into_iter().map(ScoreBand).collect())
+        Ok(bands.into_iter().map(Into::into).collect())
     }
 }
 
 /// Completed payment in one currency during one bucket of time.
-pub struct VolumeBucket(read::VolumeBucket);
-
-/// Completed payment in one currency during one bucket of time.
-#[Object]
-impl VolumeBucket {
+#[derive(SimpleObject)]
+pub struct VolumeBucket {
     /// When the bucket starts (UTC).
-    async fn start(&self) -> DateTime<Utc> {
-        self.0.start
-    }
+    start: DateTime<Utc>,
     /// The currency.
-    async fn currency(&self) -> Currency {
-        Currency(self.0.currency.clone())
-    }
+    currency: Currency,
     /// Pacts completed in the bucket.
-    async fn pacts(&self) -> u64 {
-        self.0.pacts
-    }
+    pacts: u64,
     /// Their payment, in the currency's base units.
-    async fn completed(&self) -> BigInt {
-        BigInt(self.0.completed)
-    }
+    completed: BigInt,
     /// The same as an exact decimal.
-    async fn completed_formatted(&self) -> String {
-        self.0.currency.format(self.0.completed)
+    completed_formatted: String,
+}
+
+impl From<read::VolumeBucket> for VolumeBucket {
+    fn from(b: read::VolumeBucket) -> Self {
+        Self {
+            completed_formatted: b.currency.format(b.completed),
+            start: b.start,
+            pacts: b.pacts,
+            completed: BigInt(b.completed),
+            currency: Currency(b.currency),
+        }
     }
 }
 
 /// Verified pacts whose weighted score fell in one band.
-pub struct ScoreBand(read::ScoreBand);
-
-/// Verified pacts whose weighted score fell in one band.
-#[Object]
-impl ScoreBand {
+#[derive(SimpleObject)]
+pub struct ScoreBand {
     /// The band's lowest score.
-    async fn from(&self) -> u8 {
-        self.0.from
-    }
+    from: u8,
     /// Its highest score.
-    async fn to(&self) -> u8 {
-        self.0.to
-    }
+    to: u8,
     /// How many pacts scored in it.
-    async fn pacts(&self) -> u64 {
-        self.0.pacts
+    pacts: u64,
+}
+
+impl From<read::ScoreBand> for ScoreBand {
+    fn from(b: read::ScoreBand) -> Self {
+        Self { from: b.from, to: b.to, pacts: b.pacts }
     }
 }

@@ -1,6 +1,7 @@
 //! The GraphQL schema (DESIGN.md §GraphQL API): read-only over the index, with limits on depth,
 //! complexity and page size, and a code on every error.
 
+mod account;
 mod admission;
 mod answer_cap;
 pub mod cost;
@@ -31,13 +32,14 @@ pub type ApiSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
 #[derive(Debug, Clone, Copy)]
 pub struct ChainId(pub u64);
 
-/// The root of every query: pacts, the agent market, negotiations and charts.
+/// The root of every query: pacts, the agent market, negotiations, charts and accounts.
 #[derive(MergedObject, Default)]
 pub struct QueryRoot(
     query::PactQuery,
     market::MarketQuery,
     negotiation::NegotiationQuery,
     history::HistoryQuery,
+    account::AccountQuery,
 );
 
 /// The root of every subscription: pact changes and negotiation messages.

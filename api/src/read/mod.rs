@@ -2,6 +2,7 @@
 //! the MCP server both read through [`Reader`], so they answer the same question the same way.
 
 pub mod agents;
+pub mod balances;
 pub mod counts;
 pub mod currencies;
 pub mod cursor;
@@ -15,6 +16,7 @@ pub mod timeline;
 use sqlx::PgPool;
 
 pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
+pub use balances::{Balance, Withdrawal};
 pub use counts::{Count, MAX_COUNTED};
 pub use currencies::Currency;
 pub use cursor::Cursor;

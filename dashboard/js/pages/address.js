@@ -19,6 +19,10 @@ const ADDRESS = `
       recentFeedback(first: 10) { pactId rater rating tags comment givenAt }
     }
     pacts(filter: { party: $address }, first: 20) { nodes { ${PACT_ROW} } totalCount }
+    account(address: $address) {
+      balances { currency { symbol } creditedFormatted withdrawnFormatted owedFormatted }
+      withdrawals(first: 10) { currency { symbol } amountFormatted blockNumber withdrawnAt }
+    }
   }`;
 
 /** Renders the page of `addr` into `main`, redrawn when one of its pacts changes. */
@@ -32,7 +36,7 @@ export async function addressPage(main, { args: [addr], live }) {
   live(onPactChanges({ party: addr }, draw));
 }
 
-function render(main, addr, { agent, oracle, reputation: r, pacts }) {
+function render(main, addr, { agent, oracle, reputation: r, pacts, account }) {
   fill(main,
     h('h1', {}, agent ? agent.name : 'Address', ' ', h('code', { class: 'hash' }, addr)),
     agent ? h('p', { class: 'lead' }, agent.description, agent.active ? '' : ' (stepped out of the market)') : null,
@@ -50,7 +54,21 @@ function render(main, addr, { agent, oracle, reputation: r, pacts }) {
     oracle ? section('As oracle', terms([['Status', oracle.status], ['Stake', `${units(oracle.stake, 18)} ETH`], ['Verifies', oracle.capabilities.join(', ')], ['Registered', time(oracle.registeredAt)]])) : null,
     section(`Pacts (${pacts.totalCount})`, pactRows(pacts.nodes, 'Pacts of this address', 'This address takes part in no pact.'),
       pacts.totalCount > pacts.nodes.length ? h('p', {}, h('a', { href: `/#/pacts?party=${addr}` }, 'All its pacts →')) : null),
+    section('Money in the escrow', money(account)),
     section('Feedback received', table('Feedback received', ['Pact', 'From', 'Rating', 'Tags', 'Comment', 'When'],
       r.recentFeedback.map((f) => h('tr', {}, h('td', {}, pactLink(f.pactId)), h('td', {}, address(f.rater)), h('td', {}, `${f.rating} / 5`),
         h('td', {}, f.tags.join(', ')), h('td', {}, f.comment), h('td', {}, time(f.givenAt)))), 'No feedback received yet.')));
+}
+
+/** Credits per currency (paid out by its pacts, withdrawn, still owed) and the latest withdrawals. */
+function money({ balances, withdrawals }) {
+  return [
+    table('Credits per currency', ['Currency', 'Paid out to it', 'Withdrawn', 'Still to withdraw'], balances.map((b) => h('tr', { 'data-currency': b.currency.symbol },
+      h('th', { scope: 'row' }, b.currency.symbol), h('td', { class: 'num' }, amount(b.creditedFormatted, b.currency)),
+      h('td', { class: 'num' }, amount(b.withdrawnFormatted, b.currency)), h('td', { class: 'num' }, amount(b.owedFormatted, b.currency)))),
+    'Nothing paid out to this address yet.'),
+    withdrawals.length ? h('h3', {}, 'Latest withdrawals') : null,
+    withdrawals.length ? table('Latest withdrawals', ['Amount', 'Block', 'When'], withdrawals.map((w) => h('tr', {},
+      h('td', { class: 'num' }, amount(w.amountFormatted, w.currency)), h('td', {}, `block ${w.blockNumber}`), h('td', {}, time(w.withdrawnAt))))) : null,
+  ];
 }

@@ -102,11 +102,14 @@ function timeline(p) {
       h('div', { class: 'meta' }, `block ${e.blockNumber} · log ${e.logIndex} · tx `, hash(e.txHash)))));
 }
 
-/** What the escrow credited to whom (each party withdraws its credit later, in one call). */
+/** What the escrow credited to whom, and where the withdrawals are. */
 function payouts(p) {
   const rows = p.timeline.filter((e) => e.kind === 'Payout').map((e) =>
     h('tr', {}, h('td', {}, address(e.data.to)), h('td', { class: 'num' }, amount(units(e.data.amount, p.currency.decimals), p.currency)), h('td', {}, `block ${e.blockNumber}`)));
-  return table('Payouts', ['To', 'Amount', 'When'], rows, 'Nothing paid out yet: payouts are credited when the pact ends, and each party then withdraws its balance.');
+  return [
+    table('Payouts', ['To', 'Amount', 'When'], rows, 'Nothing paid out yet: payouts are credited when the pact ends.'),
+    h('p', { class: 'note' }, 'Payouts are credits: each party withdraws them in one call per currency, and its address page shows what it has withdrawn and what is still owed.'),
+  ];
 }
 
 function negotiation(n) {
