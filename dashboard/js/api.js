@@ -113,12 +113,26 @@ export const onLiveState = (listener) => socket.onState(listener);
  */
 export function onPactChanges(filter, refresh) {
   let timer = null;
-  return subscribe(
+  const stop = subscribe(
     'subscription($filter: PactUpdateFilter) { pactUpdated(filter: $filter) { id status } }',
     { filter },
     () => {
       clearTimeout(timer);
-      timer = setTimeout(refresh, 100);
+      timer = setTimeout(() => quietly(refresh), 100);
     },
   );
+  return () => {
+    clearTimeout(timer);
+    stop();
+  };
+}
+
+/** Runs a background redraw; when the API cannot answer, the page keeps what it shows and the
+ * header's live badge says why nothing moves. */
+export async function quietly(redraw) {
+  try {
+    await redraw();
+  } catch (e) {
+    console.warn('redraw failed:', e.message);
+  }
 }

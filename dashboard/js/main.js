@@ -49,12 +49,16 @@ async function route() {
     fill(main, message('error', `There is no page at ${path}. `, 'Start from the ', overviewLink(), '.'));
     return;
   }
+  // Each visit draws into a view of its own: a redraw of the page just left that was already
+  // under way lands in a detached view, never over the new page.
+  const view = document.createElement('div');
+  fill(main, view);
   const stops = [];
   leave = () => stops.forEach((stop) => stop());
   try {
-    await page(main, { args, params, live: (stop) => stops.push(stop) });
+    await page(view, { args, params, live: (stop) => stops.push(stop) });
   } catch (e) {
-    fill(main, message('error', e.message));
+    fill(view, message('error', e.message));
   }
   main.dataset.ready = 'true';
 }

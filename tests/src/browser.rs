@@ -13,6 +13,11 @@ use crate::{HarnessError, cli::free_port};
 /// The WebDriver id of an element in a find answer.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// The Tab key, for [`Browser::press`].
+pub const TAB: &str = "\u{E004}";
+/// The Enter key, for [`Browser::press`].
+pub const ENTER: &str = "\u{E007}";
+
 fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
 }
@@ -102,6 +107,17 @@ impl Browser {
         call(self.http.post(format!("{}/element/{id}/value", self.session)).json(&json!({ "text": text })))
             .await
             .map(drop)
+    }
+
+    /// Presses `keys` one after another on the keyboard, wherever the focus is: WebDriver's
+    /// key codes (`TAB`, `ENTER`) or plain characters.
+    pub async fn press(&self, keys: &[&str]) -> Result<(), HarnessError> {
+        let strokes: Vec<Value> = keys
+            .iter()
+            .flat_map(|k| [json!({ "type": "keyDown", "value": k }), json!({ "type": "keyUp", "value": k })])
+            .collect();
+        let actions = json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": strokes }] });
+        call(self.http.post(format!("{}/actions", self.session)).json(&actions)).await.map(drop)
     }
 
     /// Resizes the window to `width` × `height`.

@@ -8,7 +8,13 @@
 use std::{path::PathBuf, time::Duration};
 
 use agentpact_contracts::{AgentPact, Deployment, PactStatus};
-use agentpact_tests::{HarnessError, browser::Browser, chain::send, cli::binary, dev::DevStack};
+use agentpact_tests::{
+    HarnessError,
+    browser::{Browser, ENTER, TAB},
+    chain::send,
+    cli::binary,
+    dev::DevStack,
+};
 use alloy::{
     primitives::{Address, U256},
     providers::ProviderBuilder,
@@ -191,6 +197,41 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
         );
     }
     browser.screenshot(&screenshots().join("address-1440.png")).await?;
+
+    // By keyboard alone: Tab from the top meets the skip link, then the sections, then the
+    // form; Space ticks a status, Enter on Apply filters.
+    open(&browser, &page("pacts")).await?;
+    // A fresh load, so the focus starts at the top of the document.
+    leaving(&browser).await?;
+    browser.run("location.reload()", json!([])).await?;
+    drawn(&browser).await?;
+    let focused = "const e = document.activeElement; return e ? (e.value || e.textContent).trim() : null";
+    let mut order = Vec::new();
+    while order.last().and_then(Value::as_str) != Some("REFUNDED") {
+        if order.len() > 40 {
+            return Err(process(format!("Tab never reached the REFUNDED box: {order:?}")));
+        }
+        browser.press(&[TAB]).await?;
+        order.push(browser.run(focused, json!([])).await?);
+    }
+    assert_eq!(
+        order[..5],
+        [json!("Skip to content"), json!("AgentPact"), json!("Overview"), json!("Pacts"), json!("Agents")]
+    );
+    browser.press(&[" "]).await?;
+    while browser.run(focused, json!([])).await? != json!("Apply") {
+        if order.len() > 80 {
+            return Err(process(format!("Tab never reached Apply: {order:?}")));
+        }
+        browser.press(&[TAB]).await?;
+        order.push(browser.run(focused, json!([])).await?);
+    }
+    leaving(&browser).await?;
+    browser.press(&[ENTER]).await?;
+    drawn(&browser).await?;
+    let expected =
+        api(&dev, "{ pacts(filter: { status: [REFUNDED] }, first: 20) { nodes { id } } }", json!({})).await?;
+    assert_eq!(browser.run(SHOWN_PACTS, json!([])).await?.as_array().cloned(), ids(&expected));
 
     // The market, searched through its form as searchAgents searches.
     open(&browser, &page("agents")).await?;

@@ -1,7 +1,7 @@
 // The market at a glance: pacts by status, volume per currency, agents and oracles, and where
 // the indexer stands; redrawn as pacts change.
 
-import { onPactChanges, query } from '../api.js';
+import { onPactChanges, query, quietly } from '../api.js';
 import { bars, columns } from '../charts.js';
 import { fill, h, section } from '../dom.js';
 import { amount, label, STATUSES, time } from '../format.js';
@@ -26,7 +26,7 @@ export async function overview(main, { live }) {
   const draw = async () => render(main, await query(OVERVIEW));
   await draw();
   live(onPactChanges(null, draw));
-  const timer = setInterval(draw, 5000); // the head moves without pacts changing
+  const timer = setInterval(() => quietly(draw), 5000); // the head moves without pacts changing
   live(() => clearInterval(timer));
 }
 
