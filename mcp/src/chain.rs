@@ -4,7 +4,10 @@
 
 use std::{sync::OnceLock, time::Duration};
 
-use agentpact_api::Reader;
+use agentpact_api::{
+    Reader,
+    read::{Pact, PactFilter, PactOrder, PageRequest},
+};
 use agentpact_contracts::{
     AgentPact::AgentPactInstance, AgentRegistry::AgentRegistryInstance,
     OracleRegistry::OracleRegistryInstance,
@@ -105,6 +108,14 @@ impl Chain {
             limits,
             sending: Mutex::new(()),
         }
+    }
+
+    /// This wallet's pacts in any role, newest first: at most `first`, and whether more follow.
+    pub async fn my_pacts(&self, first: u32) -> Result<(Vec<Pact>, bool), ToolError> {
+        let filter = PactFilter { party: Some(self.me), ..PactFilter::default() };
+        let page = PageRequest { first: Some(first), ..PageRequest::default() };
+        let found = self.reader.pacts(self.chain_id, &filter, PactOrder::default(), &page).await?;
+        Ok((found.items.into_iter().map(|(_, p)| p).collect(), found.has_next_page))
     }
 
     /// Points the negotiation tools at the relay at `url` (the api server's base URL); once.

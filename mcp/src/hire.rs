@@ -2,7 +2,6 @@
 //! `hire://contracts` (its pacts, active and past), `hire://conversations` (its negotiations) and
 //! `hire://conversations/{id}` (one of them with its messages), read from the index.
 
-use agentpact_api::read::{PactFilter, PactOrder, PageRequest};
 use agentpact_negotiation::ConversationFilter;
 use serde_json::{Value, json};
 
@@ -31,16 +30,13 @@ pub async fn profile(chain: &Chain) -> Result<Value, ToolError> {
 
 /// This wallet's pacts in any role, newest first: the active ones and the finished ones.
 pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
-    let filter = PactFilter { party: Some(chain.me), ..PactFilter::default() };
-    let request = PageRequest { first: Some(CONTRACTS_SHOWN), ..PageRequest::default() };
-    let page = chain.reader.pacts(chain.chain_id, &filter, PactOrder::default(), &request).await?;
-    let (past, active): (Vec<_>, Vec<_>) =
-        page.items.iter().map(|(_, p)| p).partition(|p| p.status.is_terminal());
+    let (pacts, more) = chain.my_pacts(CONTRACTS_SHOWN).await?;
+    let (past, active): (Vec<_>, Vec<_>) = pacts.iter().partition(|p| p.status.is_terminal());
     Ok(json!({
         "wallet": chain.me,
         "active": active.into_iter().map(PactView::of).collect::<Vec<_>>(),
         "past": past.into_iter().map(PactView::of).collect::<Vec<_>>(),
-        "more": page.has_next_page,
+        "more": more,
     }))
 }
 

@@ -8,10 +8,7 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use agentpact_api::{
-    live::Live,
-    read::{PactFilter, PactOrder, PageRequest},
-};
+use agentpact_api::live::Live;
 use agentpact_negotiation::ConversationFilter;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -145,6 +142,29 @@ impl PactServer {
         }
     }
 
+    /// The body of one of the fixed resources (`RESOURCES`), or why there is none at `uri`.
+    async fn fixed_resource(&self, uri: &str) -> Result<Value, ErrorData> {
+        Ok(match uri {
+            "pact://config" => self.config().await.map_err(unreadable)?,
+            "pact://abi/agent-pact" => abi(agentpact_contracts::artifacts::AGENT_PACT),
+            "pact://abi/oracle-registry" => abi(agentpact_contracts::artifacts::ORACLE_REGISTRY),
+            "pact://abi/agent-registry" => abi(agentpact_contracts::artifacts::AGENT_REGISTRY),
+            "hire://profile" => hire::profile(&self.chain).await.map_err(unreadable)?,
+            "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
+            "hire://conversations" => hire::conversations(&self.chain).await.map_err(unreadable)?,
+            other => {
+                let known: Vec<&str> = RESOURCES.iter().chain(&TEMPLATES).map(|(uri, _, _)| *uri).collect();
+                return Err(ErrorData::resource_not_found(
+                    crate::outcome::elide_quoted(&format!(
+                        "no resource {other:?}: the resources are {}",
+                        known.join(", ")
+                    )),
+                    None,
+                ));
+            }
+        })
+    }
+
     /// The resource at `uri` when it fills one of [`TEMPLATES`]: read through the tool that shows
     /// the same thing, so a resource and a tool never disagree.
     async fn templated(&self, uri: &str) -> Result<Option<Value>, ToolError> {
@@ -196,11 +216,7 @@ impl PactServer {
 
     /// This wallet's pacts, newest first (at most [`LISTED`]).
     async fn my_pacts(&self) -> Result<Vec<agentpact_api::read::Pact>, ToolError> {
-        let c = &self.chain;
-        let filter = PactFilter { party: Some(c.me), ..PactFilter::default() };
-        let page = PageRequest { first: Some(LISTED), ..PageRequest::default() };
-        let found = c.reader.pacts(c.chain_id, &filter, PactOrder::default(), &page).await?;
-        Ok(found.items.into_iter().map(|(_, p)| p).collect())
+        Ok(self.chain.my_pacts(LISTED).await?.0)
     }
 
     /// This wallet's conversations, latest change first (at most [`LISTED`]).
@@ -497,30 +513,10 @@ impl ServerHandler for PactServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
-        if let Some(body) = self.templated(&request.uri).await.map_err(unreadable)? {
-            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
-            return Ok(ReadResourceResult::new(vec![
-                ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
-            ]));
-        }
-        let body = match request.uri.as_str() {
-            "pact://config" => self.config().await.map_err(unreadable)?,
-            "pact://abi/agent-pact" => abi(agentpact_contracts::artifacts::AGENT_PACT),
-            "pact://abi/oracle-registry" => abi(agentpact_contracts::artifacts::ORACLE_REGISTRY),
-            "pact://abi/agent-registry" => abi(agentpact_contracts::artifacts::AGENT_REGISTRY),
-            "hire://profile" => hire::profile(&self.chain).await.map_err(unreadable)?,
-            "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
-            "hire://conversations" => hire::conversations(&self.chain).await.map_err(unreadable)?,
-            other => {
-                let known: Vec<&str> = RESOURCES.iter().chain(&TEMPLATES).map(|(uri, _, _)| *uri).collect();
-                return Err(ErrorData::resource_not_found(
-                    crate::outcome::elide_quoted(&format!(
-                        "no resource {other:?}: the resources are {}",
-                        known.join(", ")
-                    )),
-                    None,
-                ));
-            }
+        let templated = self.templated(&request.uri).await.map_err(unreadable)?;
+        let body = match templated {
+            Some(body) => body,
+            None => self.fixed_resource(&request.uri).await?,
         };
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
         Ok(ReadResourceResult::new(vec![
