@@ -18,7 +18,7 @@ use super::{
     Percentiles, Workload,
     lab::Lab,
     market::{Fate, Generated},
-    ms, peak_rss_mib, reset_peak_rss,
+    ms, peak_rss_mib, reset_peak_rss, rss_mib,
 };
 
 /// Flags of `agentpact bench index`.
@@ -57,15 +57,20 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
 pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
     let mut indexer = lab.indexer(Config::default());
     let metrics = indexer.metrics();
+    // The peak counts what this process held before (the generator's plan and receipts, freed
+    // heap the allocator kept): said beside it, so the indexer's own share can be read off.
+    let before = rss_mib();
     reset_peak_rss();
     let started = Instant::now();
     indexer.catch_up().await?;
     let took = started.elapsed();
     let events = metrics.events();
+    let mib = |m: Option<f64>| m.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB"));
     println!(
-        "backfill: {events} events in {took:.2?} = {:.0} events/s; peak RSS {}",
+        "backfill: {events} events in {took:.2?} = {:.0} events/s; peak RSS {} ({} before it)",
         events as f64 / took.as_secs_f64(),
-        peak_rss_mib().map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB"))
+        mib(peak_rss_mib()),
+        mib(before),
     );
     let phases: Vec<String> =
         Phase::ALL.iter().map(|p| format!("{} {:.2?}", p.name(), metrics.phase_total(*p))).collect();

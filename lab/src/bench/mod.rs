@@ -117,10 +117,20 @@ fn ms(d: Duration) -> String {
 
 /// This process's peak resident memory since the last [`reset_peak_rss`], in MiB (Linux).
 fn peak_rss_mib() -> Option<f64> {
+    status_mib("VmHWM:")
+}
+
+/// This process's resident memory now, in MiB (Linux).
+fn rss_mib() -> Option<f64> {
+    status_mib("VmRSS:")
+}
+
+/// A `/proc/self/status` memory line (`VmHWM:`, `VmRSS:`) in MiB.
+fn status_mib(field: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib: f64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .trim()
         .trim_end_matches("kB")
         .trim()
