@@ -12,12 +12,11 @@ use axum::{
     routing::get,
 };
 
-/// Each asset: its path under `dashboard/` (and `/assets/`), content type and text. The paths
-/// are absolute (from `CARGO_MANIFEST_DIR`): with a relative `../../dashboard/…` cargo did not
-/// notice an edited file and kept serving the old one.
+/// Each asset: its path under `dashboard/` (and `/assets/`), content type and text (`build.rs`
+/// makes an edit of any of them rebuild the crate).
 macro_rules! assets {
     ($($path:literal => $mime:expr),* $(,)?) => {
-        &[$(($path, $mime, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../dashboard/", $path)))),*]
+        &[$(($path, $mime, include_str!(concat!("../../dashboard/", $path)))),*]
     };
 }
 
@@ -40,7 +39,7 @@ const ASSETS: &[(&str, &str, &str)] = assets![
     "js/pages/console.js" => JS,
 ];
 
-const INDEX: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../dashboard/index.html"));
+const INDEX: &str = include_str!("../../dashboard/index.html");
 
 /// Scripts, styles and connections from this origin only; no frames, no forms posting elsewhere.
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \

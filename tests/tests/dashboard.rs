@@ -51,6 +51,27 @@ async fn leaving(browser: &Browser) -> Result {
         .map(drop)
 }
 
+/// Every piece of text on the page whose contrast with its background is under WCAG AA's 4.5:1,
+/// as `{ text, ratio }` (colours as the browser computed them).
+const LOW_CONTRAST: &str = "
+    const channel = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    const luminance = (css) => {
+      const [r, g, b] = css.match(/[0-9.]+/g).slice(0, 3).map(Number).map(channel);
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const background = (el) => {
+      for (; el; el = el.parentElement) {
+        const c = getComputedStyle(el).backgroundColor;
+        if (c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c;
+      }
+      return 'rgb(255, 255, 255)';
+    };
+    const ratio = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    return [...document.querySelectorAll('header *, main *')]
+      .filter((e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length)
+      .map((e) => ({ text: e.textContent.trim().slice(0, 40), ratio: ratio(getComputedStyle(e).color, background(e)) }))
+      .filter((x) => x.ratio < 4.5);";
+
 /// Waits until the page's router has drawn the page for the current URL.
 async fn drawn(browser: &Browser) -> Result {
     browser
@@ -119,6 +140,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
         assert_eq!(shown[format!("{}-{}", band["from"], band["to"])], band["pacts"], "{shown}");
     }
     browser.screenshot(&screenshots().join("overview-1440.png")).await?;
+    assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on the overview");
 
     // The pact list, filtered through its form by status, then by party.
     open(&browser, &page("pacts")).await?;
@@ -170,6 +192,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert!(timeline.as_array().is_some_and(|t| t.len() >= 8), "{timeline}");
     assert_eq!(timeline, expected["pact"]["timeline"]);
     browser.screenshot(&screenshots().join("pact-1440.png")).await?;
+    assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on a pact's page");
 
     // An address's page: what the escrow owes it per currency, as the API says.
     open(&browser, &page(&format!("address/{seller}"))).await?;
