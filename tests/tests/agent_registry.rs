@@ -71,7 +71,11 @@ async fn an_agent_registers_updates_steps_out_and_comes_back() -> Result {
     send(reg.deactivate().from(agent)).await?;
     assert!(!reg.getAgent(agent).call().await?.active);
     assert_reverts!(reg.deactivate().from(agent), AlreadyInactive {});
-    send(reg.updateProfile(first.clone()).from(agent)).await?; // an inactive agent may still edit
+    let edited = send(reg.updateProfile(first.clone()).from(agent)).await?; // an inactive agent may still edit
+    // Once (CI, 2026-11-23) the profile read back after this edit was still `second`: say whether
+    // the edit itself reverted on chain if it happens again.
+    assert!(edited.receipt.status(), "the edit of an inactive agent reverted on chain: {:?}", edited.receipt);
+    assert_eq!(reg.getAgent(agent).call().await?.profile, first, "the inactive agent's edit was not stored");
     send(reg.reactivate().from(agent)).await?;
     assert_reverts!(reg.reactivate().from(agent), AlreadyActive {});
     let back = reg.getAgent(agent).call().await?;
