@@ -10,7 +10,7 @@ use super::{
     scalars::{Address, BigInt},
     types::Currency,
 };
-use crate::read::{self, Reader};
+use crate::read::{self, MAX_PAGE_SIZE, Reader};
 
 /// The account query.
 #[derive(Default)]
@@ -43,7 +43,7 @@ impl Account {
         Ok(balances.into_iter().map(Into::into).collect())
     }
     /// Its latest withdrawals, newest first: at most `first` (≤ 100).
-    #[graphql(complexity = "first.min(100) as usize * child_complexity + 1")]
+    #[graphql(complexity = "first.min(MAX_PAGE_SIZE) as usize * child_complexity + 1")]
     async fn withdrawals(
         &self,
         ctx: &Context<'_>,

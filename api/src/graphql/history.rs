@@ -25,7 +25,9 @@ impl HistoryQuery {
     /// Completed payment per currency in each of the `last` (1-366) hours or days that end with
     /// the indexed block's: every bucket and currency listed (zeros included), oldest first.
     /// Amounts in different currencies are never added together.
-    #[graphql(complexity = "super::cost::HISTORY + child_complexity * last.clamp(1, 366) as usize")]
+    #[graphql(
+        complexity = "super::cost::HISTORY + child_complexity * last.clamp(1, MAX_BUCKETS.into()) as usize"
+    )]
     async fn volume_over_time(
         &self,
         ctx: &Context<'_>,

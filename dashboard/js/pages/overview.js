@@ -26,22 +26,44 @@ export async function overview(main, { live }) {
   const draw = async () => render(main, await query(OVERVIEW));
   await draw();
   live(onPactChanges(null, draw));
-  const timer = setInterval(() => quietly(draw), 5000); // the head moves without pacts changing
+  // The head moves without pacts changing: only the indexer's tiles are read again for it (the
+  // whole overview, charts included, is read again when a pact changes).
+  const timer = setInterval(() => quietly(async () => indexerTiles(main, (await query(INDEXER)).indexerStatus)), 5000);
   live(() => clearInterval(timer));
+}
+
+const INDEXER = 'query Indexer { indexerStatus { indexedBlock headBlock lagBlocks lagSeconds } }';
+
+/** The indexed block, the head and the lag, as the three tiles show them. */
+function indexerValues(ix) {
+  return {
+    indexed: ix ? ix.indexedBlock : '—',
+    head: ix?.headBlock ?? '—',
+    lag: ix ? `${ix.lagBlocks} blocks · ${ix.lagSeconds} s` : 'not indexed yet',
+  };
+}
+
+/** Writes the indexer's figures into the tiles already on the page. */
+function indexerTiles(main, ix) {
+  for (const [key, value] of Object.entries(indexerValues(ix))) {
+    const strong = main.querySelector(`[data-tile="${key}"] strong`);
+    if (strong) strong.textContent = String(value);
+  }
 }
 
 function render(main, { stats, indexerStatus: ix, agents, pacts, volumeOverTime, scoreDistribution }) {
   const agentCount = `${agents.edges.length}${agents.pageInfo.hasNextPage ? '+' : ''}`;
   const byStatus = new Map(stats.byStatus.map((s) => [s.status, s.count]));
+  const indexer = indexerValues(ix);
   fill(main,
     h('h1', {}, 'Market overview'),
     h('div', { class: 'tiles' },
       tile('Pacts', stats.pacts, 'pacts'),
       tile('Active agents', agentCount, 'agents'),
       tile('Active oracles', stats.activeOracles, 'oracles'),
-      tile('Indexed block', ix ? ix.indexedBlock : '—', 'indexed'),
-      tile('Chain head', ix?.headBlock ?? '—', 'head'),
-      tile('Lag', ix ? `${ix.lagBlocks} blocks · ${ix.lagSeconds} s` : 'not indexed yet', 'lag')),
+      tile('Indexed block', indexer.indexed, 'indexed'),
+      tile('Chain head', indexer.head, 'head'),
+      tile('Lag', indexer.lag, 'lag')),
     h('div', { class: 'columns' },
       section('Pacts by status', h('div', { id: 'by-status' }, bars('Pacts in each status', STATUSES.map((s) => ({
         key: s, label: label(s), value: byStatus.get(s) ?? 0, href: `/#/pacts?status=${s}`, tone: `s-${s}`,
