@@ -1,6 +1,6 @@
 //! Reads the contracts' logs with `eth_getLogs` over block ranges whose size adapts: halved
-//! when the RPC says a result is too large or a result is over twice the target, doubled while
-//! results stay small. Keeping results near the target keeps the indexer's memory bounded however
+//! when the RPC says a result is too large, shrunk at once to the target's share of the blocks
+//! when a result is over twice the target, doubled while results stay small. Keeping results near the target keeps the indexer's memory bounded however
 //! dense the chain.
 
 use alloy::{
@@ -11,8 +11,10 @@ use alloy::{
 
 use agentpact_contracts::Contracts;
 
-/// Logs per request we aim below; a range that returns fewer grows.
-const TARGET_LOGS: usize = 5_000;
+/// Logs per request we aim at: a range returning under half of it doubles, one returning over
+/// twice it shrinks. 20,000 keeps a backfill's peak near 130 MiB (BENCHMARKS.md) while a dense
+/// chain's ranges span several blocks, so a pact's steps in them fold into one row change.
+const TARGET_LOGS: usize = 20_000;
 
 /// The size of the next `eth_getLogs` range.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +39,9 @@ impl RangeSize {
         if logs < TARGET_LOGS / 2 {
             self.blocks = (self.blocks * 2).min(self.max);
         } else if logs > TARGET_LOGS * 2 {
-            self.blocks = (self.blocks / 2).max(1);
+            // At least halved, and to the size that would have held about the target.
+            let scaled = (TARGET_LOGS as u64).saturating_mul(self.blocks) / logs as u64;
+            self.blocks = scaled.min(self.blocks / 2).max(1);
         }
     }
 
@@ -162,7 +166,7 @@ fn named_limit(message: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::RangeSize;
+    use super::{RangeSize, TARGET_LOGS};
 
     #[test]
     fn ranges_grow_when_small_and_halve_when_refused() {
@@ -171,10 +175,17 @@ mod tests {
         assert_eq!(r.end(10, 50), 50, "never past the head");
         r.succeeded(1);
         assert_eq!(r.blocks(), 200);
-        r.succeeded(10_000);
+        r.succeeded(TARGET_LOGS / 2);
         assert_eq!(r.blocks(), 200, "a full range does not grow");
-        r.succeeded(10_001);
-        assert_eq!(r.blocks(), 100, "an overfull one shrinks");
+        r.succeeded(TARGET_LOGS * 2 + 2);
+        assert_eq!(r.blocks(), 99, "an overfull one shrinks to what would have held the target");
+        r.succeeded(TARGET_LOGS * 8);
+        assert_eq!(r.blocks(), 12, "at once, however overfull (99 / 8)");
+        r.succeeded(TARGET_LOGS * 2 + 2);
+        assert_eq!(r.blocks(), 5, "at least halved");
+        let mut single = RangeSize::new(1, 10);
+        single.succeeded(TARGET_LOGS * 100);
+        assert_eq!(single.blocks(), 1, "never below one block");
         r.succeeded(1);
         for _ in 0..10 {
             r.succeeded(0);

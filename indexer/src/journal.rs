@@ -9,14 +9,15 @@ use crate::{
     event::{EventBody, JournalEvent},
 };
 
-/// Appends `batch` to the journal in one multi-row insert and returns the events that were new.
+/// Appends `batch` to the journal in one multi-row insert and returns the events that were new
+/// (borrowed from `batch`: a backfill's events are not copied).
 ///
 /// An event already in the journal (same chain, block and log index: a backfill meeting the live
 /// head, a batch retried after a lost commit) is skipped, so it is projected once.
-pub async fn append(
+pub async fn append<'a>(
     conn: &mut PgConnection,
-    batch: &[JournalEvent],
-) -> Result<Vec<JournalEvent>, sqlx::Error> {
+    batch: &'a [JournalEvent],
+) -> Result<Vec<&'a JournalEvent>, sqlx::Error> {
     let Some(first) = batch.first() else { return Ok(Vec::new()) };
     let chain_id = i64_of(first.chain_id);
     let mut columns = Columns::default();
@@ -50,11 +51,7 @@ pub async fn append(
     .await?;
     let new: std::collections::HashSet<(i64, i32)> =
         inserted.into_iter().map(|r| (r.block_number, r.log_index)).collect();
-    Ok(batch
-        .iter()
-        .filter(|e| new.contains(&(i64_of(e.block_number), to_i32(e.log_index))))
-        .cloned()
-        .collect())
+    Ok(batch.iter().filter(|e| new.contains(&(i64_of(e.block_number), to_i32(e.log_index)))).collect())
 }
 
 /// The batch as one array per column, for UNNEST.

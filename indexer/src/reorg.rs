@@ -104,7 +104,7 @@ pub async fn rollback(
     checkpoint::forget_above(conn, chain_id, above).await?;
     project::rollback(conn, chain_id, above, &pacts, &accounts).await?;
     let history = journal::history(conn, chain_id, &pacts, &accounts).await?;
-    project::apply_batch(conn, &history).await?;
+    project::apply_batch(conn, &history.iter().collect::<Vec<_>>()).await?;
     checkpoint::save(conn, chain_id, fork, None, None).await?;
     Ok(Rollback {
         orphaned_events: orphaned,

@@ -35,6 +35,11 @@ use crate::{
 /// block holding an event.
 const CONCURRENT_HEADER_READS: usize = 16;
 
+/// Most events one statement writes: a range's events go to the database in slices of this many
+/// (in the range's one transaction), so the buffers a statement's parameters take stay bounded
+/// however many logs one range or block holds.
+const WRITE_CHUNK: usize = 20_000;
+
 /// A database built from another chain or other contracts than the ones configured.
 #[derive(Debug)]
 pub struct ChainMismatch {
@@ -398,10 +403,7 @@ impl<P: Provider> Indexer<P> {
             return Err(IndexError::ChainMoved { block: from });
         }
         self.metrics.phase(Phase::Rpc, reading.elapsed());
-        let decoding = std::time::Instant::now();
-        let events = self.journal_events(logs, &blocks)?;
-        self.metrics.phase(Phase::Decode, decoding.elapsed());
-        consistent(&recent, &blocks, &events)?;
+        consistent(&recent, &blocks, logs)?;
         let (end, end_time) =
             blocks.get(&to).copied().ok_or_else(|| IndexError::Incomplete(format!("block {to} not read")))?;
         // `to` as read before the logs must be `to` as read now, and the child of `to - 1` as read
@@ -417,9 +419,19 @@ impl<P: Provider> Indexer<P> {
         let writing = std::time::Instant::now();
         let chain_id = self.target.chain_id;
         let mut tx = conn.begin().await?;
-        let new = journal::append(&mut tx, &events).await?;
-        project::apply_batch(&mut tx, &new).await?;
-        let touched: BTreeSet<U256> = new.iter().filter_map(|e| e.body.pact_id()).collect();
+        let (mut touched, mut new_events, mut decoding) = (BTreeSet::new(), 0, std::time::Duration::ZERO);
+        // Slices in journal order: projecting them one after another is projecting the range, and
+        // only one slice's events are decoded at a time.
+        for slice in logs.chunks(WRITE_CHUNK) {
+            let decoded = std::time::Instant::now();
+            let events = self.journal_events(slice, &blocks)?;
+            decoding += decoded.elapsed();
+            let new = journal::append(&mut tx, &events).await?;
+            project::apply_batch(&mut tx, &new).await?;
+            touched.extend(new.iter().filter_map(|e| e.body.pact_id()));
+            new_events += new.len();
+        }
+        self.metrics.phase(Phase::Decode, decoding);
         let touched_list: Vec<U256> = touched.iter().copied().collect();
         reputation::mark(&mut tx, chain_id, &touched_list).await?;
         // The pass's last batch (the one reaching the head it saw) brings every party the pass
@@ -433,9 +445,9 @@ impl<P: Provider> Indexer<P> {
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
         checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(head)).await?;
         tx.commit().await?;
-        self.metrics.phase(Phase::Db, writing.elapsed());
-        tracing::debug!(from, to, events = new.len(), "indexed");
-        Ok((checkpoint, new.len() as u64))
+        self.metrics.phase(Phase::Db, writing.elapsed().saturating_sub(decoding));
+        tracing::debug!(from, to, events = new_events, "indexed");
+        Ok((checkpoint, new_events as u64))
     }
 
     /// The logs as journal events, timed by their blocks (`blocks`: hash and time by number) when
@@ -526,21 +538,26 @@ struct Fetched {
 }
 
 /// Checks that a batch was read from one chain: the recent blocks link parent to child, and each
-/// event's block hash is the chain's hash of its block as read after the logs (`hashes`: hash and
-/// time of every block with an event). A reorganisation between reading the logs and reading the
+/// log's block hash is the chain's hash of its block as read after the logs (`hashes`: hash and
+/// time of every block with a log). A reorganisation between reading the logs and reading the
 /// blocks would otherwise journal events of an abandoned branch under the new branch's hashes,
 /// where no later check could see them — even below the finality depth, when a lagging indexer
 /// reads a range that was still the tip when its logs were served (the chaos soak found this).
 fn consistent(
     recent: &[BlockRef],
     hashes: &HashMap<u64, (B256, u64)>,
-    events: &[JournalEvent],
+    logs: &[Log],
 ) -> Result<(), IndexError> {
     if let Some(pair) = recent.windows(2).find(|pair| pair[1].parent_hash != pair[0].hash) {
         return Err(IndexError::ChainMoved { block: pair[1].number });
     }
-    match events.iter().find(|e| hashes.get(&e.block_number).is_some_and(|(h, _)| *h != e.block_hash)) {
-        Some(e) => Err(IndexError::ChainMoved { block: e.block_number }),
+    // A log without its block's number or hash is refused when it is decoded.
+    let moved = logs
+        .iter()
+        .filter_map(|l| Some((l.block_number?, l.block_hash?)))
+        .find(|(number, hash)| hashes.get(number).is_some_and(|(h, _)| h != hash));
+    match moved {
+        Some((block, _)) => Err(IndexError::ChainMoved { block }),
         None => Ok(()),
     }
 }

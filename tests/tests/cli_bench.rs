@@ -103,11 +103,16 @@ async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Resu
 #[tokio::test]
 async fn index_bench_checks_the_index_against_the_generated_history() -> Result {
     let printed = bench(&["bench", "index", "--pacts", "80", "--samples", "3"])?;
-    for expected in
-        ["backfill:", "checked: pacts by status in the index equal the generated history", "live ("]
-    {
+    for expected in [
+        "backfill (agentpact index, its own process):",
+        "checked: pacts by status in the index equal the generated history",
+        "live (",
+    ] {
         assert!(printed.contains(expected), "{expected:?} missing from:\n{printed}");
     }
+    // The indexer process's own peak memory was read, not left unknown.
+    let peak = printed.split("peak RSS ").nth(1).and_then(|rest| rest.split(" MiB").next());
+    assert!(peak.is_some_and(|mib| mib.parse::<u32>().is_ok_and(|m| m > 0)), "no peak RSS in:\n{printed}");
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! The status events of a batch (accepted, started, submitted, finalized, approved, rejected,
-//! disputed, resolved, cancelled, timed out) folded into one change per pact, written in one
-//! statement, plus the disputes they open and close in two more. Folding is exact because every
-//! such event sets columns to values (the last event's value of a column is the one that stays),
-//! except acceptance's stake equalisation, which the statement applies to the stored stakes.
+//! disputed, resolved, cancelled, timed out) and its oracles' scores folded into one change per
+//! pact, written in one statement, plus the disputes they open and close in two more. Folding is
+//! exact because every such event sets columns to values (the last event's value of a column is
+//! the one that stays), except acceptance's stake equalisation, which the statement applies to the
+//! stored stakes, and scores, which add to the stored count.
 
 use agentpact_schema::i64_of;
 use std::collections::BTreeMap;
@@ -30,6 +31,8 @@ struct Change {
     disputed_at: Option<Option<i64>>,
     closed_at: Option<i64>,
     outcome: Option<String>,
+    /// Oracle scores submitted in the batch, added to the stored count.
+    scores: i16,
     updated_block: i64,
 }
 
@@ -64,10 +67,7 @@ impl PactChanges {
         let Some(pact_id) = e.body.pact_id() else { return };
         if matches!(
             e.body,
-            EventBody::PactCreated { .. }
-                | EventBody::VerificationSubmitted { .. }
-                | EventBody::Payout { .. }
-                | EventBody::FeedbackGiven { .. }
+            EventBody::PactCreated { .. } | EventBody::Payout { .. } | EventBody::FeedbackGiven { .. }
         ) {
             return; // written in bulk elsewhere
         }
@@ -87,6 +87,7 @@ impl PactChanges {
                 change.accepted_at = Some(time);
             }
             EventBody::WorkStarted { .. } => change.status = Some(code(PactStatus::InProgress)),
+            EventBody::VerificationSubmitted { .. } => change.scores = change.scores.saturating_add(1),
             EventBody::WorkSubmitted { proof_hash, .. } => {
                 change.status = Some(code(PactStatus::PendingVerify));
                 change.proof_hash = Some(proof_hash.to_vec());
@@ -169,11 +170,12 @@ impl PactChanges {
                  disputed_at = CASE WHEN u.set_d THEN to_timestamp(u.d) ELSE p.disputed_at END,
                  closed_at = coalesce(to_timestamp(u.cl), p.closed_at),
                  outcome = coalesce(u.oc, p.outcome),
+                 score_count = p.score_count + u.sc,
                  updated_block = u.blk
              FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[],
                          $8::bigint[], $9::smallint[], $10::bool[], $11::bigint[], $12::bool[], $13::bigint[],
-                         $14::bigint[], $15::text[], $16::bigint[])
-                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, blk)
+                         $14::bigint[], $15::text[], $16::smallint[], $17::bigint[])
+                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, sc, blk)
              WHERE p.chain_id = $1 AND p.pact_id = u.id::numeric",
             self.chain_id,
             &c.pact_id,
@@ -190,6 +192,7 @@ impl PactChanges {
             &c.disputed_at as &[Option<i64>],
             &c.closed_at as &[Option<i64>],
             &c.outcome as &[Option<String>],
+            &c.scores,
             &c.updated_block,
         )
         .execute(&mut *conn)
@@ -250,6 +253,7 @@ struct Columns {
     disputed_at: Vec<Option<i64>>,
     closed_at: Vec<Option<i64>>,
     outcome: Vec<Option<String>>,
+    scores: Vec<i16>,
     updated_block: Vec<i64>,
 }
 
@@ -271,6 +275,7 @@ impl Columns {
             c.disputed_at.push(change.disputed_at.flatten());
             c.closed_at.push(change.closed_at);
             c.outcome.push(change.outcome.clone());
+            c.scores.push(change.scores);
             c.updated_block.push(change.updated_block);
         }
         c

@@ -22,25 +22,30 @@ use crate::{
 /// one multi-row statement per batch; the status events of a batch are folded into one change per
 /// pact (each column's last value) and written in one statement, their disputes in two; oracle
 /// and agent updates (rare) are a statement or two each. The same as applying each event in order: a creation is always
-/// its pact's first event, a later event's value of a column replaces an earlier one's, and
-/// verifications, payouts and withdrawals change rows no other event reads.
-pub async fn apply_batch(conn: &mut PgConnection, events: &[JournalEvent]) -> Result<(), sqlx::Error> {
+/// its pact's first event, a later event's value of a column replaces an earlier one's, a
+/// verification adds one to its pact's score count, and verifications, payouts and withdrawals
+/// insert rows no other event reads.
+pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> Result<(), sqlx::Error> {
     let mut created = Vec::new();
     let mut later = Bulk::default();
     let mut changes = PactChanges::default();
-    for e in events {
+    for &e in events {
         match &e.body {
             EventBody::PactCreated { .. } => created.push(e),
-            EventBody::VerificationSubmitted { .. }
-            | EventBody::Payout { .. }
-            | EventBody::Withdrawn { .. }
-            | EventBody::FeedbackGiven { .. } => later.push(e),
+            // A verification's row, and one more score on its pact's change.
+            EventBody::VerificationSubmitted { .. } => {
+                later.push(e);
+                changes.push(e);
+            }
+            EventBody::Payout { .. } | EventBody::Withdrawn { .. } | EventBody::FeedbackGiven { .. } => {
+                later.push(e)
+            }
             _ => changes.push(e),
         }
     }
     insert_created(conn, &created).await?;
     changes.write(conn).await?;
-    for e in events {
+    for &e in events {
         apply_oracle_event(conn, e).await?;
         agents::apply(conn, e).await?;
         apply_currency(conn, e).await?;
@@ -417,17 +422,6 @@ impl Bulk {
                 &self.verification_score,
                 &self.verification_proof,
                 &self.verification_time,
-                &self.verification_block,
-            )
-            .execute(&mut *conn)
-            .await?;
-            sqlx::query!(
-                "UPDATE pacts p SET score_count = p.score_count + n.count, updated_block = greatest(p.updated_block, n.block)
-                 FROM (SELECT id::numeric AS id, count(*)::smallint AS count, max(b) AS block
-                       FROM UNNEST($2::text[], $3::bigint[]) AS u(id, b) GROUP BY id) n
-                 WHERE p.chain_id = $1 AND p.pact_id = n.id",
-                self.chain_id,
-                &self.verification_pact,
                 &self.verification_block,
             )
             .execute(&mut *conn)

@@ -3,7 +3,10 @@
 //! delay from a block being mined (its receipt appearing) to its pact change being committed, with
 //! the indexer following the head.
 
-use std::time::{Duration, Instant};
+use std::{
+    process::Stdio,
+    time::{Duration, Instant},
+};
 
 use agentpact_api::Reader;
 use agentpact_contracts::{AgentPact, PactStatus};
@@ -18,7 +21,7 @@ use super::{
     Percentiles, Workload,
     lab::Lab,
     market::{Fate, Generated},
-    ms, peak_rss_mib, reset_peak_rss, rss_mib,
+    ms, process_memory_mib,
 };
 
 /// Flags of `agentpact bench index`.
@@ -52,30 +55,63 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Indexes the generated history into the empty database with the default configuration,
-/// prints events/s, peak RSS and time by phase, and checks the index against the history.
+/// Indexes the generated history into the empty database with `agentpact index` — this binary in
+/// a process of its own, as deployed, with its default configuration — timed from its start until
+/// its checkpoint reaches the head; prints events/s, that process's peak RSS and its time by phase
+/// (from its `/metrics`), and checks the index against the history.
 pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
-    let mut indexer = lab.indexer(Config::default());
-    let metrics = indexer.metrics();
-    // The peak counts what this process held before (the generator's plan and receipts, freed
-    // heap the allocator kept): said beside it, so the indexer's own share can be read off.
-    let before = rss_mib();
-    reset_peak_rss();
+    let head = i64::try_from(lab.provider.get_block_number().await?)?;
+    let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let started = Instant::now();
-    indexer.catch_up().await?;
+    let mut indexer = lab
+        .command("index")?
+        .env("METRICS_ADDR", metrics_addr.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting agentpact index")?;
+    let pid = indexer.id().context("agentpact index exited at once")?;
+    let checkpoint = "SELECT block_number FROM checkpoints WHERE chain_id = $1";
+    let chain_id = i64::try_from(lab.anvil.chain_id())?;
+    loop {
+        if let Some(status) = indexer.try_wait()? {
+            bail!("agentpact index stopped ({status}) before reaching block {head}");
+        }
+        let indexed: Option<i64> =
+            sqlx::query_scalar(checkpoint).bind(chain_id).fetch_optional(&lab.pool).await?;
+        if indexed >= Some(head) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let took = started.elapsed();
-    let events = metrics.events();
-    let mib = |m: Option<f64>| m.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB"));
+    let peak = process_memory_mib(pid, "VmHWM:");
+    let metrics = reqwest::get(format!("http://{metrics_addr}/metrics")).await?.text().await?;
+    indexer.kill().await?;
+    let events = metric(&metrics, "agentpact_indexer_events_total{").context("no event count in /metrics")?;
     println!(
-        "backfill: {events} events in {took:.2?} = {:.0} events/s; peak RSS {} ({} before it)",
-        events as f64 / took.as_secs_f64(),
-        mib(peak_rss_mib()),
-        mib(before),
+        "backfill (agentpact index, its own process): {events} events in {took:.2?} = {:.0} events/s; peak RSS {}",
+        events / took.as_secs_f64(),
+        peak.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB")),
     );
-    let phases: Vec<String> =
-        Phase::ALL.iter().map(|p| format!("{} {:.2?}", p.name(), metrics.phase_total(*p))).collect();
+    let phases: Vec<String> = Phase::ALL
+        .iter()
+        .map(|p| {
+            let series = format!(
+                "agentpact_indexer_phase_seconds_total{{chain_id=\"{chain_id}\",phase=\"{}\"}}",
+                p.name()
+            );
+            let seconds = metric(&metrics, &series).unwrap_or(f64::NAN);
+            format!("{} {seconds:.2}s", p.name())
+        })
+        .collect();
     println!("  time by phase (RPC overlaps writing): {}", phases.join(", "));
     check_statuses(lab, &lab.generated).await
+}
+
+/// The value of the first series in a Prometheus text exposition whose line starts with `prefix`.
+fn metric(exposition: &str, prefix: &str) -> Option<f64> {
+    exposition.lines().find(|l| l.starts_with(prefix))?.rsplit(' ').next()?.parse().ok()
 }
 
 /// Fails unless the index holds exactly the statuses the generator planned: a benchmark of a

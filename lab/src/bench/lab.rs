@@ -97,4 +97,23 @@ impl Lab {
     pub fn indexer(&self, config: Config) -> Indexer<DynProvider> {
         Indexer::new(self.pool.clone(), self.provider.clone(), self.target(), config)
     }
+
+    /// `agentpact <subcommand>` (this very binary) pointed at the node, the contracts and the
+    /// database as an operator would configure it, killed when dropped.
+    pub fn command(&self, subcommand: &str) -> anyhow::Result<tokio::process::Command> {
+        let d = self.deployment;
+        let mut command = tokio::process::Command::new(std::env::current_exe()?);
+        command
+            .arg(subcommand)
+            .env("RPC_URL", self.anvil.endpoint())
+            .env("CHAIN_ID", self.anvil.chain_id().to_string())
+            .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
+            .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
+            .env("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string())
+            .env("DEPLOYMENT_BLOCK", d.block.to_string())
+            .env("DATABASE_URL", &self.database_url)
+            .env("RUST_LOG", "warn")
+            .kill_on_drop(true);
+        Ok(command)
+    }
 }

@@ -166,22 +166,12 @@ impl Agent {
     /// Starts the binary as dev account `account` and completes the MCP handshake.
     async fn start(lab: &Lab, account: usize) -> anyhow::Result<Self> {
         let key = lab.anvil.keys().get(account).context("no such dev account")?;
-        let d = lab.deployment;
-        let mut child = tokio::process::Command::new(std::env::current_exe()?)
-            .arg("mcp")
+        let mut child = lab
+            .command("mcp")?
             .env("PRIVATE_KEY", format!("0x{}", hex::encode(key.to_bytes())))
-            .env("RPC_URL", lab.anvil.endpoint())
-            .env("CHAIN_ID", lab.anvil.chain_id().to_string())
-            .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
-            .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())
-            .env("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string())
-            .env("DEPLOYMENT_BLOCK", d.block.to_string())
-            .env("DATABASE_URL", &lab.database_url)
-            .env("RUST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .kill_on_drop(true)
             .spawn()
             .context("starting agentpact mcp")?;
         let stdin = child.stdin.take().context("no stdin")?;

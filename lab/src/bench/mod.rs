@@ -115,19 +115,10 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// This process's peak resident memory since the last [`reset_peak_rss`], in MiB (Linux).
-fn peak_rss_mib() -> Option<f64> {
-    status_mib("VmHWM:")
-}
-
-/// This process's resident memory now, in MiB (Linux).
-fn rss_mib() -> Option<f64> {
-    status_mib("VmRSS:")
-}
-
-/// A `/proc/self/status` memory line (`VmHWM:`, `VmRSS:`) in MiB.
-fn status_mib(field: &str) -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+/// A memory line (`VmHWM:` the peak, `VmRSS:` now) of process `pid`'s `/proc/<pid>/status`, in
+/// MiB (Linux).
+fn process_memory_mib(pid: u32, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: f64 = status
         .lines()
         .find_map(|l| l.strip_prefix(field))?
@@ -137,9 +128,4 @@ fn status_mib(field: &str) -> Option<f64> {
         .parse()
         .ok()?;
     Some(kib / 1024.0)
-}
-
-/// Starts a new peak-memory measurement (Linux: writing 5 to clear_refs resets VmHWM).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
