@@ -12,9 +12,10 @@ use alloy::{
 use agentpact_contracts::Contracts;
 
 /// Logs per request we aim at: a range returning under half of it doubles, one returning over
-/// twice it shrinks. 20,000 keeps a backfill's peak near 130 MiB (BENCHMARKS.md) while a dense
-/// chain's ranges span several blocks, so a pact's steps in them fold into one row change.
-const TARGET_LOGS: usize = 20_000;
+/// twice it shrinks. 10,000 keeps a backfill's peak under 150 MB (BENCHMARKS.md: a range in
+/// flight costs ~2-3 KB a log while its answer is parsed) while a dense chain's ranges still span
+/// several blocks, so a pact's steps in them fold into one row change.
+const TARGET_LOGS: usize = 10_000;
 
 /// The size of the next `eth_getLogs` range.
 #[derive(Debug, Clone, Copy)]

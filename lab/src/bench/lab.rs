@@ -99,7 +99,8 @@ impl Lab {
     }
 
     /// `agentpact <subcommand>` (this very binary) pointed at the node, the contracts and the
-    /// database as an operator would configure it, killed when dropped.
+    /// database as an operator would configure it, with the image's fixed mmap threshold (the
+    /// Dockerfile says why), logging warnings unless `RUST_LOG` says otherwise; killed when dropped.
     pub fn command(&self, subcommand: &str) -> anyhow::Result<tokio::process::Command> {
         let d = self.deployment;
         let mut command = tokio::process::Command::new(std::env::current_exe()?);
@@ -112,8 +113,12 @@ impl Lab {
             .env("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string())
             .env("DEPLOYMENT_BLOCK", d.block.to_string())
             .env("DATABASE_URL", &self.database_url)
-            .env("RUST_LOG", "warn")
+            .env("MALLOC_MMAP_THRESHOLD_", "131072")
             .kill_on_drop(true);
+        // Quiet unless whoever runs the benchmark asked for more.
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", "warn");
+        }
         Ok(command)
     }
 }
