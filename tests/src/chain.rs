@@ -189,6 +189,9 @@ pub async fn send<P: Provider, D: CallDecoder>(
     // Gas is the node's estimate plus a fifth: anvil 1.7.1 now and then estimates short with the
     // machine loaded (seen: `updateProfile` mined out of gas at exactly its estimate, ~1 run in
     // 100 beside two CPU hogs), and the call then fails on chain instead of doing its work.
+    // Estimated at the pending block, as alloy's gas filler does: the call runs at the next block's
+    // time (a test may have set it), not the latest block's.
+    let call = call.block(alloy::eips::BlockId::pending());
     let estimate = call.estimate_gas().await?;
     let receipt = call.gas(estimate + estimate / 5).send().await?.get_receipt().await?;
     let gas_cost = U256::from(receipt.gas_used) * U256::from(receipt.effective_gas_price);
