@@ -20,9 +20,9 @@ pub struct Config {
 
 impl Default for Config {
     /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
-    /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a dozen
-    /// ranges and a dense one holds 5,000-20,000 logs at once, more only where the density jumps) up to 50,000 blocks,
-    /// passes retried at most 30 seconds apart (each RPC call is retried by the transport,
+    /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a
+    /// dozen ranges and a dense one holds 5,000-20,000 logs at once, more only where the density
+    /// jumps) up to 50,000 blocks, passes retried at most 30 seconds apart (each RPC call is retried by the transport,
     /// `transport::connect`).
     fn default() -> Self {
         Self {

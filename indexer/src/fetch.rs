@@ -1,7 +1,7 @@
 //! Reads the contracts' logs with `eth_getLogs` over block ranges whose size adapts: halved
 //! when the RPC says a result is too large, shrunk at once to the target's share of the blocks
-//! when a result is over twice the target, doubled while results stay small. Keeping results near the target keeps the indexer's memory bounded however
-//! dense the chain.
+//! when a result is over twice the target, doubled while results stay small. Keeping results
+//! near the target keeps the indexer's memory bounded however dense the chain.
 
 use alloy::{
     providers::Provider,

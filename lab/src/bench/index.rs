@@ -21,7 +21,7 @@ use super::{
     Percentiles, Workload,
     lab::Lab,
     market::{Fate, Generated},
-    ms, process_memory_mib,
+    ms, peak_rss_mib,
 };
 
 /// Flags of `agentpact bench index`.
@@ -60,7 +60,8 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
 /// its checkpoint reaches the head; prints events/s, that process's peak RSS and its time by phase
 /// (from its `/metrics`), and checks the index against the history.
 pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
-    let head = i64::try_from(lab.provider.get_block_number().await?)?;
+    let head = lab.provider.get_block_number().await?;
+    let chain_id = lab.anvil.chain_id();
     let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let started = Instant::now();
     let mut indexer = lab
@@ -71,21 +72,19 @@ pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
         .spawn()
         .context("starting agentpact index")?;
     let pid = indexer.id().context("agentpact index exited at once")?;
-    let checkpoint = "SELECT block_number FROM checkpoints WHERE chain_id = $1";
-    let chain_id = i64::try_from(lab.anvil.chain_id())?;
-    loop {
-        if let Some(status) = indexer.try_wait()? {
-            bail!("agentpact index stopped ({status}) before reaching block {head}");
+    // Its checkpoint read every 5 ms (the timing's resolution), unless the process ends first.
+    let reader = Reader::new(lab.pool.clone());
+    let within = Duration::from_secs(3_600);
+    tokio::select! {
+        status = indexer.wait() => bail!("agentpact index stopped ({}) before reaching block {head}", status?),
+        reached = reader.wait_until_indexed(chain_id, head, within, Duration::from_millis(5)) => {
+            if !reached? {
+                bail!("agentpact index did not reach block {head} within {within:?}");
+            }
         }
-        let indexed: Option<i64> =
-            sqlx::query_scalar(checkpoint).bind(chain_id).fetch_optional(&lab.pool).await?;
-        if indexed >= Some(head) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let took = started.elapsed();
-    let peak = process_memory_mib(pid, "VmHWM:");
+    let peak = peak_rss_mib(pid);
     let metrics = reqwest::get(format!("http://{metrics_addr}/metrics")).await?.text().await?;
     indexer.kill().await?;
     let events = metric(&metrics, "agentpact_indexer_events_total{").context("no event count in /metrics")?;

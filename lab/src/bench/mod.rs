@@ -115,13 +115,12 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// A memory line (`VmHWM:` the peak, `VmRSS:` now) of process `pid`'s `/proc/<pid>/status`, in
-/// MiB (Linux).
-fn process_memory_mib(pid: u32, field: &str) -> Option<f64> {
+/// The peak resident memory of process `pid` (`VmHWM` in `/proc/<pid>/status`), in MiB (Linux).
+fn peak_rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: f64 = status
         .lines()
-        .find_map(|l| l.strip_prefix(field))?
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
         .trim()
         .trim_end_matches("kB")
         .trim()
