@@ -4,6 +4,7 @@
 //! projections are rebuilt from it alone, so it carries every field of the on-chain event.
 
 use agentpact_contracts::EventKind;
+use agentpact_schema::ChainText;
 use alloy::primitives::{Address, B256, U256};
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +30,8 @@ pub struct JournalEvent {
 }
 
 /// What happened: one variant per event of AgentPact, OracleRegistry and AgentRegistry, with all
-/// its fields.
+/// its fields. Every string field is a [`ChainText`]: the exact bytes the chain emitted, whatever
+/// they hold (docs/indexer.md §Text the chain emits).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all_fields = "camelCase")]
 #[allow(missing_docs)] // the fields are the events' own, documented in docs/contracts.md
@@ -43,7 +45,7 @@ pub enum EventBody {
         initiator: u8,
         arbitrator: Address,
         spec_hash: B256,
-        spec_uri: String,
+        spec_uri: ChainText,
         deadline: u64,
         accept_by: u64,
         review_period: u64,
@@ -144,13 +146,13 @@ pub enum EventBody {
     CurrencyAllowed {
         currency: Address,
         decimals: u8,
-        symbol: String,
+        symbol: ChainText,
     },
     OracleRegistered {
         oracle: Address,
         #[serde(with = "decimal")]
         stake: U256,
-        capabilities: Vec<String>,
+        capabilities: Vec<ChainText>,
     },
     StakeIncreased {
         oracle: Address,
@@ -161,7 +163,7 @@ pub enum EventBody {
     },
     CapabilitiesUpdated {
         oracle: Address,
-        capabilities: Vec<String>,
+        capabilities: Vec<ChainText>,
     },
     OracleDeregistered {
         oracle: Address,
@@ -192,8 +194,8 @@ pub enum EventBody {
         from: Address,
         to: Address,
         rating: u8,
-        tags: Vec<String>,
-        comment: String,
+        tags: Vec<ChainText>,
+        comment: ChainText,
     },
 }
 
@@ -202,13 +204,13 @@ pub enum EventBody {
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     /// Display name.
-    pub name: String,
+    pub name: ChainText,
     /// What the agent does.
-    pub description: String,
+    pub description: ChainText,
     /// Where the agent can be reached.
-    pub endpoint: String,
+    pub endpoint: ChainText,
     /// A URI to more about the agent (may be empty).
-    pub metadata_uri: String,
+    pub metadata_uri: ChainText,
     /// What it offers, in its own order.
     pub capabilities: Vec<Capability>,
 }
@@ -217,9 +219,9 @@ pub struct Profile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capability {
     /// Its name (e.g. `logo-design`).
-    pub name: String,
+    pub name: ChainText,
     /// What it covers.
-    pub description: String,
+    pub description: ChainText,
     /// Price per job, in base units of `currency`.
     #[serde(with = "decimal")]
     pub price: U256,
@@ -277,6 +279,49 @@ impl EventBody {
             | Self::Payout { pact_id, .. }
             | Self::FeedbackGiven { pact_id, .. } => Some(*pact_id),
             _ => None,
+        }
+    }
+
+    /// Every string field, in the order the event's ABI encodes them (depth-first over its data),
+    /// so that [`crate::decode`] can set each to the exact bytes the chain emitted.
+    pub fn texts_mut(&mut self) -> Vec<&mut ChainText> {
+        match self {
+            Self::PactCreated { spec_uri, .. } => vec![spec_uri],
+            Self::CurrencyAllowed { symbol, .. } => vec![symbol],
+            Self::OracleRegistered { capabilities, .. } | Self::CapabilitiesUpdated { capabilities, .. } => {
+                capabilities.iter_mut().collect()
+            }
+            Self::AgentRegistered { profile, .. } | Self::ProfileUpdated { profile, .. } => {
+                let Profile { name, description, endpoint, metadata_uri, capabilities } = profile;
+                let mut texts = vec![name, description, endpoint, metadata_uri];
+                for c in capabilities {
+                    texts.extend([&mut c.name, &mut c.description]);
+                }
+                texts
+            }
+            Self::FeedbackGiven { tags, comment, .. } => {
+                let mut texts: Vec<&mut ChainText> = tags.iter_mut().collect();
+                texts.push(comment);
+                texts
+            }
+            Self::PactAccepted { .. }
+            | Self::PactCancelled { .. }
+            | Self::WorkStarted { .. }
+            | Self::WorkSubmitted { .. }
+            | Self::VerificationSubmitted { .. }
+            | Self::VerificationFinalized { .. }
+            | Self::WorkApproved { .. }
+            | Self::WorkRejected { .. }
+            | Self::DisputeRaised { .. }
+            | Self::DisputeResolved { .. }
+            | Self::TimeoutClaimed { .. }
+            | Self::Payout { .. }
+            | Self::Withdrawn { .. }
+            | Self::StakeIncreased { .. }
+            | Self::OracleDeregistered { .. }
+            | Self::StakeWithdrawn { .. }
+            | Self::AgentDeactivated { .. }
+            | Self::AgentReactivated { .. } => Vec::new(),
         }
     }
 

@@ -126,7 +126,7 @@ impl PactDetails {
             deadline: p.deadline.timestamp(),
             accept_by: p.accept_by.timestamp(),
             spec_hash: p.spec_hash,
-            spec_uri: p.spec_uri.clone(),
+            spec_uri: p.spec_uri.display().into_owned(),
             threshold: p.threshold,
             oracles: p.oracles.iter().map(|o| o.address).collect(),
             weights: p.oracles.iter().map(|o| o.weight).collect(),

@@ -62,9 +62,16 @@ impl Pact {
     async fn spec_hash(&self) -> Bytes32 {
         Bytes32(self.0.spec_hash)
     }
-    /// Where the specification lives.
-    async fn spec_uri(&self) -> &str {
-        &self.0.spec_uri
+    /// Where the specification lives, as shown: the display form of the bytes the chain emitted,
+    /// with invalid UTF-8, NUL, control, bidirectional and invisible characters replaced visibly
+    /// ("␀", "�"). Equal to the exact text unless `specUriBytes` differs from it.
+    async fn spec_uri(&self) -> String {
+        self.0.spec_uri.display().into_owned()
+    }
+    /// The spec URI exactly as the chain emitted it, as 0x-hex bytes: what a client checks against
+    /// the spec hash or fetches, never the display form.
+    async fn spec_uri_bytes(&self) -> String {
+        self.0.spec_uri.hex()
     }
     /// When the work is due.
     async fn deadline(&self) -> DateTime<Utc> {

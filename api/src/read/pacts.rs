@@ -2,7 +2,7 @@
 //! same on page 1 and page 10,000, and rows added meanwhile neither repeat nor vanish).
 
 use agentpact_contracts::{Initiator, PactStatus};
-use agentpact_schema::{Cells, i64_of};
+use agentpact_schema::{Cells, ChainText, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, QueryBuilder};
@@ -32,8 +32,9 @@ pub struct Pact {
     pub counterparty: Option<Address>,
     /// Hash of the work specification.
     pub spec_hash: B256,
-    /// Where the specification lives.
-    pub spec_uri: String,
+    /// Where the specification lives: the exact bytes the chain emitted, and the form they are
+    /// shown in (docs/indexer.md §Text the chain emits).
+    pub spec_uri: ChainText,
     /// When the work is due.
     pub deadline: DateTime<Utc>,
     /// The last moment it can be accepted.
@@ -218,7 +219,7 @@ pub struct Page<T> {
 /// Columns of a pact row, with NUMERIC as text so any uint256 survives, and the pact's oracles as
 /// two arrays (one round trip per page, not two).
 const COLUMNS: &str = "chain_id, pact_id::text AS pact_id, initiator, status, creator, buyer, seller, arbitrator, \
-    counterparty, spec_hash, spec_uri, deadline, accept_by, review_period, threshold, payment::text AS payment, \
+    counterparty, spec_hash, spec_uri, spec_uri_bytes, deadline, accept_by, review_period, threshold, payment::text AS payment, \
     currency, (SELECT c.symbol FROM currencies c WHERE c.chain_id = pacts.chain_id AND c.address = pacts.currency) \
     AS currency_symbol, (SELECT c.decimals FROM currencies c WHERE c.chain_id = pacts.chain_id \
     AND c.address = pacts.currency) AS currency_decimals, \
@@ -242,6 +243,7 @@ struct PactRow {
     counterparty: Option<Vec<u8>>,
     spec_hash: Vec<u8>,
     spec_uri: String,
+    spec_uri_bytes: Option<Vec<u8>>,
     deadline: DateTime<Utc>,
     accept_by: DateTime<Utc>,
     review_period: i64,
@@ -288,7 +290,7 @@ impl TryFrom<PactRow> for Pact {
             arbitrator: row.address("arbitrator", &r.arbitrator)?,
             counterparty: optional_address("counterparty", &r.counterparty)?,
             spec_hash: row.hash("spec_hash", &r.spec_hash)?,
-            spec_uri: r.spec_uri,
+            spec_uri: ChainText::stored(r.spec_uri, r.spec_uri_bytes),
             deadline: r.deadline,
             accept_by: r.accept_by,
             review_period: row.int("review_period", r.review_period)?,

@@ -43,20 +43,27 @@ async fn write_profile(
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "INSERT INTO agents (chain_id, address, name, description, endpoint, metadata_uri, active, registered_at,
-                             updated_at, updated_block)
-         VALUES ($1, $2, $3, $4, $5, $6, true, to_timestamp($7::bigint), to_timestamp($7::bigint), $8)
+                             updated_at, updated_block, name_bytes, description_bytes, endpoint_bytes,
+                             metadata_uri_bytes)
+         VALUES ($1, $2, $3, $4, $5, $6, true, to_timestamp($7::bigint), to_timestamp($7::bigint), $8, $9, $10, $11, $12)
          ON CONFLICT (chain_id, address) DO UPDATE SET
              name = EXCLUDED.name, description = EXCLUDED.description, endpoint = EXCLUDED.endpoint,
              metadata_uri = EXCLUDED.metadata_uri, updated_at = EXCLUDED.updated_at,
-             updated_block = EXCLUDED.updated_block",
+             updated_block = EXCLUDED.updated_block, name_bytes = EXCLUDED.name_bytes,
+             description_bytes = EXCLUDED.description_bytes, endpoint_bytes = EXCLUDED.endpoint_bytes,
+             metadata_uri_bytes = EXCLUDED.metadata_uri_bytes",
         at.chain_id,
         agent,
-        profile.name,
-        profile.description,
-        profile.endpoint,
-        profile.metadata_uri,
+        &*profile.name.display(),
+        &*profile.description.display(),
+        &*profile.endpoint.display(),
+        &*profile.metadata_uri.display(),
         at.time,
         at.block,
+        profile.name.exact_if_not_plain(),
+        profile.description.exact_if_not_plain(),
+        profile.endpoint.exact_if_not_plain(),
+        profile.metadata_uri.exact_if_not_plain(),
     )
     .execute(&mut *conn)
     .await?;
@@ -64,21 +71,27 @@ async fn write_profile(
         .execute(&mut *conn)
         .await?;
     let caps = &profile.capabilities;
-    let names: Vec<&str> = caps.iter().map(|c| c.name.as_str()).collect();
-    let descriptions: Vec<&str> = caps.iter().map(|c| c.description.as_str()).collect();
+    let names: Vec<String> = caps.iter().map(|c| c.name.display().into_owned()).collect();
+    let descriptions: Vec<String> = caps.iter().map(|c| c.description.display().into_owned()).collect();
+    let name_bytes: Vec<Option<Vec<u8>>> = caps.iter().map(|c| c.name.exact_if_not_plain()).collect();
+    let description_bytes: Vec<Option<Vec<u8>>> =
+        caps.iter().map(|c| c.description.exact_if_not_plain()).collect();
     let prices: Vec<String> = caps.iter().map(|c| c.price.to_string()).collect();
     let currencies: Vec<&[u8]> = caps.iter().map(|c| c.currency.as_slice()).collect();
     sqlx::query!(
-        "INSERT INTO agent_capabilities (chain_id, address, position, name, description, price, currency)
-         SELECT $1, $2, (u.n - 1)::smallint, u.name, u.description, u.price::numeric, u.currency
-         FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bytea[])
-              WITH ORDINALITY AS u(name, description, price, currency, n)",
+        "INSERT INTO agent_capabilities (chain_id, address, position, name, description, price, currency, name_bytes,
+                                         description_bytes)
+         SELECT $1, $2, (u.n - 1)::smallint, u.name, u.description, u.price::numeric, u.currency, u.nb, u.db
+         FROM UNNEST($3::text[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bytea[])
+              WITH ORDINALITY AS u(name, description, price, currency, nb, db, n)",
         at.chain_id,
         agent,
-        &names as &[&str],
-        &descriptions as &[&str],
+        &names,
+        &descriptions,
         &prices,
         &currencies as &[&[u8]],
+        &name_bytes as &[Option<Vec<u8>>],
+        &description_bytes as &[Option<Vec<u8>>],
     )
     .execute(conn)
     .await

@@ -3,7 +3,7 @@
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::PactStatus;
-use agentpact_schema::i64_of;
+use agentpact_schema::{ChainText, i64_of};
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
@@ -95,11 +95,13 @@ async fn apply_currency(conn: &mut PgConnection, e: &JournalEvent) -> Result<(),
     let EventBody::CurrencyAllowed { currency, decimals, symbol } = &e.body else { return Ok(()) };
     let at = Place::of(e);
     sqlx::query!(
-        "INSERT INTO currencies (chain_id, address, decimals, symbol, block_number) VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO currencies (chain_id, address, decimals, symbol, symbol_bytes, block_number)
+         VALUES ($1, $2, $3, $4, $5, $6)",
         at.chain_id,
         currency.as_slice(),
         i16::from(*decimals),
-        symbol,
+        &*symbol.display(),
+        symbol.exact_if_not_plain(),
         at.block,
     )
     .execute(conn)
@@ -113,12 +115,14 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
     match &e.body {
         EventBody::OracleRegistered { oracle, stake, capabilities } => {
             sqlx::query!(
-                "INSERT INTO oracles (chain_id, address, stake, capabilities, status, registered_at, updated_block)
-                 VALUES ($1, $2, $3::text::numeric, $4, 'active', to_timestamp($5::bigint), $6)",
+                "INSERT INTO oracles (chain_id, address, stake, capabilities, capabilities_bytes, status, registered_at,
+                                      updated_block)
+                 VALUES ($1, $2, $3::text::numeric, $4, $5, 'active', to_timestamp($6::bigint), $7)",
                 at.chain_id,
                 oracle.as_slice(),
                 stake.to_string(),
-                capabilities,
+                &displays(capabilities),
+                exact_if_any_not_plain(capabilities) as Option<Vec<Vec<u8>>>,
                 at.time,
                 at.block,
             )
@@ -140,10 +144,12 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
         }
         EventBody::CapabilitiesUpdated { oracle, capabilities } => {
             sqlx::query!(
-                "UPDATE oracles SET capabilities = $3, updated_block = $4 WHERE chain_id = $1 AND address = $2",
+                "UPDATE oracles SET capabilities = $3, capabilities_bytes = $4, updated_block = $5
+                 WHERE chain_id = $1 AND address = $2",
                 at.chain_id,
                 oracle.as_slice(),
-                capabilities,
+                &displays(capabilities),
+                exact_if_any_not_plain(capabilities) as Option<Vec<Vec<u8>>>,
                 at.block,
             )
             .execute(conn)
@@ -173,6 +179,17 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
     }
 }
 
+/// The display forms of `texts`, for a `text[]` column.
+fn displays(texts: &[ChainText]) -> Vec<String> {
+    texts.iter().map(|t| t.display().into_owned()).collect()
+}
+
+/// The exact bytes of every one of `texts`, for the `bytea[]` beside a `text[]` column: `None`
+/// when every display form is exact.
+fn exact_if_any_not_plain(texts: &[ChainText]) -> Option<Vec<Vec<u8>>> {
+    texts.iter().any(|t| !t.is_plain()).then(|| texts.iter().map(|t| t.as_bytes().to_vec()).collect())
+}
+
 /// Where and when an event happened, as the database stores it.
 pub(super) struct Place {
     chain_id: i64,
@@ -200,13 +217,14 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
     sqlx::query!(
         "INSERT INTO pacts (chain_id, pact_id, initiator, status, creator, buyer, seller, arbitrator, spec_hash,
              spec_uri, deadline, review_period, threshold, payment, buyer_stake, seller_stake, created_at,
-             created_block, updated_block, counterparty, accept_by, currency)
+             created_block, updated_block, counterparty, accept_by, currency, spec_uri_bytes)
          SELECT $1, id::numeric, i, $2, cr, b, s, a, sh, su, to_timestamp(dl), rp, th, pay::numeric,
-                bs::numeric, ss::numeric, to_timestamp(t), blk, blk, cp, to_timestamp(ab), cur
+                bs::numeric, ss::numeric, to_timestamp(t), blk, blk, cp, to_timestamp(ab), cur, sub
          FROM UNNEST($3::text[], $4::smallint[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bytea[], $9::bytea[],
                      $10::text[], $11::bigint[], $12::bigint[], $13::smallint[], $14::text[], $15::text[],
-                     $16::text[], $17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[], $21::bytea[])
-              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk, cp, ab, cur)",
+                     $16::text[], $17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[], $21::bytea[],
+                     $22::bytea[])
+              AS u(id, i, cr, b, s, a, sh, su, dl, rp, th, pay, bs, ss, t, blk, cp, ab, cur, sub)",
         i64_of(first.chain_id),
         code(PactStatus::Negotiating),
         &c.pact_id,
@@ -228,6 +246,7 @@ async fn insert_created(conn: &mut PgConnection, events: &[&JournalEvent]) -> Re
         &c.counterparty as &[Option<Vec<u8>>],
         &c.accept_by,
         &c.currency,
+        &c.spec_uri_bytes as &[Option<Vec<u8>>],
     )
     .execute(&mut *conn)
     .await?;
@@ -257,6 +276,7 @@ struct CreatedColumns {
     arbitrator: Vec<Vec<u8>>,
     spec_hash: Vec<Vec<u8>>,
     spec_uri: Vec<String>,
+    spec_uri_bytes: Vec<Option<Vec<u8>>>,
     deadline: Vec<i64>,
     review_period: Vec<i64>,
     threshold: Vec<i16>,
@@ -307,7 +327,8 @@ impl CreatedColumns {
         self.seller.push((!by_buyer).then(|| creator.to_vec()));
         self.arbitrator.push(arbitrator.to_vec());
         self.spec_hash.push(spec_hash.to_vec());
-        self.spec_uri.push(spec_uri.clone());
+        self.spec_uri.push(spec_uri.display().into_owned());
+        self.spec_uri_bytes.push(spec_uri.exact_if_not_plain());
         self.deadline.push(i64_of(*deadline));
         self.review_period.push(i64_of(*review_period));
         self.threshold.push(i16::from(*threshold));
@@ -356,9 +377,13 @@ struct Bulk {
     feedback_rater: Vec<Vec<u8>>,
     feedback_ratee: Vec<Vec<u8>>,
     feedback_rating: Vec<i16>,
-    /// Each feedback's tags as a JSON array (Postgres has no arrays of arrays of varying length).
+    /// Each feedback's tags (display forms) as a JSON array (Postgres has no arrays of arrays of
+    /// varying length).
     feedback_tags: Vec<String>,
+    /// Each feedback's tags' exact bytes as a JSON array of 0x-hex, when any is not plain.
+    feedback_tags_bytes: Vec<Option<String>>,
     feedback_comment: Vec<String>,
+    feedback_comment_bytes: Vec<Option<Vec<u8>>>,
     feedback_time: Vec<i64>,
     feedback_block: Vec<i64>,
     feedback_log: Vec<i32>,
@@ -399,8 +424,12 @@ impl Bulk {
                 self.feedback_rater.push(from.to_vec());
                 self.feedback_ratee.push(to.to_vec());
                 self.feedback_rating.push(i16::from(*rating));
-                self.feedback_tags.push(serde_json::Value::from(tags.clone()).to_string());
-                self.feedback_comment.push(comment.clone());
+                self.feedback_tags.push(serde_json::Value::from(displays(tags)).to_string());
+                self.feedback_tags_bytes.push(tags.iter().any(|t| !t.is_plain()).then(|| {
+                    serde_json::Value::from(tags.iter().map(ChainText::hex).collect::<Vec<_>>()).to_string()
+                }));
+                self.feedback_comment.push(comment.display().into_owned());
+                self.feedback_comment_bytes.push(comment.exact_if_not_plain());
                 self.feedback_time.push(time);
                 self.feedback_block.push(block);
                 self.feedback_log.push(log);
@@ -464,10 +493,15 @@ impl Bulk {
         }
         if !self.feedback_pact.is_empty() {
             sqlx::query!(
-                "INSERT INTO feedback (chain_id, pact_id, rater, ratee, rating, tags, comment, given_at, block_number, log_index)
-                 SELECT $1, id::numeric, r, e, g, ARRAY(SELECT jsonb_array_elements_text(tg::jsonb)), c, to_timestamp(t), b, l
+                "INSERT INTO feedback (chain_id, pact_id, rater, ratee, rating, tags, comment, given_at, block_number,
+                                       log_index, tags_bytes, comment_bytes)
+                 SELECT $1, id::numeric, r, e, g, ARRAY(SELECT jsonb_array_elements_text(tg::jsonb)), c, to_timestamp(t), b, l,
+                        CASE WHEN tb IS NOT NULL THEN
+                            ARRAY(SELECT decode(substr(x, 3), 'hex') FROM jsonb_array_elements_text(tb::jsonb) AS x)
+                        END,
+                        cb
                  FROM UNNEST($2::text[], $3::bytea[], $4::bytea[], $5::smallint[], $6::text[], $7::text[], $8::bigint[],
-                             $9::bigint[], $10::int[]) AS u(id, r, e, g, tg, c, t, b, l)",
+                             $9::bigint[], $10::int[], $11::text[], $12::bytea[]) AS u(id, r, e, g, tg, c, t, b, l, tb, cb)",
                 self.chain_id,
                 &self.feedback_pact,
                 &self.feedback_rater,
@@ -478,6 +512,8 @@ impl Bulk {
                 &self.feedback_time,
                 &self.feedback_block,
                 &self.feedback_log,
+                &self.feedback_tags_bytes as &[Option<String>],
+                &self.feedback_comment_bytes as &[Option<Vec<u8>>],
             )
             .execute(conn)
             .await?;
