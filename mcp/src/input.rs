@@ -77,18 +77,51 @@ pub fn hash(field: &str, text: &str) -> Result<B256, InvalidInput> {
     Ok(h)
 }
 
-/// A specification reference: a bytes32 hash as is, or anything else (an IPFS CID such as
-/// `Qm…`) hashed with keccak256. Returns the hash and the URI to store (`ipfs://<cid>` for a CID).
+/// The longest specification reference `spec` reads, in characters.
+pub const MAX_SPEC: usize = 512;
+
+/// A specification reference: a bytes32 hash as is, or an IPFS CID (such as `Qm…` or `bafy…`:
+/// letters, digits, `-` and `_`, as the multibase alphabets write one) hashed with keccak256.
+/// Returns the hash and the URI to store (`ipfs://<cid>` for a CID).
 pub fn spec(text: &str, uri: Option<&str>) -> Result<(B256, String), InvalidInput> {
     let t = text.trim();
-    if t.is_empty() || t.len() > 512 {
-        return Err(InvalidInput("specHash must be a bytes32 hash or an IPFS CID (1-512 characters)".into()));
+    let cid_like = t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if t.is_empty() || t.len() > MAX_SPEC || !(t.starts_with("0x") || cid_like) {
+        return Err(InvalidInput(format!(
+            "specHash must be a bytes32 hash (0x and 64 hex digits) or an IPFS CID such as \"QmXoyp…\" \
+             (1-{MAX_SPEC} letters and digits), not {text:?}"
+        )));
     }
     let uri = uri.map(str::trim).filter(|u| !u.is_empty());
     if t.starts_with("0x") {
         return Ok((hash("specHash", t)?, uri.unwrap_or_default().to_owned()));
     }
     Ok((keccak256(t.as_bytes()), uri.map_or_else(|| format!("ipfs://{t}"), str::to_owned)))
+}
+
+/// `text` without the blanks around it, which must leave something: an empty or blank id or name
+/// is none.
+pub fn filled<'a>(field: &str, text: &'a str) -> Result<&'a str, InvalidInput> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(InvalidInput(format!(
+            "{field} is {}; give a value",
+            if text.is_empty() { "empty" } else { "blank" }
+        )));
+    }
+    Ok(t)
+}
+
+/// Refuses `text` when it is longer than the `max` bytes a contract stores for `field` (the
+/// schemas count characters; a character outside ASCII takes 2 to 4 bytes).
+pub fn fits(field: &str, text: &str, max: usize) -> Result<(), InvalidInput> {
+    if text.len() > max {
+        return Err(InvalidInput(format!(
+            "{field} is {} bytes long; the contract takes at most {max} bytes (a character outside ASCII takes 2 to 4)",
+            text.len()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -124,5 +157,20 @@ mod tests {
         assert!(hash("proofHash", &format!("0x{}", "0".repeat(64))).is_err());
         let (h, uri) = spec("QmHeroSection", None).expect("cid");
         assert_eq!((h, uri.as_str()), (keccak256("QmHeroSection"), "ipfs://QmHeroSection"));
+        assert!(spec("bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi", None).is_ok());
+        for bad in ["hello world", "ipfs://Qm", "Qm\u{200b}x", "", "   ", &"Q".repeat(MAX_SPEC + 1)] {
+            let err = spec(bad, None).expect_err(bad);
+            assert!(err.0.starts_with("specHash must be"), "{err}");
+        }
+    }
+
+    #[test]
+    fn blank_ids_and_overlong_texts_are_named() {
+        assert_eq!(filled("contract_id", " 7 "), Ok("7"));
+        assert_eq!(filled("contract_id", "").expect_err("empty").0, "contract_id is empty; give a value");
+        assert_eq!(filled("contract_id", " \t").expect_err("blank").0, "contract_id is blank; give a value");
+        assert!(fits("name", &"é".repeat(32), 64).is_ok());
+        let err = fits("name", &"é".repeat(33), 64).expect_err("66 bytes");
+        assert!(err.0.starts_with("name is 66 bytes long; the contract takes at most 64 bytes"), "{err}");
     }
 }

@@ -2,10 +2,12 @@
 //! call, signed with the agent's key, read back from the index.
 //!
 //! [`tools`] holds the tools, grouped as in the seed; each write goes through [`chain::Chain::write`]
-//! (spending cap, funds, simulation, send, receipt, index wait). [`revert`] names a contract's
+//! (spending cap, funds, simulation, send, receipt, index wait), after its arguments are held to
+//! the input schema it declares, whose bounds [`bounds`] holds. [`revert`] names a contract's
 //! refusal; [`outcome`] is what a tool answers; [`role`] gates tools; [`keys`] loads the key
 //! without ever showing it; [`server`] speaks MCP over stdio or streamable HTTP.
 
+pub mod bounds;
 pub mod call;
 pub mod chain;
 mod hire;

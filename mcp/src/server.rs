@@ -15,11 +15,11 @@ use rmcp::{
     model::AnnotateAble,
     model::{
         CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo,
-        Content, GetPromptRequestParams, GetPromptResult, Implementation, ListPromptsResult,
-        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-        RawResource, RawResourceTemplate, ReadResourceRequestParams, ReadResourceResult, Reference,
-        ResourceContents, ServerCapabilities, ServerInfo, SubscribeRequestParams, Tool,
-        UnsubscribeRequestParams,
+        Content, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResult, Implementation,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, RawResource, RawResourceTemplate, ReadResourceRequestParams,
+        ReadResourceResult, Reference, ResourceContents, ServerCapabilities, ServerInfo,
+        SubscribeRequestParams, Tool, UnsubscribeRequestParams,
     },
     service::RequestContext,
 };
@@ -359,6 +359,17 @@ impl ServerHandler for PactServer {
         })
     }
 
+    /// A request rmcp could not read as the method it names lands here, `tools/call` whose
+    /// `arguments` is not an object among them (rmcp's default answers -32601, as if `tools/call`
+    /// did not exist): it is invalid params, with a sentence, over stdio and HTTP alike.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(unreadable_request(&request.method, request.params.as_ref()))
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -523,6 +534,52 @@ impl ServerHandler for PactServer {
             ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
         ]))
     }
+}
+
+/// The MCP methods a client sends this server; rmcp hands one over as a custom request only when
+/// its params do not fit the method's shape.
+const METHODS: [&str; 13] = [
+    "initialize",
+    "ping",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tools/call",
+    "tools/list",
+];
+
+/// The JSON-RPC error for a request rmcp could not read: invalid params, saying what to send, for
+/// a method MCP has; method not found otherwise.
+fn unreadable_request(method: &str, params: Option<&Value>) -> ErrorData {
+    let quoted = |text: &str| crate::outcome::elide_quoted(&format!("{text:?}"));
+    if method == "tools/call" {
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        let arguments = params.and_then(|p| p.get("arguments")).filter(|a| !a.is_null());
+        let why = match (name, arguments) {
+            (Some(name), Some(arguments)) if !arguments.is_object() => format!(
+                "{}: {}, not {}",
+                tools::find(name).map_or_else(|| quoted(name), |t| t.name.to_owned()),
+                tools::NOT_AN_OBJECT,
+                tools::describe(arguments)
+            ),
+            _ => "tools/call takes params { \"name\": the tool's name, \"arguments\": a JSON object of its inputs }"
+                .to_owned(),
+        };
+        return ErrorData::invalid_params(why, None);
+    }
+    if METHODS.contains(&method) {
+        return ErrorData::invalid_params(
+            format!("the params of {method} do not have the shape MCP gives them"),
+            None,
+        );
+    }
+    ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, format!("no method {}", quoted(method)), None)
 }
 
 /// `tool` as `tools/list` shows it: name, description, input and output schemas, annotations.

@@ -5,6 +5,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    bounds::{ADDRESS_CHARS, CURRENCY_CHARS, CURSOR_CHARS, MAX_NAME},
     chain::Chain,
     input,
     money::show,
@@ -17,13 +18,14 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct SearchAgents {
     /// Capability to search for (e.g. logo-design).
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = MAX_NAME))]
     capability: String,
     /// Maximum price, in `currency` (USDC unless said), e.g. 10 for 10 USDC.
     #[schemars(range(min = 0))]
     max_price: Option<f64>,
     /// The currency prices are in and compared in: "USDC" (the default where the escrow takes
     /// it, else "ETH"), "ETH", or a token address. Only agents pricing the capability in it match.
+    #[schemars(length(max = CURRENCY_CHARS))]
     currency: Option<String>,
     /// Minimum reputation score (0-5).
     #[schemars(range(min = 0, max = 5))]
@@ -32,6 +34,7 @@ pub struct SearchAgents {
     #[schemars(range(min = 1, max = 100))]
     limit: Option<u32>,
     /// The `nextCursor` of the previous answer, for the next results.
+    #[schemars(length(max = CURSOR_CHARS))]
     cursor: Option<String>,
 }
 
@@ -40,6 +43,7 @@ pub struct SearchAgents {
 #[serde(deny_unknown_fields)]
 pub struct GetAgent {
     /// Agent ID to retrieve: the agent's wallet address.
+    #[schemars(length(max = ADDRESS_CHARS))]
     agent_id: String,
 }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{index_note, receipt};
 use crate::{
+    bounds::ADDRESS_CHARS,
     chain::Chain,
     input,
     money::show,
@@ -21,6 +22,7 @@ pub struct RaiseDispute {
     /// The pact ID.
     pact_id: u64,
     /// Arbitrator address: must be the one the pact names.
+    #[schemars(length(max = ADDRESS_CHARS))]
     arbitrator: String,
 }
 

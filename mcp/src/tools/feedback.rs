@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{index_note, receipt};
 use crate::{
+    bounds::{CONTRACT_ID_CHARS, MAX_TAG, MAX_TAGS, MAX_URI},
     chain::Chain,
+    input,
     outcome::{Answer, ToolError},
 };
 
@@ -16,15 +18,16 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct SubmitFeedback {
     /// The contract: the id of a COMPLETED or REFUNDED pact this wallet was buyer or seller of.
+    #[schemars(length(min = 1, max = CONTRACT_ID_CHARS))]
     contract_id: String,
     /// 1 (poor) to 5 (excellent).
     #[schemars(range(min = 1, max = 5))]
     rating: u8,
     /// Short labels, e.g. ["fast", "clear"] (at most 8, each up to 32 bytes).
-    #[schemars(length(max = 8))]
+    #[schemars(length(max = MAX_TAGS), inner(length(max = MAX_TAG)))]
     tags: Option<Vec<String>>,
     /// A short comment or a URI to a longer one (up to 256 bytes).
-    #[schemars(length(max = 256))]
+    #[schemars(length(max = MAX_URI))]
     comment: Option<String>,
 }
 
@@ -50,11 +53,12 @@ pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer<Rated>, T
     let id: U256 = i.contract_id.trim().trim_start_matches('#').parse().map_err(|_| {
         ToolError::Invalid(format!("contract_id must be a pact id such as \"12\", not {:?}", i.contract_id))
     })?;
-    if !(1..=5).contains(&i.rating) {
-        return Err(ToolError::Invalid(format!("rating is 1 to 5, not {}", i.rating)));
-    }
     let tags: Vec<String> = i.tags.unwrap_or_default().iter().map(|t| t.trim().to_owned()).collect();
+    for (n, tag) in tags.iter().enumerate() {
+        input::fits(&format!("tags[{n}]"), tag, MAX_TAG)?;
+    }
     let comment = i.comment.unwrap_or_default();
+    input::fits("comment", &comment, MAX_URI)?;
     let mined =
         chain.write(chain.agents.submitFeedback(id, i.rating, tags.clone(), comment), U256::ZERO).await?;
     let ratee = receipt::events::<AgentRegistry::FeedbackGiven>(&mined.receipt).first().map(|e| e.to);

@@ -12,6 +12,8 @@ mod oracle;
 mod pact;
 pub(crate) mod query;
 mod registration;
+mod schema_check;
+mod text_check;
 mod work;
 
 use futures::future::BoxFuture;
@@ -87,9 +89,29 @@ impl Tool {
         role == Role::Full || self.roles.contains(&role)
     }
 
-    /// Runs it with `args` as the agent of `chain`.
+    /// Runs it with `args` as the agent of `chain`, once [`Tool::admit`] has let them in.
     pub async fn call(&self, chain: &Chain, args: Value) -> Result<Answer, ToolError> {
+        let args = self.admit(args)?;
         (self.handler)(chain, args).await
+    }
+
+    /// Holds `args` to what this tool takes, before anything reads them: a JSON object (none at
+    /// all is an empty one), no refused character in any text or field name, and the input schema
+    /// it declares (types, bounds, lengths, item counts, fields). The first problem is refused as
+    /// input, in a sentence naming the field.
+    fn admit(&self, args: Value) -> Result<Value, ToolError> {
+        let args = if args.is_null() { Value::Object(Map::new()) } else { args };
+        let problem = if args.is_object() {
+            text_check::first_refused(&args)
+                .map(|refused| format!("{refused}; {}", text_check::ASK))
+                .or_else(|| schema_check::check(&self.input_schema, &args).err())
+        } else {
+            Some(format!("{NOT_AN_OBJECT}, not {}", describe(&args)))
+        };
+        match problem {
+            Some(problem) => Err(ToolError::Invalid(format!("{}: {problem}", self.name))),
+            None => Ok(args),
+        }
     }
 }
 
@@ -97,6 +119,14 @@ impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool").field("name", &self.name).field("roles", &self.roles).finish_non_exhaustive()
     }
+}
+
+/// What a tool's arguments must be, whatever the tool.
+pub const NOT_AN_OBJECT: &str = "arguments must be a JSON object of the tool's inputs";
+
+/// What kind of JSON value `value` is, for a sentence ("an array", "the number 7").
+pub fn describe(value: &Value) -> String {
+    schema_check::kind(value)
 }
 
 /// Every role: the reads, and `withdraw` (every role may be owed money).
@@ -431,8 +461,8 @@ fn build_catalog() -> Vec<Tool> {
     ]
 }
 
+/// The arguments [`Tool::admit`] let in, read as the tool's input type.
 fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    let args = if args.is_null() { Value::Object(Map::new()) } else { args };
     serde_json::from_value(args).map_err(|e| ToolError::Invalid(format!("{tool}: {e}")))
 }
 
@@ -477,7 +507,119 @@ fn index_note(indexed: bool) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
+    use serde_json::{Value, json};
+
+    use crate::outcome::ToolError;
+
+    /// What tool `name` makes of `args` before its handler runs.
+    fn admitted(name: &str, args: Value) -> Result<Value, ToolError> {
+        super::find(name).ok_or_else(|| ToolError::Failed(format!("no {name}")))?.admit(args)
+    }
+
+    fn refusal(name: &str, args: Value) -> String {
+        match admitted(name, args) {
+            Err(ToolError::Invalid(why)) => why,
+            other => panic!("{name}: not refused as input: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_tool_holds_its_arguments_to_its_schema_and_refuses_hidden_characters() {
+        assert_eq!(admitted("get-pact-count", Value::Null), Ok(json!({})));
+        assert_eq!(admitted("list-pacts", json!({ "first": 1, "search": "logo" })).map(|_| ()), Ok(()));
+        assert!(
+            refusal("list-pacts", json!({ "first": 0 }))
+                .starts_with("list-pacts: first must be at least 1, not 0")
+        );
+        assert!(
+            refusal("search_agents", json!({ "capability": "x", "limit": 0 }))
+                .contains("limit must be at least 1")
+        );
+        assert_eq!(
+            refusal("get_contract", json!(["x"])),
+            "get_contract: arguments must be a JSON object of the tool's inputs, not an array"
+        );
+        assert_eq!(
+            refusal("get-pact", json!(7)),
+            "get-pact: arguments must be a JSON object of the tool's inputs, not the number 7"
+        );
+        assert_eq!(
+            refusal("create-pact", json!({ "specUri": "ipfs://nul\u{0}inside" })),
+            "create-pact: specUri holds a NUL character (U+0000) at character 11; send text without control, \
+             bidirectional or invisible characters"
+        );
+        assert!(
+            refusal(
+                "update_profile",
+                json!({ "agent_id": "0x", "updates": { "name": "Design\u{202e}Bot" } })
+            )
+            .starts_with("update_profile: updates.name holds a bidirectional control (U+202E)")
+        );
+        assert!(
+            refusal(
+                "send_proposal",
+                json!({ "worker_id": "0x", "task": "x", "budget": "1", "wait_seconds": 26 })
+            )
+            .starts_with("send_proposal: wait_seconds must be at most 25, not 26")
+        );
+        let many: Vec<Value> = (0..17).map(|n| json!({ "name": format!("c{n}"), "price": "1" })).collect();
+        assert!(
+            refusal(
+                "register_agent",
+                json!({ "name": "a", "description": "", "capabilities": many,
+                                                  "endpoint": "https://a.example", "wallet": "0x" })
+            )
+            .starts_with("register_agent: capabilities holds 17 items; it takes 1 to 16")
+        );
+        assert!(
+            refusal("register-oracle", json!({ "capabilities": ["x".repeat(65)], "stakeEth": "1" }))
+                .starts_with("register-oracle: capabilities[0] is too long: 65 characters")
+        );
+        assert!(
+            refusal("submit_feedback", json!({ "contract_id": "1", "rating": 5, "tags": vec!["a"; 9] }))
+                .starts_with("submit_feedback: tags holds 9 items; it takes at most 8")
+        );
+        assert_eq!(
+            refusal("get_contract", json!({ "contract_id": "" })),
+            "get_contract: contract_id is empty; it takes at least 1 character"
+        );
+    }
+
+    #[test]
+    fn every_input_schema_resolves_and_bounds_every_text() {
+        fn texts_are_bounded(schema: &Value, defs: &Value, at: &str, unbounded: &mut Vec<String>) {
+            if let Some(name) = schema["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                assert!(defs[name].is_object(), "{at}: $ref {name} does not resolve");
+                return texts_are_bounded(&defs[name], defs, at, unbounded);
+            }
+            let has = |t: &str| {
+                schema["type"] == t || schema["type"].as_array().is_some_and(|a| a.contains(&json!(t)))
+            };
+            if has("string") && schema.get("maxLength").is_none() && schema.get("oneOf").is_none() {
+                unbounded.push(format!("{at}: a string without maxLength"));
+            }
+            if has("array") && schema.get("maxItems").is_none() {
+                unbounded.push(format!("{at}: an array without maxItems"));
+            }
+            for (key, field) in schema["properties"].as_object().into_iter().flatten() {
+                texts_are_bounded(field, defs, &format!("{at}.{key}"), unbounded);
+            }
+            if schema["items"].is_object() {
+                texts_are_bounded(&schema["items"], defs, &format!("{at}[]"), unbounded);
+            }
+        }
+        let mut unbounded = Vec::new();
+        for tool in super::catalog() {
+            let schema = Value::Object(tool.input_schema.clone());
+            assert_eq!(schema["additionalProperties"], false, "{} takes unknown fields", tool.name);
+            texts_are_bounded(&schema, &schema["$defs"], tool.name, &mut unbounded);
+        }
+        assert!(
+            unbounded.is_empty(),
+            "every text and list a tool takes has a declared bound:\n{}",
+            unbounded.join("\n")
+        );
+    }
 
     /// The top-level fields of a tool's answer (its output schema's first branch; both branches
     /// of `sign_contract`'s), resolving `$ref`s and flattened parts.

@@ -5,9 +5,13 @@
 
 use std::time::{Duration, Instant};
 
-use agentpact_contracts::{AgentPact, Initiator};
+use agentpact_contracts::{
+    AgentPact, Initiator,
+    rules::{self, MAX_ORACLES},
+};
 use agentpact_negotiation::{
-    Accepted, Agreement, ConversationFilter, ConversationRecord, Envelope, MessageType, Status, StoredMessage,
+    Accepted, Agreement, ConversationFilter, ConversationRecord, Envelope, MessageType, Price, Status,
+    StoredMessage, message::conversation_id_ok,
 };
 use alloy::primitives::{Address, U256, keccak256};
 use rmcp::schemars::{self, JsonSchema};
@@ -16,6 +20,10 @@ use serde_json::{Value, json};
 
 use super::{index_note, receipt};
 use crate::{
+    bounds::{
+        ADDRESS_CHARS, CONTRACT_ID_CHARS, CONVERSATION_ID_CHARS, MAX_REQUIREMENTS, PRICE_CHARS,
+        REQUIREMENT_CHARS, TASK_CHARS, TIME_CHARS, WORD_CHARS,
+    },
     chain::Chain,
     input,
     money::{Spend, deposit_of, show},
@@ -31,17 +39,24 @@ pub const MAX_WAIT_SECS: u64 = 25;
 #[serde(deny_unknown_fields)]
 pub struct SendProposal {
     /// Target worker agent ID (its wallet address).
+    #[schemars(length(max = ADDRESS_CHARS))]
     worker_id: String,
     /// Task description.
+    #[schemars(length(min = 1, max = TASK_CHARS))]
     task: String,
     /// Specific requirements.
+    #[schemars(length(max = MAX_REQUIREMENTS), inner(length(max = REQUIREMENT_CHARS)))]
     requirements: Option<Vec<String>>,
-    /// Budget with its currency, e.g. "5 USDC" or "0.05 ETH" (a bare number is ETH).
+    /// Budget with its currency, e.g. "5 USDC" or "0.05 ETH" (a bare number is ETH): above 0, in
+    /// a currency the escrow takes, with no more decimals than it has.
+    #[schemars(length(min = 1, max = PRICE_CHARS))]
     budget: String,
-    /// ISO 8601 deadline.
+    /// ISO 8601 deadline, e.g. 2025-01-31T12:00:00Z: more than an hour and at most 365 days ahead
+    /// (a pact's deadline).
+    #[schemars(length(max = TIME_CHARS))]
     deadline: Option<String>,
     /// Seconds to wait for the worker's first answer (0-25, default 0).
-    #[schemars(range(max = 25))]
+    #[schemars(range(max = MAX_WAIT_SECS))]
     wait_seconds: Option<u64>,
 }
 
@@ -50,6 +65,7 @@ pub struct SendProposal {
 #[serde(deny_unknown_fields)]
 pub struct RespondNegotiation {
     /// The conversation.
+    #[schemars(length(min = 1, max = CONVERSATION_ID_CHARS))]
     conversation_id: String,
     /// accept, counter, clarification or reject.
     #[serde(rename = "type")]
@@ -58,7 +74,7 @@ pub struct RespondNegotiation {
     /// estimated_delivery?}, clarification {questions? | answers?}, reject {reason?}.
     message: Value,
     /// Seconds to wait for the other side's answer (0-25, default 0).
-    #[schemars(range(max = 25))]
+    #[schemars(range(max = MAX_WAIT_SECS))]
     wait_seconds: Option<u64>,
 }
 
@@ -81,6 +97,7 @@ pub enum ResponseType {
 #[serde(deny_unknown_fields)]
 pub struct GetConversations {
     /// active (default), completed or all.
+    #[schemars(length(max = WORD_CHARS))]
     status: Option<String>,
 }
 
@@ -89,14 +106,19 @@ pub struct GetConversations {
 #[serde(deny_unknown_fields)]
 pub struct SignContract {
     /// Negotiation that led to this contract.
+    #[schemars(length(min = 1, max = CONVERSATION_ID_CHARS))]
     conversation_id: String,
     /// Seeker: the arbitrator of the pact (a third party).
+    #[schemars(length(max = ADDRESS_CHARS))]
     arbitrator: Option<String>,
     /// Seeker: the oracles that will score the work (registered, 1-10).
+    #[schemars(length(min = 1, max = MAX_ORACLES), inner(length(max = ADDRESS_CHARS)))]
     oracles: Option<Vec<String>>,
-    /// Seeker: their weights, summing to 100.
+    /// Seeker: their weights, in the order of `oracles`, summing to 100.
+    #[schemars(length(min = 1, max = MAX_ORACLES), inner(range(max = 100)))]
     oracle_weights: Option<Vec<u8>>,
     /// Seeker: the pass threshold, 0-100 (default 70).
+    #[schemars(range(max = 100))]
     threshold: Option<u8>,
 }
 
@@ -105,6 +127,7 @@ pub struct SignContract {
 #[serde(deny_unknown_fields)]
 pub struct GetContract {
     /// The contract: a pact id, or the conversation that became one.
+    #[schemars(length(min = 1, max = CONTRACT_ID_CHARS))]
     contract_id: String,
 }
 
@@ -211,11 +234,16 @@ pub struct ContractReport {
 
 pub async fn propose(chain: &Chain, i: SendProposal) -> Result<Answer<Sent>, ToolError> {
     let worker = input::address("worker_id", &i.worker_id)?;
+    let task = input::filled("task", &i.task)?;
+    check_budget(chain, &i.budget).await?;
+    if let Some(deadline) = &i.deadline {
+        check_deadline(chain, deadline).await?;
+    }
     let nonce = chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default();
     let seed = [chain.me.as_slice(), worker.as_slice(), &nonce.to_be_bytes()].concat();
     let id = format!("conv_{}", &alloy::hex::encode(keccak256(seed))[..16]);
     let mut payload =
-        json!({ "task": i.task, "requirements": i.requirements.unwrap_or_default(), "budget": i.budget });
+        json!({ "task": task, "requirements": i.requirements.unwrap_or_default(), "budget": i.budget });
     if let Some(deadline) = i.deadline {
         payload["deadline"] = json!(deadline);
     }
@@ -236,13 +264,13 @@ pub async fn respond(chain: &Chain, i: RespondNegotiation) -> Result<Answer<Sent
         ResponseType::Clarification => MessageType::Clarification,
         ResponseType::Reject => MessageType::Reject,
     };
-    let sent = send(chain, kind, other, &i.conversation_id, i.message).await?;
-    let reply = wait_for(chain, &i.conversation_id, sent.seq, other, i.wait_seconds).await?;
+    let id = &c.conversation.id;
+    let sent = send(chain, kind, other, id, i.message).await?;
+    let reply = wait_for(chain, id, sent.seq, other, i.wait_seconds).await?;
     Answer::new(
         format!(
-            "Sent {} in conversation {}; it is {}. {}",
+            "Sent {} in conversation {id}; it is {}. {}",
             kind.name(),
-            i.conversation_id,
             sent.status.name(),
             if sent.status == Status::Contracted {
                 "Terms agreed: sign_contract makes it a pact.".to_owned()
@@ -392,14 +420,21 @@ async fn accept_signed(chain: &Chain, record: &ConversationRecord) -> Result<Ans
 }
 
 pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer<ContractReport>, ToolError> {
-    let by_pact: Option<U256> = i.contract_id.trim().trim_start_matches('#').parse().ok();
+    let given = input::filled("contract_id", &i.contract_id)?;
+    let neither = || {
+        ToolError::Invalid(format!(
+            "contract_id {given:?} is neither a pact id (e.g. \"12\") nor a signed conversation"
+        ))
+    };
+    let by_pact: Option<U256> = given.strip_prefix('#').unwrap_or(given).parse().ok();
     let record = match by_pact {
         Some(id) => chain.reader.negotiations().conversation_of_pact(chain.chain_id, id).await?,
-        None => chain.reader.negotiations().conversation(chain.chain_id, i.contract_id.trim()).await?,
+        None if conversation_id_ok(given) => {
+            chain.reader.negotiations().conversation(chain.chain_id, given).await?
+        }
+        None => return Err(neither()),
     };
-    let pact_id = by_pact.or(record.as_ref().and_then(|r| r.pact_id)).ok_or_else(|| {
-        ToolError::Invalid(format!("{:?} is neither a pact id nor a signed conversation", i.contract_id))
-    })?;
+    let pact_id = by_pact.or(record.as_ref().and_then(|r| r.pact_id)).ok_or_else(neither)?;
     let pact = chain
         .reader
         .pact(chain.chain_id, pact_id)
@@ -437,7 +472,8 @@ async fn send(
     Ok(chain.relay()?.submit(&envelope).await?)
 }
 
-/// Waits (at most `seconds`, capped at [`MAX_WAIT_SECS`]) for a message from `from` after `seq`.
+/// Waits (at most `seconds`, which the input schemas hold to [`MAX_WAIT_SECS`]) for a message from
+/// `from` after `seq`.
 async fn wait_for(
     chain: &Chain,
     id: &str,
@@ -445,7 +481,7 @@ async fn wait_for(
     from: Address,
     seconds: Option<u64>,
 ) -> Result<Option<StoredMessage>, ToolError> {
-    let until = Instant::now() + Duration::from_secs(seconds.unwrap_or(0).min(MAX_WAIT_SECS));
+    let until = Instant::now() + Duration::from_secs(seconds.unwrap_or(0));
     loop {
         let after = chain.reader.negotiations().messages_after(chain.chain_id, id, seq).await?;
         if let Some(reply) = after.into_iter().find(|m| m.from == from) {
@@ -458,12 +494,66 @@ async fn wait_for(
     }
 }
 
+/// Refuses a proposal's budget that no pact could pay: not a price, in a currency the escrow does
+/// not take, with more decimals than that currency has, zero (or so small its stake would be), or
+/// above the escrow's largest payment.
+async fn check_budget(chain: &Chain, budget: &str) -> Result<(), ToolError> {
+    let price = Price::parse(budget).map_err(|why| ToolError::Invalid(format!("budget: {why}")))?;
+    let currency = chain.currency("budget", Some(price.currency())).await?;
+    let units =
+        price.base_units(currency.decimals).map_err(|why| ToolError::Invalid(format!("budget: {why}")))?;
+    if rules::stake(units).is_zero() {
+        return Err(ToolError::Invalid(format!(
+            "budget {price} is too small: a pact pays more than 0, and at least {} so that its 10% stake is not 0",
+            show(U256::from(rules::STAKE_DIVISOR), &currency)
+        )));
+    }
+    if units > rules::MAX_PAYMENT {
+        return Err(ToolError::Invalid(format!(
+            "budget {price} is more than a pact can pay: at most {}",
+            show(rules::MAX_PAYMENT, &currency)
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a proposal's deadline that is not an ISO 8601 time a pact could have as its deadline:
+/// more than an hour and at most 365 days after the chain's time.
+async fn check_deadline(chain: &Chain, deadline: &str) -> Result<(), ToolError> {
+    let at = chrono::DateTime::parse_from_rfc3339(deadline.trim()).map_err(|_| {
+        ToolError::Invalid(format!(
+            "deadline must be an ISO 8601 time such as 2025-01-31T12:00:00Z, not {deadline:?}"
+        ))
+    })?;
+    let now = chain.now().await?;
+    let (earliest, latest) =
+        (now.saturating_add(rules::MIN_WORK_WINDOW), now.saturating_add(rules::MAX_DURATION));
+    let seconds = u64::try_from(at.timestamp()).unwrap_or(0);
+    if seconds <= earliest || seconds > latest {
+        let shown = |t: u64| {
+            chrono::DateTime::from_timestamp(i64::try_from(t).unwrap_or(i64::MAX), 0)
+                .map_or_else(|| t.to_string(), |d| d.to_rfc3339())
+        };
+        return Err(ToolError::Invalid(format!(
+            "deadline {deadline} must be after {} and at most {}: more than an hour and at most 365 days after \
+             the chain's time ({}), as a pact's deadline",
+            shown(earliest),
+            shown(latest),
+            shown(now)
+        )));
+    }
+    Ok(())
+}
+
 /// Conversation `id`, which this wallet must take part in.
 pub(crate) async fn own_conversation(chain: &Chain, id: &str) -> Result<ConversationRecord, ToolError> {
-    let record =
-        chain.reader.negotiations().conversation(chain.chain_id, id.trim()).await?.ok_or_else(|| {
-            ToolError::Invalid(format!("there is no conversation {id:?}; get_conversations lists yours"))
-        })?;
+    let id = input::filled("conversation_id", id)?;
+    let none =
+        || ToolError::Invalid(format!("there is no conversation {id:?}; get_conversations lists yours"));
+    if !conversation_id_ok(id) {
+        return Err(none());
+    }
+    let record = chain.reader.negotiations().conversation(chain.chain_id, id).await?.ok_or_else(none)?;
     let c = &record.conversation;
     if chain.me != c.seeker && chain.me != c.worker {
         return Err(ToolError::Invalid(format!(

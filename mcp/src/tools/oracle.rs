@@ -10,6 +10,7 @@ use super::{PactId, index_note, receipt};
 use agentpact_api::read::Currency;
 
 use crate::{
+    bounds::{AMOUNT_CHARS, HASH_CHARS, MAX_ORACLE_CAPABILITIES, MAX_ORACLE_CAPABILITY},
     chain::Chain,
     input::{self, eth},
     money::Spend,
@@ -21,10 +22,14 @@ use crate::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RegisterOracle {
-    /// What this oracle verifies, e.g. ["code-review", "testing"] (1 to 32 names, each 1-64 characters).
-    #[schemars(length(min = 1, max = 32))]
+    /// What this oracle verifies, e.g. ["code-review", "testing"] (1 to 16 names, each 1-64 bytes).
+    #[schemars(
+        length(min = 1, max = MAX_ORACLE_CAPABILITIES),
+        inner(length(min = 1, max = MAX_ORACLE_CAPABILITY))
+    )]
     capabilities: Vec<String>,
     /// Stake in ETH, at least the registry's minimum (e.g. "0.01").
+    #[schemars(length(max = AMOUNT_CHARS))]
     stake_eth: String,
 }
 
@@ -38,6 +43,7 @@ pub struct SubmitVerification {
     #[schemars(range(max = 100))]
     score: u8,
     /// Proof hash (bytes32 hex) of the evidence behind the score.
+    #[schemars(length(max = HASH_CHARS))]
     proof: String,
 }
 
@@ -89,13 +95,17 @@ pub struct Finalized {
 
 pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleRegistered>, ToolError> {
     let stake = input::eth_amount("stakeEth", &i.stake_eth)?;
-    let capabilities: Vec<String> = i.capabilities.iter().map(|c| c.trim().to_owned()).collect();
-    if capabilities.is_empty()
-        || capabilities.len() > 32
-        || capabilities.iter().any(|c| c.is_empty() || c.len() > 64)
-    {
-        return Err(ToolError::Invalid("capabilities must be 1 to 32 names of 1-64 characters".into()));
-    }
+    let capabilities = i
+        .capabilities
+        .iter()
+        .enumerate()
+        .map(|(n, c)| {
+            let field = format!("capabilities[{n}]");
+            let name = input::filled(&field, c)?;
+            input::fits(&field, name, MAX_ORACLE_CAPABILITY)?;
+            Ok(name.to_owned())
+        })
+        .collect::<Result<Vec<String>, input::InvalidInput>>()?;
     let spend = Spend {
         does: "stake as a verification oracle in the OracleRegistry".into(),
         counterparty: "none (the stake stays this oracle's)".into(),
@@ -120,9 +130,6 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleR
 
 pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer<Scored>, ToolError> {
     let id = U256::from(i.pact_id);
-    if i.score > 100 {
-        return Err(ToolError::Invalid(format!("score is 0-100, not {}", i.score)));
-    }
     let proof = input::hash("proof", &i.proof)?;
     let mined = chain.write(chain.pact.submitVerification(id, i.score, proof), U256::ZERO).await?;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;

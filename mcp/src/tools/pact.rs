@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note, receipt};
 use crate::{
+    bounds::{ADDRESS_CHARS, AMOUNT_CHARS, CURRENCY_CHARS},
     chain::Chain,
     input,
     money::{Spend, deposit_of, show},
@@ -34,7 +35,7 @@ pub struct CreatePact {
     /// Who is creating this pact: "buyer" (request for work) or "seller" (offer).
     role: Role,
     /// The work/service specification: an IPFS hash (e.g. "Qm…", stored as ipfs://…, its keccak256 as the spec hash) or a bytes32 hex hash.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(length(min = 1, max = input::MAX_SPEC))]
     spec_hash: String,
     /// Unix timestamp (seconds) by which the work must be submitted: more than an hour ahead (the
     /// seller's work window after acceptance closes) and at most 365 days ahead.
@@ -44,32 +45,37 @@ pub struct CreatePact {
     accept_by: Option<u64>,
     /// The only address that may accept this pact (e.g. the agent you negotiated with); anyone may
     /// when omitted.
+    #[schemars(length(max = ADDRESS_CHARS))]
     counterparty: Option<String>,
     /// Oracle addresses for verification (1 to 10, registered and active).
-    #[schemars(length(min = 1, max = 10))]
+    #[schemars(length(min = 1, max = MAX_ORACLES), inner(length(max = ADDRESS_CHARS)))]
     oracles: Vec<String>,
     /// Weight per oracle, in the order of `oracles`; each 1-100, summing to 100.
-    #[schemars(length(min = 1, max = 10))]
+    #[schemars(length(min = 1, max = MAX_ORACLES), inner(range(max = 100)))]
     oracle_weights: Vec<u8>,
     /// Minimum weighted score (0-100) for the work to pass.
     #[schemars(range(max = 100))]
     threshold: u8,
     /// What the pact is paid in: "ETH" (the default), "USDC", or the address of a token the escrow
     /// allows (pact://config lists them).
+    #[schemars(length(max = CURRENCY_CHARS))]
     currency: Option<String>,
     /// Payment in `currency`, e.g. "5" for 5 USDC. Each side stakes 10% of it.
+    #[schemars(length(max = AMOUNT_CHARS))]
     payment: Option<String>,
     /// Payment in ETH, e.g. "0.5", for an ETH pact (the same as `payment` with `currency` ETH).
+    #[schemars(length(max = AMOUNT_CHARS))]
     payment_eth: Option<String>,
     /// Buyer review window in seconds after verification passes (default 259200 = 3 days, at most
     /// 2592000 = 30 days).
-    #[schemars(range(max = 2_592_000))]
+    #[schemars(range(max = rules::MAX_REVIEW_PERIOD))]
     review_period: Option<u64>,
     /// Who settles disputes: an address that is neither party (required by the contract).
+    #[schemars(length(max = ADDRESS_CHARS))]
     arbitrator: String,
     /// Where the specification can be read, at most 256 bytes (default: ipfs://<specHash> for an
     /// IPFS hash).
-    #[schemars(length(max = 256))]
+    #[schemars(length(max = rules::MAX_SPEC_URI))]
     spec_uri: Option<String>,
 }
 
@@ -119,9 +125,6 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
             currency.symbol
         )));
     }
-    if i.oracles.is_empty() || i.oracles.len() > MAX_ORACLES {
-        return Err(ToolError::Invalid(format!("name 1 to {MAX_ORACLES} oracles (got {})", i.oracles.len())));
-    }
     if i.oracles.len() != i.oracle_weights.len() {
         return Err(ToolError::Invalid(format!(
             "oracleWeights needs one weight per oracle ({} oracles, {} weights)",
@@ -134,9 +137,6 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
         return Err(ToolError::Invalid(format!(
             "oracleWeights must each be above 0 and sum to 100 (they sum to {sum})"
         )));
-    }
-    if i.threshold > 100 {
-        return Err(ToolError::Invalid(format!("threshold is 0-100, not {}", i.threshold)));
     }
     let oracles = i
         .oracles

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PactId;
 use crate::{
+    bounds::{ADDRESS_CHARS, CURSOR_CHARS, HASH_CHARS, WORD_CHARS},
     chain::Chain,
     input::{self, eth},
     outcome::{Answer, ToolError},
@@ -25,6 +26,7 @@ pub struct GetVerification {
     /// The pact ID.
     pact_id: u64,
     /// Oracle address.
+    #[schemars(length(max = ADDRESS_CHARS))]
     oracle: String,
 }
 
@@ -33,14 +35,19 @@ pub struct GetVerification {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListPacts {
     /// Only these statuses, e.g. ["NEGOTIATING"] for open pacts.
+    #[schemars(length(max = PactStatus::ALL.len()), inner(length(max = WORD_CHARS)))]
     status: Option<Vec<String>>,
     /// Only pacts where this address is creator, buyer, seller, arbitrator or oracle ("me" for this wallet).
+    #[schemars(length(max = ADDRESS_CHARS))]
     party: Option<String>,
-    /// Only this buyer.
+    /// Only this buyer ("me" for this wallet).
+    #[schemars(length(max = ADDRESS_CHARS))]
     buyer: Option<String>,
-    /// Only this seller.
+    /// Only this seller ("me" for this wallet).
+    #[schemars(length(max = ADDRESS_CHARS))]
     seller: Option<String>,
     /// Only pacts created by this side: "buyer" (requests for work) or "seller" (offers).
+    #[schemars(length(max = WORD_CHARS))]
     initiator: Option<String>,
     /// Words that must appear in the spec URI.
     #[schemars(length(max = 200))]
@@ -49,6 +56,7 @@ pub struct ListPacts {
     #[schemars(range(min = 1, max = 100))]
     first: Option<u32>,
     /// The `nextCursor` of the previous page.
+    #[schemars(length(max = CURSOR_CHARS))]
     cursor: Option<String>,
 }
 
@@ -57,6 +65,7 @@ pub struct ListPacts {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GetReputation {
     /// The address (default: this wallet).
+    #[schemars(length(max = ADDRESS_CHARS))]
     address: Option<String>,
 }
 
@@ -200,7 +209,17 @@ pub async fn verification(
     let found = chain.reader.verifications(chain.chain_id, Some(id), Some(oracle), 1).await?;
     let text = match found.first() {
         Some(v) => format!("Oracle {oracle} scored pact #{id} {}/100 (proof {}).", v.score, v.proof),
-        None => format!("Oracle {oracle} has not scored pact #{id}."),
+        None => {
+            // No score: say why, as get-pact would (a pact that does not exist is PactNotFound).
+            let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+            if !pact.oracles.contains(&oracle) {
+                return Err(ToolError::Invalid(format!(
+                    "oracle {oracle} is not one of pact #{id}'s oracles ({})",
+                    pact.oracles.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            format!("Oracle {oracle} has not scored pact #{id}.")
+        }
     };
     let v = found.first();
     Answer::new(
@@ -380,6 +399,7 @@ pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer<Reputa
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GetTransaction {
     /// The transaction's hash, as a write's answer (or its PENDING error) gave it.
+    #[schemars(length(max = HASH_CHARS))]
     tx_hash: String,
 }
 

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::index_note;
 use crate::{
+    bounds::{
+        ADDRESS_CHARS, AMOUNT_CHARS, CURRENCY_CHARS, MAX_AGENT_CAPABILITIES, MAX_DESCRIPTION, MAX_NAME,
+        MAX_URI,
+    },
     chain::Chain,
     input,
     money::show,
@@ -21,15 +25,18 @@ use crate::{
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CapabilityInput {
-    /// Its name, e.g. logo-design (1-64 characters; searches match it without regard to case).
-    #[schemars(length(min = 1, max = 64))]
+    /// Its name, e.g. logo-design (1-64 bytes; searches match it without regard to case).
+    #[schemars(length(min = 1, max = MAX_NAME))]
     name: String,
-    /// What it covers.
+    /// What it covers (at most 1024 bytes).
+    #[schemars(length(max = MAX_DESCRIPTION))]
     description: Option<String>,
     /// Price per job in `currency`, e.g. "5" or "0.05".
+    #[schemars(length(min = 1, max = AMOUNT_CHARS))]
     price: String,
     /// The currency of the price: "USDC" (the default where the escrow takes it, else "ETH"),
     /// "ETH", or an allowed token's address.
+    #[schemars(length(max = CURRENCY_CHARS))]
     currency: Option<String>,
 }
 
@@ -37,20 +44,23 @@ pub struct CapabilityInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterAgent {
-    /// Agent display name.
-    #[schemars(length(min = 1, max = 64))]
+    /// Agent display name (1-64 bytes).
+    #[schemars(length(min = 1, max = MAX_NAME))]
     name: String,
-    /// What the agent does.
-    #[schemars(length(max = 1024))]
+    /// What the agent does (at most 1024 bytes).
+    #[schemars(length(max = MAX_DESCRIPTION))]
     description: String,
     /// List of capabilities offered (1-16).
-    #[schemars(length(min = 1, max = 16))]
+    #[schemars(length(min = 1, max = MAX_AGENT_CAPABILITIES))]
     capabilities: Vec<CapabilityInput>,
-    /// URL where agent can be reached (http or https).
+    /// URL where agent can be reached (http or https, at most 256 bytes).
+    #[schemars(length(min = 1, max = MAX_URI))]
     endpoint: String,
     /// Payment address: this server's wallet (an agent is its wallet).
+    #[schemars(length(max = ADDRESS_CHARS))]
     wallet: String,
-    /// A URI with more about the agent (optional).
+    /// A URI with more about the agent (optional, at most 256 bytes).
+    #[schemars(length(max = MAX_URI))]
     metadata_uri: Option<String>,
 }
 
@@ -58,15 +68,20 @@ pub struct RegisterAgent {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileUpdates {
-    /// New display name.
+    /// New display name (1-64 bytes).
+    #[schemars(length(min = 1, max = MAX_NAME))]
     name: Option<String>,
-    /// New description.
+    /// New description (at most 1024 bytes).
+    #[schemars(length(max = MAX_DESCRIPTION))]
     description: Option<String>,
-    /// New capability list (replaces the old one).
+    /// New capability list (replaces the old one; 1-16).
+    #[schemars(length(min = 1, max = MAX_AGENT_CAPABILITIES))]
     capabilities: Option<Vec<CapabilityInput>>,
-    /// New endpoint URL.
+    /// New endpoint URL (http or https, at most 256 bytes).
+    #[schemars(length(min = 1, max = MAX_URI))]
     endpoint: Option<String>,
-    /// New metadata URI.
+    /// New metadata URI (at most 256 bytes).
+    #[schemars(length(max = MAX_URI))]
     metadata_uri: Option<String>,
     /// false steps out of the market (searches skip the agent), true comes back.
     active: Option<bool>,
@@ -77,6 +92,7 @@ pub struct ProfileUpdates {
 #[serde(deny_unknown_fields)]
 pub struct UpdateProfile {
     /// The agent: this server's wallet address.
+    #[schemars(length(max = ADDRESS_CHARS))]
     agent_id: String,
     /// Fields to update (name, description, capabilities, endpoint, metadata_uri, active).
     updates: ProfileUpdates,
@@ -134,11 +150,11 @@ pub struct Offer {
 pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentRegistered>, ToolError> {
     own(chain, "wallet", &i.wallet)?;
     let profile = AgentRegistry::Profile {
-        name: i.name.trim().to_owned(),
-        description: i.description,
-        endpoint: endpoint(&i.endpoint)?,
-        metadataUri: i.metadata_uri.unwrap_or_default(),
-        capabilities: capabilities(chain, &i.capabilities).await?,
+        name: name("name", &i.name)?,
+        description: text("description", i.description, MAX_DESCRIPTION)?,
+        endpoint: endpoint("endpoint", &i.endpoint)?,
+        metadataUri: text("metadata_uri", i.metadata_uri.unwrap_or_default(), MAX_URI)?,
+        capabilities: capabilities(chain, "capabilities", &i.capabilities).await?,
     };
     let mined = chain.write(chain.agents.register(profile.clone()), U256::ZERO).await?;
     let (offered, capabilities) = offers(chain, &profile).await?;
@@ -181,20 +197,20 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpd
         )));
     }
     let mut profile = current.profile;
-    if let Some(name) = u.name {
-        profile.name = name.trim().to_owned();
+    if let Some(given) = u.name {
+        profile.name = name("updates.name", &given)?;
     }
     if let Some(description) = u.description {
-        profile.description = description;
+        profile.description = text("updates.description", description, MAX_DESCRIPTION)?;
     }
     if let Some(url) = u.endpoint {
-        profile.endpoint = endpoint(&url)?;
+        profile.endpoint = endpoint("updates.endpoint", &url)?;
     }
     if let Some(uri) = u.metadata_uri {
-        profile.metadataUri = uri;
+        profile.metadataUri = text("updates.metadata_uri", uri, MAX_URI)?;
     }
     if let Some(list) = &u.capabilities {
-        profile.capabilities = capabilities(chain, list).await?;
+        profile.capabilities = capabilities(chain, "updates.capabilities", list).await?;
     }
     let mut txs = Vec::new();
     let mut indexed = true;
@@ -234,30 +250,50 @@ fn own(chain: &Chain, field: &str, text: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-fn endpoint(text: &str) -> Result<String, ToolError> {
+/// An agent's display name (`field`): not blank, at most [`MAX_NAME`] bytes once trimmed.
+fn name(field: &str, given: &str) -> Result<String, ToolError> {
+    let name = input::filled(field, given)?;
+    input::fits(field, name, MAX_NAME)?;
+    Ok(name.to_owned())
+}
+
+/// A text the registry stores as given, within its `max` bytes.
+fn text(field: &str, given: String, max: usize) -> Result<String, ToolError> {
+    input::fits(field, &given, max)?;
+    Ok(given)
+}
+
+/// The http(s) URL `field` gives, at most [`MAX_URI`] bytes once trimmed.
+fn endpoint(field: &str, text: &str) -> Result<String, ToolError> {
     let t = text.trim();
+    input::fits(field, t, MAX_URI)?;
     let ok = (t.starts_with("https://") || t.starts_with("http://"))
         && t.len() > "https://".len()
         && !t.chars().any(char::is_whitespace);
     if !ok {
         return Err(ToolError::Invalid(format!(
-            "endpoint must be an http(s) URL where the agent can be reached, e.g. https://agent.example/mcp, not {text:?}"
+            "{field} must be an http(s) URL where the agent can be reached, e.g. https://agent.example/mcp, not {text:?}"
         )));
     }
     Ok(t.to_owned())
 }
 
+/// The capabilities `field` lists, each priced in its currency, within the registry's bounds.
 async fn capabilities(
     chain: &Chain,
+    field: &str,
     list: &[CapabilityInput],
 ) -> Result<Vec<AgentRegistry::Capability>, ToolError> {
     let mut out = Vec::with_capacity(list.len());
-    for c in list {
-        let name = c.name.trim();
+    for (n, c) in list.iter().enumerate() {
+        let name = input::filled(&format!("{field}[{n}].name"), &c.name)?;
+        input::fits(&format!("{field}[{n}].name"), name, MAX_NAME)?;
+        let description = c.description.clone().unwrap_or_default();
+        input::fits(&format!("{field}[{n}].description"), &description, MAX_DESCRIPTION)?;
         let currency = chain.market_currency(&format!("currency of {name}"), c.currency.as_deref()).await?;
         out.push(AgentRegistry::Capability {
             name: name.to_owned(),
-            description: c.description.clone().unwrap_or_default(),
+            description,
             price: input::units(&format!("price of {name}"), &c.price, currency.decimals, &currency.symbol)?,
             currency: currency.address,
         });

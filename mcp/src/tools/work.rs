@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note};
 use crate::{
+    bounds::HASH_CHARS,
     chain::Chain,
     input,
     outcome::{Answer, ToolError},
@@ -20,6 +21,7 @@ pub struct SubmitWork {
     /// The pact ID.
     pact_id: u64,
     /// Hash of the work deliverable: 0x and 64 hex digits (bytes32), not zero.
+    #[schemars(length(max = HASH_CHARS))]
     proof_hash: String,
 }
 
