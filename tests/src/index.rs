@@ -153,7 +153,8 @@ pub async fn assert_index_matches_chain(
         let id = U256::from(n);
         let p = chain.pact.getPact(id).call().await?;
         let row = sqlx::query(
-            "SELECT status, initiator, buyer, seller, arbitrator, counterparty, spec_hash, spec_uri, threshold, score_count,
+            "SELECT status, initiator, buyer, seller, arbitrator, counterparty, spec_hash, spec_uri, spec_uri_bytes,
+                    threshold, score_count,
                     final_score, proof_hash, payment::text, buyer_stake::text, seller_stake::text, review_period,
                     extract(epoch FROM deadline)::bigint AS deadline,
                     extract(epoch FROM accept_by)::bigint AS accept_by,
@@ -180,7 +181,8 @@ pub async fn assert_index_matches_chain(
             "{context}"
         );
         assert_eq!(row.get::<Vec<u8>, _>("spec_hash"), p.specHash.to_vec(), "{context}");
-        assert_eq!(row.get::<String, _>("spec_uri"), p.specUri, "{context}");
+        let spec_uri = row.get::<String, _>("spec_uri");
+        assert_text(&spec_uri, row.get("spec_uri_bytes"), &p.specUri, &format!("{context} spec_uri"));
         assert_eq!(row.get::<i16, _>("threshold"), i16::from(p.threshold), "{context}");
         assert_eq!(row.get::<i16, _>("score_count"), i16::from(p.scoreCount), "{context}");
         assert_eq!(
@@ -263,43 +265,104 @@ pub async fn assert_index_matches_chain(
         }
 
         let o = chain.registry.getOracle(*who).call().await?;
-        let row: Option<(String, Vec<String>, String)> =
-            sqlx::query_as("SELECT stake::text, capabilities, status FROM oracles WHERE address = $1")
-                .bind(who.to_vec())
-                .fetch_optional(pool)
-                .await?;
+        let row: Option<(String, Vec<String>, Option<Vec<Vec<u8>>>, String)> = sqlx::query_as(
+            "SELECT stake::text, capabilities, capabilities_bytes, status FROM oracles WHERE address = $1",
+        )
+        .bind(who.to_vec())
+        .fetch_optional(pool)
+        .await?;
         let expected = o.registered.then(|| {
             let status = if o.active { "active" } else { "deregistered" };
-            (o.stake.to_string(), o.capabilities.clone(), status.to_owned())
+            (o.stake.to_string(), status.to_owned())
         });
-        assert_eq!(row, expected, "oracle {who}");
+        assert_eq!(row.as_ref().map(|r| (r.0.clone(), r.3.clone())), expected, "oracle {who}");
+        if let Some((_, shown, exact, _)) = &row {
+            assert_texts(shown, exact.as_deref(), &o.capabilities, &format!("oracle {who} capabilities"));
+        }
 
         let a = chain.agents.getAgent(*who).call().await?;
-        let row: Option<(String, String, String, String, bool)> = sqlx::query_as(
-            "SELECT name, description, endpoint, metadata_uri, active FROM agents WHERE address = $1",
+        let row = sqlx::query(
+            "SELECT name, name_bytes, description, description_bytes, endpoint, endpoint_bytes, metadata_uri,
+                    metadata_uri_bytes, active FROM agents WHERE address = $1",
         )
         .bind(who.to_vec())
         .fetch_optional(pool)
         .await?;
         let p = &a.profile;
-        let expected = (a.registeredAt != 0).then(|| {
-            (p.name.clone(), p.description.clone(), p.endpoint.clone(), p.metadataUri.clone(), a.active)
-        });
-        assert_eq!(row, expected, "agent {who}");
-        let caps: Vec<(String, String, String, Vec<u8>)> = sqlx::query_as(
-            "SELECT name, description, price::text, currency FROM agent_capabilities WHERE address = $1 ORDER BY position",
+        assert_eq!(row.is_some(), a.registeredAt != 0, "agent {who} registered");
+        if let Some(row) = row {
+            for (column, chain) in [
+                ("name", &p.name),
+                ("description", &p.description),
+                ("endpoint", &p.endpoint),
+                ("metadata_uri", &p.metadataUri),
+            ] {
+                let shown: String = row.get(column);
+                assert_text(
+                    &shown,
+                    row.get(format!("{column}_bytes").as_str()),
+                    chain,
+                    &format!("agent {who} {column}"),
+                );
+            }
+            assert_eq!(row.get::<bool, _>("active"), a.active, "agent {who} active");
+        }
+        let caps = sqlx::query(
+            "SELECT name, name_bytes, description, description_bytes, price::text AS price, currency
+             FROM agent_capabilities WHERE address = $1 ORDER BY position",
         )
         .bind(who.to_vec())
         .fetch_all(pool)
         .await?;
-        let expected: Vec<(String, String, String, Vec<u8>)> = p
-            .capabilities
-            .iter()
-            .map(|c| (c.name.clone(), c.description.clone(), c.price.to_string(), c.currency.to_vec()))
-            .collect();
-        assert_eq!(caps, expected, "capabilities of agent {who}");
+        assert_eq!(caps.len(), p.capabilities.len(), "capabilities of agent {who}");
+        for (row, c) in caps.iter().zip(&p.capabilities) {
+            let context = format!("capability of agent {who}");
+            assert_text(&row.get::<String, _>("name"), row.get("name_bytes"), &c.name, &context);
+            assert_text(
+                &row.get::<String, _>("description"),
+                row.get("description_bytes"),
+                &c.description,
+                &context,
+            );
+            assert_eq!(
+                (row.get::<String, _>("price"), row.get::<Vec<u8>, _>("currency")),
+                (c.price.to_string(), c.currency.to_vec()),
+                "{context}"
+            );
+        }
     }
     Ok(statuses)
+}
+
+/// Checks one text column of a projection against the chain: `shown` must be the display form of
+/// the exact text (`exact` when the projection keeps the bytes, else `shown` itself), and the exact
+/// text must read as `chain`, the getter's (lossy, as the bindings decode a `string`) reading.
+///
+/// # Panics
+/// On a difference: that is the test failing.
+pub fn assert_text(shown: &str, exact: Option<Vec<u8>>, chain: &str, context: &str) {
+    let text = agentpact_schema::ChainText::stored(shown.to_owned(), exact);
+    assert_eq!(
+        text.display(),
+        shown,
+        "{context}: the text column is not the display form of the exact bytes"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(text.as_bytes()),
+        chain,
+        "{context}: the exact bytes are not the chain's"
+    );
+}
+
+/// [`assert_text`] for a `text[]` column and the `bytea[]` beside it.
+fn assert_texts(shown: &[String], exact: Option<&[Vec<u8>]>, chain: &[String], context: &str) {
+    assert_eq!(shown.len(), chain.len(), "{context}: how many");
+    if let Some(exact) = exact {
+        assert_eq!(exact.len(), shown.len(), "{context}: bytes beside every text");
+    }
+    for (i, (s, c)) in shown.iter().zip(chain).enumerate() {
+        assert_text(s, exact.map(|e| e[i].clone()), c, &format!("{context}[{i}]"));
+    }
 }
 
 /// The flat counts (`pact_counts`, migrations/0010) as the chain says they should be: per status,

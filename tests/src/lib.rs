@@ -5,6 +5,7 @@
 //! - [`postgres`]: a fresh, migrated database on a Postgres server, dropped when dropped.
 //! - [`chain`]: a [`chain::TestChain`] — an anvil with both contracts deployed and helpers to send
 //!   transactions, decode custom errors, read balances and move time.
+//! - [`raw_text`]: calls carrying strings the Rust bindings cannot hold (NUL, invalid UTF-8).
 //! - [`rpc_proxy`], [`tcp_relay`] and [`tls_proxy`]: endpoints that misbehave as public ones do,
 //!   connections cut under a websocket, and HTTPS with a test certificate authority (good,
 //!   expired, wrong-host certificates).
@@ -23,6 +24,7 @@ pub mod index;
 pub mod mcp;
 pub mod pacts;
 pub mod postgres;
+pub mod raw_text;
 pub mod receiver;
 pub mod rpc_proxy;
 pub mod tcp_relay;
