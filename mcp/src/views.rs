@@ -82,8 +82,13 @@ pub struct PactDetails {
     /// The specification's hash.
     #[schemars(with = "String")]
     pub spec_hash: B256,
-    /// Where the specification can be read.
+    /// Where the specification can be read, as shown: the display form of the bytes the chain
+    /// holds (NUL, control, bidirectional and invisible characters and invalid UTF-8 replaced
+    /// visibly, docs/indexer.md §Text the chain emits).
     pub spec_uri: String,
+    /// The spec URI exactly as the chain holds it, as 0x-hex bytes: what to fetch and check
+    /// against `specHash`.
+    pub spec_uri_bytes: String,
     /// The weighted score (0-100) the work needs.
     pub threshold: u8,
     /// The oracles, in the order of `weights`.
@@ -127,6 +132,7 @@ impl PactDetails {
             accept_by: p.accept_by.timestamp(),
             spec_hash: p.spec_hash,
             spec_uri: p.spec_uri.display().into_owned(),
+            spec_uri_bytes: p.spec_uri.hex(),
             threshold: p.threshold,
             oracles: p.oracles.iter().map(|o| o.address).collect(),
             weights: p.oracles.iter().map(|o| o.weight).collect(),
