@@ -265,7 +265,7 @@ pub async fn assert_index_matches_chain(
         }
 
         let o = chain.registry.getOracle(*who).call().await?;
-        let row: Option<(String, Vec<String>, Option<Vec<Vec<u8>>>, String)> = sqlx::query_as(
+        let row: Option<OracleRow> = sqlx::query_as(
             "SELECT stake::text, capabilities, capabilities_bytes, status FROM oracles WHERE address = $1",
         )
         .bind(who.to_vec())
@@ -333,6 +333,10 @@ pub async fn assert_index_matches_chain(
     }
     Ok(statuses)
 }
+
+/// An `oracles` row as the comparison reads it: stake, capabilities (display forms and exact
+/// bytes), status.
+type OracleRow = (String, Vec<String>, Option<Vec<Vec<u8>>>, String);
 
 /// Checks one text column of a projection against the chain: `shown` must be the display form of
 /// the exact text (`exact` when the projection keeps the bytes, else `shown` itself), and the exact

@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use agentpact_contracts::{AgentPact, AgentRegistry, Initiator, TestToken};
 use agentpact_indexer::event::EventBody;
+use agentpact_schema::ChainText;
 use agentpact_tests::{
     HarnessError,
+    api::{self, TestApi},
     chain::{TestChain, ether, send},
     index::{assert_index_matches_chain, checkpoint_block, dump, fresh_dump, indexer, small_ranges},
     pacts::{Market, creator_deposit},
@@ -24,6 +26,7 @@ use alloy::{
     providers::Provider,
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
+use serde_json::json;
 use sqlx::{PgPool, Row, postgres::PgPoolOptions};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
@@ -56,6 +59,9 @@ fn hostile(max: usize, turn: usize) -> Vec<Vec<u8>> {
     texts
 }
 
+/// A capability's name and description.
+type Pair = (Vec<u8>, Vec<u8>);
+
 /// The texts a branch sent, as the chain holds them at its end.
 #[derive(Debug, Default)]
 struct Sent {
@@ -65,7 +71,7 @@ struct Sent {
     oracle: Option<(Address, Vec<Vec<u8>>)>,
     /// The agent's name, description, endpoint and metadata URI, and its capabilities' names
     /// and descriptions, last update.
-    agent: Option<(Address, Vec<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>)>,
+    agent: Option<(Address, Vec<Vec<u8>>, Vec<Pair>)>,
     /// Each rater's tags and comment.
     feedback: Vec<(Address, Vec<Vec<u8>>, Vec<u8>)>,
     /// Every text sent, with the kind of the event that carried it.
@@ -404,6 +410,20 @@ async fn hostile_text_in_every_string_field_is_indexed_exactly_through_a_reorg_a
             .await?;
     assert_eq!(ordinary_status, 0, "the ordinary pact after the hostile ones is indexed");
     assert_index_matches_chain(&m.chain, db.pool()).await?;
+
+    // GraphQL shows the display form and gives the exact bytes beside it.
+    let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
+    for (id, uri) in &sent.spec_uris {
+        let data = api
+            .data(
+                "query($id: BigInt!) { pact(id: $id) { specUri specUriBytes } }",
+                json!({ "id": id.to_string() }),
+            )
+            .await?;
+        let shown = ChainText::from_bytes(uri.clone());
+        assert_eq!(data["pact"]["specUri"], json!(shown.display()), "pact {id} specUri");
+        assert_eq!(data["pact"]["specUriBytes"], json!(shown.hex()), "pact {id} specUriBytes");
+    }
     Ok(())
 }
 
