@@ -357,16 +357,6 @@ async fn kill_partway(m: &Market, url: &str, pool: &PgPool, kills: u64) -> Resul
     Ok(partway)
 }
 
-async fn snapshot(m: &Market) -> Result<U256> {
-    Ok(m.chain.provider.raw_request("evm_snapshot".into(), ()).await?)
-}
-
-async fn revert(m: &Market, id: U256) -> Result {
-    let reverted: bool = m.chain.provider.raw_request("evm_revert".into(), (id,)).await?;
-    assert!(reverted, "evm_revert refused snapshot {id}");
-    Ok(())
-}
-
 #[tokio::test]
 async fn hostile_text_in_every_string_field_is_indexed_exactly_through_a_reorg_and_kills() -> Result {
     let symbol = filled(b"U\0\xff\x1b\xe2\x80\xae", MAX_SYMBOL);
@@ -376,11 +366,11 @@ async fn hostile_text_in_every_string_field_is_indexed_exactly_through_a_reorg_a
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
 
     // A branch the chain abandons: every kind of event with hostile text, indexed.
-    let fork = snapshot(&m).await?;
+    let fork = m.chain.snapshot().await?;
     send_hostile(&m, done, 0).await?;
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
     let abandoned = dump(db.pool()).await?;
-    revert(&m, fork).await?;
+    m.chain.restore(fork).await?;
 
     // The branch that wins: the same kinds with other hostile text at the same heights, then an
     // ordinary pact. Indexers killed partway (the reorg's rollback among their batches), then one
