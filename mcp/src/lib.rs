@@ -10,6 +10,7 @@
 pub mod bounds;
 pub mod call;
 pub mod chain;
+pub mod handshake;
 mod hire;
 pub mod http;
 pub mod input;

@@ -277,6 +277,13 @@ pub struct StdioAgent {
 impl StdioAgent {
     /// Starts `agentpact mcp` with `env` (PRIVATE_KEY, RPC_URL, …) and completes the handshake.
     pub async fn start(env: &[(&str, String)]) -> Result<Self, HarnessError> {
+        let mut agent = Self::spawn(env).await?;
+        agent.handshake().await?;
+        Ok(agent)
+    }
+
+    /// Starts `agentpact mcp` with `env`, sending nothing yet.
+    pub async fn spawn(env: &[(&str, String)]) -> Result<Self, HarnessError> {
         use tokio::io::{AsyncBufReadExt, AsyncReadExt};
         let failed = |e: std::io::Error| HarnessError::Process(format!("agentpact mcp: {e}"));
         let mut command = tokio::process::Command::new(crate::cli::binary());
@@ -301,7 +308,13 @@ impl StdioAgent {
             all
         });
         let stdout = tokio::io::BufReader::new(stdout).lines();
-        let mut agent = Self { child, stdin, stdout, stderr, printed: Vec::new(), next_id: 1, schemas: None };
+        Ok(Self { child, stdin, stdout, stderr, printed: Vec::new(), next_id: 1, schemas: None })
+    }
+
+    /// The MCP 2025-11-25 handshake (`initialize`, then `notifications/initialized`), and the tool
+    /// list whose output schemas every later answer is checked against.
+    pub async fn handshake(&mut self) -> Result<(), HarnessError> {
+        let agent = self;
         let init = serde_json::json!({
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "0" }
         });
@@ -310,7 +323,7 @@ impl StdioAgent {
         let listed = agent.request("tools/list", serde_json::json!({})).await?;
         let tools = listed["tools"].as_array().cloned().unwrap_or_default();
         agent.schemas = Some(OutputSchemas::of(&tools)?);
-        Ok(agent)
+        Ok(())
     }
 
     /// Calls `tool`, which must succeed; returns its structured result.
@@ -351,8 +364,9 @@ impl StdioAgent {
         Ok(self.exchange(method, params).await?["result"].clone())
     }
 
-    /// Sends a request and reads its answer, which must be the next line on stdout.
-    async fn exchange(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
+    /// Sends a request and reads its answer (`result` or `error`, whole), which must be the next
+    /// line on stdout.
+    pub async fn exchange(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))

@@ -110,6 +110,26 @@ impl Setting {
     }
 }
 
+impl Setting {
+    /// Runs tests/python/mcp_connect.py: the SDK's `Client` in `mode` over `transport` to
+    /// `target`; returns what it printed (`connected …` or `refused …`).
+    async fn python_connect(&self, mode: &str, transport: &str, target: &str) -> Result<String> {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_connect.py");
+        let run = tokio::process::Command::new(python()?)
+            .arg(script)
+            .args([mode, transport, target])
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(120), run)
+            .await
+            .map_err(|_| process("the Python client did not finish in 120 s"))?
+            .map_err(process)?;
+        let ending = if mode == "2026-07-28" { "refused" } else { "connected" };
+        said(&out, &format!("the Python SDK's Client in mode {mode} over {transport}"), ending)
+    }
+}
+
 /// What `out` printed, which must be a success whose output contains `ending`.
 fn said(out: &Output, what: &str, ending: &str) -> Result<String> {
     let printed =
@@ -119,6 +139,24 @@ fn said(out: &Output, what: &str, ending: &str) -> Result<String> {
     } else {
         Err(process(format!("{what} failed ({:?}):\n{printed}", out.status)))
     }
+}
+
+/// The SDK's `Client()` as its docs show it first (mode `auto`: `server/discover`, then the
+/// `initialize` fallback) connects over stdio and HTTP; pinned to 2026-07-28 (no handshake), which
+/// this server does not speak yet, its first call is answered with a JSON-RPC error saying what to
+/// send, never a closed connection.
+#[tokio::test]
+async fn the_python_sdks_default_client_connects_and_a_pinned_2026_client_is_told_why_not() -> Result {
+    let s = Setting::open().await?;
+    let stdio = binary().to_string_lossy().into_owned();
+    let printed = s.python_connect("auto", "stdio", &stdio).await?;
+    assert!(printed.contains("connected 2025-11-25: 31 tools; 0 pacts have been created"), "{printed}");
+    let (_server, url) = s.http_server().await?;
+    let printed = s.python_connect("auto", "http", &url).await?;
+    assert!(printed.contains("connected 2025-11-25: 31 tools"), "{printed}");
+    let printed = s.python_connect("2026-07-28", "stdio", &stdio).await?;
+    assert!(printed.contains("refused -32600: tools/list before initialize"), "{printed}");
+    Ok(())
 }
 
 #[tokio::test]

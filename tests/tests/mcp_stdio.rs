@@ -7,7 +7,7 @@ use std::process::Stdio;
 use agentpact_tests::{
     HarnessError,
     cli::binary,
-    mcp::{binary_env, dev_key},
+    mcp::{StdioAgent, binary_env, dev_key},
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -429,5 +429,31 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
     let again = rpc(initialize.clone(), None, None).await.map_err(process)?;
     assert_eq!(again.status().as_u16(), 200, "a closed session makes room");
     child.kill().await.map_err(process)?;
+    Ok(())
+}
+
+/// A client that opens with something other than `initialize` (an MCP 2026-07-28 client's
+/// `server/discover`, a call with no handshake, a method nobody has) gets a JSON-RPC error that
+/// says what to send, and the same connection then starts its session and works.
+#[tokio::test]
+async fn requests_before_initialize_are_answered_with_an_error_and_the_session_still_starts() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+    env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    let mut agent = StdioAgent::spawn(&env).await?;
+    let discover = agent.exchange("server/discover", json!({})).await?;
+    assert_eq!(discover["error"]["code"], -32601, "{discover}");
+    let message = discover["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("start the session with initialize"), "{discover}");
+    let unknown = agent.exchange("no/such-method", json!({})).await?;
+    assert_eq!(unknown["error"]["code"], -32600, "{unknown}");
+    let early = agent.exchange("tools/call", json!({ "name": "get-pact-count", "arguments": {} })).await?;
+    assert!(early["error"]["message"].as_str().unwrap_or_default().contains("tools/call before initialize"));
+    agent.handshake().await?;
+    let count = agent.ok("get-pact-count", json!({})).await?;
+    assert_eq!(count["count"], "0", "{count}");
+    let after = agent.exchange("no/such-method", json!({})).await?;
+    assert_eq!(after["error"]["code"], -32601, "an unknown method in the session: {after}");
     Ok(())
 }
