@@ -134,10 +134,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let server = PactServer::new(chain, args.role).listening_on(Reader::new(pool));
     match args.http {
         None => {
-            let running = server
-                .serve(agentpact_mcp::handshake::stdio())
-                .await
-                .context("starting the stdio MCP session")?;
+            let running =
+                server.serve(rmcp::transport::stdio()).await.context("starting the stdio MCP session")?;
             running.waiting().await.context("serving MCP over stdio")?;
         }
         Some(addr) => {

@@ -24,8 +24,8 @@ use alloy::primitives::B256;
 use rmcp::{
     Peer, RoleServer,
     model::{
-        CreateElicitationRequestParams, ElicitationAction, ElicitationSchemaBuilder,
-        ProgressNotificationParam, ProgressToken,
+        ElicitRequestParams, ElicitationAction, ElicitationSchemaBuilder, ProgressNotificationParam,
+        ProgressToken,
     },
 };
 use tokio::sync::Mutex;
@@ -162,7 +162,7 @@ impl Call {
             .required_bool_with("confirm", |b| b.title("Send it").description("Yes sends the transaction."))
             .build()
             .map_err(|e| ToolError::Failed(format!("the confirmation form could not be built: {e}")))?;
-        let request = CreateElicitationRequestParams::FormElicitationParams {
+        let request = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: question,
             requested_schema: schema,
@@ -182,7 +182,7 @@ impl Call {
             (ElicitationAction::Decline, _) => {
                 Err(ToolError::Unconfirmed("The human declined the spend; nothing was sent.".into()))
             }
-            (ElicitationAction::Cancel, _) => {
+            (_, _) => {
                 Err(ToolError::Unconfirmed("The human cancelled the confirmation; nothing was sent.".into()))
             }
         }

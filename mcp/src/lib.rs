@@ -10,7 +10,6 @@
 pub mod bounds;
 pub mod call;
 pub mod chain;
-pub mod handshake;
 mod hire;
 pub mod http;
 pub mod input;

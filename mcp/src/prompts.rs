@@ -3,7 +3,7 @@
 //! an agent under a price, negotiate, sign). Each is a user message naming the tools in order,
 //! with the human's arguments in it.
 
-use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, PromptMessageRole};
+use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 use serde_json::{Map, Value};
 
 /// The longest argument value taken: a prompt is a few sentences, not a document.
@@ -153,6 +153,6 @@ pub fn get(name: &str, arguments: Option<Map<String, Value>>) -> Result<GetPromp
     {
         return Err(format!("prompt {name} needs the argument {missing:?}"));
     }
-    let message = PromptMessage::new_text(PromptMessageRole::User, (flow.text)(&args));
+    let message = PromptMessage::new_text(Role::User, (flow.text)(&args));
     Ok(GetPromptResult::new(vec![message]).with_description(flow.description))
 }

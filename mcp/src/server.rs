@@ -12,13 +12,12 @@ use agentpact_api::live::Live;
 use agentpact_negotiation::ConversationFilter;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
-    model::AnnotateAble,
     model::{
-        CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo,
-        Content, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResult, Implementation,
-        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, RawResource, RawResourceTemplate, ReadResourceRequestParams,
-        ReadResourceResult, Reference, ResourceContents, ServerCapabilities, ServerInfo,
+        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+        CompletionInfo, ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+        Reference, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
         SubscribeRequestParams, Tool, UnsubscribeRequestParams,
     },
     service::RequestContext,
@@ -290,7 +289,7 @@ fn abi(artifact: &str) -> Value {
 }
 
 impl ServerHandler for PactServer {
-    fn get_info(&self) -> ServerInfo {
+    fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
@@ -299,7 +298,7 @@ impl ServerHandler for PactServer {
             .enable_prompts()
             .enable_completions()
             .build();
-        ServerInfo::new(capabilities)
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("agent-pact", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "On-chain escrow for work between agents. A buyer's request or a seller's offer is a pact; \
@@ -326,7 +325,7 @@ impl ServerHandler for PactServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let name = request.name.to_string();
         let Some(tool) = tools::find(&name) else {
@@ -346,17 +345,18 @@ impl ServerHandler for PactServer {
         Ok(match outcome {
             Ok(answer) => {
                 span.in_scope(|| tracing::info!("done"));
-                let mut result = CallToolResult::success(vec![Content::text(answer.text)]);
+                let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
                 result.structured_content = Some(answer.data);
                 result
             }
             Err(e) => {
                 span.in_scope(|| tracing::info!(code = e.code(), "refused"));
-                let mut result = CallToolResult::error(vec![Content::text(e.to_string())]);
+                let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
                 result.structured_content = serde_json::to_value(e.data()).ok();
                 result
             }
-        })
+        }
+        .into())
     }
 
     /// A request rmcp could not read as the method it names lands here, `tools/call` whose
@@ -382,8 +382,10 @@ impl ServerHandler for PactServer {
         &self,
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResult, ErrorData> {
-        prompts::get(&request.name, request.arguments).map_err(|why| ErrorData::invalid_params(why, None))
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&request.name, request.arguments)
+            .map(Into::into)
+            .map_err(|why| ErrorData::invalid_params(why, None))
     }
 
     async fn subscribe(
@@ -471,10 +473,7 @@ impl ServerHandler for PactServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         self.watch_once(&context.peer).await;
         let resource = |uri: String, name: String, description: String| {
-            RawResource::new(uri, name)
-                .with_description(description)
-                .with_mime_type("application/json")
-                .no_annotation()
+            Resource::new(uri, name).with_description(description).with_mime_type("application/json")
         };
         let mut resources: Vec<_> = RESOURCES
             .iter()
@@ -510,10 +509,9 @@ impl ServerHandler for PactServer {
         let templates = TEMPLATES
             .iter()
             .map(|(template, name, description)| {
-                RawResourceTemplate::new(*template, *name)
+                ResourceTemplate::new(*template, *name)
                     .with_description(*description)
                     .with_mime_type("application/json")
-                    .no_annotation()
             })
             .collect();
         Ok(ListResourceTemplatesResult::with_all_items(templates))
@@ -523,7 +521,7 @@ impl ServerHandler for PactServer {
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResult, ErrorData> {
+    ) -> Result<ReadResourceResponse, ErrorData> {
         let templated = self.templated(&request.uri).await.map_err(unreadable)?;
         let body = match templated {
             Some(body) => body,
@@ -532,7 +530,8 @@ impl ServerHandler for PactServer {
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
-        ]))
+        ])
+        .into())
     }
 }
 

@@ -125,8 +125,7 @@ impl Setting {
             .await
             .map_err(|_| process("the Python client did not finish in 120 s"))?
             .map_err(process)?;
-        let ending = if mode == "2026-07-28" { "refused" } else { "connected" };
-        said(&out, &format!("the Python SDK's Client in mode {mode} over {transport}"), ending)
+        said(&out, &format!("the Python SDK's Client in mode {mode} over {transport}"), "connected")
     }
 }
 
@@ -141,21 +140,23 @@ fn said(out: &Output, what: &str, ending: &str) -> Result<String> {
     }
 }
 
-/// The SDK's `Client()` as its docs show it first (mode `auto`: `server/discover`, then the
-/// `initialize` fallback) connects over stdio and HTTP; pinned to 2026-07-28 (no handshake), which
-/// this server does not speak yet, its first call is answered with a JSON-RPC error saying what to
-/// send, never a closed connection.
+/// The SDK's `Client()` in each of its modes connects over stdio and streamable HTTP: `auto` (its
+/// default, as its docs show it first: `server/discover`, then calls with no handshake) and
+/// `2026-07-28` speak the new protocol; `legacy` still gets 2025-11-25 through `initialize`.
 #[tokio::test]
-async fn the_python_sdks_default_client_connects_and_a_pinned_2026_client_is_told_why_not() -> Result {
+async fn the_python_sdks_client_connects_in_every_mode_over_stdio_and_http() -> Result {
     let s = Setting::open().await?;
     let stdio = binary().to_string_lossy().into_owned();
-    let printed = s.python_connect("auto", "stdio", &stdio).await?;
-    assert!(printed.contains("connected 2025-11-25: 31 tools; 0 pacts have been created"), "{printed}");
     let (_server, url) = s.http_server().await?;
-    let printed = s.python_connect("auto", "http", &url).await?;
-    assert!(printed.contains("connected 2025-11-25: 31 tools"), "{printed}");
-    let printed = s.python_connect("2026-07-28", "stdio", &stdio).await?;
-    assert!(printed.contains("refused -32600: tools/list before initialize"), "{printed}");
+    for (transport, target) in [("stdio", stdio.as_str()), ("http", url.as_str())] {
+        for (mode, version) in
+            [("auto", "2026-07-28"), ("2026-07-28", "2026-07-28"), ("legacy", "2025-11-25")]
+        {
+            let printed = s.python_connect(mode, transport, target).await?;
+            let expected = format!("connected {version}: 31 tools; 0 pacts have been created");
+            assert!(printed.contains(&expected), "{mode} over {transport}: {printed}");
+        }
+    }
     Ok(())
 }
 

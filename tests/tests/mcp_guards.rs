@@ -14,7 +14,7 @@ use agentpact_tests::{
     rpc_proxy::{Faults, FaultyRpc},
 };
 use alloy::{primitives::U256, providers::Provider, signers::local::PrivateKeySigner};
-use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams};
+use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
@@ -356,9 +356,9 @@ async fn the_seeds_flows_are_prompts_a_human_fills_in() -> Result {
     // Seed 000: "Find me a logo designer under 10 USDC".
     let made =
         ask("hire-agent", json!({ "capability": "logo-design", "max_price": "10" })).await.map_err(failed)?;
-    let text = match &made.messages[0].content {
-        PromptMessageContent::Text { text } => text.clone(),
-        other => return Err(HarnessError::Process(format!("not text: {other:?}"))),
+    let text = match made.messages[0].content.as_text() {
+        Some(content) => content.text.clone(),
+        None => return Err(HarnessError::Process(format!("not text: {:?}", made.messages[0].content))),
     };
     assert!(text.starts_with("Find me an agent for logo-design under 10 USDC."), "{text}");
     for tool in ["search_agents", "get_agent", "send_proposal", "respond_negotiation", "sign_contract"] {

@@ -432,28 +432,49 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
     Ok(())
 }
 
-/// A client that opens with something other than `initialize` (an MCP 2026-07-28 client's
-/// `server/discover`, a call with no handshake, a method nobody has) gets a JSON-RPC error that
-/// says what to send, and the same connection then starts its session and works.
+/// Over stdio, what a client of either protocol sends first is answered and the session goes on:
+/// an unknown method is a JSON-RPC error, never a closed pipe; `server/discover` names both
+/// versions; a 2026-07-28 call needs no handshake; a 2025-11-25 client still starts with
+/// `initialize` on a fresh process.
 #[tokio::test]
-async fn requests_before_initialize_are_answered_with_an_error_and_the_session_still_starts() -> Result {
+async fn an_unknown_method_first_is_answered_with_an_error_and_either_protocol_goes_on() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
     let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
     env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    let modern = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "mcp_stdio", "version": "1" },
+    });
+
     let mut agent = StdioAgent::spawn(&env).await?;
-    let discover = agent.exchange("server/discover", json!({})).await?;
-    assert_eq!(discover["error"]["code"], -32601, "{discover}");
-    let message = discover["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("start the session with initialize"), "{discover}");
-    let unknown = agent.exchange("no/such-method", json!({})).await?;
-    assert_eq!(unknown["error"]["code"], -32600, "{unknown}");
-    let early = agent.exchange("tools/call", json!({ "name": "get-pact-count", "arguments": {} })).await?;
-    assert!(early["error"]["message"].as_str().unwrap_or_default().contains("tools/call before initialize"));
-    agent.handshake().await?;
-    let count = agent.ok("get-pact-count", json!({})).await?;
-    assert_eq!(count["count"], "0", "{count}");
-    let after = agent.exchange("no/such-method", json!({})).await?;
+    let unknown = agent.exchange("no/such-method", json!({ "_meta": modern })).await?;
+    assert_eq!(unknown["error"]["code"], -32601, "an unknown method first: {unknown}");
+    let discover = agent.exchange("server/discover", json!({ "_meta": modern })).await?;
+    let versions = &discover["result"]["supportedVersions"];
+    assert!(
+        versions
+            .as_array()
+            .is_some_and(|v| v.contains(&json!("2026-07-28")) && v.contains(&json!("2025-11-25"))),
+        "server/discover names both protocols: {discover}"
+    );
+    let call = json!({ "name": "get-pact-count", "arguments": {}, "_meta": modern });
+    let count = agent.exchange("tools/call", call).await?;
+    assert_eq!(
+        count["result"]["structuredContent"]["count"], "0",
+        "a 2026-07-28 call with no handshake: {count}"
+    );
+    assert_eq!(count["result"]["resultType"], "complete", "{count}");
+
+    let mut legacy = StdioAgent::spawn(&env).await?;
+    let unknown = legacy.exchange("no/such-method", json!({})).await?;
+    assert!(unknown["error"]["code"].is_i64(), "an unknown method before initialize: {unknown}");
+    legacy.handshake().await?;
+    let count = legacy.call("get-pact-count", json!({})).await?;
+    assert_eq!(count["structuredContent"]["count"], "0", "{count}");
+    assert!(count.get("resultType").is_none(), "a 2025-11-25 session sees no resultType: {count}");
+    let after = legacy.exchange("no/such-method", json!({})).await?;
     assert_eq!(after["error"]["code"], -32601, "an unknown method in the session: {after}");
     Ok(())
 }
