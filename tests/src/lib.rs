@@ -26,6 +26,7 @@ pub mod pacts;
 pub mod postgres;
 pub mod raw_text;
 pub mod receiver;
+pub mod round_robin;
 pub mod rpc_proxy;
 pub mod tcp_relay;
 pub mod tls_proxy;
