@@ -69,6 +69,10 @@ pub struct McpArgs {
     /// Requests a client may send at once after a quiet spell.
     #[arg(long, env = "MCP_RATE_LIMIT_BURST", default_value_t = 40)]
     rate_limit_burst: u32,
+    /// The address humans reach this HTTP server at (e.g. https://mcp.example behind a load
+    /// balancer): confirmation pages are offered under it. Unset: the Host each request came in on.
+    #[arg(long, env = "MCP_PUBLIC_URL")]
+    public_url: Option<alloy::transports::http::reqwest::Url>,
     /// The negotiation relay: the api server's base URL (`agentpact serve`), e.g.
     /// http://127.0.0.1:8080/. Without it the negotiation tools say so.
     #[arg(long, env = "HIRE_RELAY_URL")]
@@ -148,7 +152,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
                 token: args.http_token.map(|t| t.expose().to_owned()),
                 rate,
             };
-            let router = agentpact_mcp::http::router(server, guards);
+            let public = args.public_url.map(|u| u.as_str().trim_end_matches('/').to_owned());
+            let router = agentpact_mcp::http::router(server.pages_with_mcp(public), guards);
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
                 format!("binding {addr} (MCP_HTTP_ADDR): is another server using that port?")
             })?;

@@ -1,5 +1,6 @@
 //! One tool call's link to the client that made it: progress reports while a write runs, the
-//! human's confirmation of a large spend (elicitation), and the transactions the call sent.
+//! human's confirmation of a large spend (URL-mode elicitation: a page, see [`crate::confirm`]),
+//! and the transactions the call sent.
 //!
 //! The server runs each tool call inside [`Call::run`]; the write path reaches the call through
 //! [`Call::current`] (a task-local, as a tracing span is reached), so the thirty handlers keep
@@ -20,17 +21,17 @@ use std::{
     time::Duration,
 };
 
-use alloy::primitives::B256;
+use alloy::primitives::{Address, B256};
 use rmcp::{
     Peer, RoleServer,
-    model::{
-        ElicitRequestParams, ElicitationAction, ElicitationSchemaBuilder, ProgressNotificationParam,
-        ProgressToken,
-    },
+    model::{ElicitationAction, ProgressNotificationParam, ProgressToken},
 };
 use tokio::sync::Mutex;
 
-use crate::outcome::ToolError;
+use crate::{
+    confirm::{Pages, Summary},
+    outcome::ToolError,
+};
 
 tokio::task_local! {
     static CURRENT: Call;
@@ -71,6 +72,39 @@ struct Inner {
     reported: AtomicU32,
     /// What the call sent, and whether it may still send.
     sending: Mutex<Sending>,
+    /// How the human can be asked to confirm a spend.
+    asking: Asking,
+    /// The call's tool and arguments, digested: what a confirmation is bound to.
+    digest: B256,
+    /// The confirmation pages and their store.
+    pages: Pages,
+    /// A page the client must send its human to before retrying (MCP 2026-07-28).
+    asked: std::sync::Mutex<Option<Asked>>,
+}
+
+/// How a call can ask its human to confirm a spend.
+#[derive(Debug, Clone)]
+pub enum Asking {
+    /// It cannot: the client offers no URL-mode elicitation, so a spend above the threshold is
+    /// refused (a form is never used to authorize a transaction).
+    Cannot,
+    /// A 2025-11-25 session: an `elicitation/create` request in URL mode, answered within the call.
+    Session,
+    /// A 2026-07-28 request: the answer is an `input_required` result naming the page, and the
+    /// client retries with the confirmation's token (`Some` on that retry: the token and whether
+    /// the client's elicitation was accepted).
+    Retry(Option<(String, bool)>),
+}
+
+/// A page the human must answer before the call is retried.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The page's address.
+    pub url: String,
+    /// The question.
+    pub message: String,
+    /// The confirmation's token, echoed back by the retry as its `requestState`.
+    pub token: String,
 }
 
 #[derive(Default)]
@@ -89,16 +123,34 @@ pub enum Closed {
 }
 
 impl Call {
-    /// A call of `tool` from the client `peer`, reporting progress to `progress` when given.
-    pub fn new(tool: &'static str, peer: Peer<RoleServer>, progress: Option<ProgressToken>) -> Self {
+    /// A call of `tool` from the client `peer`, reporting progress to `progress` when given,
+    /// asking its human as `asking` allows on `pages`; `digest` is [`crate::confirm::call_digest`]
+    /// of its arguments.
+    pub fn new(
+        tool: &'static str,
+        peer: Peer<RoleServer>,
+        progress: Option<ProgressToken>,
+        asking: Asking,
+        digest: B256,
+        pages: Pages,
+    ) -> Self {
         let inner = Inner {
             tool,
             peer,
             progress,
             reported: AtomicU32::new(0),
             sending: Mutex::new(Sending::default()),
+            asking,
+            digest,
+            pages,
+            asked: std::sync::Mutex::new(None),
         };
         Self { inner: Arc::new(inner) }
+    }
+
+    /// The page the client must send its human to before retrying, if the call stopped there.
+    pub fn asked(&self) -> Option<Asked> {
+        self.inner.asked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Runs `work` as this call: the write path finds it with [`Call::current`].
@@ -148,43 +200,74 @@ impl Call {
         if sending.sent.is_empty() { Closed::NothingSent } else { Closed::Sent(sending.sent.clone()) }
     }
 
-    /// Asks the human to confirm `question`; `Ok` only on an explicit yes. A client that cannot
-    /// ask (no elicitation), a decline, a cancel, no answer in time: refused, with the reason.
-    pub async fn confirm(&self, question: String) -> Result<(), ToolError> {
-        let can_ask = self.inner.peer.peer_info().is_some_and(|info| info.capabilities.elicitation.is_some());
-        if !can_ask {
-            return Err(ToolError::Unconfirmed(format!(
-                "{question} This client cannot ask its human (it does not offer elicitation), so nothing was sent: \
-                 use a client that can, or ask the operator to raise the confirmation threshold."
-            )));
-        }
-        let schema = ElicitationSchemaBuilder::new()
-            .required_bool_with("confirm", |b| b.title("Send it").description("Yes sends the transaction."))
-            .build()
-            .map_err(|e| ToolError::Failed(format!("the confirmation form could not be built: {e}")))?;
-        let request = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: question,
-            requested_schema: schema,
-        };
-        let asked = self.inner.peer.create_elicitation_with_timeout(request, Some(CONFIRM_WAIT)).await;
-        let answer = asked.map_err(|e| {
-            ToolError::Unconfirmed(format!(
-                "The human was asked to confirm and did not answer ({e}); nothing was sent."
-            ))
-        })?;
-        let yes = answer.content.as_ref().and_then(|c| c.get("confirm")).and_then(serde_json::Value::as_bool);
-        match (answer.action, yes) {
-            (ElicitationAction::Accept, Some(true)) => Ok(()),
-            (ElicitationAction::Accept, _) => {
-                Err(ToolError::Unconfirmed("The human did not confirm the spend; nothing was sent.".into()))
+    /// Asks the human to confirm the spend `summary` from `wallet` on a confirmation page; `Ok`
+    /// only when the human confirmed this very call there. A client that cannot send its human to
+    /// a page, a decline, no answer in time: refused, with the reason. On a 2026-07-28 request
+    /// the first ask ends the call ([`Call::asked`] names the page) and its retry comes back here.
+    pub async fn confirm(&self, summary: Summary, wallet: Address) -> Result<(), ToolError> {
+        let question = summary.question();
+        let store = self.inner.pages.store();
+        match &self.inner.asking {
+            Asking::Cannot => Err(ToolError::Unconfirmed(format!(
+                "{question} This client cannot send its human to a confirmation page (it does not offer \
+                 URL-mode elicitation), so nothing was sent: use a client that can, or ask the operator to \
+                 raise the confirmation threshold."
+            ))),
+            Asking::Retry(Some((token, true))) => {
+                store.claim(token, wallet, self.inner.digest, CONFIRM_WAIT).await
             }
-            (ElicitationAction::Decline, _) => {
+            Asking::Retry(Some((token, false))) => {
+                self.decline(token).await;
                 Err(ToolError::Unconfirmed("The human declined the spend; nothing was sent.".into()))
             }
-            (_, _) => {
-                Err(ToolError::Unconfirmed("The human cancelled the confirmation; nothing was sent.".into()))
+            Asking::Retry(None) => {
+                let (token, url) = self.open(&summary, wallet).await?;
+                let asked = Asked { url, message: question, token };
+                *self.inner.asked.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(asked);
+                Err(ToolError::Unconfirmed(
+                    "the human is asked on a confirmation page; retry the call once they answered.".into(),
+                ))
             }
+            Asking::Session => {
+                let (token, url) = self.open(&summary, wallet).await?;
+                let url: alloy::transports::http::reqwest::Url = url
+                    .parse()
+                    .map_err(|e| ToolError::Failed(format!("the confirmation page's address: {e}")))?;
+                let id =
+                    format!("confirm-{}", &alloy::primitives::keccak256(token.as_bytes()).to_string()[2..18]);
+                let asked =
+                    self.inner.peer.elicit_url_with_timeout(question, url, id, Some(CONFIRM_WAIT)).await;
+                match asked {
+                    Ok(ElicitationAction::Accept) => {
+                        store.claim(&token, wallet, self.inner.digest, CONFIRM_WAIT).await
+                    }
+                    Ok(_) => {
+                        self.decline(&token).await;
+                        Err(ToolError::Unconfirmed("The human declined the spend; nothing was sent.".into()))
+                    }
+                    Err(e) => {
+                        self.decline(&token).await;
+                        Err(ToolError::Unconfirmed(format!(
+                            "The human was asked to confirm and did not answer ({e}); nothing was sent."
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens a confirmation of `summary`: its token and its page's address.
+    async fn open(&self, summary: &Summary, wallet: Address) -> Result<(String, String), ToolError> {
+        let opened = self.inner.pages.store().open(wallet, self.inner.digest, summary).await?;
+        let base = self.inner.pages.base().await?;
+        let url = format!("{base}/confirm/{}", opened.token);
+        Ok((opened.token, url))
+    }
+
+    /// Closes the page of `token` unanswered, as declined (a later click changes nothing).
+    async fn decline(&self, token: &str) {
+        if let Err(e) = self.inner.pages.store().decide(token, false).await {
+            tracing::warn!(error = %e, "could not close a declined confirmation page");
         }
     }
 }

@@ -177,6 +177,10 @@ impl Chain {
         if let Err(e) = call.call_raw().await {
             return Err(self.refusal(e, value, balance));
         }
+        // The node's estimate plus a margin, as wallets send: an estimate taken while the node is
+        // loaded can come out short, and a transaction out of gas still costs its gas.
+        let estimate = call.estimate_gas().await.map_err(|e| self.refusal(e, value, balance))?;
+        let call = call.gas(with_gas_margin(estimate));
         call::report("simulated: the contract accepts it").await;
         let pending = {
             let _turn = self.sending.lock().await;
@@ -286,4 +290,12 @@ pub fn rpc(e: RpcError<TransportErrorKind>) -> ToolError {
         RpcError::Transport(kind) => ToolError::RpcDown(kind.to_string()),
         other => ToolError::Failed(format!("The RPC answered with an error: {other}")),
     }
+}
+
+/// How much gas a write offers above the node's estimate, in percent.
+pub const GAS_MARGIN_PERCENT: u64 = 25;
+
+/// `estimate` plus [`GAS_MARGIN_PERCENT`].
+pub const fn with_gas_margin(estimate: u64) -> u64 {
+    estimate.saturating_add(estimate / 100 * GAS_MARGIN_PERCENT)
 }

@@ -1,5 +1,6 @@
-//! The MCP server over streamable HTTP (`agentpact mcp --http`): the router at `/mcp` and what
-//! stands between the network and the wallet behind it — the bearer token, the `Origin` check
+//! The MCP server over streamable HTTP (`agentpact mcp --http`): the router at `/mcp`, the
+//! confirmation pages beside it (`/confirm/…`, see [`crate::confirm`]), and what stands between
+//! the network and the wallet behind it — the bearer token, the `Origin` check
 //! (MCP's defence against DNS rebinding: a web page must not drive a local server through the
 //! visitor's browser), the body limit, the session cap and the per-client rate limit. The accept
 //! loop with its connection limits is the api's (`agentpact_api::connections`).
@@ -7,7 +8,9 @@
 use std::sync::Arc;
 
 use agentpact_api::rate_limit::{self, Rate, RateLimiter};
-use rmcp::transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::PactServer;
@@ -40,11 +43,22 @@ impl std::fmt::Debug for Guards {
     }
 }
 
-/// The router serving `server` at `/mcp` behind `guards`.
+/// The router serving `server` at `/mcp` behind `guards`, and its confirmation pages. MCP
+/// 2026-07-28 requests are served statelessly (any process holding the same key can take any
+/// request); a 2025-11-25 client gets a session kept in this process.
 pub fn router(server: PactServer, guards: Guards) -> axum::Router {
+    let pages = crate::confirm::page::router(server.confirmations());
     let sessions = Arc::new(LocalSessionManager::default());
-    let service =
-        StreamableHttpService::new(move || Ok(server.session()), Arc::clone(&sessions), Default::default());
+    // rmcp refuses a Host other than loopback (DNS rebinding); past loopback the bearer token is
+    // that defence (`agentpact mcp` requires one there), and the host is whatever the operator's
+    // load balancer or DNS name says.
+    let config = if guards.token.is_some() {
+        StreamableHttpServerConfig::default().disable_allowed_hosts()
+    } else {
+        StreamableHttpServerConfig::default()
+    };
+    let config = config.with_max_request_body_bytes(MAX_BODY_BYTES);
+    let service = StreamableHttpService::new(move || Ok(server.session()), Arc::clone(&sessions), config);
     // Layers run from the last added: rate limit, token, Origin, session cap, body limit.
     let allowed: Arc<[String]> = guards.allowed_origins.into();
     let mut router = axum::Router::new()
@@ -64,7 +78,9 @@ pub fn router(server: PactServer, guards: Guards) -> axum::Router {
         let limiter = Arc::new(RateLimiter::new(rate));
         router = router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit));
     }
-    router
+    // After the guards: the human's browser carries no token, and the page's own address (a
+    // 256-bit secret) is what admits it.
+    router.merge(pages)
 }
 
 /// The largest request body accepted, in bytes. A tool call is a few kilobytes; a larger body is

@@ -10,6 +10,7 @@
 pub mod bounds;
 pub mod call;
 pub mod chain;
+pub mod confirm;
 mod hire;
 pub mod http;
 pub mod input;
@@ -20,6 +21,7 @@ mod prompts;
 pub mod revert;
 pub mod role;
 pub mod server;
+pub mod tasks;
 mod tools;
 mod views;
 mod watch;

@@ -14,6 +14,7 @@ use alloy::{
 use crate::{
     call::Call,
     chain::{Chain, Mined},
+    confirm::Summary,
     input,
     outcome::ToolError,
 };
@@ -213,18 +214,16 @@ impl Chain {
         }
         let call = Call::current()
             .ok_or_else(|| ToolError::Unconfirmed("there is no client to ask; nothing was sent.".into()))?;
-        let question = format!(
-            "Confirm: {} wants to send {} from wallet {} into the AgentPact escrow to {}. Counterparty: {}. \
-             It is above the confirmation threshold of {} {} ({setting}).",
-            call.tool(),
-            show(amount, currency),
-            self.me,
-            spend.does,
-            spend.counterparty,
-            input::eth(threshold),
-            currency.symbol,
-        );
-        call.confirm(question).await
+        let summary = Summary {
+            tool: call.tool().to_owned(),
+            amount: show(amount, currency),
+            wallet: self.me.to_checksum(None),
+            counterparty: spend.counterparty,
+            does: spend.does,
+            threshold: format!("{} {} ({setting})", input::eth(threshold), currency.symbol),
+            chain_id: self.chain_id,
+        };
+        call.confirm(summary, self.me).await
     }
 }
 

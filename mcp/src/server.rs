@@ -13,29 +13,33 @@ use agentpact_negotiation::ConversationFilter;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-        CompletionInfo, ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-        Reference, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
-        SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+        CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
+        CompleteResult, CompletionInfo, ContentBlock, CreateTaskResult, CustomRequest, CustomResult,
+        ElicitRequest, ElicitRequestParams, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+        GetTaskResult, Implementation, InputRequest, InputRequiredResult, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource,
+        ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+        SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
-    service::RequestContext,
+    service::{RequestContext, SubscriptionContext},
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
-    call::{Call, Closed},
+    call::{Asked, Asking, Call, Closed},
     chain::Chain,
+    confirm::{self, Confirmations, Pages},
     hire,
     input::eth,
     outcome::{Answer, ToolError},
     prompts,
     role::Role,
+    tasks::Tasks,
     tools::{self, Tool as ToolRow},
-    watch::{self, Subscriptions},
+    watch::{self, Ear, Subscriptions},
 };
 
 /// One agent's server: its wallet on one chain, its role. Cloning it shares everything, the
@@ -51,6 +55,10 @@ pub struct PactServer {
     primary: agentpact_api::Reader,
     /// What this session subscribed to.
     subscriptions: Arc<Subscriptions>,
+    /// Where a spend above the threshold is confirmed by a human.
+    pages: Pages,
+    /// The writes that outlived their call.
+    tasks: Tasks,
 }
 
 /// The resources every server offers.
@@ -89,55 +97,72 @@ const TEMPLATES: [(&str, &str, &str); 3] = [
 impl PactServer {
     /// Runs `tool` as `call` within the call's time, unless the client cancels first. The tool
     /// runs as its own task so that a call which already sent a transaction finishes recording it
-    /// after the answer went out (see [`crate::call`]).
+    /// after the answer went out (see [`crate::call`]); with `as_task`, that answer is a task
+    /// handle the client polls for the result ([`crate::tasks`]).
     async fn run(
         &self,
         tool: &'static ToolRow,
         call: Call,
         args: Value,
         cancelled: &CancellationToken,
-    ) -> Result<Answer, ToolError> {
+        as_task: bool,
+    ) -> Ran {
         let limit = self.chain.limits().call_timeout;
         let chain = self.chain.clone();
         let work = call.clone().run(async move { tool.call(&chain, args).await });
         let mut task = tokio::spawn(work.in_current_span());
         let stopped_by = tokio::select! {
             joined = &mut task => {
-                return joined.unwrap_or_else(|e| Err(ToolError::Failed(format!("the call stopped: {e}"))));
+                return Ran::Done(joined.unwrap_or_else(|e| Err(ToolError::Failed(format!("the call stopped: {e}")))));
             }
             () = tokio::time::sleep(limit) => "its time ran out",
             () = cancelled.cancelled() => "the client cancelled it",
         };
-        match call.close().await {
+        let hashes = match call.close().await {
             Closed::NothingSent => {
                 task.abort();
                 tracing::info!("{stopped_by} before it sent anything; stopped");
-                Err(if cancelled.is_cancelled() {
+                return Ran::Done(Err(if cancelled.is_cancelled() {
                     ToolError::Cancelled
                 } else {
                     ToolError::TimedOut { seconds: limit.as_secs() }
-                })
+                }));
             }
-            Closed::Sent(hashes) => {
-                let last = hashes.last().map(ToString::to_string).unwrap_or_default();
-                tracing::warn!(
-                    tx = %last,
-                    "{stopped_by} after it sent a transaction; it goes on until that is mined and recorded"
-                );
-                tokio::spawn(
-                    async move {
-                        match task.await {
-                            Ok(Ok(_)) => tracing::info!("finished after its answer"),
-                            Ok(Err(e)) => {
-                                tracing::warn!(code = e.code(), error = %e, "failed after its answer")
-                            }
-                            Err(e) => tracing::warn!(error = %e, "stopped after its answer"),
-                        }
-                    }
-                    .in_current_span(),
-                );
-                Err(ToolError::Pending { tx: last, seconds: limit.as_secs() })
+            Closed::Sent(hashes) => hashes,
+        };
+        let last = hashes.last().copied().unwrap_or_default();
+        tracing::warn!(tx = %last, "{stopped_by} after it sent a transaction; it goes on until that is mined and recorded");
+        let handle = if as_task && !cancelled.is_cancelled() {
+            match self.tasks.open(self.chain.chain_id, self.chain.me, tool.name, last).await {
+                Ok(handle) => Some(handle),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not open a task; answering PENDING");
+                    None
+                }
             }
+        } else {
+            None
+        };
+        let (tasks, id) = (self.tasks.clone(), handle.as_ref().map(|t| t.task_id.clone()));
+        tokio::spawn(
+            async move {
+                let outcome =
+                    task.await.unwrap_or_else(|e| Err(ToolError::Failed(format!("the call stopped: {e}"))));
+                match &outcome {
+                    Ok(_) => tracing::info!("finished after its answer"),
+                    Err(e) => tracing::warn!(code = e.code(), error = %e, "failed after its answer"),
+                }
+                if let Some(id) = id
+                    && let Err(e) = tasks.finish(&id, &result_of(outcome)).await
+                {
+                    tracing::warn!(error = %e, task = %id, "could not record the task's result");
+                }
+            }
+            .in_current_span(),
+        );
+        match handle {
+            Some(handle) => Ran::Task(handle),
+            None => Ran::Done(Err(ToolError::Pending { tx: last.to_string(), seconds: limit.as_secs() })),
         }
     }
 
@@ -192,6 +217,8 @@ impl PactServer {
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
         let tools = tools::catalog().iter().filter(|t| t.allowed(role)).collect();
         let primary = chain.reader.clone();
+        let pages = Pages::loopback(Confirmations::new(primary.pool().clone()));
+        let tasks = Tasks::new(primary.pool().clone());
         Self {
             chain,
             role,
@@ -199,13 +226,29 @@ impl PactServer {
             live: Arc::default(),
             primary,
             subscriptions: Arc::default(),
+            pages,
+            tasks,
         }
     }
 
-    /// The server with its subscriptions' LISTEN on `primary`'s database, when the chain's
-    /// reader reads a replica of it.
+    /// The server with its subscriptions' LISTEN and its confirmations on `primary`'s database,
+    /// when the chain's reader reads a replica of it.
     pub fn listening_on(self, primary: agentpact_api::Reader) -> Self {
-        Self { primary, ..self }
+        let pages = Pages::loopback(Confirmations::new(primary.pool().clone()));
+        let tasks = Tasks::new(primary.pool().clone());
+        Self { primary, pages, tasks, ..self }
+    }
+
+    /// The server with its confirmation pages served beside `/mcp` ([`crate::http::router`]),
+    /// reached at `public` when given, else at the host each request came in on.
+    pub fn pages_with_mcp(self, public: Option<String>) -> Self {
+        let pages = Pages::with_mcp(self.pages.store().clone(), public);
+        Self { pages, ..self }
+    }
+
+    /// The store of this server's confirmations.
+    pub fn confirmations(&self) -> Confirmations {
+        self.pages.store().clone()
     }
 
     /// The server of a new session: the same wallet and listener, no subscriptions yet.
@@ -236,6 +279,17 @@ impl PactServer {
     }
 
     async fn watch(&self, peer: rmcp::Peer<RoleServer>) -> Result<(), String> {
+        let (live, known) = self.live_and_known().await?;
+        let (subscriptions, chain_id, me) = (self.subscriptions.clone(), self.chain.chain_id, self.chain.me);
+        tokio::spawn(watch::watch(live, Ear::Session(peer), subscriptions, chain_id, me, known));
+        Ok(())
+    }
+
+    /// The process's listener on the index's changes (started at the first need), and the pacts
+    /// this wallet is a party to now (a new one is a list change).
+    async fn live_and_known(
+        &self,
+    ) -> Result<(Live, std::collections::HashSet<alloy::primitives::U256>), String> {
         let live = self
             .live
             .get_or_try_init(|| Live::start(self.primary.pool()))
@@ -243,9 +297,7 @@ impl PactServer {
             .map_err(|e| e.to_string())?
             .clone();
         let known = self.my_pacts().await.map_err(|e| e.to_string())?.iter().map(|p| p.id).collect();
-        let (subscriptions, chain_id, me) = (self.subscriptions.clone(), self.chain.chain_id, self.chain.me);
-        tokio::spawn(watch::watch(live, peer, subscriptions, chain_id, me, known));
-        Ok(())
+        Ok((live, known))
     }
 
     /// The deployment, this agent's role and caps, and the currencies pacts may be paid in.
@@ -297,6 +349,7 @@ impl ServerHandler for PactServer {
             .enable_resources_list_changed()
             .enable_prompts()
             .enable_completions()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("agent-pact", env!("CARGO_PKG_VERSION")))
@@ -337,26 +390,38 @@ impl ServerHandler for PactServer {
         let span = tracing::info_span!("tool", id = NEXT.fetch_add(1, Ordering::Relaxed), name = %name);
         let outcome = if tool.allowed(self.role) {
             let args = request.arguments.map_or(Value::Null, Value::Object);
-            let call = Call::new(tool.name, context.peer.clone(), context.meta.get_progress_token());
-            self.run(tool, call, args, &context.ct).instrument(span.clone()).await
+            let asking = asking(&context, request.request_state, request.input_responses.as_ref());
+            let host = context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.headers.get(axum::http::header::HOST))
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_owned);
+            let pages = self.pages.for_request(host);
+            let digest = confirm::call_digest(tool.name, &args);
+            let progress = context.meta.get_progress_token();
+            let call = Call::new(tool.name, context.peer.clone(), progress, asking, digest, pages);
+            let as_task = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+            let ran = self.run(tool, call.clone(), args, &context.ct, as_task).instrument(span.clone()).await;
+            if let Some(asked) = call.asked() {
+                span.in_scope(|| tracing::info!("the human is asked on a confirmation page"));
+                return Ok(CallToolResponse::InputRequired(input_required(asked)));
+            }
+            match ran {
+                Ran::Done(outcome) => outcome,
+                Ran::Task(handle) => {
+                    span.in_scope(|| tracing::info!(task = %handle.task_id, "answered with a task"));
+                    return Ok(CallToolResponse::Task(CreateTaskResult::new(handle)));
+                }
+            }
         } else {
             Err(ToolError::NotInRole { tool: name.clone(), role: self.role.name().to_owned() })
         };
-        Ok(match outcome {
-            Ok(answer) => {
-                span.in_scope(|| tracing::info!("done"));
-                let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
-                result.structured_content = Some(answer.data);
-                result
-            }
-            Err(e) => {
-                span.in_scope(|| tracing::info!(code = e.code(), "refused"));
-                let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
-                result.structured_content = serde_json::to_value(e.data()).ok();
-                result
-            }
+        match &outcome {
+            Ok(_) => span.in_scope(|| tracing::info!("done")),
+            Err(e) => span.in_scope(|| tracing::info!(code = e.code(), "refused")),
         }
-        .into())
+        Ok(result_of(outcome).into())
     }
 
     /// A request rmcp could not read as the method it names lands here, `tools/call` whose
@@ -368,6 +433,40 @@ impl ServerHandler for PactServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         Err(unreadable_request(&request.method, request.params.as_ref()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let c = &self.chain;
+        match self.tasks.get(&request.task_id, c.chain_id, c.me).await {
+            Ok(Some(task)) => Ok(GetTaskResult::new(task)),
+            Ok(None) => Err(ErrorData::invalid_params(
+                crate::outcome::elide_quoted(&format!(
+                    "no task {:?} of this wallet: use the taskId a tools/call answered with",
+                    request.task_id
+                )),
+                None,
+            )),
+            Err(e) => Err(ErrorData::internal_error(format!("the task could not be read: {e}"), None)),
+        }
+    }
+
+    /// A task here is a transaction already sent: it cannot be called back.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(ErrorData::invalid_request(
+            crate::outcome::elide_quoted(&format!(
+                "task {:?} waits for a transaction already sent, which cannot be called back; poll tasks/get for its result",
+                request.task_id
+            )),
+            None,
+        ))
     }
 
     async fn list_prompts(
@@ -404,7 +503,32 @@ impl ServerHandler for PactServer {
                 None,
             )
         })?;
-        self.subscriptions.add(uri);
+        self.subscriptions.add(uri.clone(), uri);
+        Ok(())
+    }
+
+    /// A 2026-07-28 stream hears about the resources of [`watch::canonical`]'s kinds and, when
+    /// asked, list changes.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let uris = requested.resource_subscriptions.iter().flatten();
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions =
+            Some(uris.filter(|u| watch::canonical(u).is_some()).cloned().collect());
+        accepted.resources_list_changed = requested.resources_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let (live, known) = self.live_and_known().await.map_err(|e| {
+            ErrorData::internal_error(format!("cannot follow the index's changes: {e}"), None)
+        })?;
+        let subscriptions =
+            Arc::new(Subscriptions::of(context.accepted().resource_subscriptions.iter().flatten()));
+        let ear = Ear::Stream(context.sink().clone());
+        tokio::select! {
+            () = watch::watch(live, ear, subscriptions, self.chain.chain_id, self.chain.me, known) => {}
+            () = context.cancelled() => {}
+        }
         Ok(())
     }
 
@@ -533,6 +657,64 @@ impl ServerHandler for PactServer {
         ])
         .into())
     }
+}
+
+/// What running a tool came to: its outcome, or a task still waiting for it.
+enum Ran {
+    Done(Result<Answer, ToolError>),
+    Task(rmcp::model::Task),
+}
+
+/// A tool's outcome as MCP says it: an answer, or an error the agent reads (`isError`).
+fn result_of(outcome: Result<Answer, ToolError>) -> CallToolResult {
+    match outcome {
+        Ok(answer) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
+            result.structured_content = Some(answer.data);
+            result
+        }
+        Err(e) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+            result.structured_content = serde_json::to_value(e.data()).ok();
+            result
+        }
+    }
+}
+
+/// How the client of `context` can ask its human to confirm a spend: by URL-mode elicitation
+/// only, inside the call for a 2025-11-25 session, by `input_required` and a retry for a
+/// 2026-07-28 request (`state` and `responses` are that retry's).
+fn asking(
+    context: &RequestContext<RoleServer>,
+    state: Option<String>,
+    responses: Option<&rmcp::model::InputResponses>,
+) -> Asking {
+    let by_url = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
+    let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+    match (by_url, modern) {
+        (false, _) => Asking::Cannot,
+        (true, false) => Asking::Session,
+        (true, true) => Asking::Retry(state.map(|token| {
+            // The client's answer to the elicitation: anything but "accept" declines.
+            let action = responses.and_then(|r| r.get(CONFIRM_KEY)).and_then(|r| r.get("action"));
+            (token, action.is_none_or(|a| a == "accept"))
+        })),
+    }
+}
+
+/// The key of the confirmation in an `input_required` result's requests.
+const CONFIRM_KEY: &str = "confirm";
+
+/// The `input_required` result that sends the human to `asked`'s page; the retry echoes its token.
+fn input_required(asked: Asked) -> InputRequiredResult {
+    let params = ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: asked.message,
+        url: asked.url,
+        elicitation_id: String::new(),
+    };
+    let request = InputRequest::Elicitation(ElicitRequest::new(params));
+    InputRequiredResult::new(Some([(CONFIRM_KEY.to_owned(), request)].into()), Some(asked.token))
 }
 
 /// The MCP methods a client sends this server; rmcp hands one over as a custom request only when

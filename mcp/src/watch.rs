@@ -1,7 +1,11 @@
-//! What a session hears about: the resources it subscribed to, told `resources/updated` when
+//! What a client hears about: the resources it subscribed to, told `resources/updated` when
 //! they change, and `resources/list_changed` when this wallet gains a pact or a conversation.
+//! A 2025-11-25 session subscribes with `resources/subscribe` and hears through its session; a
+//! 2026-07-28 client opens a `subscriptions/listen` request and hears on its stream ([`Ear`]).
 //! Fed by the same Postgres LISTEN/NOTIFY the GraphQL subscriptions use (the indexer's pact
-//! changes, the relay's messages): one listener per process, one watcher task per session.
+//! changes, the relay's messages): one listener per process, one watcher task per session or
+//! stream. Any process can serve a stream: the changes come from the database, not from the
+//! process that sent the write.
 
 use std::{
     collections::HashSet,
@@ -10,13 +14,19 @@ use std::{
 
 use agentpact_api::live::{Live, MessageNote, PactChange};
 use alloy::primitives::{Address, U256};
-use rmcp::{Peer, RoleServer, model::ResourceUpdatedNotificationParam};
+use rmcp::{
+    Peer, RoleServer,
+    model::{ResourceListChangedNotification, ResourceUpdatedNotification, ResourceUpdatedNotificationParam},
+    service::SubscriptionSink,
+};
 use tokio::sync::broadcast::error::RecvError;
 
-/// One session's subscriptions, and whether its watcher runs.
+/// One session's or stream's subscriptions, and whether its watcher runs.
 #[derive(Debug, Default)]
 pub struct Subscriptions {
-    uris: Mutex<HashSet<String>>,
+    /// Each subscribed resource: its canonical form ([`canonical`]) and the form the client
+    /// named it in, which its notifications carry.
+    uris: Mutex<std::collections::HashMap<String, String>>,
     /// Set once the session's watcher started (or failed to): it starts at the session's first
     /// `resources/subscribe` or `resources/list`, so a session that asks for neither holds no
     /// listening connection.
@@ -24,9 +34,20 @@ pub struct Subscriptions {
 }
 
 impl Subscriptions {
-    /// Adds `uri` (already in its canonical form, see [`canonical`]).
-    pub fn add(&self, uri: String) {
-        self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(uri);
+    /// Adds `uri` (already in its canonical form, see [`canonical`]), told as `named`.
+    pub fn add(&self, uri: String, named: String) {
+        self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(uri, named);
+    }
+
+    /// The subscriptions of a `subscriptions/listen` stream: those of `uris` that can change.
+    pub fn of<'a>(uris: impl IntoIterator<Item = &'a String>) -> Self {
+        let this = Self::default();
+        for uri in uris {
+            if let Some(canonical) = canonical(uri) {
+                this.add(canonical, uri.clone());
+            }
+        }
+        this
     }
 
     /// Removes `uri`.
@@ -34,10 +55,43 @@ impl Subscriptions {
         self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(uri);
     }
 
-    /// Those of `touched` subscribed to.
+    /// Those of `touched` subscribed to, as the client named them.
     fn wanted(&self, touched: Vec<String>) -> Vec<String> {
         let uris = self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        touched.into_iter().filter(|u| uris.contains(u)).collect()
+        touched.into_iter().filter_map(|u| uris.get(&u).cloned()).collect()
+    }
+}
+
+/// Where a watcher's notifications go.
+#[derive(Debug, Clone)]
+pub enum Ear {
+    /// A 2025-11-25 session, through its peer.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 `subscriptions/listen` stream (which tells only what it accepted).
+    Stream(SubscriptionSink),
+}
+
+impl Ear {
+    /// Tells that `uri` changed; `false` once nobody hears any more.
+    async fn updated(&self, uri: String) -> bool {
+        let param = ResourceUpdatedNotificationParam::new(uri);
+        match self {
+            Self::Session(peer) => peer.notify_resource_updated(param).await.is_ok(),
+            Self::Stream(sink) => sink.send(ResourceUpdatedNotification::new(param).into()).await.is_ok(),
+        }
+    }
+
+    /// Tells that the list of resources changed; `false` once nobody hears any more.
+    async fn list_changed(&self) -> bool {
+        match self {
+            Self::Session(peer) => peer.notify_resource_list_changed().await.is_ok(),
+            Self::Stream(sink) => {
+                if sink.accepted().resources_list_changed != Some(true) {
+                    return true;
+                }
+                sink.send(ResourceListChangedNotification::default().into()).await.is_ok()
+            }
+        }
     }
 }
 
@@ -76,12 +130,12 @@ fn touched_by_message(note: &MessageNote, me: Address) -> Vec<String> {
     touched
 }
 
-/// Watches the changes of chain `chain_id` for the session of `peer` (wallet `me`) until the
-/// session ends: sends `resources/updated` for what it subscribed to, and `resources/list_changed`
-/// when `me` gains a pact (one not in `known`) or a conversation opens with it.
+/// Watches the changes of chain `chain_id` for `ear` (wallet `me`) until nobody hears: sends
+/// `resources/updated` for what it subscribed to, and `resources/list_changed` when `me` gains a
+/// pact (one not in `known`) or a conversation opens with it.
 pub async fn watch(
     live: Live,
-    peer: Peer<RoleServer>,
+    ear: Ear,
     subscriptions: Arc<Subscriptions>,
     chain_id: u64,
     me: Address,
@@ -116,11 +170,11 @@ pub async fn watch(
             },
         };
         for uri in subscriptions.wanted(touched) {
-            if peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_err() {
-                return; // the session ended
+            if !ear.updated(uri).await {
+                return; // the session or stream ended
             }
         }
-        if new_to_me && peer.notify_resource_list_changed().await.is_err() {
+        if new_to_me && !ear.list_changed().await {
             return;
         }
     }

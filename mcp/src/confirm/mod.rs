@@ -1,0 +1,326 @@
+//! Spending confirmations a human answers on a page (MCP URL-mode elicitation).
+//!
+//! A spend above `CONFIRM_ABOVE_ETH` / `CONFIRM_ABOVE_USDC` opens a confirmation: a row in
+//! `mcp_confirmations` (migrations/0013) saying what will be signed, and a page at
+//! `/confirm/<token>` ([`page`]) that shows it with a confirm and a decline button. The client is
+//! given the page's address; nothing is sent unless the human confirms there. A confirmation is
+//! bound to one call (the wallet, the tool and a digest of its arguments), answered once, spent
+//! once, and expires ([`CONFIRM_TTL`]). It lives in the database, so the page and the call's
+//! follow-up may land on any `agentpact mcp --http` process holding the same key.
+
+pub mod page;
+
+use std::{sync::Arc, time::Duration};
+
+use alloy::primitives::{Address, B256, keccak256};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::PgPool;
+
+use crate::outcome::ToolError;
+
+/// How long a confirmation page can be answered.
+pub const CONFIRM_TTL: Duration = Duration::from_secs(300);
+
+/// How often a call waiting for the human's answer looks at it.
+const POLL: Duration = Duration::from_millis(100);
+
+/// What the page shows: exactly what will be signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The tool called.
+    pub tool: String,
+    /// The amount with its currency, e.g. "0.55 ETH".
+    pub amount: String,
+    /// The wallet that signs and pays.
+    pub wallet: String,
+    /// Who is on the other side.
+    pub counterparty: String,
+    /// What the call does, as the end of "into the AgentPact escrow to …".
+    pub does: String,
+    /// The threshold passed, with its setting, e.g. "0.3 ETH (CONFIRM_ABOVE_ETH)".
+    pub threshold: String,
+    /// The chain the transaction goes to.
+    pub chain_id: u64,
+}
+
+impl Summary {
+    /// The question in one sentence, for clients that show the elicitation's message.
+    pub fn question(&self) -> String {
+        format!(
+            "Confirm: {} wants to send {} from wallet {} into the AgentPact escrow to {}. Counterparty: {}. \
+             It is above the confirmation threshold of {}.",
+            self.tool, self.amount, self.wallet, self.does, self.counterparty, self.threshold
+        )
+    }
+}
+
+/// The call a confirmation is bound to: its tool and arguments, digested.
+pub fn call_digest(tool: &str, args: &Value) -> B256 {
+    let mut bytes = tool.as_bytes().to_vec();
+    bytes.push(0);
+    bytes.extend_from_slice(args.to_string().as_bytes());
+    keccak256(bytes)
+}
+
+/// How an open confirmation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Waiting for the human.
+    Open,
+    /// The human confirmed; the call may send (once).
+    Confirmed,
+    /// The human declined.
+    Declined,
+    /// The call it confirmed has sent: a yes is spent once.
+    Used,
+    /// Nobody answered in time.
+    Expired,
+}
+
+impl Standing {
+    /// How the page and the call say it.
+    pub const fn says(self) -> &'static str {
+        match self {
+            Self::Open => "waiting for your answer",
+            Self::Confirmed => "confirmed",
+            Self::Declined => "declined",
+            Self::Used => "confirmed and sent",
+            Self::Expired => "expired unanswered",
+        }
+    }
+}
+
+/// One confirmation as its page reads it.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// What will be signed.
+    pub summary: Summary,
+    /// How it stands.
+    pub standing: Standing,
+}
+
+/// The confirmations, in the database every process shares.
+#[derive(Debug, Clone)]
+pub struct Confirmations {
+    pool: PgPool,
+}
+
+/// A confirmation just opened: the token its page's address carries (a secret: never logged).
+#[derive(Clone)]
+pub struct Opened {
+    /// The random token, hex.
+    pub token: String,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Opened { token: <redacted> }")
+    }
+}
+
+/// The stored form of `token`: its keccak256, or `None` when it is not a token at all.
+fn token_hash(token: &str) -> Option<B256> {
+    let bytes = alloy::hex::decode(token).ok().filter(|b| b.len() == 32)?;
+    Some(keccak256(bytes))
+}
+
+fn unreadable(e: sqlx::Error) -> ToolError {
+    ToolError::Failed(format!("the confirmation could not be read or written ({e}); nothing was sent"))
+}
+
+impl Confirmations {
+    /// The confirmations kept in `pool` (the primary: they are written).
+    pub const fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Opens a confirmation of `summary` for the call `digest` of `wallet`.
+    pub async fn open(&self, wallet: Address, digest: B256, summary: &Summary) -> Result<Opened, ToolError> {
+        let secret: [u8; 32] = rand::random();
+        let summary_json = serde_json::to_value(summary)
+            .map_err(|e| ToolError::Failed(format!("the confirmation could not be written: {e}")))?;
+        sqlx::query(
+            "INSERT INTO mcp_confirmations (token_hash, chain_id, wallet, tool, call_digest, summary, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))",
+        )
+        .bind(keccak256(secret).as_slice())
+        .bind(i64::try_from(summary.chain_id).unwrap_or(i64::MAX))
+        .bind(wallet.as_slice())
+        .bind(&summary.tool)
+        .bind(digest.as_slice())
+        .bind(summary_json)
+        .bind(CONFIRM_TTL.as_secs_f64())
+        .execute(&self.pool)
+        .await
+        .map_err(unreadable)?;
+        Ok(Opened { token: alloy::hex::encode(secret) })
+    }
+
+    /// The confirmation behind `token`, as its page shows it; `None` when there is none.
+    pub async fn show(&self, token: &str) -> Result<Option<Shown>, sqlx::Error> {
+        let Some(hash) = token_hash(token) else { return Ok(None) };
+        let row: Option<(Value, Option<String>, bool, bool)> = sqlx::query_as(
+            "SELECT summary, decision, used_at IS NOT NULL, expires_at <= now()
+             FROM mcp_confirmations WHERE token_hash = $1",
+        )
+        .bind(hash.as_slice())
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some((summary, decision, used, expired)) = row else { return Ok(None) };
+        let summary: Summary = serde_json::from_value(summary).map_err(|e| sqlx::Error::ColumnDecode {
+            index: "mcp_confirmations.summary".into(),
+            source: Box::new(e),
+        })?;
+        let standing = match (decision.as_deref(), used, expired) {
+            (_, true, _) => Standing::Used,
+            (Some("confirmed"), false, _) => Standing::Confirmed,
+            (Some(_), false, _) => Standing::Declined,
+            (None, false, true) => Standing::Expired,
+            (None, false, false) => Standing::Open,
+        };
+        Ok(Some(Shown { summary, standing }))
+    }
+
+    /// Records the human's answer to `token`, once, before it expires; `true` when this answer
+    /// was the one recorded.
+    pub async fn decide(&self, token: &str, confirmed: bool) -> Result<bool, sqlx::Error> {
+        let Some(hash) = token_hash(token) else { return Ok(false) };
+        let decision = if confirmed { "confirmed" } else { "declined" };
+        let done = sqlx::query(
+            "UPDATE mcp_confirmations SET decision = $2, decided_at = now()
+             WHERE token_hash = $1 AND decision IS NULL AND expires_at > now()",
+        )
+        .bind(hash.as_slice())
+        .bind(decision)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Waits (at most `wait`) for the human's answer to `token`, bound to the call `digest` of
+    /// `wallet`, and spends a yes: `Ok` only for a confirmation of this very call, confirmed and
+    /// not spent before. Anything else is `Unconfirmed`, saying why.
+    pub async fn claim(
+        &self,
+        token: &str,
+        wallet: Address,
+        digest: B256,
+        wait: Duration,
+    ) -> Result<(), ToolError> {
+        let hash = token_hash(token).ok_or_else(|| {
+            ToolError::Unconfirmed(
+                "the confirmation this retry names does not exist; nothing was sent.".into(),
+            )
+        })?;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let spent = sqlx::query(
+                "UPDATE mcp_confirmations SET used_at = now()
+                 WHERE token_hash = $1 AND wallet = $2 AND call_digest = $3
+                   AND decision = 'confirmed' AND used_at IS NULL",
+            )
+            .bind(hash.as_slice())
+            .bind(wallet.as_slice())
+            .bind(digest.as_slice())
+            .execute(&self.pool)
+            .await
+            .map_err(unreadable)?;
+            if spent.rows_affected() == 1 {
+                return Ok(());
+            }
+            let row: Option<(bool, Option<String>, bool, bool)> = sqlx::query_as(
+                "SELECT wallet = $2 AND call_digest = $3, decision, used_at IS NOT NULL, expires_at <= now()
+                 FROM mcp_confirmations WHERE token_hash = $1",
+            )
+            .bind(hash.as_slice())
+            .bind(wallet.as_slice())
+            .bind(digest.as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(unreadable)?;
+            let why = match row {
+                None => "the confirmation this retry names does not exist",
+                Some((false, ..)) => "the confirmation was for a different call (other arguments or wallet)",
+                Some((true, _, true, _)) => "that confirmation was already spent on a transaction",
+                Some((true, Some(d), false, _)) if d == "declined" => "the human declined the spend",
+                Some((true, None, false, true)) => "nobody answered the confirmation page before it expired",
+                Some((true, None, false, false)) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(POLL).await;
+                    continue;
+                }
+                Some(_) => "the human did not answer the confirmation page in time",
+            };
+            return Err(ToolError::Unconfirmed(format!("{why}; nothing was sent.")));
+        }
+    }
+}
+
+/// Where this process serves its confirmation pages, and the store behind them.
+#[derive(Debug, Clone)]
+pub struct Pages {
+    store: Confirmations,
+    serving: Arc<Serving>,
+    /// The `Host` the current request came in on (HTTP), for pages served beside `/mcp`.
+    request_host: Option<String>,
+}
+
+#[derive(Debug)]
+enum Serving {
+    /// Beside `/mcp` on the HTTP server ([`page::router`] merged into it): at `public` when the
+    /// operator set it (`MCP_PUBLIC_URL`), else at the host the client reached.
+    WithMcp { public: Option<String> },
+    /// A stdio server: on a loopback port of its own, opened at the first confirmation.
+    Loopback(tokio::sync::OnceCell<String>),
+}
+
+impl Pages {
+    /// Pages served on their own loopback port (a stdio server).
+    pub fn loopback(store: Confirmations) -> Self {
+        Self { store, serving: Arc::new(Serving::Loopback(tokio::sync::OnceCell::new())), request_host: None }
+    }
+
+    /// Pages served beside `/mcp`, reached at `public` when given.
+    pub fn with_mcp(store: Confirmations, public: Option<String>) -> Self {
+        let public = public.map(|p| p.trim_end_matches('/').to_owned());
+        Self { store, serving: Arc::new(Serving::WithMcp { public }), request_host: None }
+    }
+
+    /// These pages as seen by a request that came in on `host`.
+    pub fn for_request(&self, host: Option<String>) -> Self {
+        Self { request_host: host, ..self.clone() }
+    }
+
+    /// The store.
+    pub const fn store(&self) -> &Confirmations {
+        &self.store
+    }
+
+    /// The address the pages are at, without a trailing `/`.
+    pub async fn base(&self) -> Result<String, ToolError> {
+        match self.serving.as_ref() {
+            Serving::WithMcp { public: Some(public) } => Ok(public.clone()),
+            Serving::WithMcp { public: None } => self.request_host.as_ref().map(|h| format!("http://{h}")).ok_or_else(|| {
+                ToolError::Failed("the request named no Host, so no confirmation page can be offered: set MCP_PUBLIC_URL".into())
+            }),
+            Serving::Loopback(base) => base.get_or_try_init(|| self.serve_on_loopback()).await.cloned(),
+        }
+    }
+
+    async fn serve_on_loopback(&self) -> Result<String, ToolError> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(|e| ToolError::Failed(format!("no loopback port for the confirmation page: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ToolError::Failed(format!("no loopback port for the confirmation page: {e}")))?;
+        let router = page::router(self.store.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::warn!(error = %e, "the confirmation pages stopped");
+            }
+        });
+        tracing::info!("confirmation pages on http://{addr}/confirm/");
+        Ok(format!("http://{addr}"))
+    }
+}
