@@ -209,9 +209,9 @@ impl Call {
         let store = self.inner.pages.store();
         match &self.inner.asking {
             Asking::Cannot => Err(ToolError::Unconfirmed(format!(
-                "{question} This client cannot send its human to a confirmation page (it does not offer \
-                 URL-mode elicitation), so nothing was sent: use a client that can, or ask the operator to \
-                 raise the confirmation threshold."
+                "{question} This client cannot ask its human (it does not offer URL-mode elicitation, the only \
+                 way a spend is confirmed: on a page), so nothing was sent: use a client that can, or ask the \
+                 operator to raise the confirmation threshold."
             ))),
             Asking::Retry(Some((token, true))) => {
                 store.claim(token, wallet, self.inner.digest, CONFIRM_WAIT).await

@@ -100,7 +100,9 @@ impl Tasks {
             ("completed", Some(Value::Object(result))) => TaskPayload::Completed { result },
             ("failed", Some(Value::Object(error))) => TaskPayload::Failed { error },
             (other, _) => {
-                return Err(decode(format!("task {id}: status {other:?} with a result that does not fit it")));
+                return Err(decode(format!(
+                    "task {id}: status {other:?} with a result that does not fit it"
+                )));
             }
         };
         let task = match payload {

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod dev;
 pub mod index;
 pub mod mcp;
+pub mod mcp_http;
 pub mod pacts;
 pub mod postgres;
 pub mod raw_text;

@@ -160,20 +160,31 @@ async fn the_python_sdks_client_connects_in_every_mode_over_stdio_and_http() -> 
     Ok(())
 }
 
+/// The SDK in its 2026-07-28 mode (no handshake; `subscriptions/listen`; the confirmation as an
+/// `input_required` result it retries) and in its legacy mode (`initialize`;
+/// `resources/subscribe`; the confirmation asked within the call) runs the whole flow over stdio.
 #[tokio::test]
-async fn the_python_sdk_drives_a_flow_over_stdio() -> Result {
+async fn the_python_sdk_drives_a_flow_over_stdio_in_both_protocols() -> Result {
     let s = Setting::open().await?;
-    let printed = s.python_flow(&["stdio", &binary().to_string_lossy()]).await?;
-    assert!(printed.contains("ok: declined"), "{printed}");
+    for mode in ["2026-07-28", "legacy"] {
+        let printed = s.python_flow(&[mode, "stdio", &binary().to_string_lossy()]).await?;
+        assert!(printed.contains("ok: declined"), "{mode}: {printed}");
+    }
     Ok(())
 }
 
+/// The same flow over streamable HTTP, in both protocols.
 #[tokio::test]
-async fn the_python_sdk_drives_a_flow_over_streamable_http() -> Result {
+async fn the_python_sdk_drives_a_flow_over_streamable_http_in_both_protocols() -> Result {
     let s = Setting::open().await?;
     let (_server, url) = s.http_server().await?;
-    let printed = s.python_flow(&["http", &url]).await?;
-    assert!(printed.contains("ok: resources/updated for pact://pacts/0"), "{printed}");
+    for (mode, pact) in [("2026-07-28", 0), ("legacy", 1)] {
+        let printed = s.python_flow(&[mode, "http", &url]).await?;
+        assert!(
+            printed.contains(&format!("ok: resources/updated for pact://pacts/{pact}")),
+            "{mode}: {printed}"
+        );
+    }
     Ok(())
 }
 

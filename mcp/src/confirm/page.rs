@@ -174,8 +174,9 @@ fn respond(status: StatusCode, mime: &'static str, body: String) -> Response {
             (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY)),
             (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
             (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-            // The address is a secret: no Referer carries it elsewhere, no cache keeps the page.
-            (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+            // The address is a secret: no Referer carries it to another origin (`same-origin` still
+            // lets the form's POST say its Origin), and no cache keeps the page.
+            (header::REFERRER_POLICY, HeaderValue::from_static("same-origin")),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
         ],
         body,

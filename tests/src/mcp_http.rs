@@ -1,0 +1,139 @@
+//! A client of MCP 2026-07-28 over streamable HTTP, as the protocol's text gives it: no
+//! handshake, every request carrying its version and capabilities (`_meta` and the standard
+//! `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` headers), and a new connection for each
+//! request, so that a round-robin proxy in front of several servers spreads one agent's requests
+//! over all of them.
+
+use std::{
+    sync::atomic::{AtomicU64, Ordering},
+    time::Duration,
+};
+
+use serde_json::{Value, json};
+
+use crate::HarnessError;
+
+fn failed(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+/// The protocol this client speaks.
+pub const VERSION: &str = "2026-07-28";
+
+/// A 2026-07-28 client of one MCP endpoint.
+pub struct ModernClient {
+    http: reqwest::Client,
+    url: String,
+    capabilities: Value,
+    next: AtomicU64,
+}
+
+impl ModernClient {
+    /// A client of the endpoint `url` (e.g. `http://127.0.0.1:4000/mcp`) declaring `capabilities`.
+    pub fn new(url: &str, capabilities: Value) -> Result<Self, HarnessError> {
+        let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().map_err(failed)?;
+        Ok(Self { http, url: url.to_owned(), capabilities, next: AtomicU64::new(1) })
+    }
+
+    fn meta(&self) -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+            "io.modelcontextprotocol/clientInfo": { "name": "agentpact-tests", "version": "1" },
+        })
+    }
+
+    /// Sends `method` with `params` (its `_meta` added); the response, not yet read.
+    async fn send(&self, method: &str, mut params: Value) -> Result<(u64, reqwest::Response), HarnessError> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        params["_meta"] = self.meta();
+        let name = ["name", "uri", "taskId"].iter().find_map(|k| params.get(*k)).and_then(Value::as_str);
+        let name = name.map(str::to_owned);
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", VERSION)
+            .header("Mcp-Method", method)
+            .json(&body);
+        if let Some(name) = name {
+            request = request.header("Mcp-Name", name);
+        }
+        let response = request.send().await.map_err(failed)?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let text = response.text().await.unwrap_or_default();
+            return Err(failed(format!("{method}: HTTP {status}: {text}")));
+        }
+        Ok((id, response))
+    }
+
+    /// The JSON-RPC answer to `method` with `params`: `{"result": …}` or `{"error": …}`.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, HarnessError> {
+        let (id, response) = self.send(method, params).await?;
+        let text = response.text().await.map_err(failed)?;
+        let messages: Vec<Value> = if text.trim_start().starts_with('{') {
+            vec![serde_json::from_str(&text).map_err(failed)?]
+        } else {
+            events(&text)
+        };
+        messages
+            .into_iter()
+            .find(|m| m["id"] == id && (m.get("result").is_some() || m.get("error").is_some()))
+            .ok_or_else(|| failed(format!("{method}: no answer to request {id} in {text}")))
+    }
+
+    /// The result of tool `name` with `args` (the JSON-RPC `result`; an error is `Err`).
+    pub async fn call(&self, name: &str, args: Value) -> Result<Value, HarnessError> {
+        self.call_with(json!({ "name": name, "arguments": args })).await
+    }
+
+    /// The result of `tools/call` with `params` (a retry's `inputResponses` and `requestState`).
+    pub async fn call_with(&self, params: Value) -> Result<Value, HarnessError> {
+        let answer = self.request("tools/call", params).await?;
+        answer.get("result").cloned().ok_or_else(|| failed(format!("tools/call failed: {answer}")))
+    }
+
+    /// Opens `subscriptions/listen` with `filter`; the stream stays open while the returned
+    /// [`Listening`] lives.
+    pub async fn listen(&self, filter: Value) -> Result<Listening, HarnessError> {
+        let (_, response) = self.send("subscriptions/listen", json!({ "notifications": filter })).await?;
+        Ok(Listening { response, buffer: String::new() })
+    }
+}
+
+/// An open `subscriptions/listen` stream.
+pub struct Listening {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Listening {
+    /// The next message on the stream whose `method` is `method`, within `limit`.
+    pub async fn next(&mut self, method: &str, limit: Duration) -> Result<Value, HarnessError> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                if let Some(message) = events(&event).into_iter().find(|m| m["method"] == method) {
+                    return Ok(message);
+                }
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .map_err(|_| failed(format!("no {method} on the stream within {limit:?}")))?
+                .map_err(failed)?
+                .ok_or_else(|| failed(format!("the stream ended before {method}")))?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+        }
+    }
+}
+
+/// The JSON messages of server-sent events in `text` (their `data:` lines).
+fn events(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect()
+}
