@@ -11,10 +11,43 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::HarnessError;
+use crate::{
+    HarnessError,
+    cli::{binary, free_port, until_listening},
+};
 
 fn failed(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
+}
+
+/// Starts `agentpact mcp --http` on a free loopback port with `env`: the process and its
+/// `host:port` (its endpoint is `/mcp` there).
+pub async fn serve(env: &[(&'static str, String)]) -> Result<(tokio::process::Child, String), HarnessError> {
+    let port = free_port()?;
+    let child = tokio::process::Command::new(binary())
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(failed)?;
+    until_listening(port, "agentpact mcp --http").await?;
+    Ok((child, format!("127.0.0.1:{port}")))
+}
+
+/// A human's answer on the confirmation page at `page` (`confirm` or `decline`), posted as the
+/// page's form does; the page's HTTP status.
+pub async fn answer_page(page: &str, decision: &str) -> Result<reqwest::StatusCode, HarnessError> {
+    let human = reqwest::Client::builder().pool_max_idle_per_host(0).build().map_err(failed)?;
+    let answered = human
+        .post(page)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("decision={decision}"))
+        .send()
+        .await
+        .map_err(failed)?;
+    Ok(answered.status())
 }
 
 /// The protocol this client speaks.

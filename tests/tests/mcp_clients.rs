@@ -3,15 +3,11 @@
 //! (subscription, progress, elicitation accepted and declined, a template, a prompt, completion);
 //! the MCP Inspector's CLI lists what the server offers and checks its tool schemas.
 
-use std::{
-    path::PathBuf,
-    process::{Output, Stdio},
-    time::Duration,
-};
+use std::{path::PathBuf, process::Output, time::Duration};
 
 use agentpact_tests::{
     HarnessError,
-    cli::{binary, free_port, until_listening},
+    cli::binary,
     index,
     mcp::{binary_env, dev_key},
     pacts::Market,
@@ -96,17 +92,8 @@ impl Setting {
 
     /// `agentpact mcp --http` on a free loopback port, answering once it listens.
     async fn http_server(&self) -> Result<(tokio::process::Child, String)> {
-        let port = free_port()?;
-        let child = tokio::process::Command::new(binary())
-            .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(process)?;
-        until_listening(port, "agentpact mcp --http").await?;
-        Ok((child, format!("http://127.0.0.1:{port}/mcp")))
+        let (child, at) = agentpact_tests::mcp_http::serve(&self.env).await?;
+        Ok((child, format!("http://{at}/mcp")))
     }
 }
 

@@ -4,15 +4,14 @@
 //! a real headless Chromium on the server's page, which answers once and expires; a write the node
 //! does not mine within the call becomes a task the client polls to its result.
 
-use std::{process::Stdio, time::Duration};
+use std::time::Duration;
 
 use agentpact_tests::{
     HarnessError,
     browser::{Browser, ENTER, TAB},
-    cli::{binary, free_port, until_listening},
     index,
     mcp::{binary_env, dev_key},
-    mcp_http::ModernClient,
+    mcp_http::{self, ModernClient, answer_page},
     pacts::Market,
     postgres::TestDatabase,
     round_robin::RoundRobin,
@@ -49,17 +48,7 @@ impl Setting {
 
     /// An `agentpact mcp --http` process: it and its address (`host:port`).
     async fn server(&self) -> Result<(tokio::process::Child, String)> {
-        let port = free_port()?;
-        let child = tokio::process::Command::new(binary())
-            .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(failed)?;
-        until_listening(port, "agentpact mcp --http").await?;
-        Ok((child, format!("127.0.0.1:{port}")))
+        mcp_http::serve(&self.env).await
     }
 
     /// Buyer terms paying `eth`, open to any seller.
@@ -134,15 +123,8 @@ async fn two_processes_behind_a_round_robin_proxy_serve_one_agent() -> Result {
         page.starts_with(&proxy.url("/confirm/")),
         "the page is reached the way the agent reached the server: {page}"
     );
-    let human = reqwest::Client::builder().pool_max_idle_per_host(0).build().map_err(failed)?;
-    let answered = human
-        .post(&page)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("decision=confirm")
-        .send()
-        .await
-        .map_err(failed)?;
-    assert_eq!(answered.status(), 200, "the confirm was recorded by whichever process took it");
+    let answered = answer_page(&page, "confirm").await?;
+    assert_eq!(answered, 200, "the confirm was recorded by whichever process took it");
     if on(proxy.order().len()) != 1 {
         pact_count(&client).await?;
     }
@@ -199,15 +181,8 @@ async fn a_human_confirms_or_declines_a_deposit_on_the_page_in_a_real_browser() 
     browser.goto(&page).await?;
     let buttons = browser.run("return document.querySelectorAll('button').length", json!([])).await?;
     assert_eq!(buttons, 0, "a used page offers nothing to press");
-    let human = reqwest::Client::new();
-    let again = human
-        .post(&page)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("decision=confirm")
-        .send()
-        .await
-        .map_err(failed)?;
-    assert_eq!(again.status(), 409, "a reused page changes nothing");
+    let again = answer_page(&page, "confirm").await?;
+    assert_eq!(again, 409, "a reused page changes nothing");
     let replayed = client.call_with(retry(&terms, &state)).await?;
     assert_eq!(code(&replayed), "NOT_CONFIRMED", "a yes is spent once: {replayed}");
     assert_eq!(pact_count(&client).await?, 1);
@@ -238,14 +213,8 @@ async fn a_human_confirms_or_declines_a_deposit_on_the_page_in_a_real_browser() 
     browser.goto(&page).await?;
     let said = browser.run(&format!("return {standing}"), json!([])).await?;
     assert!(said.as_str().unwrap_or_default().contains("expired"), "{said}");
-    let late = human
-        .post(&page)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("decision=confirm")
-        .send()
-        .await
-        .map_err(failed)?;
-    assert_eq!(late.status(), 409, "an expired page changes nothing");
+    let late = answer_page(&page, "confirm").await?;
+    assert_eq!(late, 409, "an expired page changes nothing");
     let expired = client.call_with(retry(&terms, &state)).await?;
     assert_eq!(code(&expired), "NOT_CONFIRMED", "{expired}");
     assert_eq!(pact_count(&client).await?, 1);
