@@ -51,7 +51,7 @@ fn inspector() -> Result<PathBuf> {
 /// A market whose chain an indexer follows (the subscriptions hear its notifications), and the
 /// environment `agentpact mcp` needs as the buyer, asking the human above 0.3 ETH.
 struct Setting {
-    _m: Market,
+    m: Market,
     _db: TestDatabase,
     _indexer: tokio::task::JoinHandle<()>,
     env: Vec<(&'static str, String)>,
@@ -71,7 +71,7 @@ impl Setting {
             ("FLOW_ARBITRATOR", m.cast.arbitrator.to_string()),
             ("FLOW_DEADLINE", (m.chain.now().await? + 86_400).to_string()),
         ]);
-        Ok(Self { _m: m, _db: db, _indexer: indexer, env })
+        Ok(Self { m, _db: db, _indexer: indexer, env })
     }
 
     /// Runs tests/python/mcp_flow.py with `args`; its output must end with "flow complete".
@@ -171,6 +171,62 @@ async fn the_python_sdk_drives_a_flow_over_streamable_http_in_both_protocols() -
             printed.contains(&format!("ok: resources/updated for pact://pacts/{pact}")),
             "{mode}: {printed}"
         );
+    }
+    Ok(())
+}
+
+/// Each role of the seeds as its own agent with its own server (a seeker that never registered
+/// anything, a worker, two oracles, an arbitrator), driven by the SDK's `Client` in its default
+/// mode and pinned to 2026-07-28, over stdio and HTTP: two pacts, one approved and one settled by
+/// the arbitrator, each agent seeing only its role's tools (tests/python/mcp_roles.py).
+#[tokio::test]
+async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over_stdio_and_http() -> Result {
+    for mode in ["auto", "2026-07-28"] {
+        for transport in ["stdio", "http"] {
+            let s = Setting::open().await?;
+            let mut env: Vec<(&'static str, String)> = s
+                .env
+                .iter()
+                .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
+                .cloned()
+                .collect();
+            let key =
+                |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(&s.m.chain, n)?.to_bytes())));
+            let roles = [("seeker", 1), ("worker", 2), ("oracle", 4), ("oracle", 5), ("arbitrator", 3)];
+            let (mut servers, mut targets, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+            if transport == "stdio" {
+                for ((_, n), var) in
+                    roles.iter().zip(["SEEKER", "WORKER", "ORACLE_A", "ORACLE_B", "ARBITRATOR"])
+                {
+                    keys.push((format!("ROLE_KEY_{var}"), key(*n)?));
+                }
+                targets.push(binary().to_string_lossy().into_owned());
+            } else {
+                for (role, n) in roles {
+                    let mut own = env.clone();
+                    own.extend([("PRIVATE_KEY", key(n)?), ("MCP_ROLE", role.to_owned())]);
+                    let (server, at) = agentpact_tests::mcp_http::serve(&own).await?;
+                    servers.push(server);
+                    targets.push(format!("http://{at}/mcp"));
+                }
+            }
+            let oracles = format!("{},{}", s.m.cast.oracles[0], s.m.cast.oracles[1]);
+            env.push(("FLOW_ORACLES", oracles));
+            let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_roles.py");
+            let run = tokio::process::Command::new(python()?)
+                .arg(script)
+                .args([mode, transport])
+                .args(&targets)
+                .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+                .envs(keys)
+                .kill_on_drop(true)
+                .output();
+            let out = tokio::time::timeout(Duration::from_secs(240), run)
+                .await
+                .map_err(|_| process("the roles script did not finish in 240 s"))?
+                .map_err(process)?;
+            said(&out, &format!("the roles in mode {mode} over {transport}"), "roles complete")?;
+        }
     }
     Ok(())
 }

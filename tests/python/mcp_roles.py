@@ -1,0 +1,129 @@
+"""Each part of seed 002's flows as its own agent: one `agentpact mcp` per role, each driven by the
+official Python MCP SDK's `Client` in the mode given (`auto`, its default, or `2026-07-28`).
+
+    mcp_roles.py <mode> stdio <agentpact binary>     the SDK spawns one server per role, each with
+                                                     its key (ROLE_KEY_<ROLE>) and MCP_ROLE
+    mcp_roles.py <mode> http <seeker> <worker> <oracle-a> <oracle-b> <arbitrator>
+                                                     the URLs of five running servers
+
+The seeker never registered anything; the worker registers itself in the market; both oracles
+score; the arbitrator settles a dispute. Each agent sees only its role's tools and is refused
+another role's step. Inputs: FLOW_ORACLES (two addresses), FLOW_ARBITRATOR, FLOW_DEADLINE.
+Prints one line per check; exits non-zero at the first that fails; ends with "roles complete".
+"""
+
+import os
+import sys
+from contextlib import AsyncExitStack
+
+import anyio
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROLES = ["seeker", "worker", "oracle-a", "oracle-b", "arbitrator"]
+
+# What a stdio server gets from this process's environment besides its key and role.
+SERVER_SETTINGS = [
+    "RPC_URL", "CHAIN_ID", "AGENT_PACT_ADDRESS", "ORACLE_REGISTRY_ADDRESS", "AGENT_REGISTRY_ADDRESS",
+    "DATABASE_URL", "INDEX_WAIT_MS", "RUST_LOG",
+]
+
+
+def check(condition, what):
+    if not condition:
+        print(f"FAILED: {what}", flush=True)
+        raise SystemExit(1)
+    print(f"ok: {what}", flush=True)
+
+
+def server(transport, targets, index, role):
+    if transport == "http":
+        return targets[index]
+    env = {k: os.environ[k] for k in SERVER_SETTINGS if k in os.environ}
+    env["PRIVATE_KEY"] = os.environ[f"ROLE_KEY_{role.upper().replace('-', '_')}"]
+    env["MCP_ROLE"] = role.split("-")[0]
+    return StdioServerParameters(command=targets[0], args=["mcp"], env=env)
+
+
+async def ok(agent, tool, args):
+    result = await agent.call_tool(tool, args)
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    check(not result.is_error, f"{tool}: {text}")
+    return result.structured_content
+
+
+async def refused(agent, tool, args, code):
+    result = await agent.call_tool(tool, args)
+    got = (result.structured_content or {}).get("error", {}).get("code")
+    check(result.is_error and got == code, f"{tool} refused as {code} (got {got})")
+
+
+async def deliver(a, pact, scores):
+    """The worker starts and submits; both oracles score; oracle A finalizes."""
+    await ok(a["worker"], "start-work", {"pactId": pact})
+    await ok(a["worker"], "submit-work", {"pactId": pact, "proofHash": "0x" + "51" * 32})
+    for oracle, score in zip(["oracle-a", "oracle-b"], scores):
+        await ok(a[oracle], "submit-verification", {"pactId": pact, "score": score, "proof": "0x" + "77" * 32})
+    return await ok(a["oracle-a"], "finalize-verification", {"pactId": pact})
+
+
+async def roles(a, mode):
+    version = "2026-07-28"
+    for role, agent in a.items():
+        check(agent.protocol_version == version, f"{role} speaks {agent.protocol_version} in mode {mode}")
+    tools = {role: {t.name for t in (await agent.list_tools()).tools} for role, agent in a.items()}
+    check({"create-pact", "approve-work", "search_agents"} <= tools["seeker"]
+          and not {"submit-work", "register_agent", "resolve-dispute"} & tools["seeker"], "the seeker's tools")
+    check({"accept-pact", "submit-work", "register_agent"} <= tools["worker"]
+          and "approve-work" not in tools["worker"], "the worker's tools")
+    check("submit-verification" in tools["oracle-a"] and "create-pact" not in tools["oracle-a"], "the oracle's tools")
+    check("resolve-dispute" in tools["arbitrator"] and "raise-dispute" not in tools["arbitrator"],
+          "the arbitrator's tools")
+    await refused(a["seeker"], "submit-work", {"pactId": 0, "proofHash": "0x" + "51" * 32}, "FORBIDDEN")
+
+    seeker = (await ok(a["seeker"], "get-my-address", {}))["address"]
+    worker = (await ok(a["worker"], "get-my-address", {}))["address"]
+    unknown = await a["seeker"].call_tool("get_agent", {"agent_id": seeker})
+    check(unknown.is_error, f"the seeker never registered: {unknown.content[0].text}")
+    await ok(a["worker"], "register_agent", {
+        "name": "Role Worker", "description": "works every role flow", "endpoint": "https://worker.example/mcp",
+        "wallet": worker, "capabilities": [{"name": "landing-page", "description": "a page", "price": "5"}],
+    })
+    found = await ok(a["seeker"], "search_agents", {"capability": "landing-page"})
+    check(any(x["id"].lower() == worker.lower() for x in found["agents"]), "the seeker finds the worker")
+
+    terms = {
+        "role": "buyer", "specHash": "QmRoles", "deadline": int(os.environ["FLOW_DEADLINE"]),
+        "oracles": os.environ["FLOW_ORACLES"].split(","), "oracleWeights": [60, 40], "threshold": 70,
+        "paymentEth": "0.5", "arbitrator": os.environ["FLOW_ARBITRATOR"],
+    }
+    first = int((await ok(a["seeker"], "create-pact", terms))["pactId"])
+    await ok(a["worker"], "accept-pact", {"pactId": first})
+    finalized = await deliver(a, first, [85, 90])
+    check(finalized["status"] == "PENDING_APPROVAL" and finalized["score"] == 87, f"verified: {finalized}")
+    await ok(a["seeker"], "approve-work", {"pactId": first})
+    withdrawn = await ok(a["worker"], "withdraw", {})
+    check(withdrawn["withdrawn"], f"the worker collected its pay: {withdrawn}")
+
+    second = int((await ok(a["seeker"], "create-pact", terms))["pactId"])
+    await ok(a["worker"], "accept-pact", {"pactId": second})
+    await ok(a["worker"], "raise-dispute", {"pactId": second, "arbitrator": os.environ["FLOW_ARBITRATOR"]})
+    ruled = await ok(a["arbitrator"], "resolve-dispute", {"pactId": second, "sellerWins": False})
+    check(ruled["credited"] == "0.6", f"the arbitrator ruled for the seeker: {ruled}")
+    await ok(a["seeker"], "submit_feedback", {"contract_id": str(first), "rating": 5, "comment": "on time"})
+    pact = await ok(a["arbitrator"], "get-pact", {"pactId": first})
+    check(pact["status"] == "COMPLETED", f"every role reads the pact: {pact['status']}")
+
+
+async def main():
+    mode, transport, targets = sys.argv[1], sys.argv[2], sys.argv[3:]
+    async with AsyncExitStack() as stack:
+        agents = {}
+        for index, role in enumerate(ROLES):
+            params = server(transport, targets, index, role)
+            agents[role] = await stack.enter_async_context(Client(params, mode=mode, read_timeout_seconds=60))
+        await roles(agents, mode)
+    print("roles complete", flush=True)
+
+
+anyio.run(main)
