@@ -31,8 +31,8 @@ CREATE TABLE mcp_tasks (
     wallet      BYTEA NOT NULL CHECK (octet_length(wallet) = 20),
     tool        TEXT NOT NULL,
     tx_hash     BYTEA NOT NULL CHECK (octet_length(tx_hash) = 32),
-    status      TEXT NOT NULL CHECK (status IN ('working', 'completed', 'failed')),
-    -- The tool's answer once it finished: a CallToolResult.
+    status      TEXT NOT NULL CHECK (status IN ('working', 'completed')),
+    -- The tool's answer once it finished, a refusal included (MCP: a tool error completes a task).
     result      JSONB,
     created_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
     updated_at  TIMESTAMPTZ NOT NULL DEFAULT now(),

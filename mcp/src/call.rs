@@ -214,7 +214,7 @@ impl Call {
                  operator to raise the confirmation threshold."
             ))),
             Asking::Retry(Some((token, true))) => {
-                store.claim(token, wallet, self.inner.digest, CONFIRM_WAIT).await
+                store.claim(token, summary.chain_id, wallet, self.inner.digest, CONFIRM_WAIT).await
             }
             Asking::Retry(Some((token, false))) => {
                 self.decline(token).await;
@@ -233,13 +233,12 @@ impl Call {
                 let url: alloy::transports::http::reqwest::Url = url
                     .parse()
                     .map_err(|e| ToolError::Failed(format!("the confirmation page's address: {e}")))?;
-                let id =
-                    format!("confirm-{}", &alloy::primitives::keccak256(token.as_bytes()).to_string()[2..18]);
+                let id = crate::confirm::elicitation_id(&token);
                 let asked =
                     self.inner.peer.elicit_url_with_timeout(question, url, id, Some(CONFIRM_WAIT)).await;
                 match asked {
                     Ok(ElicitationAction::Accept) => {
-                        store.claim(&token, wallet, self.inner.digest, CONFIRM_WAIT).await
+                        store.claim(&token, summary.chain_id, wallet, self.inner.digest, CONFIRM_WAIT).await
                     }
                     Ok(_) => {
                         self.decline(&token).await;
@@ -258,8 +257,9 @@ impl Call {
 
     /// Opens a confirmation of `summary`: its token and its page's address.
     async fn open(&self, summary: &Summary, wallet: Address) -> Result<(String, String), ToolError> {
-        let opened = self.inner.pages.store().open(wallet, self.inner.digest, summary).await?;
+        // The address first: without one, no confirmation is opened that nobody could answer.
         let base = self.inner.pages.base().await?;
+        let opened = self.inner.pages.store().open(wallet, self.inner.digest, summary).await?;
         let url = format!("{base}/confirm/{}", opened.token);
         Ok((opened.token, url))
     }

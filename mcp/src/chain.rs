@@ -297,5 +297,5 @@ pub const GAS_MARGIN_PERCENT: u64 = 25;
 
 /// `estimate` plus [`GAS_MARGIN_PERCENT`].
 pub const fn with_gas_margin(estimate: u64) -> u64 {
-    estimate.saturating_add(estimate / 100 * GAS_MARGIN_PERCENT)
+    estimate.saturating_add(estimate.saturating_mul(GAS_MARGIN_PERCENT) / 100)
 }

@@ -74,13 +74,14 @@ pub fn router(server: PactServer, guards: Guards) -> axum::Router {
             bearer(Arc::clone(&expected), request, next)
         }));
     }
+    // Past the token and Origin guards: the human's browser carries no token, and the page's
+    // own address (a 256-bit secret) is what admits it. The rate limit holds for both.
+    router = router.merge(pages);
     if let Some(rate) = guards.rate {
         let limiter = Arc::new(RateLimiter::new(rate));
         router = router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit));
     }
-    // After the guards: the human's browser carries no token, and the page's own address (a
-    // 256-bit secret) is what admits it.
-    router.merge(pages)
+    router
 }
 
 /// The largest request body accepted, in bytes. A tool call is a few kilobytes; a larger body is

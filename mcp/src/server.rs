@@ -711,7 +711,7 @@ fn input_required(asked: Asked) -> InputRequiredResult {
         meta: None,
         message: asked.message,
         url: asked.url,
-        elicitation_id: String::new(),
+        elicitation_id: confirm::elicitation_id(&asked.token),
     };
     let request = InputRequest::Elicitation(ElicitRequest::new(params));
     InputRequiredResult::new(Some([(CONFIRM_KEY.to_owned(), request)].into()), Some(asked.token))

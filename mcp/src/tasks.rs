@@ -7,6 +7,7 @@
 //! key; only that wallet's server reads it. A client without the extension gets `PENDING` and
 //! polls `get-transaction`, as before.
 
+use agentpact_schema::i64_of;
 use alloy::primitives::{Address, B256};
 use chrono::{DateTime, SecondsFormat, Utc};
 use rmcp::model::{CallToolResult, DetailedTask, Task, TaskPayload, TaskStatus};
@@ -46,7 +47,7 @@ impl Tasks {
              VALUES ($1, $2, $3, $4, $5, 'working') RETURNING created_at",
         )
         .bind(&id)
-        .bind(i64::try_from(chain_id).unwrap_or(i64::MAX))
+        .bind(i64_of(chain_id))
         .bind(wallet.as_slice())
         .bind(tool)
         .bind(tx.as_slice())
@@ -84,7 +85,7 @@ impl Tasks {
              WHERE id = $1 AND chain_id = $2 AND wallet = $3",
         )
         .bind(id)
-        .bind(i64::try_from(chain_id).unwrap_or(i64::MAX))
+        .bind(i64_of(chain_id))
         .bind(wallet.as_slice())
         .fetch_optional(&self.pool)
         .await?;
@@ -98,7 +99,6 @@ impl Tasks {
         let payload = match (status.as_str(), result) {
             ("working", None) => TaskPayload::Working,
             ("completed", Some(Value::Object(result))) => TaskPayload::Completed { result },
-            ("failed", Some(Value::Object(error))) => TaskPayload::Failed { error },
             (other, _) => {
                 return Err(decode(format!(
                     "task {id}: status {other:?} with a result that does not fit it"

@@ -17,7 +17,7 @@ use alloy::primitives::{Address, U256};
 use rmcp::{
     Peer, RoleServer,
     model::{ResourceListChangedNotification, ResourceUpdatedNotification, ResourceUpdatedNotificationParam},
-    service::SubscriptionSink,
+    service::{SubscriptionSendError, SubscriptionSink},
 };
 use tokio::sync::broadcast::error::RecvError;
 
@@ -77,7 +77,7 @@ impl Ear {
         let param = ResourceUpdatedNotificationParam::new(uri);
         match self {
             Self::Session(peer) => peer.notify_resource_updated(param).await.is_ok(),
-            Self::Stream(sink) => sink.send(ResourceUpdatedNotification::new(param).into()).await.is_ok(),
+            Self::Stream(sink) => heard(sink.send(ResourceUpdatedNotification::new(param).into()).await),
         }
     }
 
@@ -85,12 +85,7 @@ impl Ear {
     async fn list_changed(&self) -> bool {
         match self {
             Self::Session(peer) => peer.notify_resource_list_changed().await.is_ok(),
-            Self::Stream(sink) => {
-                if sink.accepted().resources_list_changed != Some(true) {
-                    return true;
-                }
-                sink.send(ResourceListChangedNotification::default().into()).await.is_ok()
-            }
+            Self::Stream(sink) => heard(sink.send(ResourceListChangedNotification::default().into()).await),
         }
     }
 }
@@ -128,6 +123,12 @@ fn touched_by_message(note: &MessageNote, me: Address) -> Vec<String> {
         touched.push("hire://conversations".to_owned());
     }
     touched
+}
+
+/// Whether a stream still listens after a send: one it did not ask for (rmcp holds the stream to
+/// its accepted filter) is not sent, and the stream goes on.
+fn heard(sent: Result<(), SubscriptionSendError>) -> bool {
+    matches!(sent, Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)))
 }
 
 /// Watches the changes of chain `chain_id` for `ear` (wallet `me`) until nobody hears: sends

@@ -12,6 +12,7 @@ pub mod page;
 
 use std::{sync::Arc, time::Duration};
 
+use agentpact_schema::i64_of;
 use alloy::primitives::{Address, B256, keccak256};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,7 +24,7 @@ use crate::outcome::ToolError;
 pub const CONFIRM_TTL: Duration = Duration::from_secs(300);
 
 /// How often a call waiting for the human's answer looks at it.
-const POLL: Duration = Duration::from_millis(100);
+const POLL: Duration = Duration::from_millis(250);
 
 /// What the page shows: exactly what will be signed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +56,11 @@ impl Summary {
     }
 }
 
+/// The elicitation id a client is given for the confirmation of `token` (not the token itself).
+pub fn elicitation_id(token: &str) -> String {
+    format!("confirm-{}", &keccak256(token.as_bytes()).to_string()[2..18])
+}
+
 /// The call a confirmation is bound to: its tool and arguments, digested.
 pub fn call_digest(tool: &str, args: &Value) -> B256 {
     let mut bytes = tool.as_bytes().to_vec();
@@ -79,13 +85,24 @@ pub enum Standing {
 }
 
 impl Standing {
+    /// How a row stands: its `decision`, whether it was `used`, whether it has `expired`.
+    fn of(decision: Option<&str>, used: bool, expired: bool) -> Self {
+        match (decision, used, expired) {
+            (_, true, _) => Self::Used,
+            (Some("confirmed"), false, _) => Self::Confirmed,
+            (Some(_), false, _) => Self::Declined,
+            (None, false, true) => Self::Expired,
+            (None, false, false) => Self::Open,
+        }
+    }
+
     /// How the page and the call say it.
     pub const fn says(self) -> &'static str {
         match self {
             Self::Open => "waiting for your answer",
             Self::Confirmed => "confirmed",
             Self::Declined => "declined",
-            Self::Used => "confirmed and sent",
+            Self::Used => "confirmed, and taken by the agent's call",
             Self::Expired => "expired unanswered",
         }
     }
@@ -145,7 +162,7 @@ impl Confirmations {
              VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))",
         )
         .bind(keccak256(secret).as_slice())
-        .bind(i64::try_from(summary.chain_id).unwrap_or(i64::MAX))
+        .bind(i64_of(summary.chain_id))
         .bind(wallet.as_slice())
         .bind(&summary.tool)
         .bind(digest.as_slice())
@@ -172,14 +189,7 @@ impl Confirmations {
             index: "mcp_confirmations.summary".into(),
             source: Box::new(e),
         })?;
-        let standing = match (decision.as_deref(), used, expired) {
-            (_, true, _) => Standing::Used,
-            (Some("confirmed"), false, _) => Standing::Confirmed,
-            (Some(_), false, _) => Standing::Declined,
-            (None, false, true) => Standing::Expired,
-            (None, false, false) => Standing::Open,
-        };
-        Ok(Some(Shown { summary, standing }))
+        Ok(Some(Shown { summary, standing: Standing::of(decision.as_deref(), used, expired) }))
     }
 
     /// Records the human's answer to `token`, once, before it expires; `true` when this answer
@@ -199,59 +209,66 @@ impl Confirmations {
     }
 
     /// Waits (at most `wait`) for the human's answer to `token`, bound to the call `digest` of
-    /// `wallet`, and spends a yes: `Ok` only for a confirmation of this very call, confirmed and
-    /// not spent before. Anything else is `Unconfirmed`, saying why.
+    /// `wallet` on chain `chain_id`, and spends a yes: `Ok` only for a confirmation of this very
+    /// call, confirmed and not spent before. Anything else is `Unconfirmed`, saying why.
     pub async fn claim(
         &self,
         token: &str,
+        chain_id: u64,
         wallet: Address,
         digest: B256,
         wait: Duration,
     ) -> Result<(), ToolError> {
-        let hash = token_hash(token).ok_or_else(|| {
-            ToolError::Unconfirmed(
-                "the confirmation this retry names does not exist; nothing was sent.".into(),
-            )
-        })?;
+        let refused = |why: &str| ToolError::Unconfirmed(format!("{why}; nothing was sent."));
+        let hash =
+            token_hash(token).ok_or_else(|| refused("the confirmation this retry names does not exist"))?;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let spent = sqlx::query(
-                "UPDATE mcp_confirmations SET used_at = now()
-                 WHERE token_hash = $1 AND wallet = $2 AND call_digest = $3
-                   AND decision = 'confirmed' AND used_at IS NULL",
-            )
-            .bind(hash.as_slice())
-            .bind(wallet.as_slice())
-            .bind(digest.as_slice())
-            .execute(&self.pool)
-            .await
-            .map_err(unreadable)?;
-            if spent.rows_affected() == 1 {
-                return Ok(());
-            }
             let row: Option<(bool, Option<String>, bool, bool)> = sqlx::query_as(
-                "SELECT wallet = $2 AND call_digest = $3, decision, used_at IS NOT NULL, expires_at <= now()
+                "SELECT chain_id = $2 AND wallet = $3 AND call_digest = $4, decision, used_at IS NOT NULL,
+                        expires_at <= now()
                  FROM mcp_confirmations WHERE token_hash = $1",
             )
             .bind(hash.as_slice())
+            .bind(i64_of(chain_id))
             .bind(wallet.as_slice())
             .bind(digest.as_slice())
             .fetch_optional(&self.pool)
             .await
             .map_err(unreadable)?;
-            let why = match row {
-                None => "the confirmation this retry names does not exist",
-                Some((false, ..)) => "the confirmation was for a different call (other arguments or wallet)",
-                Some((true, _, true, _)) => "that confirmation was already spent on a transaction",
-                Some((true, Some(d), false, _)) if d == "declined" => "the human declined the spend",
-                Some((true, None, false, true)) => "nobody answered the confirmation page before it expired",
-                Some((true, None, false, false)) if tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(POLL).await;
-                    continue;
-                }
-                Some(_) => "the human did not answer the confirmation page in time",
+            let Some((this_call, decision, used, expired)) = row else {
+                return Err(refused("the confirmation this retry names does not exist"));
             };
-            return Err(ToolError::Unconfirmed(format!("{why}; nothing was sent.")));
+            if !this_call {
+                return Err(refused(
+                    "the confirmation was for a different call (other arguments, wallet or chain)",
+                ));
+            }
+            match Standing::of(decision.as_deref(), used, expired) {
+                Standing::Confirmed => {
+                    // Spent once: of two retries racing here, one updates the row.
+                    let spent = sqlx::query(
+                        "UPDATE mcp_confirmations SET used_at = now()
+                         WHERE token_hash = $1 AND decision = 'confirmed' AND used_at IS NULL",
+                    )
+                    .bind(hash.as_slice())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(unreadable)?;
+                    if spent.rows_affected() == 1 {
+                        return Ok(());
+                    }
+                }
+                Standing::Used => return Err(refused("that confirmation was already taken by a call")),
+                Standing::Declined => return Err(refused("the human declined the spend")),
+                Standing::Expired => {
+                    return Err(refused("nobody answered the confirmation page before it expired"));
+                }
+                Standing::Open if tokio::time::Instant::now() < deadline => tokio::time::sleep(POLL).await,
+                Standing::Open => {
+                    return Err(refused("the human did not answer the confirmation page in time"));
+                }
+            }
         }
     }
 }
