@@ -102,7 +102,7 @@ const fn picture(c: char) -> char {
 /// as `{"hex": "0x…"}` otherwise; reading accepts both, so journals written before this type read
 /// back unchanged. Projections store [`ChainText::display`] in the text column and, only when the
 /// text is not plain, the exact bytes in the `…_bytes` column beside it.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ChainText(Vec<u8>);
 
 impl ChainText {

@@ -344,7 +344,7 @@ type OracleRow = (String, Vec<String>, Option<Vec<Vec<u8>>>, String);
 ///
 /// # Panics
 /// On a difference: that is the test failing.
-pub fn assert_text(shown: &str, exact: Option<Vec<u8>>, chain: &str, context: &str) {
+fn assert_text(shown: &str, exact: Option<Vec<u8>>, chain: &str, context: &str) {
     let text = agentpact_schema::ChainText::stored(shown.to_owned(), exact);
     assert_eq!(
         text.display(),

@@ -51,7 +51,16 @@ pub async fn answer_page(page: &str, decision: &str) -> Result<reqwest::StatusCo
 }
 
 /// The protocol this client speaks.
-pub const VERSION: &str = "2026-07-28";
+const VERSION: &str = "2026-07-28";
+
+/// The `_meta` every 2026-07-28 request carries, for a client declaring `capabilities`.
+pub fn meta(capabilities: &Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": { "name": "agentpact-tests", "version": "1" },
+    })
+}
 
 /// A 2026-07-28 client of one MCP endpoint.
 pub struct ModernClient {
@@ -69,11 +78,7 @@ impl ModernClient {
     }
 
     fn meta(&self) -> Value {
-        json!({
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-            "io.modelcontextprotocol/clientInfo": { "name": "agentpact-tests", "version": "1" },
-        })
+        meta(&self.capabilities)
     }
 
     /// Sends `method` with `params` (its `_meta` added); the response, not yet read.

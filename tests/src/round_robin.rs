@@ -49,11 +49,6 @@ impl RoundRobin {
         Ok(Self { addr, upstreams: count, order, task })
     }
 
-    /// Where the proxy listens.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
     /// The proxy as an HTTP base: `http://127.0.0.1:<port>` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)

@@ -31,14 +31,14 @@ use sqlx::{PgPool, Row, postgres::PgPoolOptions};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
-/// The contracts' bounds on string fields, in bytes.
-const MAX_SPEC_URI: usize = 256;
+/// The contracts' bounds on string fields, in bytes, as the project already holds them (checked
+/// against the deployed contracts in `mcp_input`); a token's symbol (`Currencies.sol`) has no
+/// other home.
+use agentpact_contracts::rules::MAX_SPEC_URI;
+use agentpact_mcp::bounds::{
+    MAX_DESCRIPTION, MAX_NAME, MAX_ORACLE_CAPABILITY as MAX_CAPABILITY, MAX_TAG, MAX_URI,
+};
 const MAX_SYMBOL: usize = 32;
-const MAX_CAPABILITY: usize = 64;
-const MAX_NAME: usize = 64;
-const MAX_DESCRIPTION: usize = 1024;
-const MAX_URI: usize = 256;
-const MAX_TAG: usize = 32;
 
 /// Texts every string field is sent with, each at most `max` bytes: NUL; control, bidirectional
 /// and invisible characters (ESC, BEL, tab, newline, DEL, U+202E, U+200B, C1); invalid UTF-8

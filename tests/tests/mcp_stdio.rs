@@ -442,11 +442,7 @@ async fn an_unknown_method_first_is_answered_with_an_error_and_either_protocol_g
     let db = TestDatabase::create().await?;
     let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
     env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
-    let modern = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": { "name": "mcp_stdio", "version": "1" },
-    });
+    let modern = agentpact_tests::mcp_http::meta(&json!({}));
 
     let mut agent = StdioAgent::spawn(&env).await?;
     let unknown = agent.exchange("no/such-method", json!({ "_meta": modern })).await?;
