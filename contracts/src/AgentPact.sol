@@ -20,6 +20,11 @@ import {OracleRegistry} from "./OracleRegistry.sol";
 ///         PENDING_APPROVAL -> anyone auto-approves after the review period    (seller paid)
 ///         DISPUTED      -> anyone after the dispute window                    (each side refunded)
 ///
+///         While a pact is funded, started, submitted or disputed, either party may offer to end it
+///         with the payment divided (`proposeSettlement`); the other ends it by accepting that very
+///         offer (`acceptSettlement`), with no arbitrator. The arbitrator may rule a division too
+///         (`resolveDisputeShare`). Shares are basis points of the payment, to the seller.
+///
 ///         Every window closes for everyone at the same second: an act allowed at second `t` of a
 ///         window (accept, reject, dispute) is refused at `t + 1`, where the exit that ends it opens.
 ///         Acceptance closes at `acceptBy`, at least `MIN_WORK_WINDOW` before the deadline, so an
@@ -40,7 +45,8 @@ contract AgentPact is Currencies {
         COMPLETED, // 4: seller paid
         DISPUTED, // 5: waiting for the arbitrator
         REFUNDED, // 6: buyer (or the creator of an unaccepted pact) refunded
-        PENDING_APPROVAL // 7: verification passed, buyer reviewing
+        PENDING_APPROVAL, // 7: verification passed, buyer reviewing
+        SPLIT // 8: the payment divided between the sides, by a settlement or a ruling
     }
 
     /// @notice Which side created the pact.
@@ -98,6 +104,20 @@ contract AgentPact is Currencies {
         uint8[] weights;
     }
 
+    /// @notice The standing offer to end a pact with the payment divided (at most one per pact).
+    struct Settlement {
+        /// The party that made it; zero when no offer stands (none made, withdrawn or accepted).
+        address by;
+        /// The pact's status when it was made: the offer lapses when the pact moves on.
+        Status status;
+        /// Basis points of the payment to the seller (the buyer gets the rest); stakes go back.
+        uint16 sellerShare;
+        /// Counts every offer made on the pact: an acceptance names the one it accepts.
+        uint32 round;
+        /// The last second it may be accepted (never after its status's window closes).
+        uint64 expiresAt;
+    }
+
     /// @notice One oracle's verdict on one pact.
     struct Verification {
         bool submitted;
@@ -125,6 +145,12 @@ contract AgentPact is Currencies {
     uint64 public constant MAX_DURATION = 365 days;
     /// @notice Longest review period.
     uint64 public constant MAX_REVIEW_PERIOD = 30 days;
+    /// @notice Shortest review period: the time a buyer is sure to have to look at verified work.
+    uint64 public constant MIN_REVIEW_PERIOD = 1 hours;
+    /// @notice Lowest pass mark: a threshold of 0 would pass work every oracle scored 0.
+    uint8 public constant MIN_THRESHOLD = 1;
+    /// @notice A share of the payment, in basis points, that gives one side all of it.
+    uint16 public constant FULL_SHARE = 10_000;
     /// @notice Longest spec URI, in bytes.
     uint256 public constant MAX_SPEC_URI = 256;
 
@@ -135,6 +161,7 @@ contract AgentPact is Currencies {
 
     mapping(uint256 => Pact) private pacts;
     mapping(uint256 => mapping(address => Verification)) private verifications;
+    mapping(uint256 => Settlement) private settlements;
 
     /// @notice A pact was proposed; carries every term. `deposit` is what the creator paid in.
     ///         `counterparty` is the only address that may accept (zero: anyone); `acceptBy` the last
@@ -178,8 +205,20 @@ contract AgentPact is Currencies {
     event WorkRejected(uint256 indexed pactId, address indexed buyer);
     /// @notice A party raised a dispute; status DISPUTED.
     event DisputeRaised(uint256 indexed pactId, address indexed by, address arbitrator);
-    /// @notice The arbitrator ruled; status COMPLETED when `sellerWins`, else REFUNDED.
-    event DisputeResolved(uint256 indexed pactId, address indexed arbitrator, bool sellerWins);
+    /// @notice The arbitrator ruled `sellerShare` basis points of the pot to the seller; status
+    ///         COMPLETED at 10000, REFUNDED at 0, SPLIT between.
+    event DisputeResolved(uint256 indexed pactId, address indexed arbitrator, uint16 sellerShare);
+    /// @notice A party offered to end the pact with `sellerShare` basis points of the payment to the
+    ///         seller, until `expiresAt` and while the pact stays in `status`; it replaces any offer
+    ///         that stood.
+    event SettlementProposed(
+        uint256 indexed pactId, address indexed by, Status status, uint32 round, uint16 sellerShare, uint64 expiresAt
+    );
+    /// @notice The party that made offer `round` took it back.
+    event SettlementWithdrawn(uint256 indexed pactId, address indexed by, uint32 round);
+    /// @notice The other party accepted offer `round`; status COMPLETED at 10000, REFUNDED at 0, SPLIT
+    ///         between.
+    event SettlementAccepted(uint256 indexed pactId, address indexed by, uint32 round, uint16 sellerShare);
     /// @notice A deadline or window lapsed and `caller` ended the pact; status REFUNDED.
     ///         `from` is the status the pact had.
     event TimeoutClaimed(uint256 indexed pactId, address indexed caller, Status from);
@@ -202,6 +241,17 @@ contract AgentPact is Currencies {
     error DeadlineOutOfRange(uint64 deadline, uint64 earliest, uint64 latest);
     error AcceptByOutOfRange(uint64 acceptBy, uint64 earliest, uint64 latest);
     error ReviewPeriodTooLong(uint64 reviewPeriod, uint64 maximum);
+    error ReviewPeriodTooShort(uint64 reviewPeriod, uint64 minimum);
+    error ThresholdTooLow(uint8 threshold, uint8 minimum);
+    error ShareTooLarge(uint16 share, uint16 maximum);
+    error NotSettleable(Status have);
+    error SettlementExpiryOutOfRange(uint64 expiresAt, uint64 earliest, uint64 latest);
+    error NoSettlement(uint256 pactId);
+    error NotProposer();
+    error OwnSettlement();
+    error SettlementReplaced(uint32 round, uint16 sellerShare);
+    error SettlementStale(Status offeredIn, Status have);
+    error SettlementExpired(uint64 expiresAt);
     error SpecUriTooLong(uint256 length, uint256 maximum);
     error DeadlinePassed(uint64 deadline);
     error DeadlineNotReached(uint64 deadline);
@@ -274,6 +324,7 @@ contract AgentPact is Currencies {
         uint64 acceptBy = checkClocks(t);
         if (bytes(t.specUri).length > MAX_SPEC_URI) revert SpecUriTooLong(bytes(t.specUri).length, MAX_SPEC_URI);
         if (t.threshold > 100) revert ThresholdTooHigh(t.threshold);
+        if (t.threshold < MIN_THRESHOLD) revert ThresholdTooLow(t.threshold, MIN_THRESHOLD);
         if (t.arbitrator == address(0) || t.arbitrator == msg.sender) revert InvalidArbitrator(t.arbitrator);
         if (t.counterparty == msg.sender || (t.counterparty != address(0) && t.counterparty == t.arbitrator)) {
             revert ConflictOfInterest(t.counterparty);
@@ -450,28 +501,78 @@ contract AgentPact is Currencies {
         }
         if (msg.sender != p.buyer && msg.sender != p.seller) revert NotParty();
         if (arbitrator != p.arbitrator) revert ArbitratorMismatch(arbitrator, p.arbitrator);
-        if (p.status == Status.PENDING_VERIFY) {
-            uint64 closesAt = p.submittedAt + VERIFICATION_PERIOD;
-            if (block.timestamp > closesAt) revert VerificationClosed(closesAt);
-        } else if (block.timestamp > p.deadline) {
-            revert DeadlinePassed(p.deadline);
-        }
+        openWindow(p);
         p.status = Status.DISPUTED;
         p.disputedAt = uint64(block.timestamp);
         emit DisputeRaised(pactId, msg.sender, arbitrator);
     }
 
-    /// @notice The arbitrator rules, until the dispute window closes (from the next second anyone
-    ///         may end the dispute with each side refunded). The winner takes payment and both stakes.
+    /// @notice The arbitrator rules for one side, until the dispute window closes (from the next second
+    ///         anyone may end the dispute with each side refunded). The winner takes payment and both
+    ///         stakes: `resolveDisputeShare` at 10000 or 0.
     function resolveDispute(uint256 pactId, bool sellerWins) external nonReentrant {
-        Pact storage p = pactAt(pactId, Status.DISPUTED);
-        if (msg.sender != p.arbitrator) revert NotArbitrator();
-        uint64 endsAt = p.disputedAt + DISPUTE_PERIOD;
-        if (block.timestamp > endsAt) revert DisputePeriodOver(endsAt);
-        uint256 pot = p.payment + p.buyerStake + p.sellerStake;
-        p.status = sellerWins ? Status.COMPLETED : Status.REFUNDED;
-        emit DisputeResolved(pactId, msg.sender, sellerWins);
-        credit(pactId, sellerWins ? p.seller : p.buyer, pot);
+        rule(pactId, sellerWins ? FULL_SHARE : 0);
+    }
+
+    /// @notice The arbitrator rules `sellerShare` basis points to the seller, the rest to the buyer,
+    ///         until the dispute window closes. The share divides the pot (payment and both stakes):
+    ///         each side forfeits its stake in proportion to how far the ruling went against it.
+    function resolveDisputeShare(uint256 pactId, uint16 sellerShare) external nonReentrant {
+        if (sellerShare > FULL_SHARE) revert ShareTooLarge(sellerShare, FULL_SHARE);
+        rule(pactId, sellerShare);
+    }
+
+    // ---------------------------------------------------------------- settlements
+
+    /// @notice A party of a funded, started, submitted or disputed pact offers to end it with
+    ///         `sellerShare` basis points of the payment to the seller and the rest to the buyer, each
+    ///         stake back to its owner. The offer stands until `expiresAt` (0: until the status's
+    ///         window closes, which is also the latest allowed), until it is withdrawn, until either
+    ///         party makes another, or until the pact moves on.
+    /// @return round The offer's number, which an acceptance names.
+    function proposeSettlement(uint256 pactId, uint16 sellerShare, uint64 expiresAt)
+        external
+        nonReentrant
+        returns (uint32 round)
+    {
+        Pact storage p = pactExists(pactId);
+        uint64 closesAt = openWindow(p);
+        if (msg.sender != p.buyer && msg.sender != p.seller) revert NotParty();
+        if (sellerShare > FULL_SHARE) revert ShareTooLarge(sellerShare, FULL_SHARE);
+        uint64 expires = expiresAt == 0 ? closesAt : expiresAt;
+        if (expires < block.timestamp || expires > closesAt) {
+            revert SettlementExpiryOutOfRange(expiresAt, uint64(block.timestamp), closesAt);
+        }
+        round = settlements[pactId].round + 1;
+        settlements[pactId] = Settlement(msg.sender, p.status, sellerShare, round, expires);
+        emit SettlementProposed(pactId, msg.sender, p.status, round, sellerShare, expires);
+    }
+
+    /// @notice The party that made the standing offer takes it back.
+    function withdrawSettlement(uint256 pactId) external nonReentrant {
+        pactExists(pactId);
+        Settlement storage s = settlements[pactId];
+        if (s.by == address(0)) revert NoSettlement(pactId);
+        if (msg.sender != s.by) revert NotProposer();
+        s.by = address(0);
+        emit SettlementWithdrawn(pactId, msg.sender, s.round);
+    }
+
+    /// @notice The other party accepts the standing offer, naming its `round` and `sellerShare` (an
+    ///         offer replaced in between is refused, never accepted in its new form), until it
+    ///         expires and while the pact is in the status it was made in. The pact ends.
+    function acceptSettlement(uint256 pactId, uint32 round, uint16 sellerShare) external nonReentrant {
+        Pact storage p = pactExists(pactId);
+        Settlement memory s = settlements[pactId];
+        if (s.by == address(0)) revert NoSettlement(pactId);
+        if (msg.sender != p.buyer && msg.sender != p.seller) revert NotParty();
+        if (msg.sender == s.by) revert OwnSettlement();
+        if (round != s.round || sellerShare != s.sellerShare) revert SettlementReplaced(s.round, s.sellerShare);
+        if (p.status != s.status) revert SettlementStale(s.status, p.status);
+        if (block.timestamp > s.expiresAt) revert SettlementExpired(s.expiresAt);
+        settlements[pactId].by = address(0);
+        emit SettlementAccepted(pactId, msg.sender, round, sellerShare);
+        divide(pactId, p, sellerShare, false);
     }
 
     // ---------------------------------------------------------------- timeouts
@@ -512,6 +613,12 @@ contract AgentPact is Currencies {
         return pactExists(pactId);
     }
 
+    /// @notice The last offer to settle `pactId` (`by` is zero when none stands).
+    function getSettlement(uint256 pactId) external view returns (Settlement memory) {
+        pactExists(pactId);
+        return settlements[pactId];
+    }
+
     /// @notice What `oracle` submitted for `pactId` (all zero when nothing).
     function getVerification(uint256 pactId, address oracle) external view returns (Verification memory) {
         pactExists(pactId);
@@ -532,6 +639,51 @@ contract AgentPact is Currencies {
         acceptBy = t.acceptBy == 0 ? lastAccept : t.acceptBy;
         if (acceptBy <= now_ || acceptBy > lastAccept) revert AcceptByOutOfRange(t.acceptBy, now_ + 1, lastAccept);
         if (t.reviewPeriod > MAX_REVIEW_PERIOD) revert ReviewPeriodTooLong(t.reviewPeriod, MAX_REVIEW_PERIOD);
+        if (t.reviewPeriod != 0 && t.reviewPeriod < MIN_REVIEW_PERIOD) {
+            revert ReviewPeriodTooShort(t.reviewPeriod, MIN_REVIEW_PERIOD);
+        }
+    }
+
+    /// @dev The last second of the window `p`'s status gives its parties (to dispute, settle, rule);
+    ///      from the next one the exit that ends the status opens. Reverts once it has closed, and for
+    ///      a status without such a window.
+    function openWindow(Pact storage p) private view returns (uint64 closesAt) {
+        Status s = p.status;
+        if (s == Status.FUNDED || s == Status.IN_PROGRESS) {
+            closesAt = p.deadline;
+            if (block.timestamp > closesAt) revert DeadlinePassed(closesAt);
+        } else if (s == Status.PENDING_VERIFY) {
+            closesAt = p.submittedAt + VERIFICATION_PERIOD;
+            if (block.timestamp > closesAt) revert VerificationClosed(closesAt);
+        } else if (s == Status.DISPUTED) {
+            closesAt = p.disputedAt + DISPUTE_PERIOD;
+            if (block.timestamp > closesAt) revert DisputePeriodOver(closesAt);
+        } else {
+            revert NotSettleable(s);
+        }
+    }
+
+    /// @dev The arbitrator's ruling on a disputed pact, within the dispute window.
+    function rule(uint256 pactId, uint16 sellerShare) private {
+        Pact storage p = pactAt(pactId, Status.DISPUTED);
+        if (msg.sender != p.arbitrator) revert NotArbitrator();
+        openWindow(p);
+        emit DisputeResolved(pactId, msg.sender, sellerShare);
+        divide(pactId, p, sellerShare, true);
+    }
+
+    /// @dev Ends `p` with `sellerShare` basis points to the seller and the rest to the buyer: of the
+    ///      pot (payment and both stakes) for a ruling, of the payment for a settlement (each stake
+    ///      back to its owner). Rounding favours the buyer by at most one base unit. All to the
+    ///      seller is COMPLETED, all to the buyer REFUNDED, anything between SPLIT.
+    function divide(uint256 pactId, Pact storage p, uint16 sellerShare, bool ruled) private {
+        p.status = sellerShare == FULL_SHARE ? Status.COMPLETED : (sellerShare == 0 ? Status.REFUNDED : Status.SPLIT);
+        uint256 pot = p.payment + p.buyerStake + p.sellerStake;
+        uint256 toSeller = ruled
+            ? pot * sellerShare / FULL_SHARE
+            : p.payment * sellerShare / FULL_SHARE + p.sellerStake;
+        if (toSeller > 0) credit(pactId, p.seller, toSeller);
+        if (pot > toSeller) credit(pactId, p.buyer, pot - toSeller);
     }
 
     function checkOracles(address[] calldata oracles, uint8[] calldata weights, address counterparty)

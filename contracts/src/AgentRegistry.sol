@@ -142,7 +142,10 @@ contract AgentRegistry {
         }
         bounded("comment", comment, MAX_URI);
         AgentPact.Pact memory p = AgentPact(agentPact).getPact(pactId);
-        if (p.status != AgentPact.Status.COMPLETED && p.status != AgentPact.Status.REFUNDED) {
+        if (
+            p.status != AgentPact.Status.COMPLETED && p.status != AgentPact.Status.REFUNDED
+                && p.status != AgentPact.Status.SPLIT
+        ) {
             revert PactNotFinished(pactId, uint8(p.status));
         }
         address other = address(0);

@@ -28,6 +28,12 @@ pub enum EventKind {
     DisputeResolved,
     /// `TimeoutClaimed`.
     TimeoutClaimed,
+    /// `SettlementProposed`.
+    SettlementProposed,
+    /// `SettlementWithdrawn`.
+    SettlementWithdrawn,
+    /// `SettlementAccepted`.
+    SettlementAccepted,
     /// `Payout`.
     Payout,
     /// `Withdrawn`.
@@ -58,7 +64,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order the contracts declare them.
-    pub const ALL: [Self; 25] = [
+    pub const ALL: [Self; 28] = [
         Self::PactCreated,
         Self::PactAccepted,
         Self::PactCancelled,
@@ -71,6 +77,9 @@ impl EventKind {
         Self::DisputeRaised,
         Self::DisputeResolved,
         Self::TimeoutClaimed,
+        Self::SettlementProposed,
+        Self::SettlementWithdrawn,
+        Self::SettlementAccepted,
         Self::Payout,
         Self::Withdrawn,
         Self::CurrencyAllowed,
@@ -101,6 +110,9 @@ impl EventKind {
             Self::DisputeRaised => "DisputeRaised",
             Self::DisputeResolved => "DisputeResolved",
             Self::TimeoutClaimed => "TimeoutClaimed",
+            Self::SettlementProposed => "SettlementProposed",
+            Self::SettlementWithdrawn => "SettlementWithdrawn",
+            Self::SettlementAccepted => "SettlementAccepted",
             Self::Payout => "Payout",
             Self::Withdrawn => "Withdrawn",
             Self::CurrencyAllowed => "CurrencyAllowed",

@@ -5,7 +5,7 @@
 
 use alloy::primitives::{Address, U256};
 
-use crate::AgentPact;
+use crate::{AgentPact, PactStatus};
 
 /// Each side's stake is the payment divided by this (`STAKE_DIVISOR`).
 pub const STAKE_DIVISOR: u64 = 10;
@@ -18,6 +18,15 @@ pub const MIN_WORK_WINDOW: u64 = 60 * 60;
 pub const MAX_DURATION: u64 = 365 * 24 * 60 * 60;
 /// Longest review period in seconds (`MAX_REVIEW_PERIOD`).
 pub const MAX_REVIEW_PERIOD: u64 = 30 * 24 * 60 * 60;
+/// Shortest review period in seconds other than 0 (`MIN_REVIEW_PERIOD`): the time a buyer is sure
+/// to have to look at verified work before anyone may approve it for them.
+pub const MIN_REVIEW_PERIOD: u64 = 60 * 60;
+/// Lowest pass mark (`MIN_THRESHOLD`): a threshold of 0 would pass work every oracle scored 0.
+pub const MIN_THRESHOLD: u8 = 1;
+/// Highest pass mark: scores run from 0 to 100.
+pub const MAX_THRESHOLD: u8 = 100;
+/// A share of the payment, in basis points, that gives one side all of it (`FULL_SHARE`).
+pub const FULL_SHARE: u16 = 10_000;
 /// Review period used when the terms give zero (`DEFAULT_REVIEW_PERIOD`).
 pub const DEFAULT_REVIEW_PERIOD: u64 = 3 * 24 * 60 * 60;
 /// Longest spec URI in bytes (`MAX_SPEC_URI`).
@@ -28,6 +37,42 @@ pub const MAX_ORACLES: usize = 10;
 /// Each side's stake on a pact paying `payment`.
 pub fn stake(payment: U256) -> U256 {
     payment / U256::from(STAKE_DIVISOR)
+}
+
+/// Who divided a pact's money when it ended at a share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Division {
+    /// The arbitrator's ruling: the share divides the pot (payment and both stakes), so each side
+    /// forfeits its stake in proportion to how far the ruling went against it.
+    Ruling,
+    /// A settlement both parties accepted: the share divides the payment, each stake goes back to
+    /// its owner.
+    Settlement,
+}
+
+/// What the seller and the buyer are credited, in base units, when a pact paying `payment` ends
+/// at `seller_share` basis points (of at most [`FULL_SHARE`]) to the seller, as the contract
+/// computes it (rounding toward the buyer).
+pub fn division(payment: U256, seller_share: u16, by: Division) -> (U256, U256) {
+    let stake = stake(payment);
+    let pot = payment + stake + stake;
+    let share = U256::from(seller_share.min(FULL_SHARE));
+    let full = U256::from(FULL_SHARE);
+    let seller = match by {
+        Division::Ruling => pot * share / full,
+        Division::Settlement => payment * share / full + stake,
+    };
+    (seller, pot - seller)
+}
+
+/// The status a pact ends in at `seller_share`: COMPLETED with everything to the seller, REFUNDED
+/// with everything to the buyer, SPLIT between.
+pub const fn status_at_share(seller_share: u16) -> PactStatus {
+    match seller_share {
+        0 => PactStatus::Refunded,
+        s if s >= FULL_SHARE => PactStatus::Completed,
+        _ => PactStatus::Split,
+    }
 }
 
 /// Terms the contract would refuse; the message says what to change.
@@ -65,11 +110,17 @@ pub enum TermsError {
         /// The latest the contract takes for this deadline.
         latest: u64,
     },
-    /// The review period exceeds [`MAX_REVIEW_PERIOD`].
+    /// The review period is neither 0 (the default) nor between [`MIN_REVIEW_PERIOD`] and
+    /// [`MAX_REVIEW_PERIOD`].
     #[error(
-        "the review period of {0} seconds is longer than the most the contract takes, {MAX_REVIEW_PERIOD} (30 days)"
+        "the review period of {0} seconds is out of range: between {MIN_REVIEW_PERIOD} (an hour, so the buyer has time to look at verified work) and {MAX_REVIEW_PERIOD} (30 days), or 0 for the 3-day default"
     )]
     ReviewPeriod(u64),
+    /// The threshold is not between [`MIN_THRESHOLD`] and [`MAX_THRESHOLD`].
+    #[error(
+        "the threshold {0} is out of range: between {MIN_THRESHOLD} and {MAX_THRESHOLD} (a threshold of 0 would pass work every oracle scored 0)"
+    )]
+    Threshold(u8),
     /// The spec URI is longer than [`MAX_SPEC_URI`] bytes.
     #[error("the spec URI is {0} bytes long; the contract takes at most {MAX_SPEC_URI}")]
     SpecUri(usize),
@@ -81,8 +132,8 @@ pub enum TermsError {
 }
 
 /// Checks `terms`, created by `creator` at chain time `now`, against the contract's bounds on
-/// money, clocks, the spec URI and the counterparty. Oracles, weights, threshold and arbitrator
-/// are checked by the callers that build them, with their own field names.
+/// money, clocks, the pass mark, the spec URI and the counterparty. Oracles, weights and the
+/// arbitrator are checked by the callers that build them, with their own field names.
 pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Result<(), TermsError> {
     if stake(terms.payment).is_zero() || terms.payment > MAX_PAYMENT {
         return Err(TermsError::Payment { payment: terms.payment });
@@ -101,8 +152,11 @@ pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Resu
             latest: last_accept,
         });
     }
-    if terms.reviewPeriod > MAX_REVIEW_PERIOD {
+    if terms.reviewPeriod > MAX_REVIEW_PERIOD || (terms.reviewPeriod != 0 && terms.reviewPeriod < MIN_REVIEW_PERIOD) {
         return Err(TermsError::ReviewPeriod(terms.reviewPeriod));
+    }
+    if !(MIN_THRESHOLD..=MAX_THRESHOLD).contains(&terms.threshold) {
+        return Err(TermsError::Threshold(terms.threshold));
     }
     if terms.specUri.len() > MAX_SPEC_URI {
         return Err(TermsError::SpecUri(terms.specUri.len()));
@@ -145,6 +199,23 @@ mod tests {
     }
 
     #[test]
+    fn a_division_keeps_every_base_unit_and_rounds_toward_the_buyer() {
+        let milli = U256::from(10u128.pow(15));
+        let eth = milli * U256::from(1000u16);
+        let m = |n: u16| milli * U256::from(n);
+        assert_eq!(division(eth, 7_000, Division::Ruling), (m(840), m(360)), "70% of the 1.2 ETH pot");
+        assert_eq!(division(eth, 7_000, Division::Settlement), (m(800), m(400)), "70% of 1 ETH, stakes back");
+        assert_eq!(division(eth, FULL_SHARE, Division::Ruling), (m(1200), U256::ZERO));
+        assert_eq!(division(eth, 0, Division::Settlement), (m(100), m(1100)), "each gets back what it put in");
+        let (seller, buyer) = division(U256::from(13u8), 3_333, Division::Ruling);
+        assert_eq!((seller, buyer), (U256::from(4u8), U256::from(11u8)), "15 * 0.3333 = 4.9995 rounds down");
+        assert_eq!(status_at_share(0), PactStatus::Refunded);
+        assert_eq!(status_at_share(1), PactStatus::Split);
+        assert_eq!(status_at_share(FULL_SHARE - 1), PactStatus::Split);
+        assert_eq!(status_at_share(FULL_SHARE), PactStatus::Completed);
+    }
+
+    #[test]
     fn each_bound_admits_its_last_value_and_refuses_the_next() {
         assert_eq!(with(|_| {}), Ok(()));
         assert!(matches!(with(|t| t.payment = U256::from(9u8)), Err(TermsError::Payment { .. })));
@@ -165,6 +236,16 @@ mod tests {
             Err(TermsError::AcceptBy { .. })
         ));
         assert_eq!(with(|t| t.reviewPeriod = MAX_REVIEW_PERIOD), Ok(()));
+        assert_eq!(with(|t| t.reviewPeriod = MIN_REVIEW_PERIOD), Ok(()));
+        assert_eq!(
+            with(|t| t.reviewPeriod = MIN_REVIEW_PERIOD - 1),
+            Err(TermsError::ReviewPeriod(MIN_REVIEW_PERIOD - 1))
+        );
+        assert_eq!(with(|t| t.reviewPeriod = 0), Ok(()), "0 is the default");
+        assert_eq!(with(|t| t.threshold = MIN_THRESHOLD), Ok(()));
+        assert_eq!(with(|t| t.threshold = 0), Err(TermsError::Threshold(0)));
+        assert_eq!(with(|t| t.threshold = MAX_THRESHOLD), Ok(()));
+        assert_eq!(with(|t| t.threshold = MAX_THRESHOLD + 1), Err(TermsError::Threshold(MAX_THRESHOLD + 1)));
         assert_eq!(
             with(|t| t.reviewPeriod = MAX_REVIEW_PERIOD + 1),
             Err(TermsError::ReviewPeriod(MAX_REVIEW_PERIOD + 1))

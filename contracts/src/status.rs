@@ -33,11 +33,13 @@ pub enum PactStatus {
     Refunded = 6,
     /// Oracle verification passed, awaiting buyer approval.
     PendingApproval = 7,
+    /// Ended with the payment divided between the sides: a settlement both accepted, or a ruling.
+    Split = 8,
 }
 
 impl PactStatus {
     /// Every status, in code order.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Negotiating,
         Self::Funded,
         Self::InProgress,
@@ -46,6 +48,7 @@ impl PactStatus {
         Self::Disputed,
         Self::Refunded,
         Self::PendingApproval,
+        Self::Split,
     ];
 
     /// The contract's numeric code.
@@ -64,6 +67,7 @@ impl PactStatus {
             Self::Disputed => "DISPUTED",
             Self::Refunded => "REFUNDED",
             Self::PendingApproval => "PENDING_APPROVAL",
+            Self::Split => "SPLIT",
         }
     }
 
@@ -78,12 +82,13 @@ impl PactStatus {
             Self::Disputed => "Under dispute",
             Self::Refunded => "Refunded to buyer",
             Self::PendingApproval => "Oracle verification passed, awaiting buyer approval",
+            Self::Split => "Ended with the payment divided between buyer and seller",
         }
     }
 
     /// Whether the pact can no longer change.
     pub const fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Refunded)
+        matches!(self, Self::Completed | Self::Refunded | Self::Split)
     }
 }
 
@@ -171,12 +176,13 @@ mod tests {
                 (5, "DISPUTED"),
                 (6, "REFUNDED"),
                 (7, "PENDING_APPROVAL"),
+                (8, "SPLIT"),
             ]
         );
         for s in PactStatus::ALL {
             assert_eq!(PactStatus::try_from(s.code()), Ok(s));
         }
-        assert_eq!(PactStatus::try_from(8), Err(UnknownCode { kind: "status", code: 8 }));
+        assert_eq!(PactStatus::try_from(9), Err(UnknownCode { kind: "status", code: 9 }));
     }
 
     #[test]

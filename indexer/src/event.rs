@@ -121,13 +121,38 @@ pub enum EventBody {
         #[serde(with = "decimal")]
         pact_id: U256,
         arbitrator: Address,
-        seller_wins: bool,
+        /// Basis points of the pot (payment and both stakes) to the seller.
+        seller_share: u16,
     },
     TimeoutClaimed {
         #[serde(with = "decimal")]
         pact_id: U256,
         caller: Address,
         from: u8,
+    },
+    SettlementProposed {
+        #[serde(with = "decimal")]
+        pact_id: U256,
+        by: Address,
+        /// The pact's status when offered: the offer lapses when the pact leaves it.
+        status: u8,
+        round: u32,
+        /// Basis points of the payment to the seller; each stake goes back to its owner.
+        seller_share: u16,
+        expires_at: u64,
+    },
+    SettlementWithdrawn {
+        #[serde(with = "decimal")]
+        pact_id: U256,
+        by: Address,
+        round: u32,
+    },
+    SettlementAccepted {
+        #[serde(with = "decimal")]
+        pact_id: U256,
+        by: Address,
+        round: u32,
+        seller_share: u16,
     },
     Payout {
         #[serde(with = "decimal")]
@@ -245,6 +270,9 @@ impl EventBody {
             Self::DisputeRaised { .. } => EventKind::DisputeRaised,
             Self::DisputeResolved { .. } => EventKind::DisputeResolved,
             Self::TimeoutClaimed { .. } => EventKind::TimeoutClaimed,
+            Self::SettlementProposed { .. } => EventKind::SettlementProposed,
+            Self::SettlementWithdrawn { .. } => EventKind::SettlementWithdrawn,
+            Self::SettlementAccepted { .. } => EventKind::SettlementAccepted,
             Self::Payout { .. } => EventKind::Payout,
             Self::Withdrawn { .. } => EventKind::Withdrawn,
             Self::CurrencyAllowed { .. } => EventKind::CurrencyAllowed,
@@ -276,6 +304,9 @@ impl EventBody {
             | Self::DisputeRaised { pact_id, .. }
             | Self::DisputeResolved { pact_id, .. }
             | Self::TimeoutClaimed { pact_id, .. }
+            | Self::SettlementProposed { pact_id, .. }
+            | Self::SettlementWithdrawn { pact_id, .. }
+            | Self::SettlementAccepted { pact_id, .. }
             | Self::Payout { pact_id, .. }
             | Self::FeedbackGiven { pact_id, .. } => Some(*pact_id),
             _ => None,
@@ -315,6 +346,9 @@ impl EventBody {
             | Self::DisputeRaised { .. }
             | Self::DisputeResolved { .. }
             | Self::TimeoutClaimed { .. }
+            | Self::SettlementProposed { .. }
+            | Self::SettlementWithdrawn { .. }
+            | Self::SettlementAccepted { .. }
             | Self::Payout { .. }
             | Self::Withdrawn { .. }
             | Self::StakeIncreased { .. }

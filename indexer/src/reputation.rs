@@ -11,7 +11,9 @@
 //! that role, and `credit`, the sum of their credits between 0 and 1. A seller earns the final
 //! oracle score of an approved pact (1 without oracles) and 1 for a dispute won; a buyer earns 1
 //! for approving, 0.75 for letting the review period lapse, 1 for a dispute won or a timeout
-//! claimed against a silent seller, 0 for a dispute lost; an unresolved dispute earns both 0.5;
+//! claimed against a silent seller, 0 for a dispute lost; an unresolved dispute earns both 0.5; a
+//! ruling that divides the pot earns each side its share of it, and a settlement earns the seller
+//! its share of the payment and the buyer 1 (it paid what the seller agreed it owed);
 //! an oracle earns 1 - |its score - the final score| / 100. Cancelled and expired pacts are not rated.
 //!
 //! Feedback (AgentRegistry) adds, per role, the ratings the address received as that party of a
@@ -118,13 +120,15 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
             SELECT p.buyer AS address, 'buyer' AS role, p.status, p.disputed_at, p.outcome, p.payment, p.currency,
                    p.final_score::numeric AS score, NULL::numeric AS miss,
                    CASE p.outcome WHEN 'approved' THEN 1 WHEN 'auto_approved' THEN 0.75 WHEN 'buyer_won' THEN 1
-                        WHEN 'timeout' THEN 1 WHEN 'seller_won' THEN 0 WHEN 'dispute_timeout' THEN 0.5 END AS credit
+                        WHEN 'timeout' THEN 1 WHEN 'seller_won' THEN 0 WHEN 'dispute_timeout' THEN 0.5
+                        WHEN 'split' THEN 1 - p.seller_share / 10000.0 WHEN 'settled' THEN 1 END AS credit
             FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
             SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
                    CASE p.outcome WHEN 'approved' THEN coalesce(p.final_score / 100.0, 1)
                         WHEN 'auto_approved' THEN coalesce(p.final_score / 100.0, 1) WHEN 'seller_won' THEN 1
-                        WHEN 'buyer_won' THEN 0 WHEN 'timeout' THEN 0 WHEN 'dispute_timeout' THEN 0.5 END
+                        WHEN 'buyer_won' THEN 0 WHEN 'timeout' THEN 0 WHEN 'dispute_timeout' THEN 0.5
+                        WHEN 'split' THEN p.seller_share / 10000.0 WHEN 'settled' THEN p.seller_share / 10000.0 END
             FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
             UNION ALL
             SELECT v.oracle, 'oracle', p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,

@@ -12,6 +12,7 @@ mod market;
 mod negotiation;
 mod query;
 pub mod scalars;
+mod settlement;
 mod subscription;
 mod types;
 

@@ -110,6 +110,8 @@ pub enum Status {
     Refunded,
     /// Oracle verification passed, awaiting buyer approval.
     PendingApproval,
+    /// Ended with the payment divided between the sides: a settlement both accepted, or a ruling.
+    Split,
 }
 
 /// Which side created a pact.

@@ -8,6 +8,7 @@ use super::{
     errors::to_graphql,
     market::{Feedback, FeedbackSummary},
     scalars::{Address, BigInt, Bytes32, Initiator, Status},
+    settlement::{Division, SettlementOffer},
 };
 use crate::read::{self, Reader};
 
@@ -154,14 +155,24 @@ impl Pact {
     async fn disputed_at(&self) -> Option<DateTime<Utc>> {
         self.0.disputed_at
     }
-    /// When it reached COMPLETED or REFUNDED.
+    /// When it reached COMPLETED, REFUNDED or SPLIT.
     async fn closed_at(&self) -> Option<DateTime<Utc>> {
         self.0.closed_at
     }
-    /// How a finished pact ended: approved, auto_approved, seller_won, buyer_won, timeout,
-    /// dispute_timeout, cancelled or expired.
+    /// How a finished pact ended: approved, auto_approved, seller_won, buyer_won, split (a
+    /// ruling between the two), settled, timeout, dispute_timeout, cancelled or expired.
     async fn outcome(&self) -> Option<&str> {
         self.0.outcome.as_deref()
+    }
+    /// How a ruling or an accepted settlement divided the money, when one ended the pact.
+    async fn division(&self) -> Option<Division> {
+        Division::of(&self.0)
+    }
+    /// Every offer to settle it, in the order they were made, with where each stands.
+    async fn settlements(&self, ctx: &Context<'_>) -> Result<Vec<SettlementOffer>> {
+        let reader = ctx.data::<Reader>()?;
+        let offers = reader.settlements(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
+        Ok(SettlementOffer::all(offers, self.0.status, Utc::now()))
     }
     /// The block that created it.
     async fn created_block(&self) -> u64 {

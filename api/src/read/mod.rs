@@ -10,6 +10,7 @@ pub mod history;
 pub mod oracles;
 pub mod pacts;
 pub mod reputation;
+pub mod settlements;
 pub mod status;
 pub mod timeline;
 
@@ -24,6 +25,7 @@ pub use history::{Interval, MAX_BUCKETS, ScoreBand, VolumeBucket};
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
 pub use reputation::{Reputation, RoleReputation, Score};
+pub use settlements::{Settlement, SettlementState};
 pub use status::{CurrencyVolume, IndexerStatus, Stats, StatusCount};
 pub use timeline::TimelineEvent;
 

@@ -71,6 +71,8 @@ pub struct Pact {
     pub closed_at: Option<DateTime<Utc>>,
     /// How a finished pact ended (docs/api.md §Outcomes).
     pub outcome: Option<String>,
+    /// Basis points to the seller when a ruling or a settlement ended it.
+    pub seller_share: Option<u16>,
     /// The block that created it.
     pub created_block: u64,
     /// The block of its last change.
@@ -224,7 +226,7 @@ const COLUMNS: &str = "chain_id, pact_id::text AS pact_id, initiator, status, cr
     AS currency_symbol, (SELECT c.decimals FROM currencies c WHERE c.chain_id = pacts.chain_id \
     AND c.address = pacts.currency) AS currency_decimals, \
     buyer_stake::text AS buyer_stake, seller_stake::text AS seller_stake, proof_hash, score_count, final_score, \
-    created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, created_block, updated_block, \
+    created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, seller_share, created_block, updated_block, \
     ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
           ORDER BY o.position) AS oracle_addresses, \
     ARRAY(SELECT o.weight FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
@@ -264,6 +266,7 @@ struct PactRow {
     disputed_at: Option<DateTime<Utc>>,
     closed_at: Option<DateTime<Utc>>,
     outcome: Option<String>,
+    seller_share: Option<i32>,
     created_block: i64,
     updated_block: i64,
     oracle_addresses: Vec<Vec<u8>>,
@@ -309,6 +312,7 @@ impl TryFrom<PactRow> for Pact {
             disputed_at: r.disputed_at,
             closed_at: r.closed_at,
             outcome: r.outcome,
+            seller_share: r.seller_share.map(|n| row.int("seller_share", n)).transpose()?,
             created_block: row.int("created_block", r.created_block)?,
             updated_block: row.int("updated_block", r.updated_block)?,
             oracles: r

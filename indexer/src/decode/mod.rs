@@ -125,11 +125,28 @@ fn from_pact(event: AgentPactEvents) -> EventBody {
         E::DisputeResolved(e) => EventBody::DisputeResolved {
             pact_id: e.pactId,
             arbitrator: e.arbitrator,
-            seller_wins: e.sellerWins,
+            seller_share: e.sellerShare,
         },
         E::TimeoutClaimed(e) => {
             EventBody::TimeoutClaimed { pact_id: e.pactId, caller: e.caller, from: e.from }
         }
+        E::SettlementProposed(e) => EventBody::SettlementProposed {
+            pact_id: e.pactId,
+            by: e.by,
+            status: e.status,
+            round: e.round,
+            seller_share: e.sellerShare,
+            expires_at: e.expiresAt,
+        },
+        E::SettlementWithdrawn(e) => {
+            EventBody::SettlementWithdrawn { pact_id: e.pactId, by: e.by, round: e.round }
+        }
+        E::SettlementAccepted(e) => EventBody::SettlementAccepted {
+            pact_id: e.pactId,
+            by: e.by,
+            round: e.round,
+            seller_share: e.sellerShare,
+        },
         E::Payout(e) => {
             EventBody::Payout { pact_id: e.pactId, to: e.to, currency: e.currency, amount: e.amount }
         }

@@ -1,5 +1,5 @@
 //! The status events of a batch (accepted, started, submitted, finalized, approved, rejected,
-//! disputed, resolved, cancelled, timed out) and its oracles' scores folded into one change per
+//! disputed, resolved, settled, cancelled, timed out) and its oracles' scores folded into one change per
 //! pact, written in one statement, plus the disputes they open and close in two more. Folding is
 //! exact because every such event sets columns to values (the last event's value of a column is
 //! the one that stays), except acceptance's stake equalisation, which the statement applies to the
@@ -8,7 +8,7 @@
 use agentpact_schema::i64_of;
 use std::collections::BTreeMap;
 
-use agentpact_contracts::PactStatus;
+use agentpact_contracts::{PactStatus, rules::status_at_share};
 use alloy::primitives::{Address, U256};
 use sqlx::PgConnection;
 
@@ -31,6 +31,8 @@ struct Change {
     disputed_at: Option<Option<i64>>,
     closed_at: Option<i64>,
     outcome: Option<String>,
+    /// Basis points to the seller, when a ruling or a settlement divided the money.
+    seller_share: Option<i32>,
     /// Oracle scores submitted in the batch, added to the stored count.
     scores: i16,
     updated_block: i64,
@@ -109,14 +111,21 @@ impl PactChanges {
             }
             EventBody::WorkRejected { buyer, .. } => opened = Some(("rejected", Some(*buyer))),
             EventBody::DisputeRaised { by, .. } => opened = Some(("raised", Some(*by))),
-            EventBody::DisputeResolved { seller_wins, .. } => {
-                let (status, winner) = if *seller_wins {
-                    (PactStatus::Completed, "seller")
-                } else {
-                    (PactStatus::Refunded, "buyer")
+            EventBody::DisputeResolved { seller_share, .. } => {
+                let status = status_at_share(*seller_share);
+                let (outcome, winner) = match status {
+                    PactStatus::Completed => ("seller_won", "seller"),
+                    PactStatus::Refunded => ("buyer_won", "buyer"),
+                    _ => ("split", "split"),
                 };
-                close(change, status, &format!("{winner}_won"));
+                close(change, status, outcome);
+                change.seller_share = Some(i32::from(*seller_share));
                 closed = Some(winner);
+            }
+            EventBody::SettlementAccepted { seller_share, .. } => {
+                close(change, status_at_share(*seller_share), "settled");
+                change.seller_share = Some(i32::from(*seller_share));
+                closed = Some("settled");
             }
             EventBody::PactCancelled { .. } => close(change, PactStatus::Refunded, "cancelled"),
             EventBody::TimeoutClaimed { from, .. } => {
@@ -170,12 +179,13 @@ impl PactChanges {
                  disputed_at = CASE WHEN u.set_d THEN to_timestamp(u.d) ELSE p.disputed_at END,
                  closed_at = coalesce(to_timestamp(u.cl), p.closed_at),
                  outcome = coalesce(u.oc, p.outcome),
+                 seller_share = coalesce(u.ss, p.seller_share),
                  score_count = p.score_count + u.sc,
                  updated_block = u.blk
              FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[],
                          $8::bigint[], $9::smallint[], $10::bool[], $11::bigint[], $12::bool[], $13::bigint[],
-                         $14::bigint[], $15::text[], $16::smallint[], $17::bigint[])
-                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, sc, blk)
+                         $14::bigint[], $15::text[], $16::int[], $17::smallint[], $18::bigint[])
+                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, ss, sc, blk)
              WHERE p.chain_id = $1 AND p.pact_id = u.id::numeric",
             self.chain_id,
             &c.pact_id,
@@ -192,6 +202,7 @@ impl PactChanges {
             &c.disputed_at as &[Option<i64>],
             &c.closed_at as &[Option<i64>],
             &c.outcome as &[Option<String>],
+            &c.seller_share as &[Option<i32>],
             &c.scores,
             &c.updated_block,
         )
@@ -253,6 +264,7 @@ struct Columns {
     disputed_at: Vec<Option<i64>>,
     closed_at: Vec<Option<i64>>,
     outcome: Vec<Option<String>>,
+    seller_share: Vec<Option<i32>>,
     scores: Vec<i16>,
     updated_block: Vec<i64>,
 }
@@ -275,6 +287,7 @@ impl Columns {
             c.disputed_at.push(change.disputed_at.flatten());
             c.closed_at.push(change.closed_at);
             c.outcome.push(change.outcome.clone());
+            c.seller_share.push(change.seller_share);
             c.scores.push(change.scores);
             c.updated_block.push(change.updated_block);
         }

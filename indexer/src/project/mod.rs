@@ -1,5 +1,5 @@
 //! Applies journal events to the projections (currencies, pacts, pact_oracles, verifications,
-//! disputes, oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
+//! disputes, settlements, oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::PactStatus;
@@ -9,6 +9,7 @@ use sqlx::PgConnection;
 
 mod agents;
 mod changes;
+mod settlements;
 
 use changes::PactChanges;
 
@@ -48,6 +49,7 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     for &e in events {
         apply_oracle_event(conn, e).await?;
         agents::apply(conn, e).await?;
+        settlements::apply(conn, e).await?;
         apply_currency(conn, e).await?;
     }
     later.write(conn).await

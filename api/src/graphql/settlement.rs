@@ -1,0 +1,152 @@
+//! How a ruling or a settlement divided a pact's money, and the offers to settle it.
+
+use agentpact_contracts::rules;
+use alloy::primitives::U256;
+use async_graphql::{Enum, Object};
+use chrono::{DateTime, Utc};
+
+use super::scalars::{Address, BigInt, Status};
+use crate::read;
+
+/// Who divided a pact's money.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_contracts::rules::Division")]
+pub enum DivisionKind {
+    /// The arbitrator's ruling: the share divides the pot (payment and both stakes).
+    Ruling,
+    /// A settlement both parties accepted: the share divides the payment, each stake goes back.
+    Settlement,
+}
+
+/// How a ruling or a settlement divided a pact's money, and what each side was credited.
+pub struct Division {
+    by: rules::Division,
+    seller_share: u16,
+    seller: U256,
+    buyer: U256,
+    currency: read::Currency,
+}
+
+impl Division {
+    /// The division that ended `pact`, if a ruling or a settlement ended it.
+    pub fn of(pact: &read::Pact) -> Option<Self> {
+        let share = pact.seller_share?;
+        let by = match pact.outcome.as_deref() {
+            Some("settled") => rules::Division::Settlement,
+            _ => rules::Division::Ruling,
+        };
+        let (seller, buyer) = rules::division(pact.payment, share, by);
+        Some(Self { by, seller_share: share, seller, buyer, currency: pact.currency.clone() })
+    }
+}
+
+/// How a ruling or a settlement divided a pact's money, and what each side was credited.
+#[Object]
+impl Division {
+    /// A ruling or a settlement.
+    async fn by(&self) -> DivisionKind {
+        self.by.into()
+    }
+    /// Basis points to the seller (10000 = all of it): of the pot for a ruling, of the payment
+    /// for a settlement.
+    async fn seller_share(&self) -> u16 {
+        self.seller_share
+    }
+    /// What the seller was credited, in base units of the pact's currency.
+    async fn seller_credit(&self) -> BigInt {
+        BigInt(self.seller)
+    }
+    /// The same as an exact decimal.
+    async fn seller_credit_formatted(&self) -> String {
+        self.currency.format(self.seller)
+    }
+    /// What the buyer was credited, in base units of the pact's currency.
+    async fn buyer_credit(&self) -> BigInt {
+        BigInt(self.buyer)
+    }
+    /// The same as an exact decimal.
+    async fn buyer_credit_formatted(&self) -> String {
+        self.currency.format(self.buyer)
+    }
+}
+
+/// Where an offer to settle stands.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "crate::read::SettlementState")]
+pub enum SettlementState {
+    /// The other party can accept it now.
+    Open,
+    /// The other party accepted it: the pact ended by it.
+    Accepted,
+    /// Its maker took it back.
+    Withdrawn,
+    /// A later offer took its place.
+    Replaced,
+    /// It expired, or the pact moved on from the status it was made in.
+    Lapsed,
+}
+
+/// An offer to end a pact with the payment divided.
+pub struct SettlementOffer {
+    offer: read::Settlement,
+    state: read::SettlementState,
+}
+
+impl SettlementOffer {
+    /// Every offer on a pact now in `status`, with where each stands at `now`.
+    pub fn all(offers: Vec<read::Settlement>, status: agentpact_contracts::PactStatus, now: DateTime<Utc>) -> Vec<Self> {
+        let latest = offers.last().map_or(0, |o| o.round);
+        offers
+            .into_iter()
+            .map(|offer| {
+                let state = offer.state(status, latest, now);
+                Self { offer, state }
+            })
+            .collect()
+    }
+}
+
+/// An offer to end a pact with the payment divided.
+#[Object]
+impl SettlementOffer {
+    /// Its number among the pact's offers (from 1): `acceptSettlement` names it.
+    async fn round(&self) -> u32 {
+        self.offer.round
+    }
+    /// The party that made it.
+    async fn proposed_by(&self) -> Address {
+        Address(self.offer.proposed_by)
+    }
+    /// The pact's status when it was made; it lapses when the pact leaves it.
+    async fn offered_in(&self) -> Status {
+        self.offer.offered_in.into()
+    }
+    /// Basis points of the payment to the seller; each stake goes back to its owner.
+    async fn seller_share(&self) -> u16 {
+        self.offer.seller_share
+    }
+    /// The last moment it may be accepted.
+    async fn expires_at(&self) -> DateTime<Utc> {
+        self.offer.expires_at
+    }
+    /// When it was made.
+    async fn proposed_at(&self) -> DateTime<Utc> {
+        self.offer.proposed_at
+    }
+    /// When its maker took it back.
+    async fn withdrawn_at(&self) -> Option<DateTime<Utc>> {
+        self.offer.withdrawn_at
+    }
+    /// Who accepted it.
+    async fn accepted_by(&self) -> Option<Address> {
+        self.offer.accepted_by.map(Address)
+    }
+    /// When it was accepted.
+    async fn accepted_at(&self) -> Option<DateTime<Utc>> {
+        self.offer.accepted_at
+    }
+    /// Where it stands now.
+    async fn state(&self) -> SettlementState {
+        self.state.into()
+    }
+}
