@@ -153,6 +153,65 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             "ReviewPeriodTooLong",
             format!("A review period of {} s is above the most, {} s (30 days).", x.reviewPeriod, x.maximum),
         ),
+        E::ReviewPeriodTooShort(x) => revert(
+            "ReviewPeriodTooShort",
+            format!(
+                "A review period of {} s is below the least, {} s (an hour, so the buyer has time to look at verified work); give at least that, or 0 for 3 days.",
+                x.reviewPeriod, x.minimum
+            ),
+        ),
+        E::ThresholdTooLow(x) => revert(
+            "ThresholdTooLow",
+            format!(
+                "A threshold of {} would pass work every oracle scored 0; give at least {}.",
+                x.threshold, x.minimum
+            ),
+        ),
+        E::ShareTooLarge(x) => revert(
+            "ShareTooLarge",
+            format!("A share is in basis points, at most {} (all of it), not {}.", x.maximum, x.share),
+        ),
+        E::NotSettleable(x) => revert(
+            "NotSettleable",
+            format!(
+                "A pact in {} has no window to settle or dispute in (only FUNDED, IN_PROGRESS, PENDING_VERIFY and DISPUTED do).",
+                status(x.have)
+            ),
+        ),
+        E::SettlementExpiryOutOfRange(x) => revert(
+            "SettlementExpiryOutOfRange",
+            format!(
+                "An offer's expiry must be between {} and {} (Unix), when the pact's current window closes; {} is not (0 means the latest).",
+                x.earliest, x.latest, x.expiresAt
+            ),
+        ),
+        E::NoSettlement(x) => revert(
+            "NoSettlement",
+            format!("No offer to settle pact #{} stands; propose-settlement makes one.", x.pactId),
+        ),
+        E::NotProposer(_) => revert("NotProposer", "Only the party that made the offer may withdraw it."),
+        E::OwnSettlement(_) => revert(
+            "OwnSettlement",
+            "This wallet made the offer: the other party accepts it (withdraw-settlement takes it back).",
+        ),
+        E::SettlementReplaced(x) => revert(
+            "SettlementReplaced",
+            format!(
+                "The offer standing is round {} with {} basis points to the seller, not the one named; read it with get-pact and accept what it says.",
+                x.round, x.sellerShare
+            ),
+        ),
+        E::SettlementStale(x) => revert(
+            "SettlementStale",
+            format!(
+                "The offer was made while the pact was {} and it is {} now: it lapsed. Propose a new one.",
+                status(x.offeredIn),
+                status(x.have)
+            ),
+        ),
+        E::SettlementExpired(x) => {
+            revert("SettlementExpired", format!("The offer expired at {} (Unix); propose a new one.", x.expiresAt))
+        }
         E::SpecUriTooLong(x) => revert(
             "SpecUriTooLong",
             format!("The spec URI is {} bytes; shorten it to at most {}.", x.length, x.maximum),

@@ -106,6 +106,9 @@ pub struct PactDetails {
     pub verified_at: Option<i64>,
     /// How it ended, once it has.
     pub outcome: Option<String>,
+    /// Basis points to the seller when a ruling (of the pot) or a settlement (of the payment)
+    /// ended it.
+    pub seller_share: Option<u16>,
     /// The currency of the amounts.
     #[serde(flatten)]
     pub money: InCurrency,
@@ -141,6 +144,7 @@ impl PactDetails {
             final_score: p.final_score,
             verified_at: p.verified_at.map(|t| t.timestamp()),
             outcome: p.outcome.clone(),
+            seller_share: p.seller_share,
             money: InCurrency::of(&p.currency),
             payment: decimal(p.payment, &p.currency),
             buyer_stake: decimal(p.buyer_stake, &p.currency),

@@ -228,6 +228,30 @@ pub async fn assert_index_matches_chain(
             .await?;
             assert_eq!(score, v.submitted.then_some(i16::from(v.score)), "{context} score of {oracle}");
         }
+        // The last offer to settle: its round, maker, share and expiry; standing on chain exactly
+        // when the index has it neither withdrawn nor accepted.
+        let offer = chain.pact.getSettlement(id).call().await?;
+        let last: Option<(i64, Vec<u8>, i32, i64, bool)> = sqlx::query_as(
+            "SELECT round, proposed_by, seller_share, extract(epoch FROM expires_at)::bigint,
+                    withdrawn_at IS NULL AND accepted_at IS NULL
+             FROM settlements WHERE pact_id = $1::text::numeric ORDER BY round DESC LIMIT 1",
+        )
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await?;
+        let (round, by, share, expires, standing) = last.unwrap_or((0, Vec::new(), 0, 0, false));
+        assert_eq!(round, i64::from(offer.round), "{context} settlement round");
+        if offer.round > 0 {
+            assert_eq!(
+                (share, expires as u64),
+                (i32::from(offer.sellerShare), offer.expiresAt),
+                "{context} settlement"
+            );
+            assert_eq!(standing, !offer.by.is_zero(), "{context} settlement standing");
+            if standing {
+                assert_eq!(by, offer.by.to_vec(), "{context} settlement maker");
+            }
+        }
         for party in [p.buyer, p.seller] {
             let rated: bool = sqlx::query_scalar(
                 "SELECT EXISTS (SELECT 1 FROM feedback WHERE pact_id = $1::text::numeric AND rater = $2)",

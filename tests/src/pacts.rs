@@ -244,7 +244,8 @@ impl Market {
 
     /// Pacts in every status, reached through every kind of event: NEGOTIATING, FUNDED,
     /// IN_PROGRESS, PENDING_VERIFY (one score in), PENDING_APPROVAL, COMPLETED, DISPUTED (failed
-    /// verification; and raised), REFUNDED (by ruling, cancel and timeout); a withdrawal; oracles
+    /// verification; and raised), REFUNDED (by ruling, cancel and timeout), SPLIT (by a 70%
+    /// ruling; by a settlement accepted after offers replaced and withdrawn); a withdrawal; oracles
     /// registering, staking more, changing capabilities, deregistering and withdrawing; agents
     /// registering, updating, stepping out and back; both parties rating a completed pact.
     pub async fn every_status(&self) -> Result<(), HarnessError> {
@@ -267,6 +268,15 @@ impl Market {
         let rejected = m.pending_approval(Initiator::Buyer, pay).await?;
         send(pact.rejectWork(rejected).from(m.cast.buyer)).await?;
         send(pact.resolveDispute(rejected, false).from(m.cast.arbitrator)).await?; // REFUNDED by ruling
+        let ruled = m.funded(Initiator::Buyer, pay).await?;
+        send(pact.raiseDispute(ruled, m.cast.arbitrator).from(m.cast.buyer)).await?;
+        send(pact.resolveDisputeShare(ruled, 7_000).from(m.cast.arbitrator)).await?; // SPLIT by ruling
+        let settled = m.funded(Initiator::Seller, pay).await?;
+        send(pact.proposeSettlement(settled, 6_000, 0).from(m.cast.buyer)).await?;
+        send(pact.proposeSettlement(settled, 8_000, 0).from(m.cast.seller)).await?; // replaces round 1
+        send(pact.withdrawSettlement(settled).from(m.cast.seller)).await?;
+        send(pact.proposeSettlement(settled, 7_500, 0).from(m.cast.seller)).await?;
+        send(pact.acceptSettlement(settled, 3, 7_500).from(m.cast.buyer)).await?; // SPLIT by settlement
         let (cancelled, _) = m.create(m.terms(Initiator::Buyer, pay).await?).await?;
         send(pact.cancelPact(cancelled).from(m.cast.buyer)).await?;
         let raised = m.funded(Initiator::Buyer, pay).await?;

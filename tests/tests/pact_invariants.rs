@@ -13,8 +13,13 @@
 //!   every credit matches the payout table in its pact's currency, and for each currency the
 //!   escrow's holding (and its own `owed` book) equals the sum of every locked amount plus every
 //!   unwithdrawn credit in it: no currency ever pays for another;
+//! - disputes end in rulings of any share of the pot (the seed's `resolveDispute(sellerWins)` and
+//!   `resolveDisputeShare` side by side), and parties offer, replace, withdraw and accept
+//!   settlements: strangers accept, parties accept their own offers, offers are accepted after
+//!   they were replaced, after they expired, after the pact moved on and at the last second of
+//!   their window (and the exit is then claimed at the next);
 //! - every ended pact left each party that did its part on time at least what it put in, unless
-//!   the arbitrator named in its terms ruled against it;
+//!   the arbitrator named in its terms ruled against it or it agreed to a settlement;
 //! - every live pact has an exit a bystander can take alone, opening within a bounded time; the
 //!   contract is asked (on a snapshot moved to that second) whether it takes it;
 //! - once every clock has run out, a bystander can end every pact, and after everyone withdraws
@@ -236,13 +241,14 @@ impl Run {
             arbitrator,
             counterparty: rng.random_bool(0.3).then(|| *self.actors.parties.choose(rng).unwrap_or(&creator)),
             weights: random_weights(rng, count),
-            threshold: rng.random_range(0..=100),
+            // Low marks half the time, so that verification passes often enough.
+            threshold: rng.random_range(model::MIN_THRESHOLD..=if rng.random_bool(0.5) { 30 } else { 100 }),
             oracles,
             currency,
             payment: U256::from(rng.random_range(10u64..=most)),
             deadline: now + rng.random_range(model::MIN_WORK_WINDOW + 2 * CLOCK_SLACK..5 * DAY),
             accept_by: 0,
-            review_period: rng.random_range(0..2 * DAY),
+            review_period: if rng.random_bool(0.3) { 0 } else { rng.random_range(model::MIN_REVIEW_PERIOD..2 * DAY) },
             spec_uri_len: rng.random_range(10..=40),
         };
         if rng.random_bool(0.4) {
@@ -250,13 +256,15 @@ impl Run {
         }
         // One in five proposals breaks or meets a bound exactly.
         if rng.random_bool(0.2) {
-            match rng.random_range(0..7) {
+            match rng.random_range(0..9) {
                 0 => p.deadline = now + model::MIN_WORK_WINDOW + rng.random_range(0..=1),
                 1 => p.deadline = now + model::MAX_DURATION + rng.random_range(0..=CLOCK_SLACK),
                 2 => p.accept_by = p.deadline - model::MIN_WORK_WINDOW + rng.random_range(0..=1),
                 3 => p.review_period = model::MAX_REVIEW_PERIOD + rng.random_range(0..=1),
                 4 => p.spec_uri_len = model::MAX_SPEC_URI + rng.random_range(0..=1),
                 5 => p.counterparty = Some(p.arbitrator),
+                6 => p.review_period = model::MIN_REVIEW_PERIOD - rng.random_range(0..=1),
+                7 => p.threshold = model::MIN_THRESHOLD - rng.random_range(0..=1),
                 _ => p.payment = U256::from(rng.random_range(9u64..=11)),
             }
         }
@@ -394,9 +402,16 @@ impl Run {
     /// Mostly the action that fits the pact's status, sometimes any action at all.
     fn random_action(&mut self, id: usize) -> Action {
         let rng = &mut self.rng;
+        let (propose, accept) = (Action::Propose { share: 0, expires_at: 0 }, Action::AcceptOffer { round: 0, share: 0 });
+        let resolve = Action::Resolve { share: 0, legacy: false };
         let fitting: &[Action] = match self.model.pacts[id].status {
             PactStatus::Negotiating => {
                 &[Action::Accept, Action::Accept, Action::Cancel, Action::ClaimTimeout]
+            }
+            // One settlement step in eight while the status has a window for it (an accept when an
+            // offer stands), so that the lifecycle still reaches every status.
+            PactStatus::Funded | PactStatus::InProgress | PactStatus::PendingVerify if rng.random_bool(0.125) => {
+                if self.model.pacts[id].offer.is_some() && rng.random_bool(0.6) { &[accept] } else { &[propose] }
             }
             PactStatus::Funded => &[Action::Start, Action::Start, Action::RaiseDispute, Action::ClaimTimeout],
             PactStatus::InProgress => {
@@ -406,8 +421,8 @@ impl Run {
                 &[Action::Score(0), Action::Score(0), Action::Finalize, Action::RaiseDispute]
             }
             PactStatus::PendingApproval => &[Action::Approve, Action::Reject, Action::AutoApprove],
-            PactStatus::Disputed => &[Action::Resolve { seller_wins: true }, Action::ClaimTimeout],
-            PactStatus::Completed | PactStatus::Refunded => &[],
+            PactStatus::Disputed => &[resolve, resolve, Action::ClaimTimeout, propose, accept, Action::WithdrawOffer],
+            PactStatus::Completed | PactStatus::Refunded | PactStatus::Split => &[],
         };
         let any = [
             Action::Accept,
@@ -420,13 +435,38 @@ impl Run {
             Action::Reject,
             Action::AutoApprove,
             Action::RaiseDispute,
-            Action::Resolve { seller_wins: true },
+            resolve,
             Action::ClaimTimeout,
+            propose,
+            accept,
+            Action::WithdrawOffer,
         ];
         let pick = if fitting.is_empty() || rng.random_bool(0.15) { &any[..] } else { fitting };
+        let p = &self.model.pacts[id];
         match pick.choose(rng).copied().unwrap_or(Action::ClaimTimeout) {
             Action::Score(_) => Action::Score(rng.random_range(0..=100)),
-            Action::Resolve { .. } => Action::Resolve { seller_wins: rng.random_bool(0.5) },
+            Action::Resolve { .. } => Action::Resolve { share: random_share(rng), legacy: rng.random_bool(0.5) },
+            Action::Propose { .. } => {
+                // 0 (the window's end), the window's last second, a second past it, or earlier
+                // (sometimes already past).
+                let end = p.window_end().unwrap_or(p.deadline);
+                let expires_at = match rng.random_range(0..4) {
+                    0 => 0,
+                    1 => end,
+                    2 => end + 1,
+                    _ => end.saturating_sub(rng.random_range(0..2 * DAY)),
+                };
+                Action::Propose { share: random_share(rng), expires_at }
+            }
+            Action::AcceptOffer { .. } => match p.offer {
+                // Mostly the standing offer; sometimes the one it replaced, or another share.
+                Some(o) => match rng.random_range(0..10) {
+                    0 => Action::AcceptOffer { round: o.round.saturating_sub(1), share: o.share },
+                    1 => Action::AcceptOffer { round: o.round, share: o.share ^ 1 },
+                    _ => Action::AcceptOffer { round: o.round, share: o.share },
+                },
+                None => Action::AcceptOffer { round: p.rounds, share: random_share(rng) },
+            },
             other => other,
         }
     }
@@ -458,7 +498,16 @@ impl Run {
             Action::Start | Action::Submit => p.seller,
             Action::Score(_) => *p.oracles.choose(rng).unwrap_or(&anyone),
             Action::Approve | Action::Reject => p.buyer,
-            Action::RaiseDispute => party,
+            Action::RaiseDispute | Action::Propose { .. } => party,
+            // The other party mostly; sometimes the offer's own maker.
+            Action::AcceptOffer { .. } => match p.offer {
+                Some(o) if rng.random_bool(0.8) => {
+                    if o.by == p.buyer { p.seller } else { p.buyer }
+                }
+                Some(o) => o.by,
+                None => party,
+            },
+            Action::WithdrawOffer => p.offer.map_or(party, |o| o.by),
             Action::Resolve { .. } => p.arbitrator,
             Action::Finalize | Action::AutoApprove | Action::ClaimTimeout => anyone,
         }
@@ -568,8 +617,16 @@ impl Run {
             Action::Reject => send(pact.rejectWork(pid).from(caller)).await,
             Action::AutoApprove => send(pact.autoApprove(pid).from(caller)).await,
             Action::RaiseDispute => send(pact.raiseDispute(pid, p.arbitrator).from(caller)).await,
-            Action::Resolve { seller_wins } => send(pact.resolveDispute(pid, seller_wins).from(caller)).await,
+            Action::Resolve { share, legacy: true } if share == 0 || share == model::FULL_SHARE => {
+                send(pact.resolveDispute(pid, share == model::FULL_SHARE).from(caller)).await
+            }
+            Action::Resolve { share, .. } => send(pact.resolveDisputeShare(pid, share).from(caller)).await,
             Action::ClaimTimeout => send(pact.claimTimeout(pid).from(caller)).await,
+            Action::Propose { share, expires_at } => {
+                send(pact.proposeSettlement(pid, share, expires_at).from(caller)).await
+            }
+            Action::AcceptOffer { round, share } => send(pact.acceptSettlement(pid, round, share).from(caller)).await,
+            Action::WithdrawOffer => send(pact.withdrawSettlement(pid).from(caller)).await,
         }
     }
 
@@ -668,6 +725,16 @@ impl Run {
             );
         }
         Ok(())
+    }
+}
+
+/// A share in basis points: all to one side, a random split, or one past the most.
+fn random_share(rng: &mut StdRng) -> u16 {
+    match rng.random_range(0..8) {
+        0 => 0,
+        1 => model::FULL_SHARE,
+        2 => model::FULL_SHARE + 1,
+        _ => rng.random_range(1..model::FULL_SHARE),
     }
 }
 

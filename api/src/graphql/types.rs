@@ -168,11 +168,15 @@ impl Pact {
     async fn division(&self) -> Option<Division> {
         Division::of(&self.0)
     }
-    /// Every offer to settle it, in the order they were made, with where each stands.
+    /// Every offer to settle it, in the order they were made, with where each stands at the
+    /// chain's latest time the indexer saw.
     async fn settlements(&self, ctx: &Context<'_>) -> Result<Vec<SettlementOffer>> {
         let reader = ctx.data::<Reader>()?;
         let offers = reader.settlements(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
-        Ok(SettlementOffer::all(offers, self.0.status, Utc::now()))
+        // Expiry is a chain clock: the head's time as the indexer last saw it.
+        let status = reader.indexer_status(self.0.chain_id).await.map_err(to_graphql)?;
+        let now = status.and_then(|s| s.head_block_time.or(s.indexed_block_time)).unwrap_or_else(Utc::now);
+        Ok(SettlementOffer::all(offers, self.0.status, now))
     }
     /// The block that created it.
     async fn created_block(&self) -> u64 {

@@ -45,6 +45,19 @@ pub enum SettlementState {
     Lapsed,
 }
 
+impl SettlementState {
+    /// Its name in every output: OPEN, ACCEPTED, WITHDRAWN, REPLACED or LAPSED.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Open => "OPEN",
+            Self::Accepted => "ACCEPTED",
+            Self::Withdrawn => "WITHDRAWN",
+            Self::Replaced => "REPLACED",
+            Self::Lapsed => "LAPSED",
+        }
+    }
+}
+
 impl Settlement {
     /// Where the offer stands, on a pact now in `status`, when `latest` is the pact's last round.
     pub fn state(&self, status: PactStatus, latest: u32, now: DateTime<Utc>) -> SettlementState {

@@ -1,18 +1,21 @@
 //! Disputes: raised by a party, resolved by the pact's arbitrator.
 
-use agentpact_contracts::{AgentPact, PactStatus};
+use agentpact_contracts::{PactStatus, rules::FULL_SHARE};
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{index_note, receipt};
+use super::{
+    index_note,
+    settlement::{Divided, percent},
+};
 use crate::{
     bounds::ADDRESS_CHARS,
     chain::Chain,
     input,
     money::show,
     outcome::{Answer, ToolError},
-    views::{InCurrency, PactStep, decimal},
+    views::{PactStep, decimal},
 };
 
 /// Input of `raise-dispute`.
@@ -26,14 +29,18 @@ pub struct RaiseDispute {
     arbitrator: String,
 }
 
-/// Input of `resolve-dispute`.
+/// Input of `resolve-dispute`: `sellerWins` (seed 002) or `sellerShare`, not both.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResolveDispute {
     /// The pact ID.
     pact_id: u64,
     /// true = seller wins (COMPLETED, seller gets payment and both stakes), false = buyer wins (REFUNDED).
-    seller_wins: bool,
+    seller_wins: Option<bool>,
+    /// Instead of a winner, the seller's share of the pot (payment and both stakes) in basis
+    /// points, 0-10000 (7000 = 70%, the buyer gets the rest): SPLIT between 0 and 10000.
+    #[schemars(range(max = FULL_SHARE))]
+    seller_share: Option<u16>,
 }
 
 /// What `raise-dispute` answers.
@@ -52,14 +59,12 @@ pub struct Raised {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Resolved {
-    /// The pact (COMPLETED when the seller won, REFUNDED when the buyer did).
+    /// The pact (COMPLETED when the seller won, REFUNDED when the buyer did, SPLIT between) and
+    /// what each side was credited.
     #[serde(flatten)]
-    step: PactStep,
-    /// seller or buyer.
+    divided: Divided,
+    /// seller, buyer, or neither (a split).
     winner: &'static str,
-    /// The currency of the credit.
-    #[serde(flatten)]
-    money: InCurrency,
     /// What the resolution credited, to both sides together.
     credited: String,
 }
@@ -79,24 +84,39 @@ pub async fn raise(chain: &Chain, i: RaiseDispute) -> Result<Answer<Raised>, Too
 
 pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved>, ToolError> {
     let id = U256::from(i.pact_id);
-    let mined = chain.write(chain.pact.resolveDispute(id, i.seller_wins), U256::ZERO).await?;
-    let credited: U256 = receipt::events::<AgentPact::Payout>(&mined.receipt).iter().map(|p| p.amount).sum();
-    let currency = chain.currency_at(receipt::currency(&mined.receipt)).await?;
-    let (winner, status) =
-        if i.seller_wins { ("seller", PactStatus::Completed) } else { ("buyer", PactStatus::Refunded) };
-    let data = Resolved {
-        step: PactStep::new(id, status, mined.receipt.transaction_hash),
-        winner,
-        money: InCurrency::of(&currency),
-        credited: decimal(credited, &currency),
+    let share = match (i.seller_wins, i.seller_share) {
+        (Some(true), None) => FULL_SHARE,
+        (Some(false), None) => 0,
+        (None, Some(share)) => share,
+        (Some(_), Some(_)) => {
+            return Err(ToolError::Invalid("give sellerWins or sellerShare, not both".into()));
+        }
+        (None, None) => {
+            return Err(ToolError::Invalid(
+                "give sellerWins (true or false) or sellerShare (basis points of the pot to the seller, 0-10000)"
+                    .into(),
+            ));
+        }
     };
-    Answer::new(
-        format!(
-            "Dispute on pact #{id} resolved for the {winner}: the pact is {} and {} was credited.{}",
-            status.name(),
-            show(credited, &currency),
-            index_note(mined.indexed)
-        ),
-        data,
-    )
+    // `resolveDispute(sellerWins)` is `resolveDisputeShare` at 10000 or 0: one call for both.
+    let mined = chain.write(chain.pact.resolveDisputeShare(id, share), U256::ZERO).await?;
+    let (divided, to_seller, to_buyer, currency) = Divided::read(chain, id, share, &mined).await?;
+    let winner = match share {
+        FULL_SHARE => "seller",
+        0 => "buyer",
+        _ => "neither",
+    };
+    let ruling = match winner {
+        "neither" => format!("split at {} of the pot to the seller", percent(share)),
+        side => format!("resolved for the {side}"),
+    };
+    let text = format!(
+        "Dispute on pact #{id} {ruling}: the pact is {}. Credited: {} to the seller, {} to the buyer.{}",
+        divided.step.status,
+        show(to_seller, &currency),
+        show(to_buyer, &currency),
+        index_note(mined.indexed)
+    );
+    let credited = decimal(to_seller + to_buyer, &currency);
+    Answer::new(text, Resolved { divided, winner, credited })
 }

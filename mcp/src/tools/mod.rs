@@ -13,6 +13,7 @@ mod pact;
 pub(crate) mod query;
 mod registration;
 mod schema_check;
+mod settlement;
 mod text_check;
 mod work;
 
@@ -304,7 +305,31 @@ fn build_catalog() -> Vec<Tool> {
             Effect::MovesMoney,
             &[Role::Arbitrator],
             dispute::resolve,
-            "Resolve a dispute (the pact's arbitrator only)."
+            "Resolve a dispute (the pact's arbitrator only): sellerWins for one side, or sellerShare to divide the pot."
+        ),
+        tool!(
+            "propose-settlement",
+            settlement::ProposeSettlement => settlement::Proposed,
+            Effect::Records,
+            &[Role::Seeker, Role::Worker],
+            settlement::propose,
+            "Offer the other party of a funded, started, submitted or disputed pact to end it now with the payment divided (sellerShare in basis points; each side gets its stake back). Replaces any offer standing."
+        ),
+        tool!(
+            "accept-settlement",
+            settlement::AcceptSettlement => settlement::Divided,
+            Effect::MovesMoney,
+            &[Role::Seeker, Role::Worker],
+            settlement::accept,
+            "Accept the other party's standing offer to settle a pact, naming the sellerShare it says: the pact ends and both sides are credited, no arbitrator needed."
+        ),
+        tool!(
+            "withdraw-settlement",
+            PactId => settlement::Withdrawn,
+            Effect::Records,
+            &[Role::Seeker, Role::Worker],
+            settlement::withdraw,
+            "Take back this wallet's standing offer to settle a pact."
         ),
         tool!(
             "get-pact",

@@ -98,6 +98,26 @@ pub struct PactReport {
     /// How many blocks the index is behind the chain, given with `onChain`.
     #[serde(skip_serializing_if = "Option::is_none")]
     index_lag_blocks: Option<u64>,
+    /// The latest offer to settle it, when one was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    settlement: Option<OfferView>,
+}
+
+/// An offer to settle a pact, as the index has it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferView {
+    /// Its round: accept-settlement names it.
+    round: u32,
+    /// The party that made it.
+    #[schemars(with = "String")]
+    proposed_by: Address,
+    /// Basis points of the payment to the seller (each stake goes back to its owner).
+    seller_share: u16,
+    /// Last Unix second it may be accepted.
+    expires_at: i64,
+    /// OPEN (the other party can accept it), ACCEPTED, WITHDRAWN, REPLACED or LAPSED.
+    state: &'static str,
 }
 
 /// A pact as the contract has it now.
@@ -141,7 +161,21 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer<PactReport>, ToolEr
         indexed: indexed.as_ref().map(PactDetails::of),
         on_chain: None,
         index_lag_blocks: None,
+        settlement: None,
     };
+    if let Some(p) = &indexed {
+        let offers = chain.reader.settlements(chain.chain_id, id).await?;
+        let latest = offers.last().map_or(0, |o| o.round);
+        let now = chrono::DateTime::from_timestamp(i64::try_from(chain.now().await?).unwrap_or(i64::MAX), 0)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+        report.settlement = offers.last().map(|o| OfferView {
+            round: o.round,
+            proposed_by: o.proposed_by,
+            seller_share: o.seller_share,
+            expires_at: o.expires_at.timestamp(),
+            state: o.state(p.status, latest, now).name(),
+        });
+    }
     if let Some(p) = indexed.as_ref().filter(|_| lag == 0) {
         return Answer::new(pact_line(p), report);
     }

@@ -17,6 +17,12 @@ pub const MIN_WORK_WINDOW: u64 = 60 * 60;
 pub const MAX_DURATION: u64 = 365 * 24 * 60 * 60;
 /// Longest review period.
 pub const MAX_REVIEW_PERIOD: u64 = 30 * 24 * 60 * 60;
+/// Shortest review period other than 0 (the default).
+pub const MIN_REVIEW_PERIOD: u64 = 60 * 60;
+/// Lowest pass mark.
+pub const MIN_THRESHOLD: u8 = 1;
+/// Basis points that give one side everything.
+pub const FULL_SHARE: u16 = 10_000;
 /// Review period of terms that give zero.
 pub const DEFAULT_REVIEW_PERIOD: u64 = 3 * 24 * 60 * 60;
 /// Longest spec URI in bytes.
@@ -60,6 +66,8 @@ impl Proposal {
             && accept_by > now
             && accept_by <= last_accept
             && self.review_period <= MAX_REVIEW_PERIOD
+            && (self.review_period == 0 || self.review_period >= MIN_REVIEW_PERIOD)
+            && self.threshold >= MIN_THRESHOLD
             && self.spec_uri_len <= MAX_SPEC_URI
             && self.arbitrator != self.creator
             && !self.oracles.contains(&self.creator)
@@ -94,6 +102,9 @@ impl Proposal {
             verified_at: 0,
             disputed_at: 0,
             ruling: None,
+            settled: None,
+            offer: None,
+            rounds: 0,
             paid: HashMap::new(),
         }
     }
@@ -112,8 +123,27 @@ pub enum Action {
     Reject,
     AutoApprove,
     RaiseDispute,
-    Resolve { seller_wins: bool },
+    /// A ruling of `share` basis points of the pot to the seller; `legacy` sends 0 and 10000 as
+    /// `resolveDispute(sellerWins)`.
+    Resolve { share: u16, legacy: bool },
     ClaimTimeout,
+    /// An offer to settle at `share` basis points of the payment, until `expires_at` (0: the
+    /// window's end).
+    Propose { share: u16, expires_at: u64 },
+    /// Accepting the offer of `round` at `share`.
+    AcceptOffer { round: u32, share: u16 },
+    WithdrawOffer,
+}
+
+/// An offer to settle that stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    pub by: Address,
+    /// The status it was made in.
+    pub status: PactStatus,
+    pub share: u16,
+    pub round: u32,
+    pub expires_at: u64,
 }
 
 /// What the model knows of one pact.
@@ -139,8 +169,14 @@ pub struct Pact {
     pub submitted_at: u64,
     pub verified_at: u64,
     pub disputed_at: u64,
-    /// The arbitrator's ruling, once it ruled: `Some(true)` for the seller.
-    pub ruling: Option<bool>,
+    /// The arbitrator's ruling, once it ruled: basis points of the pot to the seller.
+    pub ruling: Option<u16>,
+    /// The settlement both parties agreed, once accepted: basis points of the payment to the seller.
+    pub settled: Option<u16>,
+    /// The offer to settle that stands, if any.
+    pub offer: Option<Offer>,
+    /// Offers made on the pact so far.
+    pub rounds: u32,
     /// What this pact credited to each address.
     pub paid: HashMap<Address, U256>,
 }
@@ -184,16 +220,32 @@ impl Pact {
             PactStatus::PendingVerify => Some(self.submitted_at + VERIFICATION_PERIOD + 1),
             PactStatus::PendingApproval => Some(self.verified_at + self.review_period + 1),
             PactStatus::Disputed => Some(self.disputed_at + DISPUTE_PERIOD + 1),
-            PactStatus::Completed | PactStatus::Refunded => None,
+            PactStatus::Completed | PactStatus::Refunded | PactStatus::Split => None,
         }
     }
 
+    /// The last second of the window the status gives the parties to dispute, settle or rule in.
+    pub fn window_end(&self) -> Option<u64> {
+        match self.status {
+            PactStatus::Funded | PactStatus::InProgress => Some(self.deadline),
+            PactStatus::PendingVerify => Some(self.submitted_at + VERIFICATION_PERIOD),
+            PactStatus::Disputed => Some(self.disputed_at + DISPUTE_PERIOD),
+            _ => None,
+        }
+    }
+
+    /// Payment and both stakes.
+    pub fn pot(&self) -> U256 {
+        self.payment + self.stake() + self.stake()
+    }
+
     /// The escrow's promise for an ended pact: each party that did its part on time got at least
-    /// what it put in, unless the arbitrator named in the terms ruled against it. The creator of
-    /// an unaccepted pact gets its deposit back. The buyer always did its part (it paid); it gets
-    /// its payment back unless the work was approved (by it, or by its silence) or the arbitrator
-    /// gave it to the seller. The seller did its part when it delivered before the deadline.
-    /// Returns the broken promise, if any.
+    /// what it put in, unless the arbitrator named in the terms ruled against it or it agreed to
+    /// less in a settlement. The creator of an unaccepted pact gets its deposit back. The buyer
+    /// always did its part (it paid); it gets its payment back unless the work was approved (by
+    /// it, or by its silence) or the arbitrator gave some of it to the seller, and then at least
+    /// the share of the pot the ruling left it. The seller did its part when it delivered before
+    /// the deadline. Returns the broken promise, if any.
     pub fn broken_promise(&self) -> Option<String> {
         if !self.status.is_terminal() {
             return None;
@@ -205,19 +257,28 @@ impl Pact {
             return (back < self.creator_deposit())
                 .then(|| format!("the creator got {back} of its deposit {}", self.creator_deposit()));
         }
-        let work_paid = self.status == PactStatus::Completed;
-        let buyer_owed = if self.ruling == Some(true) {
-            U256::ZERO
-        } else if work_paid {
-            stake
-        } else {
-            self.payment + stake
-        };
+        if self.settled.is_some() {
+            return None; // both agreed to it: one offered, the other accepted
+        }
+        let full = U256::from(FULL_SHARE);
+        if let Some(share) = self.ruling {
+            let to_seller = self.pot() * U256::from(share) / full;
+            let (buyer_owed, seller_owed) = (self.pot() - to_seller, to_seller);
+            if got(self.buyer) < buyer_owed || got(self.seller) < seller_owed {
+                return Some(format!(
+                    "the ruling of {share} basis points left the buyer {} (owed {buyer_owed}) and the seller {} (owed {seller_owed})",
+                    got(self.buyer),
+                    got(self.seller)
+                ));
+            }
+            return None;
+        }
+        let buyer_owed = if self.status == PactStatus::Completed { stake } else { self.payment + stake };
         if got(self.buyer) < buyer_owed {
             return Some(format!("the buyer got {} of the {buyer_owed} it is owed", got(self.buyer)));
         }
         let delivered = self.submitted_at != 0;
-        if delivered && self.ruling != Some(false) && got(self.seller) < stake {
+        if delivered && got(self.seller) < stake {
             return Some(format!("the seller delivered and got {} of its stake {stake}", got(self.seller)));
         }
         None
@@ -311,11 +372,28 @@ impl Escrow {
             (Action::RaiseDispute, PendingVerify) if party && now <= p.submitted_at + VERIFICATION_PERIOD => {
                 Some(Disputed)
             }
-            (Action::Resolve { seller_wins }, Disputed)
-                if caller == p.arbitrator && now <= p.disputed_at + DISPUTE_PERIOD =>
+            (Action::Resolve { share, .. }, Disputed)
+                if caller == p.arbitrator && now <= p.disputed_at + DISPUTE_PERIOD && share <= FULL_SHARE =>
             {
-                Some(if seller_wins { Completed } else { Refunded })
+                Some(ended_at(share))
             }
+            (Action::Propose { share, expires_at }, _) => {
+                let end = p.window_end().filter(|end| now <= *end)?;
+                let expires = if expires_at == 0 { end } else { expires_at };
+                (party && share <= FULL_SHARE && now <= expires && expires <= end).then_some(p.status)
+            }
+            (Action::WithdrawOffer, _) => p.offer.filter(|o| o.by == caller).map(|_| p.status),
+            (Action::AcceptOffer { round, share }, _) => p
+                .offer
+                .filter(|o| {
+                    party
+                        && caller != o.by
+                        && o.round == round
+                        && o.share == share
+                        && o.status == p.status
+                        && now <= o.expires_at
+                })
+                .map(|_| ended_at(share)),
             (Action::ClaimTimeout, Negotiating) if now > p.accept_by => Some(Refunded),
             (Action::ClaimTimeout, Funded | InProgress) if now > p.deadline => Some(Refunded),
             (Action::ClaimTimeout, Disputed) if now > p.disputed_at + DISPUTE_PERIOD => Some(Refunded),
@@ -347,10 +425,22 @@ impl Escrow {
             Action::Approve | Action::AutoApprove => {
                 payouts = vec![(p.seller, payment + stake), (p.buyer, stake)];
             }
-            Action::Resolve { seller_wins } => {
-                p.ruling = Some(seller_wins);
-                let winner = if seller_wins { p.seller } else { p.buyer };
-                payouts = vec![(winner, payment + stake + stake)];
+            Action::Resolve { share, .. } => {
+                p.ruling = Some(share);
+                let to_seller = p.pot() * U256::from(share) / U256::from(FULL_SHARE);
+                payouts = vec![(p.seller, to_seller), (p.buyer, p.pot() - to_seller)];
+            }
+            Action::Propose { share, expires_at } => {
+                p.rounds += 1;
+                let expires_at = if expires_at == 0 { p.window_end().unwrap_or(now) } else { expires_at };
+                p.offer = Some(Offer { by: caller, status: from, share, round: p.rounds, expires_at });
+            }
+            Action::WithdrawOffer => p.offer = None,
+            Action::AcceptOffer { share, .. } => {
+                p.offer = None;
+                p.settled = Some(share);
+                let to_seller = payment * U256::from(share) / U256::from(FULL_SHARE) + stake;
+                payouts = vec![(p.seller, to_seller), (p.buyer, p.pot() - to_seller)];
             }
             Action::Cancel => payouts = vec![(p.creator, p.creator_deposit())],
             Action::ClaimTimeout => {
@@ -362,7 +452,7 @@ impl Escrow {
             }
             _ => {}
         }
-        for (to, amount) in payouts {
+        for (to, amount) in payouts.into_iter().filter(|(_, amount)| !amount.is_zero()) {
             *self.credits.entry((p.currency, to)).or_default() += amount;
             *p.paid.entry(to).or_default() += amount;
         }
@@ -376,5 +466,14 @@ impl Escrow {
             s if s.is_terminal() => None,
             _ => Some(Action::ClaimTimeout),
         }
+    }
+}
+
+/// COMPLETED with everything to the seller, REFUNDED with everything to the buyer, SPLIT between.
+fn ended_at(share: u16) -> PactStatus {
+    match share {
+        0 => PactStatus::Refunded,
+        FULL_SHARE => PactStatus::Completed,
+        _ => PactStatus::Split,
     }
 }

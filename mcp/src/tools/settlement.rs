@@ -1,0 +1,259 @@
+//! Settlements: either party of a funded, started, submitted or disputed pact offers to end it
+//! with the payment divided; the other accepts that very offer (docs/contracts.md §Escrow v3).
+
+use agentpact_contracts::{
+    AgentPact,
+    rules::{self, Division, FULL_SHARE},
+};
+use alloy::primitives::{Address, U256};
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+
+use super::{PactId, index_note, receipt};
+use crate::{
+    chain::{Chain, Mined},
+    money::{Spend, show},
+    outcome::{Answer, ToolError},
+    views::{InCurrency, PactStep, decimal},
+};
+use agentpact_api::read::Currency;
+
+/// Input of `propose-settlement`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProposeSettlement {
+    /// The pact ID (FUNDED, IN_PROGRESS, PENDING_VERIFY or DISPUTED).
+    pact_id: u64,
+    /// The seller's share of the payment in basis points, 0-10000 (7000 = 70%); the buyer gets the
+    /// rest and each side its stake back.
+    #[schemars(range(max = FULL_SHARE))]
+    seller_share: u16,
+    /// Last Unix second the other party may accept (default and latest: when the pact's current
+    /// window closes: the deadline, the end of verification or of the dispute).
+    expires_at: Option<u64>,
+}
+
+/// Input of `accept-settlement`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AcceptSettlement {
+    /// The pact ID.
+    pact_id: u64,
+    /// The seller's share you agree to, in basis points (as the offer says: get-pact or the
+    /// offer's notification); an offer that says anything else is refused, nothing sent.
+    #[schemars(range(max = FULL_SHARE))]
+    seller_share: u16,
+    /// The offer's round, to accept only that offer (default: the one standing now).
+    round: Option<u32>,
+}
+
+/// What `propose-settlement` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposed {
+    /// The pact (its status unchanged).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The offer's number: the other party's acceptance names it.
+    round: u32,
+    /// Basis points of the payment to the seller.
+    seller_share: u16,
+    /// Last Unix second it may be accepted.
+    expires_at: u64,
+    /// The currency of the amounts.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// What the seller would be credited: its share of the payment and its stake.
+    seller_would_get: String,
+    /// What the buyer would be credited: the rest of the payment and its stake.
+    buyer_would_get: String,
+}
+
+/// What `withdraw-settlement` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Withdrawn {
+    /// The pact (its status unchanged).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The offer taken back.
+    round: u32,
+}
+
+/// What `accept-settlement` and `resolve-dispute` answer: how the money was divided.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Divided {
+    /// The pact: COMPLETED (all to the seller), REFUNDED (all to the buyer) or SPLIT.
+    #[serde(flatten)]
+    pub step: PactStep,
+    /// Basis points to the seller: of the pot (payment and both stakes) for a ruling, of the
+    /// payment for a settlement.
+    pub seller_share: u16,
+    /// The currency of the credits.
+    #[serde(flatten)]
+    pub money: InCurrency,
+    /// Credited to the seller.
+    pub seller_credited: String,
+    /// Credited to the buyer.
+    pub buyer_credited: String,
+}
+
+impl Divided {
+    /// What `mined` (which ended pact `id` at `share`) credited each side, read from its payouts.
+    pub async fn read(chain: &Chain, id: U256, share: u16, mined: &Mined) -> Result<(Self, U256, U256, Currency), ToolError> {
+        let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+        let currency = chain.currency_at(pact.currency).await?;
+        let to_seller = receipt::credited(&mined.receipt, pact.seller);
+        let to_buyer = receipt::credited(&mined.receipt, pact.buyer);
+        let divided = Self {
+            step: PactStep::new(id, rules::status_at_share(share), mined.receipt.transaction_hash),
+            seller_share: share,
+            money: InCurrency::of(&currency),
+            seller_credited: decimal(to_seller, &currency),
+            buyer_credited: decimal(to_buyer, &currency),
+        };
+        Ok((divided, to_seller, to_buyer, currency))
+    }
+}
+
+/// `share` basis points as a percentage ("70%", "33.5%", "33.33%").
+pub fn percent(share: u16) -> String {
+    let (whole, rest) = (share / 100, share % 100);
+    match rest {
+        0 => format!("{whole}%"),
+        r if r % 10 == 0 => format!("{whole}.{}%", r / 10),
+        r => format!("{whole}.{r:02}%"),
+    }
+}
+
+/// The pact as this wallet sees it: the chain's record, which side the wallet is, the currency.
+struct Party {
+    pact: AgentPact::Pact,
+    currency: Currency,
+    is_buyer: bool,
+}
+
+impl Party {
+    async fn of(chain: &Chain, id: U256) -> Result<Self, ToolError> {
+        let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+        if chain.me != pact.buyer && chain.me != pact.seller {
+            return Err(ToolError::Invalid(format!(
+                "this wallet ({}) is neither the buyer nor the seller of pact #{id}: only they can settle it",
+                chain.me
+            )));
+        }
+        let currency = chain.currency_at(pact.currency).await?;
+        Ok(Self { is_buyer: chain.me == pact.buyer, pact, currency })
+    }
+
+    /// The other party.
+    fn other(&self) -> Address {
+        if self.is_buyer { self.pact.seller } else { self.pact.buyer }
+    }
+
+    /// A buyer that agrees to `share` lets that much of its payment go to the seller: above the
+    /// confirmation threshold the human confirms it first, as for any spend.
+    async fn confirm(&self, chain: &Chain, share: u16, what: &str) -> Result<(), ToolError> {
+        if !self.is_buyer {
+            return Ok(());
+        }
+        let (released, _) = rules::division(self.pact.payment, share, Division::Settlement);
+        let released = released - rules::stake(self.pact.payment);
+        let spend = Spend {
+            does: format!("{what}: release {} of your payment to the seller", show(released, &self.currency)),
+            counterparty: self.other().to_string(),
+        };
+        chain.confirm(spend, &self.currency, released).await
+    }
+}
+
+pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Proposed>, ToolError> {
+    let id = U256::from(i.pact_id);
+    let party = Party::of(chain, id).await?;
+    party.confirm(chain, i.seller_share, &format!("offer to settle pact #{id}")).await?;
+    let mined = chain
+        .write(chain.pact.proposeSettlement(id, i.seller_share, i.expires_at.unwrap_or(0)), U256::ZERO)
+        .await?;
+    let offer = receipt::events::<AgentPact::SettlementProposed>(&mined.receipt)
+        .into_iter()
+        .next()
+        .ok_or_else(|| ToolError::Failed(format!("the offer on pact #{id} was mined but announced nothing")))?;
+    let (to_seller, to_buyer) = rules::division(party.pact.payment, i.seller_share, Division::Settlement);
+    let status = agentpact_contracts::PactStatus::try_from(offer.status)
+        .map_err(|e| ToolError::Failed(format!("pact #{id}: {e}")))?;
+    let c = &party.currency;
+    Answer::new(
+        format!(
+            "Offer {} to settle pact #{id} made: {} of the payment to the seller ({} in all), {} to the buyer. {} can accept it with accept-settlement until {} (Unix), while the pact is {}.{}",
+            offer.round,
+            percent(i.seller_share),
+            show(to_seller, c),
+            show(to_buyer, c),
+            party.other(),
+            offer.expiresAt,
+            status.name(),
+            index_note(mined.indexed)
+        ),
+        Proposed {
+            step: PactStep::new(id, status, mined.receipt.transaction_hash),
+            round: offer.round,
+            seller_share: i.seller_share,
+            expires_at: offer.expiresAt,
+            money: InCurrency::of(c),
+            seller_would_get: decimal(to_seller, c),
+            buyer_would_get: decimal(to_buyer, c),
+        },
+    )
+}
+
+pub async fn withdraw(chain: &Chain, i: PactId) -> Result<Answer<Withdrawn>, ToolError> {
+    let id = U256::from(i.pact_id);
+    let mined = chain.write(chain.pact.withdrawSettlement(id), U256::ZERO).await?;
+    let round = receipt::events::<AgentPact::SettlementWithdrawn>(&mined.receipt).first().map_or(0, |e| e.round);
+    let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    let status = agentpact_contracts::PactStatus::try_from(pact.status)
+        .map_err(|e| ToolError::Failed(format!("pact #{id}: {e}")))?;
+    Answer::new(
+        format!("Offer {round} to settle pact #{id} withdrawn.{}", index_note(mined.indexed)),
+        Withdrawn { step: PactStep::new(id, status, mined.receipt.transaction_hash), round },
+    )
+}
+
+pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided>, ToolError> {
+    let id = U256::from(i.pact_id);
+    let party = Party::of(chain, id).await?;
+    let offer = chain.pact.getSettlement(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    if offer.by.is_zero() {
+        return Err(ToolError::Invalid(format!("no offer to settle pact #{id} stands; propose-settlement makes one")));
+    }
+    if offer.by == chain.me {
+        return Err(ToolError::Invalid(format!(
+            "offer {} on pact #{id} is this wallet's own: the other party accepts it (withdraw-settlement takes it back)",
+            offer.round
+        )));
+    }
+    let round = i.round.unwrap_or(offer.round);
+    if round != offer.round || i.seller_share != offer.sellerShare {
+        return Err(ToolError::Invalid(format!(
+            "the offer standing on pact #{id} is round {} with {} to the seller, not round {round} with {}: read it (get-pact) and accept what it says, or propose your own",
+            offer.round,
+            percent(offer.sellerShare),
+            percent(i.seller_share)
+        )));
+    }
+    party.confirm(chain, i.seller_share, &format!("accept the offer to settle pact #{id}")).await?;
+    let mined = chain.write(chain.pact.acceptSettlement(id, round, i.seller_share), U256::ZERO).await?;
+    let (divided, to_seller, to_buyer, currency) = Divided::read(chain, id, i.seller_share, &mined).await?;
+    Answer::new(
+        format!(
+            "Pact #{id} settled at {} of the payment to the seller: it is {}. Credited: {} to the seller, {} to the buyer (withdraw to collect).{}",
+            percent(i.seller_share),
+            divided.step.status,
+            show(to_seller, &currency),
+            show(to_buyer, &currency),
+            index_note(mined.indexed)
+        ),
+        divided,
+    )
+}
