@@ -72,8 +72,11 @@ export function label(s) {
   return words[0].toUpperCase() + words.slice(1);
 }
 
-/** Every status in the contract's order. */
-export const STATUSES = ['NEGOTIATING', 'FUNDED', 'IN_PROGRESS', 'PENDING_VERIFY', 'PENDING_APPROVAL', 'COMPLETED', 'DISPUTED', 'REFUNDED'];
+/** Every status in the order of a pact's life (terminal ones last). */
+export const STATUSES = ['NEGOTIATING', 'FUNDED', 'IN_PROGRESS', 'PENDING_VERIFY', 'PENDING_APPROVAL', 'COMPLETED', 'DISPUTED', 'REFUNDED', 'SPLIT'];
+
+/** Basis points as a percentage: 7000 → `70%`, 3333 → `33.33%`. */
+export const share = (bps) => `${Number(bps) / 100}%`;
 
 /** A 0-5 score as `4.2 / 5`. */
 export const score = (value) => (value == null ? '—' : `${Number(value).toFixed(1)} / 5`);

@@ -231,6 +231,8 @@ impl Run {
         let creator = *self.actors.parties.choose(rng).unwrap_or(&self.m.cast.buyer);
         let count = rng.random_range(1..=self.actors.oracles.len());
         let oracles: Vec<Address> = self.actors.oracles.choose_multiple(rng, count).copied().collect();
+        // Low pass marks half the time, so that verification passes often enough.
+        let highest_mark = if rng.random_bool(0.5) { 30 } else { 100 };
         let mut arbitrator = *self.actors.arbitrators.choose(rng).unwrap_or(&self.m.cast.arbitrator);
         if creator == self.actors.owner && rng.random_bool(0.5) {
             arbitrator = self.actors.puppet; // judge in its own cause, through a second wallet
@@ -241,8 +243,7 @@ impl Run {
             arbitrator,
             counterparty: rng.random_bool(0.3).then(|| *self.actors.parties.choose(rng).unwrap_or(&creator)),
             weights: random_weights(rng, count),
-            // Low marks half the time, so that verification passes often enough.
-            threshold: rng.random_range(model::MIN_THRESHOLD..=if rng.random_bool(0.5) { 30 } else { 100 }),
+            threshold: rng.random_range(model::MIN_THRESHOLD..=highest_mark),
             oracles,
             currency,
             payment: U256::from(rng.random_range(10u64..=most)),

@@ -1,5 +1,5 @@
 //! Demo pacts for the local stack: two registered oracles, one pact in every status in ETH and
-//! again in USDC, and the seller in the agent market with feedback on its completed pacts, so a dashboard or an agent has
+//! again in USDC (SPLIT twice: by a ruling and by a settlement), and the seller in the agent market with feedback on its completed pacts, so a dashboard or an agent has
 //! something to look at from the first second.
 
 use agentpact_contracts::{
@@ -22,9 +22,10 @@ struct Demo<'a> {
     payment: U256,
 }
 
-/// Registers the oracles, then creates one pact in every status twice: pacts 0-7 for 0.1 ETH and
-/// 8-15 for 5 USDC (`usdc`, a token the escrow takes), each run in code order: NEGOTIATING,
-/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL. Registers
+/// Registers the oracles, then creates pacts in every status twice: pacts 0-9 for 0.1 ETH and
+/// 10-19 for 5 USDC (`usdc`, a token the escrow takes), each run in code order: NEGOTIATING,
+/// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL, then
+/// SPLIT by a 70/30 ruling and SPLIT by a settlement the buyer accepted. Registers
 /// the seller as an agent offering logo design for 5 USDC (seed 000's designer), and the buyer
 /// rates both completed pacts. `provider` must sign for every account of `cast`.
 pub async fn run(
@@ -65,7 +66,8 @@ pub async fn run(
 }
 
 impl Demo<'_> {
-    /// Eight new pacts, one in every status in code order; the id of the COMPLETED one.
+    /// Ten new pacts, one in every status in code order and a second SPLIT; the id of the
+    /// COMPLETED one.
     async fn every_status(&self) -> anyhow::Result<U256> {
         let cast = self.cast;
         self.create(Initiator::Buyer).await?; // NEGOTIATING
@@ -81,6 +83,13 @@ impl Demo<'_> {
         let cancelled = self.create(Initiator::Buyer).await?;
         send(self.pact.cancelPact(cancelled).from(cast.buyer)).await?; // REFUNDED
         self.verified().await?; // PENDING_APPROVAL
+        let ruled = self.funded(Initiator::Buyer).await?;
+        send(self.pact.raiseDispute(ruled, cast.arbitrator).from(cast.buyer)).await?;
+        send(self.pact.resolveDisputeShare(ruled, 7_000).from(cast.arbitrator)).await?; // SPLIT, ruled 70/30
+        let settled = self.funded(Initiator::Seller).await?;
+        send(self.pact.startWork(settled).from(cast.seller)).await?;
+        send(self.pact.proposeSettlement(settled, 6_000, 0).from(cast.seller)).await?;
+        send(self.pact.acceptSettlement(settled, 1, 6_000).from(cast.buyer)).await?; // SPLIT, settled 60/40
         Ok(done)
     }
 

@@ -1,11 +1,12 @@
 // One pact's whole story: terms, parties, stakes, oracles against the threshold, every event
-// with its block and transaction, payouts, the negotiation before it and the feedback after it.
+// with its block and transaction, offers to settle and how a ruling or a settlement divided the
+// money, payouts, the negotiation before it and the feedback after it.
 // Its status follows the chain live.
 
 import { onPactChanges, query } from '../api.js';
 import { bars } from '../charts.js';
 import { fill, h, message, section, table, terms } from '../dom.js';
-import { address, amount, hash, isPactId, label, status, time, units } from '../format.js';
+import { address, amount, hash, isPactId, label, share, status, time, units } from '../format.js';
 
 const PACT = `
   query Pact($id: BigInt!) {
@@ -19,6 +20,8 @@ const PACT = `
       oracles { address weight }
       verifications { oracle score proof submittedAt blockNumber }
       createdAt acceptedAt submittedAt verifiedAt disputedAt closedAt createdBlock updatedBlock
+      division { by sellerShare sellerCreditFormatted buyerCreditFormatted }
+      settlements { round proposedBy offeredIn sellerShare expiresAt proposedAt state }
       timeline { kind blockNumber logIndex txHash timestamp data }
       negotiation { id status task price seeker worker messages { seq type from to timestamp } }
       feedback { rater ratee rating tags comment givenAt }
@@ -50,6 +53,7 @@ function render(main, p) {
   fill(main,
     h('h1', {}, `Pact #${p.id} `, status(p.status)),
     h('p', { class: 'lead', id: 'status-description' }, `${p.statusDescription}.`, p.outcome ? ` Outcome: ${label(p.outcome)}.` : ''),
+    division(p, money),
     h('div', { class: 'columns' },
       section('Terms', terms([
         ['Payment', money(p.paymentFormatted)],
@@ -74,6 +78,7 @@ function render(main, p) {
       ]))),
     section('Oracles', oracles(p)),
     section('Timeline', timeline(p)),
+    section('Settlement offers', offers(p)),
     section('Payouts', payouts(p)),
     section('Negotiation', negotiation(p.negotiation)),
     section('Feedback', table('Feedback after the pact', ['From', 'To', 'Rating', 'Tags', 'Comment', 'When'],
@@ -95,10 +100,39 @@ function oracles(p) {
   return [bars('Scores (0-100) against the pass mark', rows, { max: 100, marker: p.threshold, markerLabel: `The line is the pass mark, ${p.threshold}.` }), h('p', { id: 'final-score' }, result)];
 }
 
+/** How a ruling or an accepted settlement divided the money, when one ended the pact. */
+function division(p, money) {
+  const d = p.division;
+  if (!d) return null;
+  const what = d.by === 'RULING'
+    ? `The arbitrator ruled ${share(d.sellerShare)} of the pot (payment and both stakes) to the seller`
+    : `Buyer and seller settled at ${share(d.sellerShare)} of the payment to the seller, each stake back to its owner`;
+  return h('p', { class: 'division', id: 'division' }, `${what}: the seller was credited `, money(d.sellerCreditFormatted), ', the buyer ', money(d.buyerCreditFormatted), '.');
+}
+
+/** Every offer to settle, with where it stands. */
+function offers(p) {
+  return table('Offers to settle', ['Round', 'By', 'To the seller', 'Offered while', 'Expires', 'State'],
+    p.settlements.map((o) => h('tr', { 'data-round': o.round }, h('td', {}, o.round), h('td', {}, address(o.proposedBy)),
+      h('td', { class: 'num' }, share(o.sellerShare)), h('td', {}, label(o.offeredIn)), h('td', {}, time(o.expiresAt)), h('td', {}, label(o.state)))),
+    'No offer to settle: while the pact is funded, started, submitted or disputed, either party may offer to end it with the payment divided.');
+}
+
+/** What a settlement or ruling event says, in a few words. */
+function detail(e) {
+  switch (e.kind) {
+    case 'DisputeResolved': return `${share(e.data.sellerShare)} of the pot to the seller`;
+    case 'SettlementProposed': return `offer ${e.data.round}: ${share(e.data.sellerShare)} of the payment to the seller`;
+    case 'SettlementWithdrawn': return `offer ${e.data.round} withdrawn`;
+    case 'SettlementAccepted': return `offer ${e.data.round} accepted: ${share(e.data.sellerShare)} of the payment to the seller`;
+    default: return null;
+  }
+}
+
 function timeline(p) {
   return h('ol', { class: 'timeline', id: 'timeline' }, p.timeline.map((e) =>
     h('li', { 'data-kind': e.kind, 'data-block': e.blockNumber, 'data-tx': e.txHash },
-      h('strong', {}, e.kind), ' ', time(e.timestamp),
+      h('strong', {}, e.kind), detail(e) ? ` (${detail(e)})` : '', ' ', time(e.timestamp),
       h('div', { class: 'meta' }, `block ${e.blockNumber} · log ${e.logIndex} · tx `, hash(e.txHash)))));
 }
 

@@ -142,6 +142,7 @@ fn status_of(fate: Fate) -> PactStatus {
         Fate::Approved | Fate::SellerWinsDispute => PactStatus::Completed,
         Fate::FailedVerification | Fate::Rejected => PactStatus::Disputed,
         Fate::Cancelled | Fate::BuyerWinsDispute | Fate::TimedOut => PactStatus::Refunded,
+        Fate::SplitRuling | Fate::Settled => PactStatus::Split,
     }
 }
 

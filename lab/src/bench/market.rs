@@ -93,13 +93,17 @@ pub enum Fate {
     SellerWinsDispute,
     /// Rejected, then the arbitrator sides with the buyer (REFUNDED).
     BuyerWinsDispute,
+    /// Rejected, then the arbitrator divides the pot (SPLIT).
+    SplitRuling,
+    /// Started, then the seller offers a division of the payment and the buyer accepts (SPLIT).
+    Settled,
     /// Accepted, no work by the deadline, refund claimed (REFUNDED).
     TimedOut,
 }
 
 impl Fate {
     /// Every fate with its weight: a market holds more finished pacts than open ones.
-    const WEIGHTED: [(Self, u32); 12] = [
+    const WEIGHTED: [(Self, u32); 14] = [
         (Self::Open, 10),
         (Self::Cancelled, 3),
         (Self::Funded, 6),
@@ -111,6 +115,8 @@ impl Fate {
         (Self::Rejected, 3),
         (Self::SellerWinsDispute, 6),
         (Self::BuyerWinsDispute, 5),
+        (Self::SplitRuling, 3),
+        (Self::Settled, 3),
         (Self::TimedOut, 6),
     ];
 
@@ -135,7 +141,7 @@ impl Fate {
     }
 
     fn submitted(self) -> bool {
-        self.started() && self != Self::Started
+        self.started() && !matches!(self, Self::Started | Self::Settled)
     }
 
     fn scored(self) -> bool {
@@ -143,7 +149,13 @@ impl Fate {
     }
 
     fn rejected(self) -> bool {
-        matches!(self, Self::Rejected | Self::SellerWinsDispute | Self::BuyerWinsDispute)
+        matches!(self, Self::Rejected | Self::SellerWinsDispute | Self::BuyerWinsDispute | Self::SplitRuling)
+    }
+
+    /// The seller's share, in basis points, that a split ruling or a settlement of pact `id` ends
+    /// at: 10% to 90%, by the id.
+    fn share(id: U256) -> u16 {
+        1_000 + 1_000 * u16::try_from(id % U256::from(9u8)).unwrap_or(0)
     }
 }
 
@@ -376,17 +388,25 @@ impl Generator {
             match p.fate {
                 Fate::Approved => self.step(p.buyer, pact.approveWork(p.id), U256::ZERO)?,
                 f if f.rejected() => self.step(p.buyer, pact.rejectWork(p.id), U256::ZERO)?,
+                Fate::Settled => {
+                    self.step(p.seller, pact.proposeSettlement(p.id, Fate::share(p.id), 0), U256::ZERO)?
+                }
                 _ => {}
             }
         }
         self.mine().await?;
         for p in &plans {
-            let verdict = match p.fate {
-                Fate::SellerWinsDispute => true,
-                Fate::BuyerWinsDispute => false,
-                _ => continue,
-            };
-            self.step(p.arbitrator, pact.resolveDispute(p.id, verdict), U256::ZERO)?;
+            match p.fate {
+                Fate::SellerWinsDispute => self.step(p.arbitrator, pact.resolveDispute(p.id, true), U256::ZERO)?,
+                Fate::BuyerWinsDispute => self.step(p.arbitrator, pact.resolveDispute(p.id, false), U256::ZERO)?,
+                Fate::SplitRuling => {
+                    self.step(p.arbitrator, pact.resolveDisputeShare(p.id, Fate::share(p.id)), U256::ZERO)?
+                }
+                Fate::Settled => {
+                    self.step(p.buyer, pact.acceptSettlement(p.id, 1, Fate::share(p.id)), U256::ZERO)?
+                }
+                _ => {}
+            }
         }
         self.mine().await?;
         self.time_out(&plans, now).await?;

@@ -117,8 +117,8 @@ pub struct SignContract {
     /// Seeker: their weights, in the order of `oracles`, summing to 100.
     #[schemars(length(min = 1, max = MAX_ORACLES), inner(range(max = 100)))]
     oracle_weights: Option<Vec<u8>>,
-    /// Seeker: the pass threshold, 0-100 (default 70).
-    #[schemars(range(max = 100))]
+    /// Seeker: the pass threshold, 1-100 (default 70).
+    #[schemars(range(min = rules::MIN_THRESHOLD, max = rules::MAX_THRESHOLD))]
     threshold: Option<u8>,
 }
 

@@ -53,8 +53,9 @@ pub struct CreatePact {
     /// Weight per oracle, in the order of `oracles`; each 1-100, summing to 100.
     #[schemars(length(min = 1, max = MAX_ORACLES), inner(range(max = 100)))]
     oracle_weights: Vec<u8>,
-    /// Minimum weighted score (0-100) for the work to pass.
-    #[schemars(range(max = 100))]
+    /// Minimum weighted score (1-100) for the work to pass; 0 is refused, as it would pass work
+    /// every oracle scored 0.
+    #[schemars(range(min = rules::MIN_THRESHOLD, max = rules::MAX_THRESHOLD))]
     threshold: u8,
     /// What the pact is paid in: "ETH" (the default), "USDC", or the address of a token the escrow
     /// allows (pact://config lists them).
@@ -66,8 +67,8 @@ pub struct CreatePact {
     /// Payment in ETH, e.g. "0.5", for an ETH pact (the same as `payment` with `currency` ETH).
     #[schemars(length(max = AMOUNT_CHARS))]
     payment_eth: Option<String>,
-    /// Buyer review window in seconds after verification passes (default 259200 = 3 days, at most
-    /// 2592000 = 30 days).
+    /// Buyer review window in seconds after verification passes: at least 3600 (an hour), at most
+    /// 2592000 (30 days); 0 or omitted means 259200 (3 days).
     #[schemars(range(max = rules::MAX_REVIEW_PERIOD))]
     review_period: Option<u64>,
     /// Who settles disputes: an address that is neither party (required by the contract).
