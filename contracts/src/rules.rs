@@ -152,7 +152,9 @@ pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Resu
             latest: last_accept,
         });
     }
-    if terms.reviewPeriod > MAX_REVIEW_PERIOD || (terms.reviewPeriod != 0 && terms.reviewPeriod < MIN_REVIEW_PERIOD) {
+    if terms.reviewPeriod > MAX_REVIEW_PERIOD
+        || (terms.reviewPeriod != 0 && terms.reviewPeriod < MIN_REVIEW_PERIOD)
+    {
         return Err(TermsError::ReviewPeriod(terms.reviewPeriod));
     }
     if !(MIN_THRESHOLD..=MAX_THRESHOLD).contains(&terms.threshold) {
@@ -206,7 +208,11 @@ mod tests {
         assert_eq!(division(eth, 7_000, Division::Ruling), (m(840), m(360)), "70% of the 1.2 ETH pot");
         assert_eq!(division(eth, 7_000, Division::Settlement), (m(800), m(400)), "70% of 1 ETH, stakes back");
         assert_eq!(division(eth, FULL_SHARE, Division::Ruling), (m(1200), U256::ZERO));
-        assert_eq!(division(eth, 0, Division::Settlement), (m(100), m(1100)), "each gets back what it put in");
+        assert_eq!(
+            division(eth, 0, Division::Settlement),
+            (m(100), m(1100)),
+            "each gets back what it put in"
+        );
         let (seller, buyer) = division(U256::from(13u8), 3_333, Division::Ruling);
         assert_eq!((seller, buyer), (U256::from(4u8), U256::from(11u8)), "15 * 0.3333 = 4.9995 rounds down");
         assert_eq!(status_at_share(0), PactStatus::Refunded);

@@ -209,9 +209,10 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
                 status(x.have)
             ),
         ),
-        E::SettlementExpired(x) => {
-            revert("SettlementExpired", format!("The offer expired at {} (Unix); propose a new one.", x.expiresAt))
-        }
+        E::SettlementExpired(x) => revert(
+            "SettlementExpired",
+            format!("The offer expired at {} (Unix); propose a new one.", x.expiresAt),
+        ),
         E::SpecUriTooLong(x) => revert(
             "SpecUriTooLong",
             format!("The spec URI is {} bytes; shorten it to at most {}.", x.length, x.maximum),

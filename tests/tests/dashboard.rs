@@ -203,7 +203,9 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
             json!([]),
         )
         .await?;
-    let division = api(&dev, "{ pact(id: 8) { status division { sellerShare sellerCreditFormatted } } }", json!({})).await?;
+    let division =
+        api(&dev, "{ pact(id: 8) { status division { sellerShare sellerCreditFormatted } } }", json!({}))
+            .await?;
     assert_eq!(division["pact"]["status"], "SPLIT", "{division}");
     assert!(
         split[0].as_str().is_some_and(|t| t.contains("ruled 70% of the pot") && t.contains("0.084")),
@@ -212,10 +214,17 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert!(split[1].as_str().is_some_and(|t| t.contains("(70% of the pot to the seller)")), "{split}");
     open(&browser, &page("pacts/9")).await?;
     let offer = browser
-        .run("return [...document.querySelectorAll('#main tr[data-round]')].map((r) => r.textContent)", json!([]))
+        .run(
+            "return [...document.querySelectorAll('#main tr[data-round]')].map((r) => r.textContent)",
+            json!([]),
+        )
         .await?;
     assert!(offer[0].as_str().is_some_and(|t| t.contains("60%") && t.ends_with("Accepted")), "{offer}");
-    assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on a split pact's page");
+    assert_eq!(
+        browser.run(LOW_CONTRAST, json!([])).await?,
+        json!([]),
+        "text under 4.5:1 on a split pact's page"
+    );
     assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on a pact's page");
 
     // An address's page: what the escrow owes it per currency, as the API says.

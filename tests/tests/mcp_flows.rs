@@ -232,7 +232,10 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
     let usdc = *s.m.chain.usdc.address();
     // Amounts that do not divide evenly, so that rounding shows: 1.000000000000000007 ETH and
     // 5.000007 USDC.
-    let cases = [(Address::ZERO, "1.000000000000000007", U256::from(1_000_000_000_000_000_007u64)), (usdc, "5.000007", U256::from(5_000_007u64))];
+    let cases = [
+        (Address::ZERO, "1.000000000000000007", U256::from(1_000_000_000_000_000_007u64)),
+        (usdc, "5.000007", U256::from(5_000_007u64)),
+    ];
     let mut id = 0u64;
     for (currency, amount, payment) in cases {
         let mut terms = s.terms("buyer", "unused").await?;
@@ -242,7 +245,8 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
         let stake = payment / U256::from(10u8);
         let pot = payment + stake + stake;
         let chain = &s.m.chain;
-        let credit = |who| async move { Ok::<_, HarnessError>(chain.pact.balances(currency, who).call().await?) };
+        let credit =
+            |who| async move { Ok::<_, HarnessError>(chain.pact.balances(currency, who).call().await?) };
 
         // A 70/30 ruling.
         let (seller0, buyer0) = (credit(s.m.cast.seller).await?, credit(s.m.cast.buyer).await?);
@@ -258,11 +262,23 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
         let to_seller = pot * U256::from(7u8) / U256::from(10u8);
         assert_eq!(credit(s.m.cast.seller).await? - seller0, to_seller, "{amount}: 70% of the pot");
         assert_eq!(credit(s.m.cast.buyer).await? - buyer0, pot - to_seller, "{amount}: 30% of the pot");
-        assert_eq!((ruled.data["status"].as_str(), ruled.data["winner"].as_str()), (Some("SPLIT"), Some("neither")));
+        assert_eq!(
+            (ruled.data["status"].as_str(), ruled.data["winner"].as_str()),
+            (Some("SPLIT"), Some("neither"))
+        );
         assert_eq!(ruled.data["sellerShare"], 7000);
-        assert!(ruled.text.starts_with(&format!("Dispute on pact #{id} split at 70% of the pot to the seller: the pact is SPLIT.")), "{}", ruled.text);
+        assert!(
+            ruled.text.starts_with(&format!(
+                "Dispute on pact #{id} split at 70% of the pot to the seller: the pact is SPLIT."
+            )),
+            "{}",
+            ruled.text
+        );
         let pact = s.seller.ok("get-pact", json!({ "pactId": id })).await?;
-        assert_eq!((pact.data["status"].as_str(), pact.data["outcome"].as_str()), (Some("SPLIT"), Some("split")));
+        assert_eq!(
+            (pact.data["status"].as_str(), pact.data["outcome"].as_str()),
+            (Some("SPLIT"), Some("split"))
+        );
         id += 1;
 
         // A settlement the seller offers and the buyer accepts, no arbitrator.
@@ -270,23 +286,45 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
         s.buyer.ok("create-pact", terms.clone()).await?;
         s.seller.ok("accept-pact", json!({ "pactId": id })).await?;
         let offered = s.seller.ok("propose-settlement", json!({ "pactId": id, "sellerShare": 7000 })).await?;
-        assert_eq!((offered.data["round"].as_u64(), offered.data["status"].as_str()), (Some(1), Some("FUNDED")));
+        assert_eq!(
+            (offered.data["round"].as_u64(), offered.data["status"].as_str()),
+            (Some(1), Some("FUNDED"))
+        );
         let seen = s.buyer.ok("get-pact", json!({ "pactId": id })).await?;
         assert_eq!(seen.data["settlement"]["state"], "OPEN", "{}", seen.data);
         assert_eq!(seen.data["settlement"]["sellerShare"], 7000);
-        let (_, own) = s.seller.refused("accept-settlement", json!({ "pactId": id, "sellerShare": 7000 })).await?;
+        let (_, own) =
+            s.seller.refused("accept-settlement", json!({ "pactId": id, "sellerShare": 7000 })).await?;
         assert!(own.contains("this wallet's own"), "{own}");
-        let (_, other) = s.buyer.refused("accept-settlement", json!({ "pactId": id, "sellerShare": 6000 })).await?;
+        let (_, other) =
+            s.buyer.refused("accept-settlement", json!({ "pactId": id, "sellerShare": 6000 })).await?;
         assert!(other.contains("round 1 with 70% to the seller"), "{other}");
         let settled = s.buyer.ok("accept-settlement", json!({ "pactId": id, "sellerShare": 7000 })).await?;
         let to_seller = payment * U256::from(7u8) / U256::from(10u8) + stake;
-        assert_eq!(credit(s.m.cast.seller).await? - seller0, to_seller, "{amount}: 70% of the payment + its stake");
-        assert_eq!(credit(s.m.cast.buyer).await? - buyer0, pot - to_seller, "{amount}: 30% of the payment + its stake");
+        assert_eq!(
+            credit(s.m.cast.seller).await? - seller0,
+            to_seller,
+            "{amount}: 70% of the payment + its stake"
+        );
+        assert_eq!(
+            credit(s.m.cast.buyer).await? - buyer0,
+            pot - to_seller,
+            "{amount}: 30% of the payment + its stake"
+        );
         assert_eq!(settled.data["status"], "SPLIT");
-        assert!(settled.text.starts_with(&format!("Pact #{id} settled at 70% of the payment to the seller: it is SPLIT.")), "{}", settled.text);
+        assert!(
+            settled.text.starts_with(&format!(
+                "Pact #{id} settled at 70% of the payment to the seller: it is SPLIT."
+            )),
+            "{}",
+            settled.text
+        );
         let pact = s.buyer.ok("get-pact", json!({ "pactId": id })).await?;
         assert_eq!(pact.data["settlement"]["state"], "ACCEPTED", "{}", pact.data);
-        assert_eq!((pact.data["outcome"].as_str(), pact.data["sellerShare"].as_u64()), (Some("settled"), Some(7000)));
+        assert_eq!(
+            (pact.data["outcome"].as_str(), pact.data["sellerShare"].as_u64()),
+            (Some("settled"), Some(7000))
+        );
         id += 1;
     }
     Ok(())

@@ -249,7 +249,11 @@ impl Run {
             payment: U256::from(rng.random_range(10u64..=most)),
             deadline: now + rng.random_range(model::MIN_WORK_WINDOW + 2 * CLOCK_SLACK..5 * DAY),
             accept_by: 0,
-            review_period: if rng.random_bool(0.3) { 0 } else { rng.random_range(model::MIN_REVIEW_PERIOD..2 * DAY) },
+            review_period: if rng.random_bool(0.3) {
+                0
+            } else {
+                rng.random_range(model::MIN_REVIEW_PERIOD..2 * DAY)
+            },
             spec_uri_len: rng.random_range(10..=40),
         };
         if rng.random_bool(0.4) {
@@ -403,7 +407,8 @@ impl Run {
     /// Mostly the action that fits the pact's status, sometimes any action at all.
     fn random_action(&mut self, id: usize) -> Action {
         let rng = &mut self.rng;
-        let (propose, accept) = (Action::Propose { share: 0, expires_at: 0 }, Action::AcceptOffer { round: 0, share: 0 });
+        let (propose, accept) =
+            (Action::Propose { share: 0, expires_at: 0 }, Action::AcceptOffer { round: 0, share: 0 });
         let resolve = Action::Resolve { share: 0, legacy: false };
         let fitting: &[Action] = match self.model.pacts[id].status {
             PactStatus::Negotiating => {
@@ -411,8 +416,14 @@ impl Run {
             }
             // One settlement step in eight while the status has a window for it (an accept when an
             // offer stands), so that the lifecycle still reaches every status.
-            PactStatus::Funded | PactStatus::InProgress | PactStatus::PendingVerify if rng.random_bool(0.125) => {
-                if self.model.pacts[id].offer.is_some() && rng.random_bool(0.6) { &[accept] } else { &[propose] }
+            PactStatus::Funded | PactStatus::InProgress | PactStatus::PendingVerify
+                if rng.random_bool(0.125) =>
+            {
+                if self.model.pacts[id].offer.is_some() && rng.random_bool(0.6) {
+                    &[accept]
+                } else {
+                    &[propose]
+                }
             }
             PactStatus::Funded => &[Action::Start, Action::Start, Action::RaiseDispute, Action::ClaimTimeout],
             PactStatus::InProgress => {
@@ -422,7 +433,9 @@ impl Run {
                 &[Action::Score(0), Action::Score(0), Action::Finalize, Action::RaiseDispute]
             }
             PactStatus::PendingApproval => &[Action::Approve, Action::Reject, Action::AutoApprove],
-            PactStatus::Disputed => &[resolve, resolve, Action::ClaimTimeout, propose, accept, Action::WithdrawOffer],
+            PactStatus::Disputed => {
+                &[resolve, resolve, Action::ClaimTimeout, propose, accept, Action::WithdrawOffer]
+            }
             PactStatus::Completed | PactStatus::Refunded | PactStatus::Split => &[],
         };
         let any = [
@@ -446,7 +459,9 @@ impl Run {
         let p = &self.model.pacts[id];
         match pick.choose(rng).copied().unwrap_or(Action::ClaimTimeout) {
             Action::Score(_) => Action::Score(rng.random_range(0..=100)),
-            Action::Resolve { .. } => Action::Resolve { share: random_share(rng), legacy: rng.random_bool(0.5) },
+            Action::Resolve { .. } => {
+                Action::Resolve { share: random_share(rng), legacy: rng.random_bool(0.5) }
+            }
             Action::Propose { .. } => {
                 // 0 (the window's end), the window's last second, a second past it, or earlier
                 // (sometimes already past).
@@ -503,7 +518,11 @@ impl Run {
             // The other party mostly; sometimes the offer's own maker.
             Action::AcceptOffer { .. } => match p.offer {
                 Some(o) if rng.random_bool(0.8) => {
-                    if o.by == p.buyer { p.seller } else { p.buyer }
+                    if o.by == p.buyer {
+                        p.seller
+                    } else {
+                        p.buyer
+                    }
                 }
                 Some(o) => o.by,
                 None => party,
@@ -626,7 +645,9 @@ impl Run {
             Action::Propose { share, expires_at } => {
                 send(pact.proposeSettlement(pid, share, expires_at).from(caller)).await
             }
-            Action::AcceptOffer { round, share } => send(pact.acceptSettlement(pid, round, share).from(caller)).await,
+            Action::AcceptOffer { round, share } => {
+                send(pact.acceptSettlement(pid, round, share).from(caller)).await
+            }
             Action::WithdrawOffer => send(pact.withdrawSettlement(pid).from(caller)).await,
         }
     }

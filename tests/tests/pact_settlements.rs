@@ -51,7 +51,10 @@ async fn a_one_second_review_window_is_refused_and_the_buyer_keeps_its_hour() ->
     };
     assert_eq!(revert_of::<AgentPactErrors, _, _>(create(offer(1, 0).await?)).await, too_short(1));
     let last_refused = MIN_REVIEW_PERIOD - 1;
-    assert_eq!(revert_of::<AgentPactErrors, _, _>(create(offer(last_refused, 70).await?)).await, too_short(last_refused));
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(create(offer(last_refused, 70).await?)).await,
+        too_short(last_refused)
+    );
     assert_eq!(
         revert_of::<AgentPactErrors, _, _>(create(offer(MIN_REVIEW_PERIOD, 0).await?)).await,
         AgentPactErrors::ThresholdTooLow(AgentPact::ThresholdTooLow { threshold: 0, minimum: MIN_THRESHOLD })
@@ -108,7 +111,10 @@ async fn a_split_ruling_divides_the_pot_in_every_currency() -> Result {
             .await;
             assert_eq!(
                 too_large,
-                AgentPactErrors::ShareTooLarge(AgentPact::ShareTooLarge { share: FULL_SHARE + 1, maximum: FULL_SHARE })
+                AgentPactErrors::ShareTooLarge(AgentPact::ShareTooLarge {
+                    share: FULL_SHARE + 1,
+                    maximum: FULL_SHARE
+                })
             );
             let stranger = revert_of::<AgentPactErrors, _, _>(
                 m.chain.pact.resolveDisputeShare(id, share).from(m.cast.buyer),
@@ -140,7 +146,9 @@ async fn a_settlement_ends_the_pact_with_no_arbitrator() -> Result {
     let m = Market::open().await?;
     let pact = &m.chain.pact;
     let id = m.funded(Initiator::Seller, ether(1)).await?;
-    let accept = |by, round: u32, share: u16| revert_of::<AgentPactErrors, _, _>(pact.acceptSettlement(id, round, share).from(by));
+    let accept = |by, round: u32, share: u16| {
+        revert_of::<AgentPactErrors, _, _>(pact.acceptSettlement(id, round, share).from(by))
+    };
 
     let none = AgentPactErrors::NoSettlement(AgentPact::NoSettlement { pactId: id });
     assert_eq!(accept(m.cast.buyer, 0, 0).await, none);
@@ -169,8 +177,12 @@ async fn a_settlement_ends_the_pact_with_no_arbitrator() -> Result {
     send(pact.withdrawSettlement(id).from(m.cast.seller)).await?;
     assert_eq!(accept(m.cast.buyer, 2, 8_000).await, none, "withdrawn");
     assert_eq!(
-        revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, FULL_SHARE + 1, 0).from(m.cast.seller)).await,
-        AgentPactErrors::ShareTooLarge(AgentPact::ShareTooLarge { share: FULL_SHARE + 1, maximum: FULL_SHARE })
+        revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, FULL_SHARE + 1, 0).from(m.cast.seller))
+            .await,
+        AgentPactErrors::ShareTooLarge(AgentPact::ShareTooLarge {
+            share: FULL_SHARE + 1,
+            maximum: FULL_SHARE
+        })
     );
     assert_eq!(
         revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, 5_000, 0).from(m.cast.stranger)).await,
@@ -210,7 +222,9 @@ async fn an_offer_at_the_windows_last_second_and_the_exit_at_the_next_both_behav
     let id = m.funded(Initiator::Buyer, ether(1)).await?;
     send(pact.raiseDispute(id, m.cast.arbitrator).from(m.cast.buyer)).await?;
     let end = pact.getPact(id).call().await?.disputedAt + DISPUTE_PERIOD;
-    let past = revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, 5_000, end + 1).from(m.cast.seller)).await;
+    let past =
+        revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, 5_000, end + 1).from(m.cast.seller))
+            .await;
     let now = m.chain.now().await?;
     assert!(
         matches!(past, AgentPactErrors::SettlementExpiryOutOfRange(ref e) if e.expiresAt == end + 1 && e.latest == end && e.earliest >= now),

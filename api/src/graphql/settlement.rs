@@ -94,7 +94,11 @@ pub struct SettlementOffer {
 
 impl SettlementOffer {
     /// Every offer on a pact now in `status`, with where each stands at `now`.
-    pub fn all(offers: Vec<read::Settlement>, status: agentpact_contracts::PactStatus, now: DateTime<Utc>) -> Vec<Self> {
+    pub fn all(
+        offers: Vec<read::Settlement>,
+        status: agentpact_contracts::PactStatus,
+        now: DateTime<Utc>,
+    ) -> Vec<Self> {
         let latest = offers.last().map_or(0, |o| o.round);
         offers
             .into_iter()

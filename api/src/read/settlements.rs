@@ -89,7 +89,10 @@ impl Reader {
         .await?;
         rows.into_iter()
             .map(|r| {
-                let row = Cells { table: "settlements", key: format!("chain {chain_id} pact {pact_id} round {}", r.round) };
+                let row = Cells {
+                    table: "settlements",
+                    key: format!("chain {chain_id} pact {pact_id} round {}", r.round),
+                };
                 Ok(Settlement {
                     round: row.int("round", r.round)?,
                     proposed_by: row.address("proposed_by", &r.proposed_by)?,
@@ -98,7 +101,11 @@ impl Reader {
                     expires_at: r.expires_at,
                     proposed_at: r.proposed_at,
                     withdrawn_at: r.withdrawn_at,
-                    accepted_by: r.accepted_by.as_deref().map(|b| row.address("accepted_by", b)).transpose()?,
+                    accepted_by: r
+                        .accepted_by
+                        .as_deref()
+                        .map(|b| row.address("accepted_by", b))
+                        .transpose()?,
                     accepted_at: r.accepted_at,
                 })
             })

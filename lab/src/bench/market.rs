@@ -397,8 +397,12 @@ impl Generator {
         self.mine().await?;
         for p in &plans {
             match p.fate {
-                Fate::SellerWinsDispute => self.step(p.arbitrator, pact.resolveDispute(p.id, true), U256::ZERO)?,
-                Fate::BuyerWinsDispute => self.step(p.arbitrator, pact.resolveDispute(p.id, false), U256::ZERO)?,
+                Fate::SellerWinsDispute => {
+                    self.step(p.arbitrator, pact.resolveDispute(p.id, true), U256::ZERO)?
+                }
+                Fate::BuyerWinsDispute => {
+                    self.step(p.arbitrator, pact.resolveDispute(p.id, false), U256::ZERO)?
+                }
                 Fate::SplitRuling => {
                     self.step(p.arbitrator, pact.resolveDisputeShare(p.id, Fate::share(p.id)), U256::ZERO)?
                 }

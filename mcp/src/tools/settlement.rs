@@ -101,7 +101,12 @@ pub struct Divided {
 
 impl Divided {
     /// What `mined` (which ended pact `id` at `share`) credited each side, read from its payouts.
-    pub async fn read(chain: &Chain, id: U256, share: u16, mined: &Mined) -> Result<(Self, U256, U256, Currency), ToolError> {
+    pub async fn read(
+        chain: &Chain,
+        id: U256,
+        share: u16,
+        mined: &Mined,
+    ) -> Result<(Self, U256, U256, Currency), ToolError> {
         let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
         let currency = chain.currency_at(pact.currency).await?;
         let to_seller = receipt::credited(&mined.receipt, pact.seller);
@@ -175,10 +180,10 @@ pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Propo
     let mined = chain
         .write(chain.pact.proposeSettlement(id, i.seller_share, i.expires_at.unwrap_or(0)), U256::ZERO)
         .await?;
-    let offer = receipt::events::<AgentPact::SettlementProposed>(&mined.receipt)
-        .into_iter()
-        .next()
-        .ok_or_else(|| ToolError::Failed(format!("the offer on pact #{id} was mined but announced nothing")))?;
+    let offer =
+        receipt::events::<AgentPact::SettlementProposed>(&mined.receipt).into_iter().next().ok_or_else(
+            || ToolError::Failed(format!("the offer on pact #{id} was mined but announced nothing")),
+        )?;
     let (to_seller, to_buyer) = rules::division(party.pact.payment, i.seller_share, Division::Settlement);
     let status = agentpact_contracts::PactStatus::try_from(offer.status)
         .map_err(|e| ToolError::Failed(format!("pact #{id}: {e}")))?;
@@ -210,7 +215,8 @@ pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Propo
 pub async fn withdraw(chain: &Chain, i: PactId) -> Result<Answer<Withdrawn>, ToolError> {
     let id = U256::from(i.pact_id);
     let mined = chain.write(chain.pact.withdrawSettlement(id), U256::ZERO).await?;
-    let round = receipt::events::<AgentPact::SettlementWithdrawn>(&mined.receipt).first().map_or(0, |e| e.round);
+    let round =
+        receipt::events::<AgentPact::SettlementWithdrawn>(&mined.receipt).first().map_or(0, |e| e.round);
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     let status = agentpact_contracts::PactStatus::try_from(pact.status)
         .map_err(|e| ToolError::Failed(format!("pact #{id}: {e}")))?;
@@ -225,7 +231,9 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
     let party = Party::of(chain, id).await?;
     let offer = chain.pact.getSettlement(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     if offer.by.is_zero() {
-        return Err(ToolError::Invalid(format!("no offer to settle pact #{id} stands; propose-settlement makes one")));
+        return Err(ToolError::Invalid(format!(
+            "no offer to settle pact #{id} stands; propose-settlement makes one"
+        )));
     }
     if offer.by == chain.me {
         return Err(ToolError::Invalid(format!(

@@ -125,13 +125,22 @@ pub enum Action {
     RaiseDispute,
     /// A ruling of `share` basis points of the pot to the seller; `legacy` sends 0 and 10000 as
     /// `resolveDispute(sellerWins)`.
-    Resolve { share: u16, legacy: bool },
+    Resolve {
+        share: u16,
+        legacy: bool,
+    },
     ClaimTimeout,
     /// An offer to settle at `share` basis points of the payment, until `expires_at` (0: the
     /// window's end).
-    Propose { share: u16, expires_at: u64 },
+    Propose {
+        share: u16,
+        expires_at: u64,
+    },
     /// Accepting the offer of `round` at `share`.
-    AcceptOffer { round: u32, share: u16 },
+    AcceptOffer {
+        round: u32,
+        share: u16,
+    },
     WithdrawOffer,
 }
 
