@@ -13,6 +13,8 @@ pub const TOTAL_COUNT: usize = 100;
 pub const REPUTATION: usize = 50;
 /// `timeline`: a pact's events, read from the journal.
 pub const TIMELINE: usize = 20;
+/// `settlements`: a pact's offers to settle and the chain time the indexer saw (two reads).
+pub const SETTLEMENTS: usize = 20;
 /// A text `search` in a pacts filter, on top of the page.
 pub const SEARCH: usize = 100;
 /// `volumeOverTime`: the completed pacts of the window, summed per bucket (a covering index),
@@ -22,12 +24,13 @@ pub const HISTORY: usize = 100;
 pub const SCORES: usize = 100;
 
 /// The weighted fields by name, for a refusal that says what a query spent: (name, cost).
-pub const WEIGHTED: [(&str, usize); 7] = [
+pub const WEIGHTED: [(&str, usize); 8] = [
     ("stats", STATS),
     ("totalCount", TOTAL_COUNT),
     ("totalCountExact", TOTAL_COUNT),
     ("reputation", REPUTATION),
     ("timeline", TIMELINE),
+    ("settlements", SETTLEMENTS),
     ("volumeOverTime", HISTORY),
     ("scoreDistribution", SCORES),
 ];

@@ -170,6 +170,7 @@ impl Pact {
     }
     /// Every offer to settle it, in the order they were made, with where each stands at the
     /// chain's latest time the indexer saw.
+    #[graphql(complexity = "super::cost::SETTLEMENTS + child_complexity")]
     async fn settlements(&self, ctx: &Context<'_>) -> Result<Vec<SettlementOffer>> {
         let reader = ctx.data::<Reader>()?;
         let offers = reader.settlements(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
