@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use agentpact_contracts::{AgentPact, Deployment};
+use agentpact_contracts::{AgentPact, Deployment, PactStatus};
 use agentpact_tests::{HarnessError, anvil, cli::binary};
 use alloy::{
     primitives::Address,
@@ -80,7 +80,11 @@ async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Resu
     let (printed, states) = generate("7").await?;
     assert_eq!(states.len(), 60, "{printed}");
     let statuses: std::collections::BTreeSet<u8> = states.iter().map(|(s, _, _)| *s).collect();
-    assert_eq!(statuses.len(), 8, "every status among 60 generated pacts: {statuses:?}\n{printed}");
+    assert_eq!(
+        statuses.len(),
+        PactStatus::ALL.len(),
+        "every status among 60 generated pacts: {statuses:?}\n{printed}"
+    );
     // Every third pact in the test USDC the generator deployed and allowed, the rest in ETH.
     let in_usdc = states.iter().filter(|(_, _, currency)| !currency.is_zero()).count();
     assert_eq!(in_usdc, 20, "{printed}");

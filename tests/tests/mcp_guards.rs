@@ -204,7 +204,7 @@ async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
         }
     };
     let (_, full) = listed(Role::Full).await?;
-    assert_eq!(full.len(), 31, "{full:?}");
+    assert_eq!(full.len(), 34, "{full:?}");
     let (worker, tools) = listed(Role::Worker).await?;
     assert!(
         tools.contains(&"submit-work".to_owned()) && !tools.contains(&"approve-work".to_owned()),
@@ -230,7 +230,11 @@ async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
     let create =
         tools.iter().find(|t| t.name == "create-pact").map(|t| Value::Object((*t.input_schema).clone()));
     let create = create.unwrap_or_default();
-    assert_eq!(create["properties"]["threshold"]["maximum"], 100, "{create}");
+    assert_eq!(
+        (&create["properties"]["threshold"]["minimum"], &create["properties"]["threshold"]["maximum"]),
+        (&json!(1), &json!(100)),
+        "{create}"
+    );
     assert!(create["properties"]["paymentEth"]["description"].as_str().is_some_and(|d| d.contains("ETH")));
     Ok(())
 }
@@ -253,6 +257,7 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
         "auto-approve",
         "claim-timeout",
         "resolve-dispute",
+        "accept-settlement",
         "withdraw",
     ];
     let mut classes = std::collections::BTreeMap::new();
@@ -269,7 +274,7 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
     }
     assert_eq!(
         classes.into_iter().collect::<Vec<_>>(),
-        [((false, false), 11), ((false, true), 9), ((true, false), 11)],
+        [((false, false), 13), ((false, true), 10), ((true, false), 11)],
         "writes, money movers and reads"
     );
     let again = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;

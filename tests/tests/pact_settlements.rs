@@ -255,6 +255,7 @@ async fn an_offer_at_the_windows_last_second_and_the_exit_at_the_next_both_behav
     send(pact.acceptSettlement(id, 1, 2_500).from(m.cast.seller)).await?;
     assert_eq!(m.status(id).await?, PactStatus::Split);
     m.chain.restore(before).await?;
+    let before = m.chain.snapshot().await?; // a snapshot is used up by its restore
     m.chain.at(deadline + 1).await?;
     assert_eq!(
         revert_of::<AgentPactErrors, _, _>(pact.acceptSettlement(id, 1, 2_500).from(m.cast.seller)).await,
