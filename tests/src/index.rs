@@ -64,7 +64,7 @@ pub fn small_ranges() -> Config {
 /// reorgs, two writers). `blocks` is left out: which recent hashes are kept depends on the head
 /// at the time of each batch. `pact_counts` only by its rows that count something: a reorg may leave a row at zero where a
 /// fresh index never made one.
-const TABLES: [(&str, &str, &str); 15] = [
+const TABLES: [(&str, &str, &str); 16] = [
     ("events", "*", "true"),
     ("currencies", "*", "true"),
     ("pacts", "*", "true"),
@@ -72,6 +72,7 @@ const TABLES: [(&str, &str, &str); 15] = [
     ("pact_counts", "*", "pacts <> 0 OR payment <> 0"),
     ("verifications", "*", "true"),
     ("disputes", "*", "true"),
+    ("settlements", "*", "true"),
     ("oracles", "*", "true"),
     ("payouts", "*", "true"),
     ("withdrawals", "*", "true"),

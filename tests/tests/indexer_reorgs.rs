@@ -2,7 +2,8 @@
 //! index equals a fresh index of the canonical chain, for depths 1 to 6. A node that merely lags
 //! behind the index is waited for, not taken for a reorg. Reorgs are made with `evm_snapshot` /
 //! `evm_revert`: the reverted blocks are replaced by different ones at the same heights, among
-//! them agent profile changes and feedback, in pacts, payouts and withdrawals of ETH and USDC.
+//! them agent profile changes and feedback, an offer to settle and its acceptance (a SPLIT pact
+//! and its payouts), in pacts, payouts and withdrawals of ETH and USDC.
 
 use agentpact_contracts::Initiator;
 use agentpact_indexer::Pass;
@@ -39,8 +40,8 @@ async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError>
 async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result<(), HarnessError> {
     let pact = &m.chain.pact;
     match i {
-        0 => drop(send(pact.startWork(p.a).from(m.cast.seller)).await?),
-        1 => drop(send(pact.raiseDispute(p.b, m.cast.arbitrator).from(m.cast.seller)).await?),
+        0 => drop(send(pact.proposeSettlement(p.a, 5_000, 0).from(m.cast.buyer)).await?),
+        1 => drop(send(pact.acceptSettlement(p.a, 1, 5_000).from(m.cast.seller)).await?), // SPLIT, paid out
         2 => {
             let cheaper = profile("Seller", &[("audit", ether(1) / U256::from(2)), ("review", ether(1))]);
             drop(send(m.chain.agents.updateProfile(cheaper).from(m.cast.seller)).await?)
