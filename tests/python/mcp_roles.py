@@ -110,6 +110,17 @@ async def roles(a, mode):
     await ok(a["worker"], "raise-dispute", {"pactId": second, "arbitrator": os.environ["FLOW_ARBITRATOR"]})
     ruled = await ok(a["arbitrator"], "resolve-dispute", {"pactId": second, "sellerWins": False})
     check(ruled["credited"] == "0.6", f"the arbitrator ruled for the seeker: {ruled}")
+
+    # Escrow v3: the worker offers to settle at 70 % of the payment, the seeker accepts that offer.
+    third = int((await ok(a["seeker"], "create-pact", terms))["pactId"])
+    await ok(a["worker"], "accept-pact", {"pactId": third})
+    offer = await ok(a["worker"], "propose-settlement", {"pactId": third, "sellerShare": 7000})
+    check(offer["round"] == 1 and offer["sellerWouldGet"] == "0.4", f"the worker's offer: {offer}")
+    settled = await ok(a["seeker"], "accept-settlement", {"pactId": third, "sellerShare": 7000})
+    check(
+        settled["status"] == "SPLIT" and settled["sellerCredited"] == "0.4" and settled["buyerCredited"] == "0.2",
+        f"settled 70/30, each stake back: {settled}",
+    )
     await ok(a["seeker"], "submit_feedback", {"contract_id": str(first), "rating": 5, "comment": "on time"})
     pact = await ok(a["arbitrator"], "get-pact", {"pactId": first})
     check(pact["status"] == "COMPLETED", f"every role reads the pact: {pact['status']}")
