@@ -174,6 +174,9 @@ impl Pact {
     async fn settlements(&self, ctx: &Context<'_>) -> Result<Vec<SettlementOffer>> {
         let reader = ctx.data::<Reader>()?;
         let offers = reader.settlements(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
+        if offers.is_empty() {
+            return Ok(Vec::new());
+        }
         // Expiry is a chain clock: the head's time as the indexer last saw it.
         let status = reader.indexer_status(self.0.chain_id).await.map_err(to_graphql)?;
         let now = status.and_then(|s| s.head_block_time.or(s.indexed_block_time)).unwrap_or_else(Utc::now);

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     index_note,
-    settlement::{Divided, percent},
+    settlement::{Credits, Divided, percent},
 };
 use crate::{
     bounds::ADDRESS_CHARS,
@@ -98,25 +98,25 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved
             ));
         }
     };
+    // The parties and the currency, for the credits: a ruling changes neither.
+    let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    let currency = chain.currency_at(pact.currency).await?;
     // `resolveDispute(sellerWins)` is `resolveDisputeShare` at 10000 or 0: one call for both.
     let mined = chain.write(chain.pact.resolveDisputeShare(id, share), U256::ZERO).await?;
-    let (divided, to_seller, to_buyer, currency) = Divided::read(chain, id, share, &mined).await?;
-    let winner = match share {
-        FULL_SHARE => "seller",
-        0 => "buyer",
-        _ => "neither",
-    };
-    let ruling = match winner {
-        "neither" => format!("split at {} of the pot to the seller", percent(share)),
-        side => format!("resolved for the {side}"),
+    let credits = Credits::of(&mined, &pact);
+    let divided = Divided::new(id, share, &mined, &credits, &currency);
+    let (winner, ruling) = match share {
+        FULL_SHARE => ("seller", "resolved for the seller".to_owned()),
+        0 => ("buyer", "resolved for the buyer".to_owned()),
+        _ => ("neither", format!("split at {} of the pot to the seller", percent(share))),
     };
     let text = format!(
         "Dispute on pact #{id} {ruling}: the pact is {}. Credited: {} to the seller, {} to the buyer.{}",
         divided.step.status,
-        show(to_seller, &currency),
-        show(to_buyer, &currency),
+        show(credits.to_seller, &currency),
+        show(credits.to_buyer, &currency),
         index_note(mined.indexed)
     );
-    let credited = decimal(to_seller + to_buyer, &currency);
+    let credited = decimal(credits.to_seller + credits.to_buyer, &currency);
     Answer::new(text, Resolved { divided, winner, credited })
 }

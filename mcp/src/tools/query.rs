@@ -165,16 +165,20 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer<PactReport>, ToolEr
     };
     if let Some(p) = &indexed {
         let offers = chain.reader.settlements(chain.chain_id, id).await?;
-        let latest = offers.last().map_or(0, |o| o.round);
-        let now = chrono::DateTime::from_timestamp(i64::try_from(chain.now().await?).unwrap_or(i64::MAX), 0)
-            .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
-        report.settlement = offers.last().map(|o| OfferView {
-            round: o.round,
-            proposed_by: o.proposed_by,
-            seller_share: o.seller_share,
-            expires_at: o.expires_at.timestamp(),
-            state: o.state(p.status, latest, now).name(),
-        });
+        if let Some(o) = offers.last() {
+            // Expiry is a chain clock: the latest block's time, read only when there is an offer.
+            let now = i64::try_from(chain.now().await?)
+                .ok()
+                .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+                .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+            report.settlement = Some(OfferView {
+                round: o.round,
+                proposed_by: o.proposed_by,
+                seller_share: o.seller_share,
+                expires_at: o.expires_at.timestamp(),
+                state: o.state(p.status, o.round, now).name(),
+            });
+        }
     }
     if let Some(p) = indexed.as_ref().filter(|_| lag == 0) {
         return Answer::new(pact_line(p), report);

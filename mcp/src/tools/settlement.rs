@@ -99,26 +99,34 @@ pub struct Divided {
     pub buyer_credited: String,
 }
 
+/// What a mined ruling or settlement credited each side, read from its payouts.
+pub struct Credits {
+    /// To the seller.
+    pub to_seller: U256,
+    /// To the buyer.
+    pub to_buyer: U256,
+}
+
+impl Credits {
+    /// The payouts of `mined` to `pact`'s seller and buyer.
+    pub fn of(mined: &Mined, pact: &AgentPact::Pact) -> Self {
+        Self {
+            to_seller: receipt::credited(&mined.receipt, pact.seller),
+            to_buyer: receipt::credited(&mined.receipt, pact.buyer),
+        }
+    }
+}
+
 impl Divided {
-    /// What `mined` (which ended pact `id` at `share`) credited each side, read from its payouts.
-    pub async fn read(
-        chain: &Chain,
-        id: U256,
-        share: u16,
-        mined: &Mined,
-    ) -> Result<(Self, U256, U256, Currency), ToolError> {
-        let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
-        let currency = chain.currency_at(pact.currency).await?;
-        let to_seller = receipt::credited(&mined.receipt, pact.seller);
-        let to_buyer = receipt::credited(&mined.receipt, pact.buyer);
-        let divided = Self {
+    /// The answer for pact `id`, ended by `mined` at `share` with `credits` in `currency`.
+    pub fn new(id: U256, share: u16, mined: &Mined, credits: &Credits, currency: &Currency) -> Self {
+        Self {
             step: PactStep::new(id, rules::status_at_share(share), mined.receipt.transaction_hash),
             seller_share: share,
-            money: InCurrency::of(&currency),
-            seller_credited: decimal(to_seller, &currency),
-            buyer_credited: decimal(to_buyer, &currency),
-        };
-        Ok((divided, to_seller, to_buyer, currency))
+            money: InCurrency::of(currency),
+            seller_credited: decimal(credits.to_seller, currency),
+            buyer_credited: decimal(credits.to_buyer, currency),
+        }
     }
 }
 
@@ -252,14 +260,15 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
     }
     party.confirm(chain, i.seller_share, &format!("accept the offer to settle pact #{id}")).await?;
     let mined = chain.write(chain.pact.acceptSettlement(id, round, i.seller_share), U256::ZERO).await?;
-    let (divided, to_seller, to_buyer, currency) = Divided::read(chain, id, i.seller_share, &mined).await?;
+    let credits = Credits::of(&mined, &party.pact);
+    let divided = Divided::new(id, i.seller_share, &mined, &credits, &party.currency);
     Answer::new(
         format!(
             "Pact #{id} settled at {} of the payment to the seller: it is {}. Credited: {} to the seller, {} to the buyer (withdraw to collect).{}",
             percent(i.seller_share),
             divided.step.status,
-            show(to_seller, &currency),
-            show(to_buyer, &currency),
+            show(credits.to_seller, &party.currency),
+            show(credits.to_buyer, &party.currency),
             index_note(mined.indexed)
         ),
         divided,
