@@ -7,8 +7,10 @@
 //! - [`permit`]: EIP-2612 permits for token deposits in one transaction.
 //! - [`rpc`]: how every part reaches a node: request and connect timeouts, a requests-per-second
 //!   ceiling.
-//! - [`rules`]: the escrow's bounds on terms and the stake rule, for clients that refuse bad
+//! - [`rules`]: the escrow's rules on terms and the stake rule, for clients that refuse bad
 //!   terms before sending them.
+//! - [`money`]: the one amount grammar and way of writing amounts, the currencies a deployment
+//!   takes and which one a name means.
 //! - [`Contracts`] (one deployment's addresses) and [`channels`] (the notification channels and
 //!   their payloads): vocabulary the indexer, the API and the MCP server share, so none of them
 //!   depends on another for it.
@@ -18,6 +20,7 @@ pub mod bindings;
 pub mod channels;
 mod deploy;
 mod event_kind;
+pub mod money;
 pub mod parse;
 pub mod permit;
 pub mod rpc;

@@ -124,16 +124,46 @@ pub enum TermsError {
     /// The spec URI is longer than [`MAX_SPEC_URI`] bytes.
     #[error("the spec URI is {0} bytes long; the contract takes at most {MAX_SPEC_URI}")]
     SpecUri(usize),
+    /// The arbitrator is the zero address or the creator.
+    #[error(
+        "the arbitrator must be a third party who settles disputes, not {0} (the zero address or the pact's creator); name another address"
+    )]
+    Arbitrator(Address),
     /// The counterparty is also the creator, the arbitrator or one of the oracles.
     #[error(
         "counterparty {0} is already part of the pact (creator, arbitrator or oracle); name another address"
     )]
     Counterparty(Address),
+    /// No oracle, or more than [`MAX_ORACLES`].
+    #[error("the pact names {0} oracles; name 1 to {MAX_ORACLES} registered oracles to score the work")]
+    OracleCount(usize),
+    /// Not one weight per oracle.
+    #[error("the oracles' weights need one weight per oracle ({oracles} oracles, {weights} weights)")]
+    WeightCount {
+        /// How many oracles.
+        oracles: usize,
+        /// How many weights.
+        weights: usize,
+    },
+    /// An oracle weighs 0.
+    #[error("oracle {0} has weight 0: give every oracle a weight above 0, the weights summing to 100")]
+    ZeroWeight(Address),
+    /// The weights do not sum to 100.
+    #[error("the oracles' weights sum to {0}; make them sum to 100, each above 0")]
+    WeightsSum(u32),
+    /// An oracle is named twice.
+    #[error("oracle {0} is named twice; name each oracle once")]
+    DuplicateOracle(Address),
+    /// An oracle is the creator, who would score its own pact.
+    #[error("oracle {0} is the pact's creator, who cannot score its own pact; name another oracle")]
+    OracleIsCreator(Address),
 }
 
-/// Checks `terms`, created by `creator` at chain time `now`, against the contract's bounds on
-/// money, clocks, the pass mark, the spec URI and the counterparty. Oracles, weights and the
-/// arbitrator are checked by the callers that build them, with their own field names.
+/// Checks `terms`, created by `creator` at chain time `now`, against every rule of the contract's
+/// `createPact` that needs no chain state: money, clocks, the pass mark, the spec URI, the
+/// arbitrator, the counterparty, the oracles and their weights (whether each oracle is registered
+/// and active is the chain's to say). Every path that makes terms goes through it: `create-pact`,
+/// `sign_contract`, `bench gen` and the dev demo.
 pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Result<(), TermsError> {
     if stake(terms.payment).is_zero() || terms.payment > MAX_PAYMENT {
         return Err(TermsError::Payment { payment: terms.payment });
@@ -163,9 +193,38 @@ pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Resu
     if terms.specUri.len() > MAX_SPEC_URI {
         return Err(TermsError::SpecUri(terms.specUri.len()));
     }
+    if terms.arbitrator.is_zero() || terms.arbitrator == creator {
+        return Err(TermsError::Arbitrator(terms.arbitrator));
+    }
     let c = terms.counterparty;
     if !c.is_zero() && (c == creator || c == terms.arbitrator || terms.oracles.contains(&c)) {
         return Err(TermsError::Counterparty(c));
+    }
+    check_oracles(&terms.oracles, &terms.weights, creator)
+}
+
+/// The contract's `checkOracles`, in its order, but for whether each oracle is active.
+fn check_oracles(oracles: &[Address], weights: &[u8], creator: Address) -> Result<(), TermsError> {
+    if oracles.is_empty() || oracles.len() > MAX_ORACLES {
+        return Err(TermsError::OracleCount(oracles.len()));
+    }
+    if oracles.len() != weights.len() {
+        return Err(TermsError::WeightCount { oracles: oracles.len(), weights: weights.len() });
+    }
+    for (i, (&oracle, &weight)) in oracles.iter().zip(weights).enumerate() {
+        if weight == 0 {
+            return Err(TermsError::ZeroWeight(oracle));
+        }
+        if oracle == creator {
+            return Err(TermsError::OracleIsCreator(oracle));
+        }
+        if oracles[..i].contains(&oracle) {
+            return Err(TermsError::DuplicateOracle(oracle));
+        }
+    }
+    let sum: u32 = weights.iter().map(|&w| u32::from(w)).sum();
+    if sum != 100 {
+        return Err(TermsError::WeightsSum(sum));
     }
     Ok(())
 }
@@ -265,5 +324,48 @@ mod tests {
             assert_eq!(with(|t| t.counterparty = conflicted), Err(TermsError::Counterparty(conflicted)));
         }
         assert_eq!(with(|t| t.counterparty = Address::repeat_byte(9)), Ok(()));
+    }
+
+    #[test]
+    fn the_arbitrator_oracles_and_weights_follow_the_contracts_rules() {
+        let (creator, oracle) = (Address::repeat_byte(1), Address::repeat_byte(4));
+        let (other, third) = (Address::repeat_byte(5), Address::repeat_byte(6));
+        for bad in [Address::ZERO, creator] {
+            assert_eq!(with(|t| t.arbitrator = bad), Err(TermsError::Arbitrator(bad)));
+        }
+        assert_eq!(with(|t| (t.oracles, t.weights) = (vec![], vec![])), Err(TermsError::OracleCount(0)));
+        let eleven = vec![oracle; MAX_ORACLES + 1];
+        assert_eq!(
+            with(|t| (t.oracles, t.weights) = (eleven, vec![1; MAX_ORACLES + 1])),
+            Err(TermsError::OracleCount(MAX_ORACLES + 1))
+        );
+        let ten: Vec<Address> = (10..20).map(Address::repeat_byte).collect();
+        assert_eq!(with(|t| (t.oracles, t.weights) = (ten, vec![10; MAX_ORACLES])), Ok(()));
+        assert_eq!(
+            with(|t| t.weights = vec![60, 40]),
+            Err(TermsError::WeightCount { oracles: 1, weights: 2 })
+        );
+        assert_eq!(
+            with(|t| (t.oracles, t.weights) = (vec![oracle, other], vec![100, 0])),
+            Err(TermsError::ZeroWeight(other))
+        );
+        assert_eq!(with(|t| t.weights = vec![90]), Err(TermsError::WeightsSum(90)));
+        assert_eq!(
+            with(|t| (t.oracles, t.weights) = (vec![oracle, other, third], vec![100, 100, 100])),
+            Err(TermsError::WeightsSum(300)),
+            "summed wider than a u8"
+        );
+        assert_eq!(
+            with(|t| (t.oracles, t.weights) = (vec![oracle, oracle], vec![50, 50])),
+            Err(TermsError::DuplicateOracle(oracle))
+        );
+        assert_eq!(
+            with(|t| (t.oracles, t.weights) = (vec![creator], vec![100])),
+            Err(TermsError::OracleIsCreator(creator))
+        );
+        assert_eq!(
+            TermsError::WeightsSum(90).to_string(),
+            "the oracles' weights sum to 90; make them sum to 100, each above 0"
+        );
     }
 }
