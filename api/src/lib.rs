@@ -1,21 +1,17 @@
 //! The read side of AgentPact (DESIGN.md §GraphQL API).
 //!
-//! [`read`] is the read layer: typed queries over the index returning domain types, shared by the
-//! GraphQL schema ([`graphql`]) and the MCP server. [`server`] serves the schema over HTTP with
-//! health, readiness and metrics; [`live`] turns the indexer's notifications into subscription
-//! events.
+//! The read layer (`agentpact-read`, named `read` here) answers; [`graphql`] shapes those answers as
+//! the public schema; [`server`] serves it over HTTP with health, readiness and metrics, accepting
+//! through `agentpact-http` (connection limits, rate limits) as the MCP server does.
 
-pub mod connections;
 pub mod dashboard;
-pub mod databases;
 pub mod graphql;
-pub mod live;
 mod metrics;
-pub mod rate_limit;
-pub mod read;
 pub mod server;
 pub mod websocket;
 
-pub use databases::Databases;
-pub use read::Reader;
+// The sibling crates under the names the modules here use for them.
+use agentpact_http::{connections, rate_limit};
+use agentpact_read as read;
+use agentpact_read::{databases, live};
 pub use server::{NegotiationConfig, ServeConfig, ServeError, app, serve};

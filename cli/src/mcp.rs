@@ -2,7 +2,8 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{Reader, rate_limit::Rate};
+use agentpact_http::rate_limit::Rate;
+use agentpact_read::Reader;
 use agentpact_mcp::{PactServer, Role, WriteLimits, input};
 use anyhow::{Context, bail};
 use rmcp::ServiceExt;
@@ -158,8 +159,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
                 format!("binding {addr} (MCP_HTTP_ADDR): is another server using that port?")
             })?;
             tracing::info!("MCP over streamable HTTP on http://{addr}/mcp");
-            let limits = agentpact_api::connections::ConnectionLimits::default();
-            agentpact_api::connections::serve(listener, router, limits, signal::shutdown()).await?;
+            let limits = agentpact_http::connections::ConnectionLimits::default();
+            agentpact_http::connections::serve(listener, router, limits, signal::shutdown()).await?;
         }
     }
     Ok(())

@@ -2,7 +2,9 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{Databases, NegotiationConfig, ServeConfig, rate_limit::Rate};
+use agentpact_api::{NegotiationConfig, ServeConfig};
+use agentpact_http::rate_limit::Rate;
+use agentpact_read::Databases;
 use agentpact_negotiation::Timeouts;
 use anyhow::{Context, bail};
 

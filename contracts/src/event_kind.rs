@@ -1,149 +1,132 @@
 //! The contracts' events by name: the closed set the journal's `events.kind` holds, shared by the
-//! indexer that writes it and the api that reads it back.
+//! indexer that writes it and the api that reads it back. The list is checked against the `sol!`
+//! bindings at compile time: a contract event without a kind here does not build.
 
-/// One of the events of AgentPact, OracleRegistry and AgentRegistry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventKind {
-    /// `PactCreated`.
-    PactCreated,
-    /// `PactAccepted`.
-    PactAccepted,
-    /// `PactCancelled`.
-    PactCancelled,
-    /// `WorkStarted`.
-    WorkStarted,
-    /// `WorkSubmitted`.
-    WorkSubmitted,
-    /// `VerificationSubmitted`.
-    VerificationSubmitted,
-    /// `VerificationFinalized`.
-    VerificationFinalized,
-    /// `WorkApproved`.
-    WorkApproved,
-    /// `WorkRejected`.
-    WorkRejected,
-    /// `DisputeRaised`.
-    DisputeRaised,
-    /// `DisputeResolved`.
-    DisputeResolved,
-    /// `TimeoutClaimed`.
-    TimeoutClaimed,
-    /// `SettlementProposed`.
-    SettlementProposed,
-    /// `SettlementWithdrawn`.
-    SettlementWithdrawn,
-    /// `SettlementAccepted`.
-    SettlementAccepted,
-    /// `Payout`.
-    Payout,
-    /// `Withdrawn`.
-    Withdrawn,
-    /// `CurrencyAllowed`.
-    CurrencyAllowed,
-    /// `OracleRegistered`.
-    OracleRegistered,
-    /// `StakeIncreased`.
-    StakeIncreased,
-    /// `CapabilitiesUpdated`.
-    CapabilitiesUpdated,
-    /// `OracleDeregistered`.
-    OracleDeregistered,
-    /// `StakeWithdrawn`.
-    StakeWithdrawn,
-    /// `AgentRegistered`.
-    AgentRegistered,
-    /// `ProfileUpdated`.
-    ProfileUpdated,
-    /// `AgentDeactivated`.
-    AgentDeactivated,
-    /// `AgentReactivated`.
-    AgentReactivated,
-    /// `FeedbackGiven`.
-    FeedbackGiven,
+use crate::{AgentPact::AgentPactEvents, AgentRegistry::AgentRegistryEvents, OracleRegistry::OracleRegistryEvents, vocab::closed_set};
+
+closed_set! {
+    /// One of the events of AgentPact, OracleRegistry and AgentRegistry, named as in the contract
+    /// and in `events.kind`.
+    pub enum EventKind {
+        /// `PactCreated`.
+        PactCreated => "PactCreated",
+        /// `PactAccepted`.
+        PactAccepted => "PactAccepted",
+        /// `PactCancelled`.
+        PactCancelled => "PactCancelled",
+        /// `WorkStarted`.
+        WorkStarted => "WorkStarted",
+        /// `WorkSubmitted`.
+        WorkSubmitted => "WorkSubmitted",
+        /// `VerificationSubmitted`.
+        VerificationSubmitted => "VerificationSubmitted",
+        /// `VerificationFinalized`.
+        VerificationFinalized => "VerificationFinalized",
+        /// `WorkApproved`.
+        WorkApproved => "WorkApproved",
+        /// `WorkRejected`.
+        WorkRejected => "WorkRejected",
+        /// `DisputeRaised`.
+        DisputeRaised => "DisputeRaised",
+        /// `DisputeResolved`.
+        DisputeResolved => "DisputeResolved",
+        /// `TimeoutClaimed`.
+        TimeoutClaimed => "TimeoutClaimed",
+        /// `SettlementProposed`.
+        SettlementProposed => "SettlementProposed",
+        /// `SettlementWithdrawn`.
+        SettlementWithdrawn => "SettlementWithdrawn",
+        /// `SettlementAccepted`.
+        SettlementAccepted => "SettlementAccepted",
+        /// `Payout`.
+        Payout => "Payout",
+        /// `Withdrawn`.
+        Withdrawn => "Withdrawn",
+        /// `CurrencyAllowed`.
+        CurrencyAllowed => "CurrencyAllowed",
+        /// `OracleRegistered`.
+        OracleRegistered => "OracleRegistered",
+        /// `StakeIncreased`.
+        StakeIncreased => "StakeIncreased",
+        /// `CapabilitiesUpdated`.
+        CapabilitiesUpdated => "CapabilitiesUpdated",
+        /// `OracleDeregistered`.
+        OracleDeregistered => "OracleDeregistered",
+        /// `StakeWithdrawn`.
+        StakeWithdrawn => "StakeWithdrawn",
+        /// `AgentRegistered`.
+        AgentRegistered => "AgentRegistered",
+        /// `ProfileUpdated`.
+        ProfileUpdated => "ProfileUpdated",
+        /// `AgentDeactivated`.
+        AgentDeactivated => "AgentDeactivated",
+        /// `AgentReactivated`.
+        AgentReactivated => "AgentReactivated",
+        /// `FeedbackGiven`.
+        FeedbackGiven => "FeedbackGiven",
+    }
 }
 
-impl EventKind {
-    /// Every kind, in the order the contracts declare them.
-    pub const ALL: [Self; 28] = [
-        Self::PactCreated,
-        Self::PactAccepted,
-        Self::PactCancelled,
-        Self::WorkStarted,
-        Self::WorkSubmitted,
-        Self::VerificationSubmitted,
-        Self::VerificationFinalized,
-        Self::WorkApproved,
-        Self::WorkRejected,
-        Self::DisputeRaised,
-        Self::DisputeResolved,
-        Self::TimeoutClaimed,
-        Self::SettlementProposed,
-        Self::SettlementWithdrawn,
-        Self::SettlementAccepted,
-        Self::Payout,
-        Self::Withdrawn,
-        Self::CurrencyAllowed,
-        Self::OracleRegistered,
-        Self::StakeIncreased,
-        Self::CapabilitiesUpdated,
-        Self::OracleDeregistered,
-        Self::StakeWithdrawn,
-        Self::AgentRegistered,
-        Self::ProfileUpdated,
-        Self::AgentDeactivated,
-        Self::AgentReactivated,
-        Self::FeedbackGiven,
-    ];
+/// The events' names as the bindings generate them from the committed ABIs.
+const CONTRACT_EVENTS: [&[&str]; 3] =
+    [AgentPactEvents::VARIANT_NAMES, OracleRegistryEvents::VARIANT_NAMES, AgentRegistryEvents::VARIANT_NAMES];
 
-    /// The event's name, as in the contract and in `events.kind`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::PactCreated => "PactCreated",
-            Self::PactAccepted => "PactAccepted",
-            Self::PactCancelled => "PactCancelled",
-            Self::WorkStarted => "WorkStarted",
-            Self::WorkSubmitted => "WorkSubmitted",
-            Self::VerificationSubmitted => "VerificationSubmitted",
-            Self::VerificationFinalized => "VerificationFinalized",
-            Self::WorkApproved => "WorkApproved",
-            Self::WorkRejected => "WorkRejected",
-            Self::DisputeRaised => "DisputeRaised",
-            Self::DisputeResolved => "DisputeResolved",
-            Self::TimeoutClaimed => "TimeoutClaimed",
-            Self::SettlementProposed => "SettlementProposed",
-            Self::SettlementWithdrawn => "SettlementWithdrawn",
-            Self::SettlementAccepted => "SettlementAccepted",
-            Self::Payout => "Payout",
-            Self::Withdrawn => "Withdrawn",
-            Self::CurrencyAllowed => "CurrencyAllowed",
-            Self::OracleRegistered => "OracleRegistered",
-            Self::StakeIncreased => "StakeIncreased",
-            Self::CapabilitiesUpdated => "CapabilitiesUpdated",
-            Self::OracleDeregistered => "OracleDeregistered",
-            Self::StakeWithdrawn => "StakeWithdrawn",
-            Self::AgentRegistered => "AgentRegistered",
-            Self::ProfileUpdated => "ProfileUpdated",
-            Self::AgentDeactivated => "AgentDeactivated",
-            Self::AgentReactivated => "AgentReactivated",
-            Self::FeedbackGiven => "FeedbackGiven",
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
         }
+        i += 1;
     }
-
-    /// The kind named `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
+    true
 }
+
+const fn is_kind(name: &str) -> bool {
+    let mut i = 0;
+    while i < EventKind::ALL.len() {
+        if same(EventKind::ALL[i].name(), name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+// Every event of the bindings is a kind, and there are no more kinds than events: adding an event
+// to a contract stops the build here until it has its kind (and, through `EventBody::kind`, its
+// journal variant and every match that must handle it).
+const _: () = {
+    let mut events = 0;
+    let mut c = 0;
+    while c < CONTRACT_EVENTS.len() {
+        let mut i = 0;
+        while i < CONTRACT_EVENTS[c].len() {
+            assert!(is_kind(CONTRACT_EVENTS[c][i]), "a contract event has no EventKind: add it to contracts/src/event_kind.rs");
+            events += 1;
+            i += 1;
+        }
+        c += 1;
+    }
+    assert!(events == EventKind::ALL.len(), "an EventKind names no contract event");
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_reads_back_from_its_name() {
-        for kind in EventKind::ALL {
+    fn every_kind_reads_back_from_its_name_and_is_an_event_of_the_bindings() {
+        let events: std::collections::HashSet<&str> = CONTRACT_EVENTS.concat().into_iter().collect();
+        for &kind in EventKind::ALL {
             assert_eq!(EventKind::from_name(kind.name()), Some(kind));
+            assert!(events.contains(kind.name()), "{kind} is not an event of the contracts");
         }
+        assert_eq!(events.len(), EventKind::ALL.len());
         assert_eq!(EventKind::from_name("payout"), None, "names are exact");
     }
 }

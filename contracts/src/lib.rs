@@ -11,6 +11,8 @@
 //!   terms before sending them.
 //! - [`money`]: the one amount grammar and way of writing amounts, the currencies a deployment
 //!   takes and which one a name means.
+//! - [`vocab`]: the closed sets the index stores and every surface shows ([`Outcome`],
+//!   [`DisputeCause`], [`DisputeOutcome`], [`OracleStatus`], [`ReputationRole`]).
 //! - [`Contracts`] (one deployment's addresses) and [`channels`] (the notification channels and
 //!   their payloads): vocabulary the indexer, the API and the MCP server share, so none of them
 //!   depends on another for it.
@@ -26,12 +28,14 @@ pub mod permit;
 pub mod rpc;
 pub mod rules;
 mod status;
+pub mod vocab;
 
 pub use addresses::Contracts;
 pub use bindings::{AgentPact, AgentRegistry, OracleRegistry, TestToken};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};
+pub use vocab::{DisputeCause, DisputeOutcome, OracleStatus, Outcome, ReputationRole};
 
 /// The committed compiler artifacts (`abi`, `bytecode`, `deployedBytecode`), for tools that hand
 /// the ABI to clients.

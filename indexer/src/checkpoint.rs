@@ -1,11 +1,15 @@
 //! Per-chain bookkeeping: which chain and contracts are indexed, the last block fully in the
 //! journal (written in the same transaction as the batch it covers), and the recent block hashes
-//! that reveal a reorganisation.
+//! that reveal a reorganisation. Every value read back goes through `Cells`: a hash, address or
+//! number that does not convert stops the indexer naming table, key and column (a zeroed hash
+//! read as a default would roll back a chain that never reorganised).
 
 use alloy::primitives::{Address, B256};
 use sqlx::PgConnection;
 
-use agentpact_schema::i64_of;
+use agentpact_schema::{Cells, i64_of};
+
+use crate::IndexError;
 
 /// The last block whose events are all journaled and projected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +41,7 @@ pub async fn register_chain(
     conn: &mut PgConnection,
     chain_id: u64,
     identity: ChainIdentity,
-) -> Result<ChainIdentity, sqlx::Error> {
+) -> Result<ChainIdentity, IndexError> {
     sqlx::query!(
         "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (chain_id) DO NOTHING",
@@ -57,29 +61,30 @@ pub async fn register_chain(
     )
     .fetch_one(conn)
     .await?;
+    let cells = Cells { table: "chains", key: format!("chain {chain_id}") };
     Ok(ChainIdentity {
-        genesis_hash: hash(&row.genesis_hash),
-        agent_pact: Address::try_from(row.agent_pact.as_slice()).unwrap_or_default(),
-        oracle_registry: Address::try_from(row.oracle_registry.as_slice()).unwrap_or_default(),
-        agent_registry: row
-            .agent_registry
-            .and_then(|a| Address::try_from(a.as_slice()).ok())
-            .unwrap_or_default(),
-        deployment_block: u64::try_from(row.deployment_block).unwrap_or(0),
+        genesis_hash: cells.hash("genesis_hash", &row.genesis_hash)?,
+        agent_pact: cells.address("agent_pact", &row.agent_pact)?,
+        oracle_registry: cells.address("oracle_registry", &row.oracle_registry)?,
+        // NULL in an index built before AgentRegistry existed: zero, as the identity says.
+        agent_registry: row.agent_registry.map(|a| cells.address("agent_registry", &a)).transpose()?.unwrap_or_default(),
+        deployment_block: cells.int("deployment_block", row.deployment_block)?,
     })
 }
 
 /// The checkpoint of `chain_id`, if it has one.
-pub async fn load(conn: &mut PgConnection, chain_id: u64) -> Result<Option<Checkpoint>, sqlx::Error> {
+pub async fn load(conn: &mut PgConnection, chain_id: u64) -> Result<Option<Checkpoint>, IndexError> {
     let row = sqlx::query!(
         "SELECT block_number, block_hash FROM checkpoints WHERE chain_id = $1",
         i64_of(chain_id)
     )
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|r| Checkpoint {
-        block_number: u64::try_from(r.block_number).unwrap_or(0),
-        block_hash: hash(&r.block_hash),
+    let Some(r) = row else { return Ok(None) };
+    let cells = Cells { table: "checkpoints", key: format!("chain {chain_id}") };
+    Ok(Some(Checkpoint {
+        block_number: cells.int("block_number", r.block_number)?,
+        block_hash: cells.hash("block_hash", &r.block_hash)?,
     }))
 }
 
@@ -194,7 +199,7 @@ pub async fn recent_blocks(
     conn: &mut PgConnection,
     chain_id: u64,
     from: u64,
-) -> Result<Vec<(u64, B256)>, sqlx::Error> {
+) -> Result<Vec<(u64, B256)>, IndexError> {
     let rows = sqlx::query!(
         "SELECT number, hash FROM blocks WHERE chain_id = $1 AND number <= $2 ORDER BY number DESC",
         i64_of(chain_id),
@@ -202,9 +207,10 @@ pub async fn recent_blocks(
     )
     .fetch_all(conn)
     .await?;
-    Ok(rows.into_iter().map(|r| (u64::try_from(r.number).unwrap_or(0), hash(&r.hash))).collect())
-}
-
-fn hash(bytes: &[u8]) -> B256 {
-    B256::try_from(bytes).unwrap_or_default()
+    rows.into_iter()
+        .map(|r| {
+            let cells = Cells { table: "blocks", key: format!("chain {chain_id} block {}", r.number) };
+            Ok((cells.int("number", r.number)?, cells.hash("hash", &r.hash)?))
+        })
+        .collect()
 }

@@ -309,7 +309,17 @@ impl EventBody {
             | Self::SettlementAccepted { pact_id, .. }
             | Self::Payout { pact_id, .. }
             | Self::FeedbackGiven { pact_id, .. } => Some(*pact_id),
-            _ => None,
+            Self::Withdrawn { .. }
+            | Self::CurrencyAllowed { .. }
+            | Self::OracleRegistered { .. }
+            | Self::StakeIncreased { .. }
+            | Self::CapabilitiesUpdated { .. }
+            | Self::OracleDeregistered { .. }
+            | Self::StakeWithdrawn { .. }
+            | Self::AgentRegistered { .. }
+            | Self::ProfileUpdated { .. }
+            | Self::AgentDeactivated { .. }
+            | Self::AgentReactivated { .. } => None,
         }
     }
 
@@ -374,7 +384,25 @@ impl EventBody {
             | Self::ProfileUpdated { agent, .. }
             | Self::AgentDeactivated { agent }
             | Self::AgentReactivated { agent } => Some(*agent),
-            _ => None,
+            // About a pact (its parties are in the pact's row), or about no one account.
+            Self::PactCreated { .. }
+            | Self::PactAccepted { .. }
+            | Self::PactCancelled { .. }
+            | Self::WorkStarted { .. }
+            | Self::WorkSubmitted { .. }
+            | Self::VerificationSubmitted { .. }
+            | Self::VerificationFinalized { .. }
+            | Self::WorkApproved { .. }
+            | Self::WorkRejected { .. }
+            | Self::DisputeRaised { .. }
+            | Self::DisputeResolved { .. }
+            | Self::TimeoutClaimed { .. }
+            | Self::SettlementProposed { .. }
+            | Self::SettlementWithdrawn { .. }
+            | Self::SettlementAccepted { .. }
+            | Self::Payout { .. }
+            | Self::FeedbackGiven { .. }
+            | Self::CurrencyAllowed { .. } => None,
         }
     }
 }

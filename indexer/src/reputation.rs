@@ -30,10 +30,13 @@
 //! weigh about what 0.01 ETH does. `volume` is the completed payment of ETH pacts, in wei: amounts
 //! in different currencies are never added together.
 
+use agentpact_contracts::{Outcome, PactStatus, ReputationRole};
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
-use agentpact_schema::i64_of;
+use agentpact_schema::{Cells, i64_of};
+
+use crate::IndexError;
 
 /// The payment, in wei, at and above which a pact (or a counterparty's vote) counts fully toward
 /// reputation: 0.01 ETH. A pact of 10 wei weighs 10⁻¹⁵ of an ordinary one.
@@ -70,15 +73,16 @@ pub async fn mark(conn: &mut PgConnection, chain_id: u64, pacts: &[U256]) -> Res
 
 /// Recomputes the aggregates of every party of the pacts [`mark`]ed on `chain_id`, and clears the
 /// marks.
-pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(), sqlx::Error> {
+pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(), IndexError> {
     let ids = sqlx::query_scalar!(
         r#"DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING pact_id::text AS "id!""#,
         i64_of(chain_id)
     )
     .fetch_all(&mut *conn)
     .await?;
-    let pacts: Vec<U256> = ids.iter().filter_map(|id| id.parse().ok()).collect();
-    refresh(conn, chain_id, Scope::Pacts(&pacts)).await
+    let cells = Cells { table: "reputation_pending", key: format!("chain {chain_id}") };
+    let pacts = ids.iter().map(|id| cells.u256("pact_id", id)).collect::<Result<Vec<U256>, _>>()?;
+    Ok(refresh(conn, chain_id, Scope::Pacts(&pacts)).await?)
 }
 
 /// Recomputes the aggregates of `scope` on `chain_id` as buyer, seller and oracle.
@@ -117,21 +121,21 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
             FROM currencies WHERE chain_id = $1
         ),
         roles AS (
-            SELECT p.buyer AS address, 'buyer' AS role, p.status, p.disputed_at, p.outcome, p.payment, p.currency,
+            SELECT p.buyer AS address, $17 AS role, p.status, p.disputed_at, p.outcome, p.payment, p.currency,
                    p.final_score::numeric AS score, NULL::numeric AS miss,
-                   CASE p.outcome WHEN 'approved' THEN 1 WHEN 'auto_approved' THEN 0.75 WHEN 'buyer_won' THEN 1
-                        WHEN 'timeout' THEN 1 WHEN 'seller_won' THEN 0 WHEN 'dispute_timeout' THEN 0.5
-                        WHEN 'split' THEN 1 - p.seller_share / 10000.0 WHEN 'settled' THEN 1 END AS credit
+                   CASE p.outcome WHEN $7 THEN 1 WHEN $8 THEN 0.75 WHEN $9 THEN 1
+                        WHEN $10 THEN 1 WHEN $11 THEN 0 WHEN $12 THEN 0.5
+                        WHEN $13 THEN 1 - p.seller_share / 10000.0 WHEN $14 THEN 1 END AS credit
             FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
-            SELECT p.seller, 'seller', p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
-                   CASE p.outcome WHEN 'approved' THEN coalesce(p.final_score / 100.0, 1)
-                        WHEN 'auto_approved' THEN coalesce(p.final_score / 100.0, 1) WHEN 'seller_won' THEN 1
-                        WHEN 'buyer_won' THEN 0 WHEN 'timeout' THEN 0 WHEN 'dispute_timeout' THEN 0.5
-                        WHEN 'split' THEN p.seller_share / 10000.0 WHEN 'settled' THEN p.seller_share / 10000.0 END
+            SELECT p.seller, $18, p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
+                   CASE p.outcome WHEN $7 THEN coalesce(p.final_score / 100.0, 1)
+                        WHEN $8 THEN coalesce(p.final_score / 100.0, 1) WHEN $11 THEN 1
+                        WHEN $9 THEN 0 WHEN $10 THEN 0 WHEN $12 THEN 0.5
+                        WHEN $13 THEN p.seller_share / 10000.0 WHEN $14 THEN p.seller_share / 10000.0 END
             FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
             UNION ALL
-            SELECT v.oracle, 'oracle', p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
+            SELECT v.oracle, $19, p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
                    abs(v.score - p.final_score), 1 - abs(v.score - p.final_score) / 100.0
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
             WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
@@ -140,11 +144,11 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         outcomes AS (
             SELECT address, role,
                    count(*) AS pacts,
-                   count(*) FILTER (WHERE status = 4) AS completed,
-                   count(*) FILTER (WHERE status = 6) AS refunded,
+                   count(*) FILTER (WHERE status = $15) AS completed,
+                   count(*) FILTER (WHERE status = $16) AS refunded,
                    count(*) FILTER (WHERE disputed_at IS NOT NULL) AS disputed,
-                   count(*) FILTER (WHERE outcome IN ('timeout', 'dispute_timeout')) AS timed_out,
-                   coalesce(sum(payment) FILTER (WHERE status = 4 AND currency = $5), 0) AS volume,
+                   count(*) FILTER (WHERE outcome IN ($10, $12)) AS timed_out,
+                   coalesce(sum(payment) FILTER (WHERE status = $15 AND currency = $5), 0) AS volume,
                    round(avg(score), 2) AS mean_score,
                    round(100 - avg(miss), 2) AS agreement,
                    count(credit) AS rated,
@@ -154,7 +158,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         ),
         -- Feedback received, in the role the ratee had in the pact; one vote per counterparty.
         per_rater AS (
-            SELECT f.ratee AS address, CASE WHEN f.ratee = p.seller THEN 'seller' ELSE 'buyer' END AS role,
+            SELECT f.ratee AS address, CASE WHEN f.ratee = p.seller THEN $18 ELSE $17 END AS role,
                    f.rater, count(*) AS given, avg(f.rating) AS mean,
                    least(1, sum(p.payment / w.full)) AS w
             FROM feedback f JOIN pacts p USING (chain_id, pact_id) JOIN fulls w ON w.currency = p.currency
@@ -181,7 +185,20 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         &addresses,
         FULL_WEIGHT_WEI.to_string(),
         alloy::primitives::Address::ZERO.as_slice(),
-        FULL_WEIGHT_TOKEN_UNITS
+        FULL_WEIGHT_TOKEN_UNITS,
+        Outcome::Approved.name(),
+        Outcome::AutoApproved.name(),
+        Outcome::BuyerWon.name(),
+        Outcome::Timeout.name(),
+        Outcome::SellerWon.name(),
+        Outcome::DisputeTimeout.name(),
+        Outcome::Split.name(),
+        Outcome::Settled.name(),
+        i16::from(PactStatus::Completed.code()),
+        i16::from(PactStatus::Refunded.code()),
+        ReputationRole::Buyer.name(),
+        ReputationRole::Seller.name(),
+        ReputationRole::Oracle.name(),
     )
     .execute(conn)
     .await

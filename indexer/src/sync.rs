@@ -269,7 +269,8 @@ impl<P: Provider> Indexer<P> {
             let continuity = if latest.number == cp.block_number && latest.hash == cp.block_hash {
                 Continuity::Intact
             } else {
-                reorg::check(conn, chain_id, cp, head, |n| self.hash_at(n)).await?
+                let recent = checkpoint::recent_blocks(conn, chain_id, cp.block_number).await?;
+                reorg::continuity(cp, &recent, head, |n| self.hash_at(n)).await?
             };
             match continuity {
                 Continuity::Intact => {}
@@ -282,11 +283,7 @@ impl<P: Provider> Indexer<P> {
                     return Ok(Pass::Waiting { head });
                 }
                 Continuity::Forked { fork } => {
-                    let mut tx = conn.begin().await?;
-                    let undone = reorg::rollback(&mut tx, chain_id, fork).await?;
-                    reputation::refresh(&mut tx, chain_id, reputation::Scope::All).await?;
-                    notify::pacts(&mut tx, chain_id, &undone.pacts.iter().copied().collect()).await?;
-                    tx.commit().await?;
+                    let undone = reorg::rollback(conn, chain_id, fork).await?;
                     self.metrics.reorg();
                     self.metrics.set_indexed(fork.block_number);
                     tracing::warn!(

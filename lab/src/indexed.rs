@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agentpact_api::Reader;
+use agentpact_read::Reader;
 use anyhow::bail;
 
 /// Waits (up to `limit`, checking every 100 ms) until the index of `chain_id` holds block `head`;

@@ -4,10 +4,7 @@
 
 use std::{sync::OnceLock, time::Duration};
 
-use agentpact_api::{
-    Reader,
-    read::{Pact, PactFilter, PactOrder, PageRequest},
-};
+use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest, Reader};
 use agentpact_contracts::{
     AgentPact::AgentPactInstance, AgentRegistry::AgentRegistryInstance,
     OracleRegistry::OracleRegistryInstance,

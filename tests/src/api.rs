@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use agentpact_api::{Databases, ServeConfig};
+use agentpact_api::ServeConfig;
+use agentpact_read::Databases;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -49,7 +50,7 @@ impl TestApi {
             .map_err(|e| HarnessError::Process(e.to_string()))?;
         // The servers' own accept loop, with its connection limits and timeouts.
         let task = tokio::spawn(async move {
-            let _ = agentpact_api::connections::serve(listener, app, limits, std::future::pending()).await;
+            let _ = agentpact_http::connections::serve(listener, app, limits, std::future::pending()).await;
         });
         Ok(Self { base, client: reqwest::Client::new(), task: Some(task) })
     }

@@ -6,7 +6,8 @@ mod demo;
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact_api::{Reader, ServeConfig};
+use agentpact_api::ServeConfig;
+use agentpact_read::Reader;
 use agentpact_contracts::{DeployOptions, deploy, rpc::RpcLimits};
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_lab::{
@@ -95,7 +96,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         connections: Default::default(),
     };
     let reader = Reader::new(pool.clone());
-    let databases = agentpact_api::Databases::single(pool);
+    let databases = agentpact_read::Databases::single(pool);
     let serving =
         tokio::spawn(agentpact_api::serve(listener, databases, serve_config, until_stopped(stopped)));
 

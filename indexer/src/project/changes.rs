@@ -8,7 +8,7 @@
 use agentpact_schema::i64_of;
 use std::collections::BTreeMap;
 
-use agentpact_contracts::{PactStatus, rules::status_at_share};
+use agentpact_contracts::{DisputeCause, DisputeOutcome, Outcome, PactStatus, rules::status_at_share};
 use alloy::primitives::{Address, U256};
 use sqlx::PgConnection;
 
@@ -30,7 +30,7 @@ struct Change {
     /// `Some(None)` clears the column.
     disputed_at: Option<Option<i64>>,
     closed_at: Option<i64>,
-    outcome: Option<String>,
+    outcome: Option<Outcome>,
     /// Basis points to the seller, when a ruling or a settlement divided the money.
     seller_share: Option<i32>,
     /// Oracle scores submitted in the batch, added to the stored count.
@@ -41,7 +41,7 @@ struct Change {
 /// A dispute opened by an event.
 struct Opened {
     pact_id: String,
-    cause: &'static str,
+    cause: DisputeCause,
     by: Option<Vec<u8>>,
     time: i64,
 }
@@ -49,7 +49,7 @@ struct Opened {
 /// A dispute closed by an event.
 struct Closed {
     pact_id: String,
-    outcome: &'static str,
+    outcome: DisputeOutcome,
     time: i64,
 }
 
@@ -63,23 +63,19 @@ pub(super) struct PactChanges {
 }
 
 impl PactChanges {
-    /// Folds a status event into its pact's change; other events are ignored.
-    pub(super) fn push(&mut self, e: &JournalEvent) {
+    /// Folds a status event (or an oracle's score) of pact `pact_id` into its change. The caller
+    /// routes only those here; the match names every other event so that a new one must be placed.
+    pub(super) fn push(&mut self, pact_id: U256, e: &JournalEvent) {
+        use EventBody as E;
         let (time, block) = (i64_of(e.block_time), i64_of(e.block_number));
-        let Some(pact_id) = e.body.pact_id() else { return };
-        if matches!(
-            e.body,
-            EventBody::PactCreated { .. } | EventBody::Payout { .. } | EventBody::FeedbackGiven { .. }
-        ) {
-            return; // written in bulk elsewhere
-        }
         let mut opened = None;
         let mut closed = None;
+        let fresh = !self.pacts.contains_key(&pact_id);
         let change = self.pacts.entry(pact_id).or_default();
-        let close = |c: &mut Change, status: PactStatus, outcome: &str| {
+        let close = |c: &mut Change, status: PactStatus, outcome: Outcome| {
             c.status = Some(code(status));
             c.closed_at = Some(time);
-            c.outcome = Some(outcome.to_owned());
+            c.outcome = Some(outcome);
         };
         match &e.body {
             EventBody::PactAccepted { buyer, seller, .. } => {
@@ -103,43 +99,64 @@ impl PactChanges {
                     change.disputed_at = Some(None);
                 } else {
                     change.verified_at = Some(None);
-                    opened = Some(("failed_verification", None));
+                    opened = Some((DisputeCause::FailedVerification, None));
                 }
             }
             EventBody::WorkApproved { automatic, .. } => {
-                close(change, PactStatus::Completed, if *automatic { "auto_approved" } else { "approved" });
+                close(change, PactStatus::Completed, if *automatic { Outcome::AutoApproved } else { Outcome::Approved });
             }
-            EventBody::WorkRejected { buyer, .. } => opened = Some(("rejected", Some(*buyer))),
-            EventBody::DisputeRaised { by, .. } => opened = Some(("raised", Some(*by))),
+            EventBody::WorkRejected { buyer, .. } => opened = Some((DisputeCause::Rejected, Some(*buyer))),
+            EventBody::DisputeRaised { by, .. } => opened = Some((DisputeCause::Raised, Some(*by))),
             EventBody::DisputeResolved { seller_share, .. } => {
                 let status = status_at_share(*seller_share);
                 let (outcome, winner) = match status {
-                    PactStatus::Completed => ("seller_won", "seller"),
-                    PactStatus::Refunded => ("buyer_won", "buyer"),
-                    _ => ("split", "split"),
+                    PactStatus::Completed => (Outcome::SellerWon, DisputeOutcome::Seller),
+                    PactStatus::Refunded => (Outcome::BuyerWon, DisputeOutcome::Buyer),
+                    _ => (Outcome::Split, DisputeOutcome::Split),
                 };
                 close(change, status, outcome);
                 change.seller_share = Some(i32::from(*seller_share));
                 closed = Some(winner);
             }
             EventBody::SettlementAccepted { seller_share, .. } => {
-                close(change, status_at_share(*seller_share), "settled");
+                close(change, status_at_share(*seller_share), Outcome::Settled);
                 change.seller_share = Some(i32::from(*seller_share));
-                closed = Some("settled");
+                closed = Some(DisputeOutcome::Settled);
             }
-            EventBody::PactCancelled { .. } => close(change, PactStatus::Refunded, "cancelled"),
+            EventBody::PactCancelled { .. } => close(change, PactStatus::Refunded, Outcome::Cancelled),
             EventBody::TimeoutClaimed { from, .. } => {
                 let outcome = match PactStatus::try_from(*from) {
-                    Ok(PactStatus::Negotiating) => "expired",
-                    Ok(PactStatus::Disputed) => "dispute_timeout",
-                    _ => "timeout",
+                    Ok(PactStatus::Negotiating) => Outcome::Expired,
+                    Ok(PactStatus::Disputed) => Outcome::DisputeTimeout,
+                    _ => Outcome::Timeout,
                 };
                 close(change, PactStatus::Refunded, outcome);
                 if *from == PactStatus::Disputed.code() {
-                    closed = Some("timeout");
+                    closed = Some(DisputeOutcome::Timeout);
                 }
             }
-            _ => {}
+            // Not status events: the router sends them elsewhere.
+            E::PactCreated { .. }
+            | E::SettlementProposed { .. }
+            | E::SettlementWithdrawn { .. }
+            | E::Payout { .. }
+            | E::Withdrawn { .. }
+            | E::CurrencyAllowed { .. }
+            | E::OracleRegistered { .. }
+            | E::StakeIncreased { .. }
+            | E::CapabilitiesUpdated { .. }
+            | E::OracleDeregistered { .. }
+            | E::StakeWithdrawn { .. }
+            | E::AgentRegistered { .. }
+            | E::ProfileUpdated { .. }
+            | E::AgentDeactivated { .. }
+            | E::AgentReactivated { .. }
+            | E::FeedbackGiven { .. } => {
+                if fresh {
+                    self.pacts.remove(&pact_id);
+                }
+                return;
+            }
         }
         change.updated_block = block;
         if let Some((cause, by)) = opened {
@@ -201,7 +218,7 @@ impl PactChanges {
             &c.set_disputed,
             &c.disputed_at as &[Option<i64>],
             &c.closed_at as &[Option<i64>],
-            &c.outcome as &[Option<String>],
+            &c.outcome as &[Option<&str>],
             &c.seller_share as &[Option<i32>],
             &c.scores,
             &c.updated_block,
@@ -210,7 +227,7 @@ impl PactChanges {
         .await?;
         if !self.opened.is_empty() {
             let ids: Vec<&str> = self.opened.iter().map(|o| o.pact_id.as_str()).collect();
-            let causes: Vec<&str> = self.opened.iter().map(|o| o.cause).collect();
+            let causes: Vec<&str> = self.opened.iter().map(|o| o.cause.name()).collect();
             let by: Vec<Option<Vec<u8>>> = self.opened.iter().map(|o| o.by.clone()).collect();
             let times: Vec<i64> = self.opened.iter().map(|o| o.time).collect();
             sqlx::query!(
@@ -229,7 +246,7 @@ impl PactChanges {
         }
         if !self.closed.is_empty() {
             let ids: Vec<&str> = self.closed.iter().map(|c| c.pact_id.as_str()).collect();
-            let outcomes: Vec<&str> = self.closed.iter().map(|c| c.outcome).collect();
+            let outcomes: Vec<&str> = self.closed.iter().map(|c| c.outcome.name()).collect();
             let times: Vec<i64> = self.closed.iter().map(|c| c.time).collect();
             sqlx::query!(
                 "UPDATE disputes d SET outcome = u.o, closed_at = to_timestamp(u.t)
@@ -263,7 +280,7 @@ struct Columns {
     set_disputed: Vec<bool>,
     disputed_at: Vec<Option<i64>>,
     closed_at: Vec<Option<i64>>,
-    outcome: Vec<Option<String>>,
+    outcome: Vec<Option<&'static str>>,
     seller_share: Vec<Option<i32>>,
     scores: Vec<i16>,
     updated_block: Vec<i64>,
@@ -286,7 +303,7 @@ impl Columns {
             c.set_disputed.push(change.disputed_at.is_some());
             c.disputed_at.push(change.disputed_at.flatten());
             c.closed_at.push(change.closed_at);
-            c.outcome.push(change.outcome.clone());
+            c.outcome.push(change.outcome.map(Outcome::name));
             c.seller_share.push(change.seller_share);
             c.scores.push(change.scores);
             c.updated_block.push(change.updated_block);

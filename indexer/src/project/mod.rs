@@ -2,7 +2,7 @@
 //! disputes, settlements, oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
-use agentpact_contracts::PactStatus;
+use agentpact_contracts::{Initiator, OracleStatus, PactStatus};
 use agentpact_schema::{ChainText, i64_of};
 use alloy::primitives::U256;
 use sqlx::PgConnection;
@@ -27,26 +27,54 @@ use crate::{
 /// verification adds one to its pact's score count, and verifications, payouts and withdrawals
 /// insert rows no other event reads.
 pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> Result<(), sqlx::Error> {
+    use EventBody as E;
     let mut created = Vec::new();
     let mut later = Bulk::default();
     let mut changes = PactChanges::default();
+    let mut in_order = Vec::new();
+    // The one place that says which projection an event feeds: every event is named, so a new
+    // one does not compile until it has its projection (docs/architecture.md §Where to add).
     for &e in events {
         match &e.body {
-            EventBody::PactCreated { .. } => created.push(e),
+            E::PactCreated { .. } => created.push(e),
             // A verification's row, and one more score on its pact's change.
-            EventBody::VerificationSubmitted { .. } => {
+            E::VerificationSubmitted { pact_id, .. } => {
                 later.push(e);
-                changes.push(e);
+                changes.push(*pact_id, e);
             }
-            EventBody::Payout { .. } | EventBody::Withdrawn { .. } | EventBody::FeedbackGiven { .. } => {
-                later.push(e)
+            E::Payout { .. } | E::Withdrawn { .. } | E::FeedbackGiven { .. } => later.push(e),
+            E::PactAccepted { pact_id, .. }
+            | E::PactCancelled { pact_id, .. }
+            | E::WorkStarted { pact_id, .. }
+            | E::WorkSubmitted { pact_id, .. }
+            | E::VerificationFinalized { pact_id, .. }
+            | E::WorkApproved { pact_id, .. }
+            | E::WorkRejected { pact_id, .. }
+            | E::DisputeRaised { pact_id, .. }
+            | E::DisputeResolved { pact_id, .. }
+            | E::TimeoutClaimed { pact_id, .. } => changes.push(*pact_id, e),
+            // The pact's ending folds with the status events; the offer's row is marked in order.
+            E::SettlementAccepted { pact_id, .. } => {
+                changes.push(*pact_id, e);
+                in_order.push(e);
             }
-            _ => changes.push(e),
+            E::SettlementProposed { .. }
+            | E::SettlementWithdrawn { .. }
+            | E::CurrencyAllowed { .. }
+            | E::OracleRegistered { .. }
+            | E::StakeIncreased { .. }
+            | E::CapabilitiesUpdated { .. }
+            | E::OracleDeregistered { .. }
+            | E::StakeWithdrawn { .. }
+            | E::AgentRegistered { .. }
+            | E::ProfileUpdated { .. }
+            | E::AgentDeactivated { .. }
+            | E::AgentReactivated { .. } => in_order.push(e),
         }
     }
     insert_created(conn, &created).await?;
     changes.write(conn).await?;
-    for &e in events {
+    for e in in_order {
         apply_oracle_event(conn, e).await?;
         agents::apply(conn, e).await?;
         settlements::apply(conn, e).await?;
@@ -55,10 +83,43 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     later.write(conn).await
 }
 
-/// Undoes every projection above block `above` (a rollback to it): the payouts and withdrawals of
-/// later blocks, and the rows of the touched `pacts` (with their oracles, verifications, disputes
-/// and feedback) and `accounts` (oracles and agents), which [`apply_batch`] then rebuilds from the
-/// journal that remains. Every table a projection writes is undone here, beside its apply.
+/// Which rows of a projection table a rollback deletes before the journal that remains is
+/// replayed over them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undo {
+    /// The rows written at a block above the fork (the column holds the block). Their events are
+    /// never replayed (`journal::history` leaves `Payout` and `Withdrawn` out), so the rows below
+    /// the fork stay as they are.
+    Above(&'static str),
+    /// The rows of every pact an abandoned event touched (`pact_id`): rebuilt from the journal.
+    Pacts,
+    /// The rows of every account an abandoned event touched (the column holds the address):
+    /// rebuilt from the journal.
+    Accounts(&'static str),
+}
+
+/// Every table the projections write, with its undo, children before their parents (the order a
+/// rollback deletes in, so no foreign key's cascade is relied on). `tests/tests/index_catalog.rs`
+/// holds this list to the database's catalog: a table a migration adds is here, or named there
+/// as bookkeeping or as derived, or the test fails.
+pub const TABLES: &[(&str, Undo)] = &[
+    ("feedback", Undo::Pacts),
+    ("settlements", Undo::Pacts),
+    ("disputes", Undo::Pacts),
+    ("verifications", Undo::Pacts),
+    ("pact_oracles", Undo::Pacts),
+    ("pacts", Undo::Pacts),
+    ("payouts", Undo::Above("block_number")),
+    ("withdrawals", Undo::Above("block_number")),
+    ("currencies", Undo::Above("block_number")),
+    ("agent_capabilities", Undo::Accounts("address")),
+    ("agents", Undo::Accounts("address")),
+    ("oracles", Undo::Accounts("address")),
+];
+
+/// Undoes every projection above block `above` (a rollback to it), table by table as [`TABLES`]
+/// says: the rows written above it, and the rows of the touched `pacts` and `accounts`, which
+/// [`apply_batch`] then rebuilds from the journal that remains.
 pub async fn rollback(
     conn: &mut PgConnection,
     chain_id: u64,
@@ -66,52 +127,72 @@ pub async fn rollback(
     pacts: &[String],
     accounts: &[Vec<u8>],
 ) -> Result<(), sqlx::Error> {
-    let (chain, above) = (i64_of(chain_id), i64_of(above));
-    sqlx::query!("DELETE FROM currencies WHERE chain_id = $1 AND block_number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!("DELETE FROM payouts WHERE chain_id = $1 AND block_number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!("DELETE FROM withdrawals WHERE chain_id = $1 AND block_number > $2", chain, above)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!(
-        "DELETE FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])",
-        chain,
-        pacts
-    )
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = ANY($2)", chain, accounts)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query!("DELETE FROM agents WHERE chain_id = $1 AND address = ANY($2)", chain, accounts)
-        .execute(&mut *conn)
-        .await?;
+    for &(table, undo) in TABLES {
+        let sql = match undo {
+            Undo::Above(column) => format!("DELETE FROM {table} WHERE chain_id = $1 AND {column} > $2"),
+            Undo::Pacts => format!("DELETE FROM {table} WHERE chain_id = $1 AND pact_id = ANY($3::text[]::numeric[])"),
+            Undo::Accounts(column) => format!("DELETE FROM {table} WHERE chain_id = $1 AND {column} = ANY($4)"),
+        };
+        // Only names from `TABLES` are formatted in; every value is bound.
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(i64_of(chain_id))
+            .bind(i64_of(above))
+            .bind(pacts)
+            .bind(accounts)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }
 
-/// Records a currency the escrow allows (other kinds are left alone).
+/// Records a currency the escrow allows.
 async fn apply_currency(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
-    let EventBody::CurrencyAllowed { currency, decimals, symbol } = &e.body else { return Ok(()) };
-    let at = Place::of(e);
-    sqlx::query!(
-        "INSERT INTO currencies (chain_id, address, decimals, symbol, symbol_bytes, block_number)
-         VALUES ($1, $2, $3, $4, $5, $6)",
-        at.chain_id,
-        currency.as_slice(),
-        i16::from(*decimals),
-        &*symbol.display(),
-        symbol.exact_if_not_plain(),
-        at.block,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
+    match &e.body {
+        EventBody::CurrencyAllowed { currency, decimals, symbol } => sqlx::query!(
+            "INSERT INTO currencies (chain_id, address, decimals, symbol, symbol_bytes, block_number)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            i64_of(e.chain_id),
+            currency.as_slice(),
+            i16::from(*decimals),
+            &*symbol.display(),
+            symbol.exact_if_not_plain(),
+            i64_of(e.block_number),
+        )
+        .execute(conn)
+        .await
+        .map(drop),
+        // Not this projection's: `apply_batch` routes them elsewhere.
+        EventBody::PactCreated { .. }
+        | EventBody::PactAccepted { .. }
+        | EventBody::PactCancelled { .. }
+        | EventBody::WorkStarted { .. }
+        | EventBody::WorkSubmitted { .. }
+        | EventBody::VerificationSubmitted { .. }
+        | EventBody::VerificationFinalized { .. }
+        | EventBody::WorkApproved { .. }
+        | EventBody::WorkRejected { .. }
+        | EventBody::DisputeRaised { .. }
+        | EventBody::DisputeResolved { .. }
+        | EventBody::TimeoutClaimed { .. }
+        | EventBody::SettlementProposed { .. }
+        | EventBody::SettlementWithdrawn { .. }
+        | EventBody::SettlementAccepted { .. }
+        | EventBody::Payout { .. }
+        | EventBody::Withdrawn { .. }
+        | EventBody::OracleRegistered { .. }
+        | EventBody::StakeIncreased { .. }
+        | EventBody::CapabilitiesUpdated { .. }
+        | EventBody::OracleDeregistered { .. }
+        | EventBody::StakeWithdrawn { .. }
+        | EventBody::AgentRegistered { .. }
+        | EventBody::ProfileUpdated { .. }
+        | EventBody::AgentDeactivated { .. }
+        | EventBody::AgentReactivated { .. }
+        | EventBody::FeedbackGiven { .. } => Ok(()),
+    }
 }
 
-/// Applies one oracle registry event (other kinds are written in bulk by `apply_batch`).
+/// Applies one oracle registry event.
 async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
     let at = Place::of(e);
     match &e.body {
@@ -119,7 +200,7 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
             sqlx::query!(
                 "INSERT INTO oracles (chain_id, address, stake, capabilities, capabilities_bytes, status, registered_at,
                                       updated_block)
-                 VALUES ($1, $2, $3::text::numeric, $4, $5, 'active', to_timestamp($6::bigint), $7)",
+                 VALUES ($1, $2, $3::text::numeric, $4, $5, $8, to_timestamp($6::bigint), $7)",
                 at.chain_id,
                 oracle.as_slice(),
                 stake.to_string(),
@@ -127,6 +208,7 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
                 exact_if_any_not_plain(capabilities) as Option<Vec<Vec<u8>>>,
                 at.time,
                 at.block,
+                OracleStatus::Active.name(),
             )
             .execute(conn)
             .await
@@ -160,12 +242,13 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
         }
         EventBody::OracleDeregistered { oracle, unlock_at } => {
             sqlx::query!(
-                "UPDATE oracles SET status = 'deregistered', unlock_at = to_timestamp($3::bigint), updated_block = $4
+                "UPDATE oracles SET status = $5, unlock_at = to_timestamp($3::bigint), updated_block = $4
                  WHERE chain_id = $1 AND address = $2",
                 at.chain_id,
                 oracle.as_slice(),
                 i64_of(*unlock_at),
                 at.block,
+                OracleStatus::Deregistered.name(),
             )
             .execute(conn)
             .await
@@ -177,7 +260,30 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
                 .await
                 .map(drop)
         }
-        _ => Ok(()),
+        // Not this projection's: `apply_batch` routes them elsewhere.
+        EventBody::PactCreated { .. }
+        | EventBody::PactAccepted { .. }
+        | EventBody::PactCancelled { .. }
+        | EventBody::WorkStarted { .. }
+        | EventBody::WorkSubmitted { .. }
+        | EventBody::VerificationSubmitted { .. }
+        | EventBody::VerificationFinalized { .. }
+        | EventBody::WorkApproved { .. }
+        | EventBody::WorkRejected { .. }
+        | EventBody::DisputeRaised { .. }
+        | EventBody::DisputeResolved { .. }
+        | EventBody::TimeoutClaimed { .. }
+        | EventBody::SettlementProposed { .. }
+        | EventBody::SettlementWithdrawn { .. }
+        | EventBody::SettlementAccepted { .. }
+        | EventBody::Payout { .. }
+        | EventBody::Withdrawn { .. }
+        | EventBody::CurrencyAllowed { .. }
+        | EventBody::AgentRegistered { .. }
+        | EventBody::ProfileUpdated { .. }
+        | EventBody::AgentDeactivated { .. }
+        | EventBody::AgentReactivated { .. }
+        | EventBody::FeedbackGiven { .. } => Ok(()),
     }
 }
 
@@ -320,7 +426,7 @@ impl CreatedColumns {
         else {
             return;
         };
-        let by_buyer = *initiator == agentpact_contracts::Initiator::Buyer.code();
+        let by_buyer = Initiator::try_from(*initiator) == Ok(Initiator::Buyer);
         let id = pact_id.to_string();
         self.pact_id.push(id.clone());
         self.initiator.push(i16::from(*initiator));
@@ -436,7 +542,31 @@ impl Bulk {
                 self.feedback_block.push(block);
                 self.feedback_log.push(log);
             }
-            _ => {}
+            // Not this projection's: `apply_batch` routes them elsewhere.
+            EventBody::PactCreated { .. }
+            | EventBody::PactAccepted { .. }
+            | EventBody::PactCancelled { .. }
+            | EventBody::WorkStarted { .. }
+            | EventBody::WorkSubmitted { .. }
+            | EventBody::VerificationFinalized { .. }
+            | EventBody::WorkApproved { .. }
+            | EventBody::WorkRejected { .. }
+            | EventBody::DisputeRaised { .. }
+            | EventBody::DisputeResolved { .. }
+            | EventBody::TimeoutClaimed { .. }
+            | EventBody::SettlementProposed { .. }
+            | EventBody::SettlementWithdrawn { .. }
+            | EventBody::SettlementAccepted { .. }
+            | EventBody::CurrencyAllowed { .. }
+            | EventBody::OracleRegistered { .. }
+            | EventBody::StakeIncreased { .. }
+            | EventBody::CapabilitiesUpdated { .. }
+            | EventBody::OracleDeregistered { .. }
+            | EventBody::StakeWithdrawn { .. }
+            | EventBody::AgentRegistered { .. }
+            | EventBody::ProfileUpdated { .. }
+            | EventBody::AgentDeactivated { .. }
+            | EventBody::AgentReactivated { .. } => {},
         }
     }
 

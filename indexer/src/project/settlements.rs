@@ -58,6 +58,31 @@ pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(
             .await
             .map(drop)
         }
-        _ => Ok(()),
+        // Not this projection's: `apply_batch` routes them elsewhere.
+        EventBody::PactCreated { .. }
+        | EventBody::PactAccepted { .. }
+        | EventBody::PactCancelled { .. }
+        | EventBody::WorkStarted { .. }
+        | EventBody::WorkSubmitted { .. }
+        | EventBody::VerificationSubmitted { .. }
+        | EventBody::VerificationFinalized { .. }
+        | EventBody::WorkApproved { .. }
+        | EventBody::WorkRejected { .. }
+        | EventBody::DisputeRaised { .. }
+        | EventBody::DisputeResolved { .. }
+        | EventBody::TimeoutClaimed { .. }
+        | EventBody::Payout { .. }
+        | EventBody::Withdrawn { .. }
+        | EventBody::CurrencyAllowed { .. }
+        | EventBody::OracleRegistered { .. }
+        | EventBody::StakeIncreased { .. }
+        | EventBody::CapabilitiesUpdated { .. }
+        | EventBody::OracleDeregistered { .. }
+        | EventBody::StakeWithdrawn { .. }
+        | EventBody::AgentRegistered { .. }
+        | EventBody::ProfileUpdated { .. }
+        | EventBody::AgentDeactivated { .. }
+        | EventBody::AgentReactivated { .. }
+        | EventBody::FeedbackGiven { .. } => Ok(()),
     }
 }

@@ -6,7 +6,8 @@
 
 use std::{sync::Arc, time::Duration};
 
-use agentpact_api::{Databases, ServeConfig};
+use agentpact_api::ServeConfig;
+use agentpact_read::Databases;
 use serde_json::{Value, json};
 
 use super::{Workload, lab::Lab, load, market::SPEC_WORDS};

@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agentpact_api::Reader;
+use agentpact_read::Reader;
 use agentpact_contracts::{AgentPact, PactStatus};
 use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
 use alloy::{

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agentpact_api::{Reader, read::PactFilter};
+use agentpact_read::{PactFilter, Reader};
 use agentpact_contracts::AgentPact;
 use agentpact_indexer::Config;
 use alloy::{
@@ -114,7 +114,7 @@ async fn read_directly(lab: &Lab, reader: &Reader, tool: &str) -> anyhow::Result
                 statuses: vec![agentpact_contracts::PactStatus::Completed],
                 ..PactFilter::default()
             };
-            let page = agentpact_api::read::PageRequest { first: Some(20), ..Default::default() };
+            let page = agentpact_read::PageRequest { first: Some(20), ..Default::default() };
             reader.pacts(chain_id, &filter, Default::default(), &page).await?;
         }
         "get-reputation" => {

@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use agentpact_api::{Databases, NegotiationConfig, ServeConfig};
+use agentpact_api::{NegotiationConfig, ServeConfig};
+use agentpact_read::Databases;
 use agentpact_contracts::AgentRegistry;
 use agentpact_indexer::Config;
 use agentpact_negotiation::{Envelope, MessageType, Timeouts};

@@ -1,12 +1,21 @@
-//! The read layer over the index: typed queries that return domain types. The GraphQL schema and
-//! the MCP server both read through [`Reader`], so they answer the same question the same way.
+//! The read layer over the index: typed queries that return domain types. The GraphQL server
+//! (`agentpact-api`) and the MCP server both read through [`Reader`], so they answer the same
+//! question the same way, and neither depends on the other: an edit in the GraphQL schema rebuilds
+//! no MCP code.
+//!
+//! - [`Reader`] and its modules: one per question (pacts, agents, reputation, ...), every row
+//!   through `agentpact_schema::Cells`.
+//! - [`Databases`]: where reads go (the primary, or a streaming replica and its replay lag).
+//! - [`live`]: the indexer's and the relay's notifications as broadcast streams.
 
 pub mod agents;
 pub mod balances;
 pub mod counts;
 pub mod currencies;
+pub mod databases;
 pub mod cursor;
 pub mod history;
+pub mod live;
 pub mod oracles;
 pub mod pacts;
 pub mod reputation;
@@ -20,6 +29,7 @@ pub use agents::{Agent, AgentMatch, AgentSearch, Capability, Feedback};
 pub use balances::{Balance, Withdrawal};
 pub use counts::{Count, MAX_COUNTED};
 pub use currencies::Currency;
+pub use databases::Databases;
 pub use cursor::Cursor;
 pub use history::{Interval, MAX_BUCKETS, ScoreBand, VolumeBucket};
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 
-use crate::read::{ReadError, Reader};
+use crate::{ReadError, Reader};
 
 /// How long a reader waits for the read database to replay a change it was told of.
 pub const REPLAY_WAIT: Duration = Duration::from_secs(5);

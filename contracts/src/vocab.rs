@@ -1,0 +1,151 @@
+//! The closed sets the index stores and every surface shows: how a pact ended, why a dispute
+//! opened and how it closed, whether an oracle takes work, the role a reputation row is about.
+//! Each is one enum here; the indexer binds its names into SQL as values, migrations/0015 guards
+//! each column with a CHECK over the same names (a test compares them), and the readers read them
+//! back through `Cells::named`. A name is the exact text the column holds.
+
+/// Declares a closed set: the enum, `ALL` (every variant, in declaration order), `name` (the text
+/// stored and shown) and `from_name`. One list feeds all three, so none can miss a variant.
+macro_rules! closed_set {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $set:ident {
+            $( $(#[$vmeta:meta])* $variant:ident => $name:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        $vis enum $set {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $set {
+            /// Every member, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The text the index stores and the API shows.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( Self::$variant => $name, )+
+                }
+            }
+
+            /// The member named `name` (exact).
+            pub fn from_name(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|m| m.name() == name)
+            }
+
+            /// Every name, for binding a whole set into SQL.
+            pub fn names() -> Vec<&'static str> {
+                Self::ALL.iter().map(|m| m.name()).collect()
+            }
+        }
+
+        impl ::std::fmt::Display for $set {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+pub(crate) use closed_set;
+
+closed_set! {
+    /// How a finished pact ended (`pacts.outcome`).
+    pub enum Outcome {
+        /// The buyer approved the work.
+        Approved => "approved",
+        /// Nobody objected within the review period: approved by the clock.
+        AutoApproved => "auto_approved",
+        /// The arbitrator ruled everything to the seller.
+        SellerWon => "seller_won",
+        /// The arbitrator ruled everything to the buyer.
+        BuyerWon => "buyer_won",
+        /// The arbitrator divided the pot.
+        Split => "split",
+        /// Both sides accepted a settlement.
+        Settled => "settled",
+        /// The seller missed its deadline (or oracles theirs): refunded by the clock.
+        Timeout => "timeout",
+        /// The arbitrator missed its window: refunded by the clock.
+        DisputeTimeout => "dispute_timeout",
+        /// The creator withdrew a pact nobody had accepted.
+        Cancelled => "cancelled",
+        /// Nobody accepted the pact in time.
+        Expired => "expired",
+    }
+}
+
+closed_set! {
+    /// Why a dispute opened (`disputes.cause`).
+    pub enum DisputeCause {
+        /// A party raised it.
+        Raised => "raised",
+        /// The buyer rejected the work.
+        Rejected => "rejected",
+        /// The oracles' weighted score missed the threshold.
+        FailedVerification => "failed_verification",
+    }
+}
+
+closed_set! {
+    /// How a dispute closed (`disputes.outcome`).
+    pub enum DisputeOutcome {
+        /// Ruled everything to the seller.
+        Seller => "seller",
+        /// Ruled everything to the buyer.
+        Buyer => "buyer",
+        /// Ruled a division of the pot.
+        Split => "split",
+        /// The sides settled.
+        Settled => "settled",
+        /// The arbitrator did not rule in time.
+        Timeout => "timeout",
+    }
+}
+
+closed_set! {
+    /// Whether an oracle takes work (`oracles.status`).
+    pub enum OracleStatus {
+        /// Registered and staked: pacts may name it.
+        Active => "active",
+        /// Deregistered; its stake unlocks at `unlock_at`.
+        Deregistered => "deregistered",
+    }
+}
+
+closed_set! {
+    /// The part an address played in the pacts a reputation row sums (`reputation.role`).
+    pub enum ReputationRole {
+        /// It paid for work.
+        Buyer => "buyer",
+        /// It did the work.
+        Seller => "seller",
+        /// It scored the work.
+        Oracle => "oracle",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_member_reads_back_from_its_name_and_names_are_distinct() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(all: &[T], name: fn(T) -> &'static str, from: fn(&str) -> Option<T>) {
+            let mut seen = std::collections::HashSet::new();
+            for &m in all {
+                assert_eq!(from(name(m)), Some(m));
+                assert!(seen.insert(name(m)), "{} twice", name(m));
+            }
+            assert_eq!(from("no such name"), None);
+        }
+        check(Outcome::ALL, Outcome::name, Outcome::from_name);
+        check(DisputeCause::ALL, DisputeCause::name, DisputeCause::from_name);
+        check(DisputeOutcome::ALL, DisputeOutcome::name, DisputeOutcome::from_name);
+        check(OracleStatus::ALL, OracleStatus::name, OracleStatus::from_name);
+        check(ReputationRole::ALL, ReputationRole::name, ReputationRole::from_name);
+        assert_eq!(Outcome::from_name("SELLER_WON"), None, "names are exact");
+    }
+}

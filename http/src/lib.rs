@@ -1,0 +1,8 @@
+//! The HTTP plumbing both servers share, the GraphQL API (`agentpact serve`) and the MCP server
+//! (`agentpact mcp --http`), so that neither depends on the other to have it:
+//!
+//! - [`connections`]: accepting with limits per address and in all, header and body timeouts;
+//! - [`rate_limit`]: a token bucket per client address, 429 with `Retry-After` beyond it.
+
+pub mod connections;
+pub mod rate_limit;
