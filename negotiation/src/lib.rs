@@ -24,7 +24,7 @@ pub use client::{ClientError, RelayClient};
 pub use code::Code;
 pub use machine::{Conversation, Refusal, Status, Terms, Timeouts};
 pub use message::{Envelope, MessageType, PROTOCOL};
-pub use price::Price;
+pub use price::{Price, PriceError};
 pub use relay::{Accepted, Agreement, Clock, Relay, RelayError};
 pub use store::{
     ConversationFilter, ConversationRecord, MessageNote, NEGOTIATION_CHANNEL, Store, StoreError,

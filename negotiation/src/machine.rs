@@ -274,7 +274,7 @@ fn apply(
             c.terms = Some(Terms {
                 task: p.task.clone(),
                 requirements: p.requirements.clone(),
-                price: Price::parse(&p.budget).map_err(Refusal::BadValue)?,
+                price: price(&p.budget)?,
                 deadline: p.deadline.as_deref().map(date).transpose()?,
                 by: from,
             });
@@ -282,7 +282,7 @@ fn apply(
         Payload::Counter(k) => {
             let table = c.terms.take();
             c.terms = Some(Terms {
-                price: Price::parse(&k.price).map_err(Refusal::BadValue)?,
+                price: price(&k.price)?,
                 deadline: match &k.estimated_delivery {
                     Some(d) => Some(date(d)?),
                     None => table.as_ref().and_then(|t| t.deadline),
@@ -300,7 +300,7 @@ fn apply(
                 kind: "accept",
                 rule: "needs terms on the table: a proposal first",
             })?;
-            let price = Price::parse(&a.accepted_terms.price).map_err(Refusal::BadValue)?;
+            let price = price(&a.accepted_terms.price)?;
             let deadline = a.accepted_terms.deadline.as_deref().map(date).transpose()?;
             if price != table.price || deadline.is_some_and(|d| Some(d) != table.deadline) {
                 return Err(Refusal::TermsDiffer {
@@ -328,6 +328,10 @@ fn kind_of(payload: &Payload) -> MessageType {
         Payload::Reject(_) => MessageType::Reject,
         Payload::Contract(_) => MessageType::Contract,
     }
+}
+
+fn price(text: &str) -> Result<Price, Refusal> {
+    Price::parse(text).map_err(|why| Refusal::BadValue(why.to_string()))
 }
 
 fn date(text: &str) -> Result<DateTime<Utc>, Refusal> {

@@ -5,6 +5,7 @@
 
 use std::{sync::Arc, time::Duration};
 
+use agentpact_contracts::money;
 use alloy::primitives::{Address, B256, U256, keccak256};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -226,28 +227,17 @@ impl Relay {
     }
 
     /// The address and decimals of the one currency the escrow takes under `price`'s symbol, as
-    /// indexed (ETH always); a price in a currency it does not take (or two share the name of) is
-    /// a bad value.
+    /// indexed, found by the one resolver (`money::resolve`: ETH always); a price in a currency it
+    /// does not take (or two share the name of) is a bad value.
     async fn currency_of(
         &self,
         conn: &mut sqlx::PgConnection,
         price: &Price,
     ) -> Result<(Address, u8), RelayError> {
-        let symbol = price.currency();
-        match store::currencies_named(conn, self.chain_id, symbol).await?.as_slice() {
-            [one] => Ok(*one),
-            // ETH is always taken (the contract's rule), also before the index has read so.
-            [] if symbol == "ETH" => Ok((Address::ZERO, 18)),
-            [] => Err(Refusal::BadValue(format!(
-                "{price}: the escrow takes no currency called {symbol}; name the price in one it takes (GraphQL `currencies` lists them)"
-            ))
-            .into()),
-            named => Err(Refusal::BadValue(format!(
-                "{price}: the escrow takes {} currencies called {symbol}, so the price is ambiguous",
-                named.len()
-            ))
-            .into()),
-        }
+        let known = store::currencies(conn, self.chain_id).await?;
+        let currency = money::resolve(&known, price.currency())
+            .map_err(|why| Refusal::BadValue(format!("{price}: {why}")))?;
+        Ok((currency.address, currency.decimals))
     }
 
     /// What the pact of contracted conversation `c` must carry: its price in the currency the
@@ -361,7 +351,7 @@ impl Agreement {
         })?;
         let deadline = u64::try_from(deadline.timestamp())
             .map_err(|_| format!("conversation {} agreed a deadline before 1970", c.id))?;
-        let payment = terms.price.base_units(decimals)?;
+        let payment = terms.price.base_units(decimals).map_err(|why| why.to_string())?;
         let document = canonical_json(&json!({
             "protocol": PROTOCOL,
             "chainId": chain_id,

@@ -5,6 +5,7 @@
 //!
 //! Reads ([`Store`]) serve GraphQL and the MCP tools; the writes take the relay's open transaction.
 
+use agentpact_contracts::money::Currency;
 use agentpact_schema::{Cells, Corrupt, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -506,26 +507,24 @@ pub(crate) async fn indexed_pact(
     }))
 }
 
-/// The currencies the escrow takes under `symbol` (any case), as indexed: their addresses and
-/// decimals, in the order they were announced.
-pub(crate) async fn currencies_named(
-    conn: &mut PgConnection,
-    chain_id: u64,
-    symbol: &str,
-) -> Result<Vec<(Address, u8)>, StoreError> {
+/// The currencies the escrow takes on `chain_id`, as indexed, in the order they were announced
+/// (the read layer's query, so one prepared statement serves both).
+pub(crate) async fn currencies(conn: &mut PgConnection, chain_id: u64) -> Result<Vec<Currency>, StoreError> {
     let rows = sqlx::query!(
-        "SELECT address, decimals FROM currencies WHERE chain_id = $1 AND upper(symbol) = upper($2)
-         ORDER BY block_number, address",
-        i64_of(chain_id),
-        symbol
+        "SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 ORDER BY block_number, address",
+        i64_of(chain_id)
     )
     .fetch_all(conn)
     .await?;
-    rows.iter()
+    rows.into_iter()
         .map(|r| {
             let key = format!("chain {chain_id} currency {}", alloy::hex::encode_prefixed(&r.address));
             let cells = Cells { table: "currencies", key };
-            Ok((cells.address("address", &r.address)?, cells.int("decimals", r.decimals)?))
+            Ok(Currency {
+                address: cells.address("address", &r.address)?,
+                symbol: r.symbol,
+                decimals: cells.int("decimals", r.decimals)?,
+            })
         })
         .collect()
 }

@@ -245,7 +245,7 @@ async fn every_case_the_fuzz_found_is_refused_naming_the_field_and_nothing_is_se
         (
             "send_proposal",
             proposal("0.0000000000000000001 ETH"),
-            "budget: 0.0000000000000000001 ETH has 19 decimal places; ETH has 18",
+            "budget: 0.0000000000000000001 has 19 decimal places; ETH has 18: round the amount",
         ),
         ("send_proposal", proposal("5 DAI"), "budget: the escrow does not take \"DAI\""),
         ("send_proposal", proposal("five"), "budget: \"five\" is not an amount"),

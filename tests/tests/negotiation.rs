@@ -714,7 +714,10 @@ async fn floods_oversized_messages_nul_bytes_and_overlong_timestamps_are_refused
         s.post(&s.signed(&seeker, MessageType::Proposal, w, "fruit", &at(0), bananas)?).await?;
     assert_eq!((status, code(&answer)), (400, "BAD_MESSAGE"), "a bad amount is bad input: {answer}");
     assert!(
-        answer["error"]["message"].as_str().unwrap_or_default().contains("takes no currency called BANANAS"),
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the escrow does not take \"BANANAS\""),
         "{answer}"
     );
     let (status, answer) =
