@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use alloy::primitives::U256;
 use reqwest::Url;
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde::{Serialize, de::DeserializeOwned};
 
-use crate::{Accepted, Code, Envelope};
+use crate::{Accepted, Code, Envelope, http::ErrorBody};
 
 /// How long one request to the relay may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,18 +34,6 @@ pub enum ClientError {
         /// What did not read.
         why: String,
     },
-}
-
-/// The body of a refusal.
-#[derive(Debug, Deserialize)]
-struct Refusal {
-    error: RefusalBody,
-}
-
-#[derive(Debug, Deserialize)]
-struct RefusalBody {
-    code: Code,
-    message: String,
 }
 
 /// The body of `POST /hire/contracts`.
@@ -94,7 +82,7 @@ impl RelayClient {
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(unreadable);
         }
-        let refusal: Refusal = serde_json::from_slice(&bytes).map_err(unreadable)?;
+        let refusal: ErrorBody = serde_json::from_slice(&bytes).map_err(unreadable)?;
         Err(ClientError::Refused { code: refusal.error.code, message: refusal.error.message })
     }
 }

@@ -6,17 +6,20 @@
 //! - `POST /hire/contracts`: `{"conversationId", "pactId"}` — links an accepted conversation to the
 //!   pact that carries its terms (checked against the index) and appends the relay's `contract`
 //!   message. Anyone may ask: the pact on chain is the proof.
+//!
+//! Every refusal is a [`RelayError`], answered by its one [`IntoResponse`]: the status its
+//! [`Code`] maps to and one body, `{"error": {"code", "message"}}`, which [`crate::RelayClient`]
+//! reads back with the same type.
 
 use alloy::primitives::U256;
 use axum::{
     Json, Router,
-    extract::State,
+    extract::{State, rejection::JsonRejection},
     http::StatusCode,
     response::{IntoResponse, Response},
     routing::post,
 };
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::{Accepted, Code, Envelope, Relay, RelayError};
 
@@ -28,14 +31,12 @@ pub fn routes<S: Clone + Send + Sync + 'static>(relay: Relay) -> Router<S> {
         .with_state(relay)
 }
 
-async fn message(
-    State(relay): State<Relay>,
-    body: Result<Json<Envelope>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    match body {
-        Ok(Json(envelope)) => answer(relay.submit(&envelope).await),
-        Err(e) => bad_body(&e.body_text()),
-    }
+/// What an endpoint answers: 201 with the message accepted, or the refusal.
+type Answer = Result<(StatusCode, Json<Accepted>), RelayError>;
+
+async fn message(State(relay): State<Relay>, body: Result<Json<Envelope>, JsonRejection>) -> Answer {
+    let Json(envelope) = body?;
+    Ok((StatusCode::CREATED, Json(relay.submit(&envelope).await?)))
 }
 
 /// The body of `POST /hire/contracts`.
@@ -46,34 +47,82 @@ struct LinkPact {
     pact_id: U256,
 }
 
-async fn contract(
-    State(relay): State<Relay>,
-    body: Result<Json<LinkPact>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    match body {
-        Ok(Json(link)) => answer(relay.link_pact(&link.conversation_id, link.pact_id).await),
-        Err(e) => bad_body(&e.body_text()),
+async fn contract(State(relay): State<Relay>, body: Result<Json<LinkPact>, JsonRejection>) -> Answer {
+    let Json(link) = body?;
+    Ok((StatusCode::CREATED, Json(relay.link_pact(&link.conversation_id, link.pact_id).await?)))
+}
+
+/// A body that is not the endpoint's JSON: `BAD_MESSAGE`, saying why in at most 300 characters.
+impl From<JsonRejection> for RelayError {
+    fn from(e: JsonRejection) -> Self {
+        Self::Body(e.body_text().chars().take(300).collect())
     }
 }
 
-fn answer(result: Result<Accepted, RelayError>) -> Response {
-    match result {
-        Ok(accepted) => (StatusCode::CREATED, Json(accepted)).into_response(),
-        Err(RelayError::Store(why)) => {
-            tracing::error!(error = %why, "relay database failure");
-            refusal(Code::Internal, "the relay's database failed; retry shortly")
-        }
-        Err(e) => refusal(e.code(), &e.to_string()),
+/// The body of every refusal: `{"error": {"code", "message"}}`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ErrorBody {
+    pub(crate) error: Said,
+}
+
+/// A refusal's code and what it says.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Said {
+    pub(crate) code: Code,
+    pub(crate) message: String,
+}
+
+impl RelayError {
+    /// The refusal as sent: its code's HTTP status and body. The relay's own failures are logged
+    /// and told to the client without their details.
+    fn answer(self) -> (StatusCode, ErrorBody) {
+        let code = self.code();
+        let message = match self {
+            Self::Store(why) => {
+                tracing::error!(error = %why, "relay database failure");
+                "the relay's database failed; retry shortly".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let status = StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (status, ErrorBody { error: Said { code, message } })
     }
 }
 
-fn bad_body(why: &str) -> Response {
-    let message: String = why.chars().take(300).collect();
-    refusal(Code::BadMessage, &message)
+impl IntoResponse for RelayError {
+    fn into_response(self) -> Response {
+        let (status, body) = self.answer();
+        (status, Json(body)).into_response()
+    }
 }
 
-/// `{"error": {"code", "message"}}` with the code's HTTP status.
-fn refusal(code: Code, message: &str) -> Response {
-    let status = StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{StoreError, machine::Refusal};
+
+    #[test]
+    fn a_refusal_is_sent_with_its_codes_status_in_the_body_the_client_reads() {
+        let refused = RelayError::Refused(Refusal::NotOpened { id: "c1".into() });
+        let said = refused.to_string();
+        let (status, body) = refused.answer();
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let sent = serde_json::to_value(&body).expect("serializes");
+        assert_eq!(sent, serde_json::json!({ "error": { "code": "NO_CONVERSATION", "message": said } }));
+        let read: ErrorBody = serde_json::from_value(sent).expect("the client's type reads it");
+        assert_eq!((read.error.code, read.error.message), (Code::NoConversation, said));
+    }
+
+    #[test]
+    fn the_relays_own_failure_is_a_500_without_its_details() {
+        let (status, body) = RelayError::Store(StoreError::Db(sqlx::Error::PoolTimedOut)).answer();
+        assert_eq!((status, body.error.code), (StatusCode::INTERNAL_SERVER_ERROR, Code::Internal));
+        assert!(!body.error.message.contains("pool"), "{}", body.error.message);
+    }
+
+    #[test]
+    fn an_unreadable_body_is_a_bad_message() {
+        let (status, body) = RelayError::Body("expected value at line 1".into()).answer();
+        assert_eq!((status, body.error.code), (StatusCode::BAD_REQUEST, Code::BadMessage));
+    }
 }

@@ -25,7 +25,7 @@ pub use code::Code;
 pub use machine::{Conversation, Refusal, Status, Terms, Timeouts};
 pub use message::{Envelope, MessageType, PROTOCOL};
 pub use price::{Price, PriceError};
-pub use relay::{Accepted, Agreement, Clock, Relay, RelayError};
+pub use relay::{Accepted, Agreement, AgreementError, Clock, Relay, RelayError};
 pub use store::{
     ConversationFilter, ConversationRecord, MessageNote, NEGOTIATION_CHANNEL, Store, StoreError,
     StoredMessage,
