@@ -14,9 +14,9 @@ macro_rules! closed_set {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
         $vis enum $set {
-            $( $(#[$vmeta])* $variant, )+
+            $( $(#[$vmeta])* #[serde(rename = $name)] $variant, )+
         }
 
         impl $set {

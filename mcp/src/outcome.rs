@@ -33,7 +33,7 @@ impl<T: Serialize> Answer<T> {
 }
 
 /// Why a tool did not do what was asked. None of these carries a secret.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ToolError {
     /// The input is wrong; nothing was sent.
     #[error("Invalid input: {}", elide_quoted(.0))]
@@ -108,7 +108,14 @@ pub enum ToolError {
         /// What it said.
         message: String,
     },
-    /// Something else failed (the index, an unexpected RPC answer).
+    /// The index holds a value that cannot be read back: nothing the agent sent is wrong, and
+    /// retrying does not help until the operator re-indexes.
+    #[error("The index is damaged: {0}")]
+    IndexCorrupt(#[source] agentpact_schema::Corrupt),
+    /// The index's database could not be read; the cause is logged, not shown.
+    #[error("The index is unavailable right now; try again shortly.")]
+    IndexUnavailable(#[source] std::sync::Arc<sqlx::Error>),
+    /// Something else failed (an unexpected RPC answer).
     #[error("{0}")]
     Failed(String),
 }
@@ -119,21 +126,25 @@ impl From<InvalidInput> for ToolError {
     }
 }
 
-impl From<agentpact_api::read::ReadError> for ToolError {
-    fn from(e: agentpact_api::read::ReadError) -> Self {
+impl From<agentpact_read::ReadError> for ToolError {
+    fn from(e: agentpact_read::ReadError) -> Self {
+        use agentpact_read::ReadError;
         match e {
-            agentpact_api::read::ReadError::Db(e) => {
+            ReadError::Db(e) => {
                 tracing::error!(error = %e, "the index could not be read");
-                Self::Failed("The index is unavailable right now; try again shortly.".into())
+                Self::IndexUnavailable(std::sync::Arc::new(e))
             }
-            other => Self::Invalid(other.to_string()),
+            ReadError::Corrupt(e) => Self::IndexCorrupt(e),
+            e @ (ReadError::BadCursor(_) | ReadError::PageTooLarge { .. } | ReadError::BadArgument(_)) => {
+                Self::Invalid(e.to_string())
+            }
         }
     }
 }
 
 impl From<agentpact_negotiation::StoreError> for ToolError {
     fn from(e: agentpact_negotiation::StoreError) -> Self {
-        agentpact_api::read::ReadError::from(e).into()
+        agentpact_read::ReadError::from(e).into()
     }
 }
 
@@ -163,7 +174,8 @@ impl ToolError {
             Self::Unconfirmed(_) => "NOT_CONFIRMED",
             Self::NotInRole { .. } => "FORBIDDEN",
             Self::Relay { code, .. } => code,
-            Self::Failed(_) => "INTERNAL",
+            Self::IndexCorrupt(_) => "INDEX_CORRUPT",
+            Self::IndexUnavailable(_) | Self::Failed(_) => "INTERNAL",
         }
     }
 
@@ -200,7 +212,7 @@ pub struct Failure {
 #[serde(rename_all = "camelCase")]
 pub struct FailureBody {
     /// INVALID_INPUT, CONTRACT_REVERT, INSUFFICIENT_FUNDS, SPENDING_CAP, NOT_CONFIRMED,
-    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, INTERNAL, or a relay's code
+    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, INDEX_CORRUPT, INTERNAL, or a relay's code
     /// (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
     pub code: &'static str,
     /// The sentence the text content says.

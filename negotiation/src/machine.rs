@@ -43,6 +43,9 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status (migrations/0015's CHECK on `conversations.status` lists the same names).
+    pub const ALL: [Self; 4] = [Self::Negotiating, Self::Contracted, Self::Declined, Self::Abandoned];
+
     /// The name stored and shown.
     pub const fn name(self) -> &'static str {
         match self {

@@ -6,31 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::{MAX_PAGE_SIZE, ReadError, Reader};
 
-/// Whether an oracle takes work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OracleStatus {
-    /// Registered and staked: pacts may name it.
-    Active,
-    /// Deregistered; its stake unlocks at `unlock_at`.
-    Deregistered,
-}
-
-impl OracleStatus {
-    fn from_column(s: &str) -> Option<Self> {
-        match s {
-            "active" => Some(Self::Active),
-            "deregistered" => Some(Self::Deregistered),
-            _ => None,
-        }
-    }
-
-    const fn column(self) -> &'static str {
-        match self {
-            Self::Active => "active",
-            Self::Deregistered => "deregistered",
-        }
-    }
-}
+pub use agentpact_contracts::OracleStatus;
 
 /// An oracle of the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +92,7 @@ impl Reader {
             only.map(|a| a.to_vec()),
             filter.capability,
             filter.min_stake.map(|s| s.to_string()),
-            filter.status.map(OracleStatus::column),
+            filter.status.map(OracleStatus::name),
             i64::from(limit),
         )
         .fetch_all(self.pool())
@@ -131,7 +107,7 @@ impl Reader {
                     address: row.address("address", &r.address)?,
                     stake: row.u256("stake", &r.stake)?,
                     capabilities: r.capabilities,
-                    status: row.named("status", &r.status, OracleStatus::from_column)?,
+                    status: row.named("status", &r.status, OracleStatus::from_name)?,
                     registered_at: r.registered_at,
                     unlock_at: r.unlock_at,
                 })

@@ -1,7 +1,7 @@
 //! Pacts: one by id, or filtered, ordered pages with keyset cursors (no OFFSET: a page costs the
 //! same on page 1 and page 10,000, and rows added meanwhile neither repeat nor vanish).
 
-use agentpact_contracts::{Initiator, PactStatus};
+use agentpact_contracts::{Initiator, Outcome, PactStatus};
 use agentpact_schema::{Cells, ChainText, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -70,7 +70,7 @@ pub struct Pact {
     /// See `created_at`.
     pub closed_at: Option<DateTime<Utc>>,
     /// How a finished pact ended (docs/api.md §Outcomes).
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
     /// Basis points to the seller when a ruling or a settlement ended it.
     pub seller_share: Option<u16>,
     /// The block that created it.
@@ -299,7 +299,13 @@ impl TryFrom<PactRow> for Pact {
             review_period: row.int("review_period", r.review_period)?,
             threshold: row.int("threshold", r.threshold)?,
             payment: row.u256("payment", &r.payment)?,
-            currency: Currency::of(&row, "currency", &r.currency, r.currency_symbol, r.currency_decimals)?,
+            currency: super::currencies::currency_of(
+                &row,
+                "currency",
+                &r.currency,
+                r.currency_symbol,
+                r.currency_decimals,
+            )?,
             buyer_stake: row.u256("buyer_stake", &r.buyer_stake)?,
             seller_stake: row.u256("seller_stake", &r.seller_stake)?,
             proof_hash: r.proof_hash.as_deref().map(|b| row.hash("proof_hash", b)).transpose()?,
@@ -311,7 +317,7 @@ impl TryFrom<PactRow> for Pact {
             verified_at: r.verified_at,
             disputed_at: r.disputed_at,
             closed_at: r.closed_at,
-            outcome: r.outcome,
+            outcome: r.outcome.as_deref().map(|o| row.named("outcome", o, Outcome::from_name)).transpose()?,
             seller_share: r.seller_share.map(|n| row.int("seller_share", n)).transpose()?,
             created_block: row.int("created_block", r.created_block)?,
             updated_block: row.int("updated_block", r.updated_block)?,

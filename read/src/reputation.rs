@@ -14,6 +14,7 @@
 //! rating a hundred times weighs what it weighs rating once, and a hundred self-dealt pacts of a
 //! few wei weigh next to nothing.
 
+use agentpact_contracts::{PactStatus, ReputationRole};
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
 
@@ -130,11 +131,10 @@ impl Reputation {
 
     /// The role a row names in its `role` column.
     fn role(&mut self, row: &Cells, name: &str) -> Result<&mut RoleReputation, agentpact_schema::Corrupt> {
-        row.named("role", name, |name| match name {
-            "seller" => Some(&mut self.as_seller),
-            "buyer" => Some(&mut self.as_buyer),
-            "oracle" => Some(&mut self.as_oracle),
-            _ => None,
+        Ok(match row.named("role", name, ReputationRole::from_name)? {
+            ReputationRole::Seller => &mut self.as_seller,
+            ReputationRole::Buyer => &mut self.as_buyer,
+            ReputationRole::Oracle => &mut self.as_oracle,
         })
     }
 
@@ -206,19 +206,19 @@ impl Reader {
         &self,
         chain_id: u64,
         address: Address,
-        role: &str,
+        role: ReputationRole,
     ) -> Result<Vec<(Currency, U256)>, ReadError> {
         let rows = sqlx::query!(
             r#"WITH paid AS (
                    SELECT currency, payment FROM pacts
-                   WHERE chain_id = $1 AND seller = $2 AND status = 4 AND $3 = 'seller'
+                   WHERE chain_id = $1 AND seller = $2 AND status = $4 AND $3 = $5
                    UNION ALL
                    SELECT currency, payment FROM pacts
-                   WHERE chain_id = $1 AND buyer = $2 AND status = 4 AND $3 = 'buyer'
+                   WHERE chain_id = $1 AND buyer = $2 AND status = $4 AND $3 = $6
                    UNION ALL
                    SELECT p.currency, p.payment
                    FROM verifications v JOIN pacts p USING (chain_id, pact_id)
-                   WHERE v.chain_id = $1 AND v.oracle = $2 AND p.status = 4 AND $3 = 'oracle'
+                   WHERE v.chain_id = $1 AND v.oracle = $2 AND p.status = $4 AND $3 = $7
                )
                SELECT paid.currency AS "currency!", sum(paid.payment)::text AS "amount!",
                       c.symbol AS "symbol?", c.decimals AS "decimals?"
@@ -227,14 +227,19 @@ impl Reader {
                ORDER BY c.block_number, paid.currency"#,
             i64_of(chain_id),
             address.as_slice(),
-            role,
+            role.name(),
+            i16::from(PactStatus::Completed.code()),
+            ReputationRole::Seller.name(),
+            ReputationRole::Buyer.name(),
+            ReputationRole::Oracle.name(),
         )
         .fetch_all(self.pool())
         .await?;
         let row = Cells { table: "pacts", key: format!("chain {chain_id} {address} as {role} volume") };
         rows.into_iter()
             .map(|r| {
-                let currency = Currency::of(&row, "currency", &r.currency, r.symbol, r.decimals)?;
+                let currency =
+                    super::currencies::currency_of(&row, "currency", &r.currency, r.symbol, r.decimals)?;
                 Ok((currency, row.u256("payment", &r.amount)?))
             })
             .collect()

@@ -9,11 +9,16 @@ use chrono::{DateTime, Utc};
 use futures::{Stream, stream};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{ChainId, chain_of, errors::to_graphql, scalars::Address, types::Pact};
+use super::{
+    ChainId, chain_of,
+    errors::{Code, to_graphql},
+    scalars::Address,
+    types::Pact,
+};
 use crate::{
     databases::{REPLAY_POLL, REPLAY_WAIT},
     live::Live,
-    read::{ReadError, Reader},
+    read::Reader,
 };
 
 /// Queries over negotiations.
@@ -57,9 +62,8 @@ impl NegotiationQuery {
             "all" => ConversationFilter::All,
             other => {
                 let shown: String = other.chars().take(40).collect();
-                return Err(to_graphql(ReadError::BadArgument(format!(
-                    "status is \"active\", \"completed\" or \"all\", not {shown:?}"
-                ))));
+                return Err(Code::BadArgument
+                    .error(format!("status is \"active\", \"completed\" or \"all\", not {shown:?}")));
             }
         };
         let list = ctx
@@ -151,9 +155,9 @@ impl Conversation {
     async fn worker(&self) -> Address {
         Address(self.0.conversation.worker)
     }
-    /// NEGOTIATING, CONTRACTED, DECLINED or ABANDONED.
-    async fn status(&self) -> &str {
-        self.0.conversation.status.name()
+    /// Where it stands.
+    async fn status(&self) -> ConversationStatus {
+        self.0.conversation.status.into()
     }
     /// The task on the table.
     async fn task(&self) -> Option<&str> {
@@ -240,4 +244,19 @@ impl NegotiationMessage {
     async fn received_at(&self) -> DateTime<Utc> {
         self.0.received_at
     }
+}
+
+/// Where a conversation stands (the names the relay stores and the field returned as a String
+/// before it was an enum: the JSON is the same).
+#[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_negotiation::Status")]
+pub enum ConversationStatus {
+    /// Messages are being exchanged.
+    Negotiating,
+    /// Terms accepted: a pact follows with `sign_contract`.
+    Contracted,
+    /// One side rejected.
+    Declined,
+    /// Nobody answered in time.
+    Abandoned,
 }

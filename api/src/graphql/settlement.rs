@@ -1,6 +1,6 @@
 //! How a ruling or a settlement divided a pact's money, and the offers to settle it.
 
-use agentpact_contracts::rules;
+use agentpact_contracts::{Outcome, rules};
 use alloy::primitives::U256;
 use async_graphql::{Enum, Object};
 use chrono::{DateTime, Utc};
@@ -31,8 +31,8 @@ impl Division {
     /// The division that ended `pact`, if a ruling or a settlement ended it.
     pub fn of(pact: &read::Pact) -> Option<Self> {
         let share = pact.seller_share?;
-        let by = match pact.outcome.as_deref() {
-            Some("settled") => rules::Division::Settlement,
+        let by = match pact.outcome {
+            Some(Outcome::Settled) => rules::Division::Settlement,
             _ => rules::Division::Ruling,
         };
         let (seller, buyer) = rules::division(pact.payment, share, by);

@@ -1,5 +1,6 @@
 //! The GraphQL object types, each a thin view of a read-layer type.
 
+use agentpact_contracts::ReputationRole;
 use alloy::primitives::U256;
 use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
@@ -159,10 +160,9 @@ impl Pact {
     async fn closed_at(&self) -> Option<DateTime<Utc>> {
         self.0.closed_at
     }
-    /// How a finished pact ended: approved, auto_approved, seller_won, buyer_won, split (a
-    /// ruling between the two), settled, timeout, dispute_timeout, cancelled or expired.
-    async fn outcome(&self) -> Option<&str> {
-        self.0.outcome.as_deref()
+    /// How a finished pact ended.
+    async fn outcome(&self) -> Option<PactOutcome> {
+        self.0.outcome.map(Into::into)
     }
     /// How a ruling or an accepted settlement divided the money, when one ended the pact.
     async fn division(&self) -> Option<Division> {
@@ -265,9 +265,46 @@ impl Verification {
     }
 }
 
+/// How a finished pact ended. The values are the index's own lower-case names, as this field
+/// returned them when it was a String: clients comparing strings read the same JSON.
+#[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_contracts::Outcome")]
+pub enum PactOutcome {
+    /// The buyer approved the work.
+    #[graphql(name = "approved")]
+    Approved,
+    /// Nobody objected within the review period: approved by the clock.
+    #[graphql(name = "auto_approved")]
+    AutoApproved,
+    /// The arbitrator ruled everything to the seller.
+    #[graphql(name = "seller_won")]
+    SellerWon,
+    /// The arbitrator ruled everything to the buyer.
+    #[graphql(name = "buyer_won")]
+    BuyerWon,
+    /// The arbitrator divided the pot.
+    #[graphql(name = "split")]
+    Split,
+    /// Both sides accepted a settlement.
+    #[graphql(name = "settled")]
+    Settled,
+    /// The seller (or the oracles) missed a deadline: refunded by the clock.
+    #[graphql(name = "timeout")]
+    Timeout,
+    /// The arbitrator missed its window: refunded by the clock.
+    #[graphql(name = "dispute_timeout")]
+    DisputeTimeout,
+    /// The creator withdrew a pact nobody had accepted.
+    #[graphql(name = "cancelled")]
+    Cancelled,
+    /// Nobody accepted the pact in time.
+    #[graphql(name = "expired")]
+    Expired,
+}
+
 /// Whether an oracle takes work.
 #[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "crate::read::OracleStatus")]
+#[graphql(remote = "agentpact_contracts::OracleStatus")]
 pub enum OracleStatus {
     /// Registered and staked: pacts may name it.
     Active,
@@ -330,8 +367,8 @@ impl From<read::Score> for Score {
 /// What one role's history says.
 pub struct RoleReputation {
     role: read::RoleReputation,
-    /// Whose, on which chain, in which role ("seller", "buyer", "oracle"): what `volumes` reads.
-    of: (Address, u64, &'static str),
+    /// Whose, on which chain, in which role: what `volumes` reads.
+    of: (Address, u64, ReputationRole),
 }
 
 /// What one role's history says.
@@ -399,8 +436,8 @@ impl RoleReputation {
 pub struct Reputation(pub read::Reputation, pub u64);
 
 impl Reputation {
-    /// Its `role` part, named `name`.
-    fn role(&self, role: &read::RoleReputation, name: &'static str) -> RoleReputation {
+    /// Its part as `name`.
+    fn role(&self, role: &read::RoleReputation, name: ReputationRole) -> RoleReputation {
         RoleReputation { role: role.clone(), of: (Address(self.0.address), self.1, name) }
     }
 }
@@ -414,15 +451,15 @@ impl Reputation {
     }
     /// As seller.
     async fn as_seller(&self) -> RoleReputation {
-        self.role(&self.0.as_seller, "seller")
+        self.role(&self.0.as_seller, ReputationRole::Seller)
     }
     /// As buyer.
     async fn as_buyer(&self) -> RoleReputation {
-        self.role(&self.0.as_buyer, "buyer")
+        self.role(&self.0.as_buyer, ReputationRole::Buyer)
     }
     /// As oracle.
     async fn as_oracle(&self) -> RoleReputation {
-        self.role(&self.0.as_oracle, "oracle")
+        self.role(&self.0.as_oracle, ReputationRole::Oracle)
     }
     /// Feedback received as buyer and as seller together.
     async fn feedback(&self) -> FeedbackSummary {

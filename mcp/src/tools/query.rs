@@ -1,7 +1,7 @@
 //! Read tools. They read the index (fast, filterable); `get-pact` also reads the contract when the
 //! index lags and says so.
 
-use agentpact_api::read::{Pact, PactFilter, PactOrder, PageRequest};
+use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest};
 use agentpact_contracts::{Initiator, PactStatus};
 use alloy::{
     primitives::{Address, U256},
@@ -35,8 +35,8 @@ pub struct GetVerification {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListPacts {
     /// Only these statuses, e.g. ["NEGOTIATING"] for open pacts.
-    #[schemars(length(max = PactStatus::ALL.len()), inner(length(max = WORD_CHARS)))]
-    status: Option<Vec<String>>,
+    #[schemars(length(max = PactStatus::ALL.len()))]
+    status: Option<Vec<PactStatus>>,
     /// Only pacts where this address is creator, buyer, seller, arbitrator or oracle ("me" for this wallet).
     #[schemars(length(max = ADDRESS_CHARS))]
     party: Option<String>,
@@ -361,19 +361,7 @@ pub async fn list(chain: &Chain, i: ListPacts) -> Result<Answer<PactPage>, ToolE
             Some(a) => Ok(Some(input::address(field, a)?)),
         }
     };
-    let statuses = i
-        .status
-        .unwrap_or_default()
-        .iter()
-        .map(|s| {
-            PactStatus::ALL.into_iter().find(|st| st.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
-                ToolError::Invalid(format!(
-                    "status {s:?} is not one of {}",
-                    PactStatus::ALL.map(PactStatus::name).join(", ")
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let statuses = i.status.unwrap_or_default();
     let initiator = match i.initiator.as_deref() {
         None => None,
         Some("buyer") => Some(Initiator::Buyer),
