@@ -1,10 +1,8 @@
 //! Fuzzing the query-argument parsers with random input: they never panic, they accept exactly
 //! the well-formed values, and what the API writes it reads back unchanged.
 
-use agentpact_api::{
-    graphql::scalars::BigInt,
-    read::{Cursor, PactOrderField},
-};
+use agentpact_api::graphql::scalars::BigInt;
+use agentpact_read::{Cursor, PactOrderField};
 use agentpact_contracts::parse::address as parse_address;
 use alloy::primitives::{Address, U256};
 use async_graphql::{ScalarType, Value};

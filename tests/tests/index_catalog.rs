@@ -123,7 +123,7 @@ async fn assert_inserts(pool: &PgPool, initiator: i16, status: i16, accepted: bo
 
 /// What the indexer says when it meets `damage`, done to an index of `m` after it caught up.
 async fn indexer_meets(m: &Market, db: &TestDatabase, damage: &str) -> Result<IndexError> {
-    sqlx::query(sqlx::AssertSqlSafe(damage.to_owned())).execute(db.pool()).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(damage.to_owned())).execute(db.pool()).await?;
     match index::indexer(&m.chain, db.pool(), small_ranges()).catch_up().await {
         Ok(pass) => Err(HarnessError::Process(format!("the indexer carried on past {damage:?}: {pass:?}"))),
         Err(e) => Ok(e),
@@ -133,7 +133,7 @@ async fn indexer_meets(m: &Market, db: &TestDatabase, damage: &str) -> Result<In
 #[tokio::test]
 async fn a_corrupt_value_in_the_indexers_bookkeeping_stops_it_naming_table_key_and_column() -> Result {
     let m = Market::open().await?;
-    m.funded(Initiator::Buyer, ether("0.1")).await?;
+    m.funded(Initiator::Buyer, ether(1)).await?;
     let chain = m.chain.anvil.chain_id();
     let cases = [
         ("UPDATE checkpoints SET block_hash = '\\x0102'", "checkpoints", format!("chain {chain}"), "block_hash", "0x0102"),
@@ -143,7 +143,7 @@ async fn a_corrupt_value_in_the_indexers_bookkeeping_stops_it_naming_table_key_a
         // A checkpoint the chain does not have sends the indexer to its remembered blocks, the
         // newest of which holds three bytes.
         (
-            "UPDATE checkpoints SET block_hash = '\\x' || repeat('ab', 32);
+            "UPDATE checkpoints SET block_hash = decode(repeat('ab', 32), 'hex');
              UPDATE blocks SET hash = '\\x030303' WHERE number = (SELECT max(number) FROM blocks)",
             "blocks",
             format!("chain {chain} block"),
@@ -174,7 +174,7 @@ async fn a_corrupt_value_in_the_indexers_bookkeeping_stops_it_naming_table_key_a
 #[tokio::test]
 async fn the_mcp_server_reports_a_corrupt_index_row_as_index_corrupt_not_as_the_agents_input() -> Result {
     let m = Market::open().await?;
-    let id = m.funded(Initiator::Buyer, ether("0.1")).await?;
+    let id = m.funded(Initiator::Buyer, ether(1)).await?;
     let db = TestDatabase::create().await?;
     index::indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
     let agent = TestAgent::start(&m.chain, &db, 1, Role::Full, test_limits()).await?;

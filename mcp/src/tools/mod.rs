@@ -550,8 +550,8 @@ mod tests {
 
     #[test]
     fn every_tool_holds_its_arguments_to_its_schema_and_refuses_hidden_characters() {
-        assert_eq!(admitted("get-pact-count", Value::Null), Ok(json!({})));
-        assert_eq!(admitted("list-pacts", json!({ "first": 1, "search": "logo" })).map(|_| ()), Ok(()));
+        assert_eq!(admitted("get-pact-count", Value::Null).ok(), Some(json!({})));
+        assert!(admitted("list-pacts", json!({ "first": 1, "search": "logo" })).is_ok());
         assert!(
             refusal("list-pacts", json!({ "first": 0 }))
                 .starts_with("list-pacts: first must be at least 1, not 0")
