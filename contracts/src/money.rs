@@ -222,8 +222,11 @@ pub fn resolve(known: &[Currency], wanted: &str) -> Result<Currency, CurrencyErr
     }
     all.extend(known);
     let wanted = wanted.trim();
-    let by_address =
-        wanted.starts_with("0x").then(|| crate::parse::address(wanted)).transpose().map_err(CurrencyError::Address)?;
+    let by_address = wanted
+        .starts_with("0x")
+        .then(|| crate::parse::address(wanted))
+        .transpose()
+        .map_err(CurrencyError::Address)?;
     let named: Vec<&Currency> = all
         .iter()
         .copied()
@@ -274,7 +277,11 @@ mod tests {
                     let units: U256 = units.parse().expect("units");
                     assert_eq!(read, Ok(units), "{v}");
                     assert_eq!(format(units, decimals), v["shown"].as_str().expect("shown"), "{v}");
-                    assert_eq!(parse(&format(units, decimals), decimals, "TOKEN"), Ok(units), "{v}: round trip");
+                    assert_eq!(
+                        parse(&format(units, decimals), decimals, "TOKEN"),
+                        Ok(units),
+                        "{v}: round trip"
+                    );
                 }
                 (None, Some(error)) => assert_eq!(read.map_err(|e| kind(&e)), Err(error), "{v}"),
                 _ => panic!("a vector has units or an error: {v}"),
@@ -292,7 +299,12 @@ mod tests {
             parse("1", 78, "BIG").expect_err("10^78").to_string(),
             "1 BIG is too large: its base units do not fit in 256 bits"
         );
-        assert!(parse("1e3", 18, "ETH").expect_err("exponent").to_string().starts_with("\"1e3\" is not an amount"));
+        assert!(
+            parse("1e3", 18, "ETH")
+                .expect_err("exponent")
+                .to_string()
+                .starts_with("\"1e3\" is not an amount")
+        );
         assert_eq!(Currency::eth().show(U256::from(550_000_000_000_000_000u64)), "0.55 ETH");
         assert_eq!(Decimal::parse(" 005.500 ").map(|d| d.to_string()), Ok("5.5".to_owned()));
         assert_eq!(Decimal::parse(".5"), Decimal::parse("0.50"));
@@ -309,7 +321,9 @@ mod tests {
         assert!(unknown.starts_with("the escrow does not take \"DAI\"; it takes ETH (0x"), "{unknown}");
         let twin = Currency { address: Address::repeat_byte(2), ..usdc.clone() };
         let ambiguous = resolve(&[usdc, twin], "USDC").expect_err("two USDC").to_string();
-        assert!(ambiguous.starts_with("the escrow takes 2 currencies called \"USDC\": name one by its address"));
+        assert!(
+            ambiguous.starts_with("the escrow takes 2 currencies called \"USDC\": name one by its address")
+        );
         assert!(matches!(resolve(&known, "0x12"), Err(CurrencyError::Address(_))));
         assert!(
             resolve(&known, "ＵＳＤＣ").is_err(),

@@ -1,34 +1,28 @@
 //! Reading tool inputs: amounts, addresses, hashes and ids, each with an error that says what a
 //! good value looks like. Amounts are base units (`U256`; wei for ETH) inside and decimal strings
-//! in their currency at the edge.
+//! in their currency at the edge, read and written by the one money module
+//! (`agentpact_contracts::money`), as the relay and the dashboard read and write them.
 
-use alloy::primitives::{Address, B256, U256, keccak256, utils};
+use agentpact_contracts::money;
+use alloy::primitives::{Address, B256, U256, keccak256};
 
 /// A tool input that cannot be used; the message says what to send instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct InvalidInput(pub String);
 
-/// `"0.5"` ETH as wei. At most 18 decimals, no sign, no exponent.
+/// The decimals of ETH (wei).
+const ETH_DECIMALS: u8 = 18;
+
+/// `"0.5"` ETH as wei, by the one amount grammar.
 pub fn eth_amount(field: &str, text: &str) -> Result<U256, InvalidInput> {
-    units(field, text, 18, "ETH")
+    units(field, text, ETH_DECIMALS, "ETH")
 }
 
-/// `"5.5"` of a currency with `decimals` decimals (`unit` names it) as base units. No sign, no
-/// exponent, no more decimals than the currency has.
+/// `"5.5"` of a currency with `decimals` decimals (`unit` names it) as base units, by the one
+/// amount grammar: no sign, no exponent, no finer than the currency.
 pub fn units(field: &str, text: &str, decimals: u8, unit: &str) -> Result<U256, InvalidInput> {
-    let t = text.trim();
-    let digits_and_dot =
-        !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && t.matches('.').count() <= 1;
-    let places = t.split_once('.').map_or(0, |(_, d)| d.len());
-    if !digits_and_dot || places > usize::from(decimals) || t == "." {
-        return Err(InvalidInput(format!(
-            "{field} must be an {unit} amount like \"0.5\" (digits, at most {decimals} decimals), not {text:?}"
-        )));
-    }
-    utils::parse_units(t, decimals)
-        .map(Into::into)
-        .map_err(|_| InvalidInput(format!("{field} {text:?} is too large")))
+    money::parse(text, decimals, unit).map_err(|why| InvalidInput(format!("{field}: {why}")))
 }
 
 /// A JSON number (e.g. `10` or `0.05`) of a currency with `decimals` decimals (`unit` names it)
@@ -40,20 +34,9 @@ pub fn number(field: &str, value: f64, decimals: u8, unit: &str) -> Result<U256,
     units(field, &value.to_string(), decimals, unit)
 }
 
-/// Wei as ETH without trailing zeros: `550000000000000000` → `"0.55"`.
+/// Wei as ETH, written the one way: `550000000000000000` → `"0.55"`.
 pub fn eth(wei: U256) -> String {
-    shown(wei, 18)
-}
-
-/// Base units of a currency with `decimals` decimals, without trailing zeros: `5500000`, 6 →
-/// `"5.5"`.
-pub fn shown(amount: U256, decimals: u8) -> String {
-    let text = utils::format_units(amount, decimals).unwrap_or_else(|_| amount.to_string());
-    if !text.contains('.') {
-        return text;
-    }
-    let text = text.trim_end_matches('0');
-    text.strip_suffix('.').unwrap_or(text).to_owned()
+    money::format(wei, ETH_DECIMALS)
 }
 
 /// An address, lower-case or correctly checksummed.
@@ -135,10 +118,9 @@ mod tests {
         assert_eq!(eth(U256::from(2_000_000_000_000_000_000u64)), "2");
         assert_eq!(eth(U256::ZERO), "0");
         assert_eq!(units("payment", "5.5", 6, "USDC"), Ok(U256::from(5_500_000u64)));
-        assert_eq!(shown(U256::from(5_500_000u64), 6), "5.5");
-        assert_eq!(shown(U256::from(10u8), 0), "10");
+        assert_eq!(units("payment", ".5", 6, "USDC"), Ok(U256::from(500_000u64)));
         let err = units("payment", "0.0000001", 6, "USDC").expect_err("seven decimals");
-        assert!(err.0.contains("at most 6 decimals") && err.0.contains("USDC"), "{err}");
+        assert_eq!(err.0, "payment: 0.0000001 has 7 decimal places; USDC has 6: round the amount");
         for bad in ["", "-1", "1e18", "0.1234567890123456789", "abc", "1.2.3", "."] {
             let err = eth_amount("paymentEth", bad).expect_err(bad);
             assert!(err.0.contains("paymentEth"), "{err}");
@@ -148,6 +130,18 @@ mod tests {
         assert_eq!(number("max_price", 10.0, 6, "USDC"), Ok(U256::from(10_000_000u64)));
         for bad in [-1.0, f64::NAN, f64::INFINITY] {
             assert!(number("max_price", bad, 6, "USDC").expect_err("bad").0.contains("max_price"));
+        }
+    }
+
+    #[test]
+    fn every_amount_vector_reads_as_the_one_grammar_reads_it() {
+        let table: serde_json::Value =
+            serde_json::from_str(money::AMOUNT_VECTORS).expect("amounts.json is JSON");
+        for v in table["vectors"].as_array().into_iter().flatten() {
+            let input = v["input"].as_str().expect("input");
+            let decimals = v["decimals"].as_u64().and_then(|d| u8::try_from(d).ok()).expect("decimals");
+            let expected = money::parse(input, decimals, "TOKEN").map_err(|why| format!("amount: {why}"));
+            assert_eq!(units("amount", input, decimals, "TOKEN").map_err(|e| e.0), expected, "{v}");
         }
     }
 

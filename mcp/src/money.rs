@@ -4,7 +4,7 @@
 //! publishes, else an approval of exactly the deposit.
 
 use agentpact_api::read::Currency;
-use agentpact_contracts::{TestToken, bindings::Currencies::Permit, permit};
+use agentpact_contracts::{TestToken, bindings::Currencies::Permit, money, permit};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, U256},
@@ -24,7 +24,7 @@ const PERMIT_LIFETIME: u64 = 60 * 60;
 
 /// `amount` base units of `currency` as a person reads them: `"5.5 USDC"`.
 pub fn show(amount: U256, currency: &Currency) -> String {
-    format!("{} {}", input::shown(amount, currency.decimals), currency.symbol)
+    currency.show(amount)
 }
 
 /// A buyer's deposit of `payment` plus `stake` as the sentences say it: `"5.5 USDC (5 payment +
@@ -32,9 +32,9 @@ pub fn show(amount: U256, currency: &Currency) -> String {
 pub fn deposit_of(payment: U256, stake: U256, currency: &Currency) -> String {
     format!(
         "{} ({} payment + {} stake)",
-        show(payment + stake, currency),
-        input::shown(payment, currency.decimals),
-        input::shown(stake, currency.decimals)
+        currency.show(payment + stake),
+        currency.format(payment),
+        currency.format(stake)
     )
 }
 
@@ -49,32 +49,13 @@ impl Chain {
         Ok(known)
     }
 
-    /// The currency `text` names: "ETH" (also when absent), a symbol such as "USDC" (any case), or
-    /// a token address the escrow allows.
+    /// The currency `text` names, found by the one resolver (`money::resolve`, as the relay finds
+    /// a price's): "ETH" (also when absent), a symbol such as "USDC" (any ASCII case), or a token
+    /// address the escrow allows.
     pub async fn currency(&self, field: &str, text: Option<&str>) -> Result<Currency, ToolError> {
-        let known = self.currencies().await?;
-        let wanted = text.map_or("ETH", str::trim);
-        let by_address = wanted.starts_with("0x").then(|| input::address(field, wanted)).transpose()?;
-        let mut named = known
-            .iter()
-            .filter(|c| by_address.map_or_else(|| c.symbol.eq_ignore_ascii_case(wanted), |a| c.address == a));
-        let found = named.next().cloned();
-        if found.is_some() && named.next().is_some() {
-            return Err(ToolError::Invalid(format!(
-                "{field}: the escrow takes more than one currency called {wanted:?}: name it by its address"
-            )));
-        }
-        found.ok_or_else(|| {
-            let names: Vec<String> = known.iter().map(|c| format!("{} ({})", c.symbol, c.address)).collect();
-            ToolError::Invalid(format!(
-                "{field}: the escrow does not take {wanted:?}; it takes {}",
-                if names.is_empty() {
-                    "nothing yet (is the indexer running?)".into()
-                } else {
-                    names.join(", ")
-                }
-            ))
-        })
+        let known = self.reader.currencies(self.chain_id).await?;
+        money::resolve(&known, text.unwrap_or("ETH"))
+            .map_err(|why| ToolError::Invalid(format!("{field}: {why}")))
     }
 
     /// What the escrow holds for this wallet in each currency it takes, ETH first.

@@ -9,7 +9,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::input::{eth, shown};
+use crate::input::eth;
 
 /// The currency an answer's amounts are in.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -29,9 +29,9 @@ impl InCurrency {
     }
 }
 
-/// `amount` base units of `currency` as a decimal string in it ("5.5").
+/// `amount` base units of `currency` as a decimal string in it ("5.5"), written the one way.
 pub fn decimal(amount: U256, currency: &Currency) -> String {
-    shown(amount, currency.decimals)
+    currency.format(amount)
 }
 
 /// A pact as the index has it.

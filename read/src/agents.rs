@@ -245,8 +245,13 @@ impl Reader {
             let price = row.u256("agent_capabilities.price", &r.price)?;
             let reputation = row.named("reputation score", &r.score, |s| s.parse::<f64>().ok())?;
             let cursor = SearchCursor { score: r.score.clone(), price, address: who }.encode();
-            let currency =
-                Currency::of(&row, "agent_capabilities.currency", &r.currency, r.symbol.clone(), r.decimals)?;
+            let currency = super::currencies::currency_of(
+                &row,
+                "agent_capabilities.currency",
+                &r.currency,
+                r.symbol.clone(),
+                r.decimals,
+            )?;
             let capability = Capability {
                 name: r.cap_name.clone(),
                 description: r.cap_description.clone(),
@@ -307,7 +312,7 @@ impl Reader {
                             name,
                             description,
                             price: row.u256("agent_capabilities.price", &price)?,
-                            currency: Currency::of(
+                            currency: super::currencies::currency_of(
                                 &row,
                                 "agent_capabilities.currency",
                                 currency,

@@ -61,7 +61,13 @@ impl Reader {
         rows.into_iter()
             .map(|r| {
                 Ok(Balance {
-                    currency: Currency::of(&row, "currency", &r.currency, r.symbol, r.decimals)?,
+                    currency: super::currencies::currency_of(
+                        &row,
+                        "currency",
+                        &r.currency,
+                        r.symbol,
+                        r.decimals,
+                    )?,
                     credited: row.u256("amount", &r.credited)?,
                     withdrawn: row.u256("withdrawals.amount", &r.withdrawn)?,
                     owed: row.u256("credited - withdrawn", &r.owed)?,
@@ -99,7 +105,13 @@ impl Reader {
                     key: format!("chain {chain_id} {address} block {}", r.block_number),
                 };
                 Ok(Withdrawal {
-                    currency: Currency::of(&row, "currency", &r.currency, r.symbol, r.decimals)?,
+                    currency: super::currencies::currency_of(
+                        &row,
+                        "currency",
+                        &r.currency,
+                        r.symbol,
+                        r.decimals,
+                    )?,
                     amount: row.u256("amount", &r.amount)?,
                     block_number: row.int("block_number", r.block_number)?,
                     withdrawn_at: r.withdrawn_at,

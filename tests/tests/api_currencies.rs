@@ -64,9 +64,9 @@ async fn a_usdc_pact_reads_in_exact_usdc_and_stats_keep_each_currency_apart() ->
         .find(|e| e["node"]["id"] == open.to_string())
         .ok_or_else(|| HarnessError::Process(format!("pact {open} is not listed: {data}")))?["node"];
     assert_eq!(first["payment"], FIVE_USDC.to_string());
-    assert_eq!(first["paymentFormatted"], "5.000000");
-    assert_eq!(first["buyerStakeFormatted"], "0.500000");
-    assert_eq!(first["sellerStakeFormatted"], "0.500000");
+    assert_eq!(first["paymentFormatted"], "5");
+    assert_eq!(first["buyerStakeFormatted"], "0.5");
+    assert_eq!(first["sellerStakeFormatted"], "0.5");
     assert_eq!(first["currency"], json!({ "address": usdc_hex, "symbol": "USDC", "decimals": 6 }));
 
     let stats = &data["stats"];
@@ -76,11 +76,11 @@ async fn a_usdc_pact_reads_in_exact_usdc_and_stats_keep_each_currency_apart() ->
         stats["volumes"],
         json!([
             { "currency": { "address": format!("0x{}", "0".repeat(40)), "symbol": "ETH", "decimals": 18 },
-              "completed": ether(3).to_string(), "completedFormatted": "3.000000000000000000",
-              "open": ether(1).to_string(), "openFormatted": "1.000000000000000000" },
+              "completed": ether(3).to_string(), "completedFormatted": "3",
+              "open": ether(1).to_string(), "openFormatted": "1" },
             { "currency": { "address": usdc_hex, "symbol": "USDC", "decimals": 6 },
-              "completed": TWO_USDC.to_string(), "completedFormatted": "2.000000",
-              "open": FIVE_USDC.to_string(), "openFormatted": "5.000000" },
+              "completed": TWO_USDC.to_string(), "completedFormatted": "2",
+              "open": FIVE_USDC.to_string(), "openFormatted": "5" },
         ])
     );
 
@@ -90,16 +90,16 @@ async fn a_usdc_pact_reads_in_exact_usdc_and_stats_keep_each_currency_apart() ->
     assert_eq!(
         seller["asSeller"]["volumes"],
         json!([
-            { "currency": { "symbol": "ETH" }, "amount": ether(3).to_string(), "formatted": "3.000000000000000000" },
-            { "currency": { "symbol": "USDC" }, "amount": TWO_USDC.to_string(), "formatted": "2.000000" },
+            { "currency": { "symbol": "ETH" }, "amount": ether(3).to_string(), "formatted": "3" },
+            { "currency": { "symbol": "USDC" }, "amount": TWO_USDC.to_string(), "formatted": "2" },
         ])
     );
     assert_eq!(seller["asBuyer"]["volumes"], json!([]), "the seller bought nothing");
     assert_eq!(
         data["oracle"]["asOracle"]["volumes"],
         json!([
-            { "currency": { "symbol": "ETH" }, "formatted": "3.000000000000000000" },
-            { "currency": { "symbol": "USDC" }, "formatted": "2.000000" },
+            { "currency": { "symbol": "ETH" }, "formatted": "3" },
+            { "currency": { "symbol": "USDC" }, "formatted": "2" },
         ])
     );
     Ok(())
@@ -146,16 +146,15 @@ async fn volume_over_time_puts_each_completed_pact_in_its_day_and_currency_and_s
     let mut expected = Vec::new();
     for k in (0..4).rev() {
         let start = newest - TimeDelta::days(k);
-        for (symbol, day, amount, formatted) in [
-            ("ETH", eth_day, ether(3), "3.000000000000000000"),
-            ("USDC", usdc_day, U256::from(TWO_USDC), "2.000000"),
-        ] {
+        for (symbol, day, amount, formatted) in
+            [("ETH", eth_day, ether(3), "3"), ("USDC", usdc_day, U256::from(TWO_USDC), "2")]
+        {
             let hit = start == day;
             expected.push(json!({
                 "start": start.to_rfc3339(), "currency": { "symbol": symbol },
                 "pacts": u64::from(hit),
                 "completed": if hit { amount.to_string() } else { "0".into() },
-                "completedFormatted": if hit { formatted.to_owned() } else if symbol == "ETH" { "0.000000000000000000".into() } else { "0.000000".into() },
+                "completedFormatted": if hit { formatted } else { "0" },
             }));
         }
     }

@@ -48,8 +48,8 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
     assert_eq!(
         volumes["stats"]["volumes"],
         json!([
-            { "currency": { "symbol": "ETH", "decimals": 18 }, "completedFormatted": "0.100000000000000000" },
-            { "currency": { "symbol": "USDC", "decimals": 6 }, "completedFormatted": "5.000000" },
+            { "currency": { "symbol": "ETH", "decimals": 18 }, "completedFormatted": "0.1" },
+            { "currency": { "symbol": "USDC", "decimals": 6 }, "completedFormatted": "5" },
         ]),
         "{volumes}"
     );
@@ -61,7 +61,7 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
     assert_eq!(designer["name"], "DesignBot Pro", "{found}");
     assert_eq!(
         designer["capabilities"][0],
-        json!({ "priceFormatted": "5.000000", "currency": { "symbol": "USDC" } })
+        json!({ "priceFormatted": "5", "currency": { "symbol": "USDC" } })
     );
 
     // A new pact through the real MCP binary: buyer, seller and both oracles, each its own process.

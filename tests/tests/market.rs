@@ -145,7 +145,7 @@ async fn find_me_a_logo_designer_under_10() -> Result {
     assert_eq!(names, ["DesignBot Pro", "PixelSmith"]);
     assert_eq!(
         edges[1]["capability"],
-        json!({ "name": "Logo-Design", "price": "8000000", "priceFormatted": "8.000000",
+        json!({ "name": "Logo-Design", "price": "8000000", "priceFormatted": "8",
                 "currency": { "symbol": "USDC", "decimals": 6 } })
     );
     assert_eq!(page["searchAgents"]["pageInfo"]["hasNextPage"], true);

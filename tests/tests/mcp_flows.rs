@@ -406,7 +406,7 @@ async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() 
     terms["currency"] = json!("USDC");
     terms["payment"] = json!("0.0000001");
     let (_, text) = s.buyer.refused("create-pact", terms).await?;
-    assert!(text.contains("at most 6 decimals"), "{text}");
+    assert!(text.contains("0.0000001 has 7 decimal places; USDC has 6: round the amount"), "{text}");
     assert_eq!(s.m.chain.pact.pactCount().call().await?, U256::from(1u8));
     Ok(())
 }

@@ -197,7 +197,7 @@ pub struct Capability {
     description: String,
     /// Price per job, in base units of `currency` (wei for ETH).
     price: BigInt,
-    /// The price as an exact decimal in `currency` ("5.000000").
+    /// The price as an exact decimal in `currency`, without trailing zeros ("5.5").
     price_formatted: String,
     /// What the price is in.
     currency: Currency,

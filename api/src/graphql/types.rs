@@ -100,7 +100,7 @@ impl Pact {
     async fn payment(&self) -> BigInt {
         BigInt(self.0.payment)
     }
-    /// The price as an exact decimal in `currency`, every decimal place shown ("5.000000").
+    /// The price as an exact decimal in `currency`, without trailing zeros ("5.5"; "5" for five USDC).
     async fn payment_formatted(&self) -> String {
         self.0.currency.format(self.0.payment)
     }
@@ -606,7 +606,7 @@ impl Amount {
     async fn amount(&self) -> BigInt {
         BigInt(self.1)
     }
-    /// The same as an exact decimal ("5.000000").
+    /// The same as an exact decimal, without trailing zeros ("5.5").
     async fn formatted(&self) -> String {
         self.0.format(self.1)
     }
