@@ -31,7 +31,7 @@ use crate::{
     connections::{self, ConnectionLimits},
     dashboard,
     databases::Databases,
-    graphql::{ApiSchema, ChainId, schema},
+    graphql::{ApiSchema, ChainId, Code, schema},
     live::Live,
     metrics::ApiMetrics,
     rate_limit::{self, Rate, RateLimiter},
@@ -206,30 +206,29 @@ impl IntoResponse for BadGraphQLRequest {
         let (status, code, message) = match &self.0 {
             ParseRequestError::PayloadTooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "PAYLOAD_TOO_LARGE",
+                Code::PayloadTooLarge,
                 format!("the body is over {MAX_BODY_BYTES} bytes"),
             ),
             ParseRequestError::Io(e) if body_timed_out(e) => (
                 StatusCode::REQUEST_TIMEOUT,
-                "BODY_TIMEOUT",
+                Code::BodyTimeout,
                 "the body did not arrive in time; send it whole".to_owned(),
             ),
             ParseRequestError::UnsupportedBatch => (
                 StatusCode::BAD_REQUEST,
-                "BAD_REQUEST",
+                Code::BadRequest,
                 "a batch (a JSON array of requests) is not served: send one query per request".to_owned(),
             ),
             other => (
                 StatusCode::BAD_REQUEST,
-                "BAD_REQUEST",
+                Code::BadRequest,
                 format!(
                     "the body is not one GraphQL request ({{\"query\": \"…\", \"variables\": {{…}}}}): {}",
                     other.to_string().chars().take(200).collect::<String>()
                 ),
             ),
         };
-        let body = serde_json::json!({ "errors": [{ "message": message, "extensions": { "code": code } }] });
-        (status, Json(body)).into_response()
+        (status, Json(serde_json::json!({ "errors": [code.refusal(message)] }))).into_response()
     }
 }
 

@@ -16,7 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
+use async_graphql::{ServerError, http::ALL_WEBSOCKET_PROTOCOLS};
 use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
 use axum::{
     extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade},
@@ -26,7 +26,10 @@ use futures::{SinkExt, Stream, StreamExt, stream};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::{graphql::ApiSchema, rate_limit::RateLimiter};
+use crate::{
+    graphql::{ApiSchema, Code},
+    rate_limit::RateLimiter,
+};
 
 /// How long an upgraded socket may stay silent before its `connection_init`.
 pub const INIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -106,34 +109,29 @@ struct Guard {
 }
 
 impl Guard {
-    /// Whether an operation with `id` may start; when not, the reason and its code.
-    fn admit(&self, id: &str) -> Result<(), (String, &'static str)> {
+    /// Whether an operation with `id` may start; when not, the refusal.
+    fn admit(&self, id: &str) -> Result<(), ServerError> {
         let Ok(mut open) = self.open.lock() else { return Ok(()) };
         if open.len() >= MAX_OPERATIONS_PER_SOCKET {
-            return Err((
-                format!(
-                    "this socket already runs {MAX_OPERATIONS_PER_SOCKET} operations, the most one socket may; \
-                     complete one, or open another socket"
-                ),
-                "TOO_MANY_OPERATIONS",
-            ));
+            return Err(Code::TooManyOperations.refusal(format!(
+                "this socket already runs {MAX_OPERATIONS_PER_SOCKET} operations, the most one socket may; \
+                 complete one, or open another socket"
+            )));
         }
         if let Some(limiter) = &self.limiter
             && let Err(wait) = limiter.take(self.client, Instant::now())
         {
             let seconds = wait.as_secs_f64().ceil().max(1.0);
-            return Err((
-                format!("too many requests from this address; retry in {seconds} s"),
-                "RATE_LIMITED",
-            ));
+            return Err(Code::RateLimited
+                .refusal(format!("too many requests from this address; retry in {seconds} s")));
         }
         open.insert(id.to_owned());
         Ok(())
     }
 
     /// Tells the client that operation `id` was refused.
-    async fn refuse(&self, id: &str, message: String, code: &str) {
-        let error = json!({ "id": id, "type": "error", "payload": [{ "message": message, "extensions": { "code": code } }] });
+    async fn refuse(&self, id: &str, refusal: ServerError) {
+        let error = json!({ "id": id, "type": "error", "payload": [refusal] });
         let _ = self.outbox.send(Message::Text(error.to_string().into())).await;
     }
 
@@ -173,8 +171,8 @@ fn guarded(
             match parsed["type"].as_str() {
                 Some("connection_init") => initialized = true,
                 Some("subscribe" | "start") => {
-                    if let Err((why, code)) = guard.admit(&id) {
-                        guard.refuse(&id, why, code).await;
+                    if let Err(refusal) = guard.admit(&id) {
+                        guard.refuse(&id, refusal).await;
                         continue;
                     }
                 }

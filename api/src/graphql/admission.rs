@@ -13,10 +13,12 @@
 use std::{collections::HashMap, sync::Arc};
 
 use async_graphql::{
-    ErrorExtensions, Name, Positioned, Request, ServerError, ServerResult, ValidationResult,
+    Name, Positioned, Request, ServerError, ServerResult, ValidationResult,
     extensions::{Extension, ExtensionContext, ExtensionFactory, NextPrepareRequest, NextValidation},
     parser::types::{ExecutableDocument, FragmentDefinition, Selection, SelectionSet},
 };
+
+use super::errors::Code;
 
 /// The most field selections a document may expand to once every fragment spread is replaced
 /// by its fragment. Generous for real dashboards (a full page of 100 pacts with every field and
@@ -49,8 +51,10 @@ struct Check {
 
 #[async_graphql::async_trait::async_trait]
 impl Extension for Check {
-    /// async-graphql refuses a query over [`super::MAX_COMPLEXITY`] with "Query is too complex";
-    /// this says which weighted fields it asked for how many times and what they cost.
+    /// async-graphql refuses a query over [`super::MAX_COMPLEXITY`] with "Query is too complex"
+    /// and no code; this gives it `QUERY_TOO_COMPLEX` and says which weighted fields it asked for
+    /// how many times and what they cost. async-graphql's text is all there is to know its refusal
+    /// by: this is the one place it is matched.
     async fn validation(
         &self,
         ctx: &ExtensionContext<'_>,
@@ -61,8 +65,9 @@ impl Extension for Check {
             errors
                 .into_iter()
                 .map(|e| match measured {
-                    Some(m) if e.message.starts_with("Query is too complex") => too_complex(&m),
-                    _ => e,
+                    _ if !e.message.starts_with("Query is too complex") => e,
+                    Some(m) => too_complex(&m),
+                    None => Code::QueryTooComplex.on(e),
                 })
                 .collect()
         })
@@ -79,11 +84,9 @@ impl Extension for Check {
         next: NextPrepareRequest<'_>,
     ) -> ServerResult<Request> {
         if holds_nul(&request) {
-            return Err(refused(
-                "BAD_ARGUMENT",
+            return Err(Code::BadArgument.refusal(
                 "a string in the query or its variables holds a NUL character (\\u0000), which no text can \
-                 hold here; remove it"
-                    .to_owned(),
+                 hold here; remove it",
             ));
         }
         if let Ok(document) = request.parsed_query() {
@@ -100,26 +103,22 @@ impl Extension for Check {
                     return Err(too_complex(&m));
                 }
                 Ok(m) if m.depth > MAX_DEPTH => {
-                    return Err(refused(
-                        "QUERY_TOO_DEEP",
-                        format!("the selection is nested {} deep; the most is {MAX_DEPTH}", m.depth),
-                    ));
+                    return Err(Code::QueryTooDeep.refusal(format!(
+                        "the selection is nested {} deep; the most is {MAX_DEPTH}",
+                        m.depth
+                    )));
                 }
                 Ok(m) if m.introspection_depth > MAX_INTROSPECTION_DEPTH => {
-                    return Err(refused(
-                        "QUERY_TOO_DEEP",
-                        format!(
-                            "the introspection is nested {} deep; the most is {MAX_INTROSPECTION_DEPTH} (the \
+                    return Err(Code::QueryTooDeep.refusal(format!(
+                        "the introspection is nested {} deep; the most is {MAX_INTROSPECTION_DEPTH} (the \
                              standard introspection query is 14)",
-                            m.introspection_depth
-                        ),
-                    ));
+                        m.introspection_depth
+                    )));
                 }
                 Ok(_) => {}
                 // Refused here too: async-graphql's first pass would follow the cycle, branching.
                 Err(Cycle(name)) => {
-                    return Err(refused(
-                        "GRAPHQL_VALIDATION_FAILED",
+                    return Err(Code::GraphqlValidationFailed.refusal(
                         format!(
                             "fragment {name} spreads itself (directly or through others); a fragment cannot contain itself"
                         ),
@@ -140,8 +139,7 @@ fn too_complex(m: &Measure) -> ServerError {
         .map(|((name, cost), n)| format!("{n} × {name} at {cost} each = {}", n.saturating_mul(*cost as u64)))
         .collect();
     let spent = if spent.is_empty() { String::new() } else { format!(": {}", spent.join("; ")) };
-    refused(
-        "QUERY_TOO_COMPLEX",
+    Code::QueryTooComplex.refusal(
         format!(
             "the query costs more than {}{spent} (a field inside a list is charged once per row of its page). \
              A field costs 1, a list its page size times its selection (docs/api.md §Costs); ask for less, or \
@@ -153,19 +151,10 @@ fn too_complex(m: &Measure) -> ServerError {
 
 fn too_large(size: u64) -> ServerError {
     let size = if size == u64::MAX { "without bound".to_owned() } else { size.to_string() };
-    refused(
-        "QUERY_TOO_LARGE",
-        format!(
-            "the query expands to more than {MAX_EXPANDED_FIELDS} field selections once its fragments are \
+    Code::QueryTooLarge.refusal(format!(
+        "the query expands to more than {MAX_EXPANDED_FIELDS} field selections once its fragments are \
              spread ({size}); ask for less, or in several requests"
-        ),
-    )
-}
-
-fn refused(code: &'static str, message: String) -> ServerError {
-    async_graphql::Error::new(message)
-        .extend_with(|_, e| e.set("code", code))
-        .into_server_error(Default::default())
+    ))
 }
 
 /// Whether the query text (raw, or as a `\u0000` escape) or a string in the variables holds a

@@ -4,7 +4,9 @@
 //! them at once; an answer over [`MAX_ANSWER_BYTES`] is replaced by an `ANSWER_TOO_LARGE` error
 //! rather than sent, on HTTP and websocket alike.
 
-use async_graphql::{ErrorExtensions, Response};
+use async_graphql::Response;
+
+use super::errors::Code;
 
 /// The largest answer sent, in bytes of JSON.
 pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
@@ -20,6 +22,5 @@ pub fn capped(response: Response) -> Response {
         "the answer is {size} bytes, over the {MAX_ANSWER_BYTES} this API sends at once: ask for fewer fields, \
          fewer aliases or smaller pages"
     );
-    let error = async_graphql::Error::new(message).extend_with(|_, e| e.set("code", "ANSWER_TOO_LARGE"));
-    Response::from_errors(vec![error.into_server_error(Default::default())])
+    Response::from_errors(vec![Code::AnswerTooLarge.refusal(message)])
 }

@@ -1,11 +1,150 @@
-//! Every GraphQL error carries `extensions.code`, a stable string a client can branch on
-//! (docs/api.md §Errors): read-layer errors get theirs where they are raised; the rest (bad
-//! scalars, limits, malformed queries) get one from [`label`] on the way out.
+//! The API's error vocabulary: every error it sends, over HTTP or a websocket, carries
+//! `extensions.code`, a stable string a client can branch on (docs/api.md §Errors). Every code is
+//! a [`Code`], spelled once, in [`Code::as_str`]; every error is built by [`Code::error`] (a
+//! resolver's), [`Code::refusal`] (a request refused whole) or [`Code::input_error`] (a scalar's).
+//! Read-layer errors get theirs from [`to_graphql`]; what async-graphql itself raises (malformed
+//! queries, out-of-range arguments) gets one from [`label`] on the way out.
 
-use async_graphql::{ErrorExtensions, Response, ServerError};
+use async_graphql::{ErrorExtensions, InputType, InputValueError, Response, ServerError};
 
-use super::scalars::{ADDRESS_ERROR, BIG_INT_ERROR, BYTES32_ERROR};
 use crate::read::ReadError;
+
+/// Where in an error's `extensions` its code goes.
+const KEY: &str = "code";
+
+/// Why the API refused or failed, as clients read it in `extensions.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// An `Address` that is not one.
+    BadAddress,
+    /// A `BigInt` that is not one.
+    BadBigInt,
+    /// A `Bytes32` that is not one.
+    BadBytes32,
+    /// A cursor this API did not hand out, or one made for another ordering.
+    BadCursor,
+    /// A page larger than the read layer serves.
+    PageTooLarge,
+    /// Arguments that contradict each other or are out of range, or a NUL character.
+    BadArgument,
+    /// A selection nested deeper than [`super::MAX_DEPTH`] (introspection: deeper than
+    /// [`super::MAX_INTROSPECTION_DEPTH`]).
+    QueryTooDeep,
+    /// A document that expands past [`super::MAX_EXPANDED_FIELDS`].
+    QueryTooLarge,
+    /// A query that costs more than [`super::MAX_COMPLEXITY`].
+    QueryTooComplex,
+    /// An answer over [`super::MAX_ANSWER_BYTES`], not sent.
+    AnswerTooLarge,
+    /// A query that does not parse or does not fit the schema.
+    GraphqlValidationFailed,
+    /// An HTTP body that is not one GraphQL request.
+    BadRequest,
+    /// An HTTP body over [`crate::server::MAX_BODY_BYTES`].
+    PayloadTooLarge,
+    /// An HTTP body that did not arrive in time.
+    BodyTimeout,
+    /// A websocket already running the most operations one socket may.
+    TooManyOperations,
+    /// An address over its rate.
+    RateLimited,
+    /// A value in the index that cannot be read back.
+    IndexCorrupt,
+    /// The database (or something else of ours) failed; details are logged, not sent.
+    Internal,
+}
+
+impl Code {
+    /// Every code.
+    pub const ALL: [Self; 18] = [
+        Self::BadAddress,
+        Self::BadBigInt,
+        Self::BadBytes32,
+        Self::BadCursor,
+        Self::PageTooLarge,
+        Self::BadArgument,
+        Self::QueryTooDeep,
+        Self::QueryTooLarge,
+        Self::QueryTooComplex,
+        Self::AnswerTooLarge,
+        Self::GraphqlValidationFailed,
+        Self::BadRequest,
+        Self::PayloadTooLarge,
+        Self::BodyTimeout,
+        Self::TooManyOperations,
+        Self::RateLimited,
+        Self::IndexCorrupt,
+        Self::Internal,
+    ];
+
+    /// The code as sent (`QUERY_TOO_DEEP`). Clients branch on these: never change one.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::BadAddress => "BAD_ADDRESS",
+            Self::BadBigInt => "BAD_BIG_INT",
+            Self::BadBytes32 => "BAD_BYTES32",
+            Self::BadCursor => "BAD_CURSOR",
+            Self::PageTooLarge => "PAGE_TOO_LARGE",
+            Self::BadArgument => "BAD_ARGUMENT",
+            Self::QueryTooDeep => "QUERY_TOO_DEEP",
+            Self::QueryTooLarge => "QUERY_TOO_LARGE",
+            Self::QueryTooComplex => "QUERY_TOO_COMPLEX",
+            Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
+            Self::GraphqlValidationFailed => "GRAPHQL_VALIDATION_FAILED",
+            Self::BadRequest => "BAD_REQUEST",
+            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Self::BodyTimeout => "BODY_TIMEOUT",
+            Self::TooManyOperations => "TOO_MANY_OPERATIONS",
+            Self::RateLimited => "RATE_LIMITED",
+            Self::IndexCorrupt => "INDEX_CORRUPT",
+            Self::Internal => "INTERNAL",
+        }
+    }
+
+    /// An error with this code saying `message`, for a resolver or an extension to return
+    /// (async-graphql adds where in the query it arose).
+    pub fn error(self, message: impl Into<String>) -> async_graphql::Error {
+        async_graphql::Error::new(message).extend_with(|_, e| e.set(KEY, self.as_str()))
+    }
+
+    /// A refusal of the whole request with this code saying `message`: no place in the query, as
+    /// the error of a GraphQL response (`{"message", "extensions": {"code"}}`), and what the
+    /// HTTP server and the websocket send when they refuse before the schema runs.
+    pub fn refusal(self, message: impl Into<String>) -> ServerError {
+        self.on(ServerError::new(message, None))
+    }
+
+    /// `error` (async-graphql's, which has none) with this code.
+    pub fn on(self, mut error: ServerError) -> ServerError {
+        error.extensions.get_or_insert_with(Default::default).set(KEY, self.as_str());
+        error
+    }
+
+    /// A scalar's parse failure with this code saying `message` (async-graphql puts
+    /// `Failed to parse "<scalar>": ` before it and where in the query it arose).
+    pub fn input_error<T: InputType>(self, message: impl std::fmt::Display) -> InputValueError<T> {
+        InputValueError::custom(message).with_extension(KEY, self.as_str())
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A read-layer error's code (the read crate cannot name the API's codes: it serves MCP too).
+impl From<&ReadError> for Code {
+    fn from(error: &ReadError) -> Self {
+        match error {
+            ReadError::Db(_) => Self::Internal,
+            ReadError::BadCursor(_) => Self::BadCursor,
+            ReadError::PageTooLarge { .. } => Self::PageTooLarge,
+            ReadError::BadArgument(_) => Self::BadArgument,
+            ReadError::Corrupt(_) => Self::IndexCorrupt,
+        }
+    }
+}
 
 /// A read-layer error as a GraphQL error with its code. Database failures are logged and told
 /// to the client without their details.
@@ -18,41 +157,93 @@ pub fn to_graphql(error: impl Into<ReadError>) -> async_graphql::Error {
         }
         other => other.to_string(),
     };
-    let code = error.code();
-    async_graphql::Error::new(message).extend_with(|_, e| e.set("code", code))
+    Code::from(&error).error(message)
 }
 
-/// The code of an error raised outside our resolvers, from what async-graphql says.
-fn classify(error: &ServerError) -> &'static str {
-    let m = error.message.as_str();
-    if m.contains(ADDRESS_ERROR) {
-        "BAD_ADDRESS"
-    } else if m.contains(BIG_INT_ERROR) {
-        "BAD_BIG_INT"
-    } else if m.contains(BYTES32_ERROR) {
-        "BAD_BYTES32"
-    } else if m.starts_with("Query is nested too deep") {
-        "QUERY_TOO_DEEP"
-    } else if m.starts_with("Query is too complex") {
-        "QUERY_TOO_COMPLEX"
-    } else if m.starts_with("Failed to parse") {
+/// The code of an error async-graphql raised without one. Everything our code raises carries its
+/// code from where it is raised (the scalars, the resolvers, `admission.rs` for size, depth,
+/// complexity and NUL, the answer cap); what is left is async-graphql's own, which has no code to
+/// read, only its text: an argument of a built-in type out of range, and the parser's and the
+/// validator's complaints. Matching that text is unavoidable, and done here only (and in
+/// `admission.rs` for async-graphql's complexity refusal, which it rewrites).
+fn classify(error: &ServerError) -> Code {
+    if error.message.starts_with("Failed to parse") {
         // An argument of the right type but out of its range (`first: -1`): the client's input.
-        "BAD_ARGUMENT"
+        Code::BadArgument
     } else if error.path.is_empty() {
-        "GRAPHQL_VALIDATION_FAILED"
+        Code::GraphqlValidationFailed
     } else {
-        "INTERNAL"
+        Code::Internal
     }
 }
 
 /// `response` with a code on every error that has none (see [`classify`]).
 pub fn label(mut response: Response) -> Response {
-    for error in &mut response.errors {
-        let has_code = error.extensions.as_ref().is_some_and(|e| e.get("code").is_some());
-        if !has_code {
-            let code = classify(error);
-            error.extensions.get_or_insert_with(Default::default).set("code", code);
+    response.errors = std::mem::take(&mut response.errors)
+        .into_iter()
+        .map(|error| {
+            if error.extensions.as_ref().is_some_and(|e| e.get(KEY).is_some()) {
+                error
+            } else {
+                classify(&error).on(error)
+            }
+        })
+        .collect();
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_screaming_snake_case() {
+        let names: std::collections::HashSet<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), Code::ALL.len(), "two codes share a string");
+        for name in names {
+            assert!(
+                name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'),
+                "{name}"
+            );
         }
     }
-    response
+
+    /// The read layer names its errors' codes too (for its own tests and logs); they are the same.
+    #[test]
+    fn read_errors_keep_the_read_layers_codes() {
+        let errors = [
+            ReadError::Db(sqlx::Error::RowNotFound),
+            ReadError::BadCursor(String::new()),
+            ReadError::PageTooLarge { max: 1, asked: 2 },
+            ReadError::BadArgument(String::new()),
+            ReadError::Corrupt(agentpact_schema::Corrupt {
+                table: "pacts",
+                key: "1".into(),
+                column: "payment",
+                value: "x".into(),
+            }),
+        ];
+        for error in &errors {
+            assert_eq!(Code::from(error).as_str(), error.code(), "{error:?}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_the_graphql_error_shape_and_nothing_more() {
+        let sent = serde_json::to_value(Code::QueryTooDeep.refusal("too deep")).expect("serializes");
+        assert_eq!(
+            sent,
+            serde_json::json!({ "message": "too deep", "extensions": { "code": "QUERY_TOO_DEEP" } })
+        );
+    }
+
+    /// docs/api.md §Errors lists every code.
+    #[test]
+    fn every_code_is_documented() {
+        let docs = include_str!("../../../docs/api.md");
+        let errors = docs.split("## Errors").nth(1).unwrap_or_default();
+        for code in Code::ALL {
+            assert!(errors.contains(&format!("`{code}`")), "docs/api.md §Errors does not list {code}");
+        }
+    }
 }

@@ -1,10 +1,15 @@
 //! The queries behind charts: completed payment over time per currency, and how oracle scores
 //! spread.
 
-use async_graphql::{Context, Enum, ErrorExtensions, Object, Result, SimpleObject};
+use async_graphql::{Context, Enum, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
-use super::{chain_of, errors::to_graphql, scalars::BigInt, types::Currency};
+use super::{
+    chain_of,
+    errors::{Code, to_graphql},
+    scalars::BigInt,
+    types::Currency,
+};
 use crate::read::{self, MAX_BUCKETS, Reader};
 
 /// Queries for charts.
@@ -36,8 +41,7 @@ impl HistoryQuery {
         #[graphql(default = 14)] last: i64,
     ) -> Result<Vec<VolumeBucket>> {
         let last = u32::try_from(last).ok().filter(|n| (1..=MAX_BUCKETS).contains(n)).ok_or_else(|| {
-            async_graphql::Error::new(format!("last must be 1 to {MAX_BUCKETS} buckets, not {last}"))
-                .extend_with(|_, e| e.set("code", "BAD_ARGUMENT"))
+            Code::BadArgument.error(format!("last must be 1 to {MAX_BUCKETS} buckets, not {last}"))
         })?;
         let chain = chain_of(ctx, chain_id)?;
         let interval = match interval {

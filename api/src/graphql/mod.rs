@@ -20,7 +20,7 @@ use async_graphql::{Context, EmptyMutation, MergedObject, MergedSubscription, Sc
 
 pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
 pub use answer_cap::MAX_ANSWER_BYTES;
-pub use errors::to_graphql;
+pub use errors::{Code, to_graphql};
 
 use map_responses::MapResponses;
 

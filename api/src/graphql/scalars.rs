@@ -3,17 +3,19 @@
 //! Timestamps use async-graphql's `DateTime` (RFC 3339, UTC).
 
 use alloy::primitives::{self, B256, U256};
-use async_graphql::{Enum, InputValueError, InputValueResult, Scalar, ScalarType, Value};
+use async_graphql::{Enum, InputValueResult, Scalar, ScalarType, Value};
+
+use super::errors::Code;
 
 /// A uint256 as a decimal string, e.g. wei amounts and pact ids: `"500000000000000000"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BigInt(pub U256);
 
-/// Prefix of every `BigInt` parse error, which the error extension recognises.
+/// Prefix of every `BigInt` parse error (its code is `BAD_BIG_INT`).
 pub const BIG_INT_ERROR: &str = "not a BigInt";
-/// Prefix of every `Address` parse error.
+/// Prefix of every `Address` parse error (its code is `BAD_ADDRESS`).
 pub const ADDRESS_ERROR: &str = "not an Address";
-/// Prefix of every `Bytes32` parse error.
+/// Prefix of every `Bytes32` parse error (its code is `BAD_BYTES32`).
 pub const BYTES32_ERROR: &str = "not a Bytes32";
 
 /// A uint256 as a decimal string, e.g. wei amounts and pact ids: "500000000000000000".
@@ -24,7 +26,7 @@ impl ScalarType for BigInt {
             Value::String(s) => s.clone(),
             Value::Number(n) if n.is_u64() => n.to_string(),
             _ => {
-                return Err(InputValueError::custom(format!(
+                return Err(Code::BadBigInt.input_error(format!(
                     "{BIG_INT_ERROR}: expected a decimal string such as \"500000000000000000\", got {value}"
                 )));
             }
@@ -32,7 +34,7 @@ impl ScalarType for BigInt {
         let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
         match text.parse::<U256>() {
             Ok(n) if digits => Ok(Self(n)),
-            _ => Err(InputValueError::custom(format!(
+            _ => Err(Code::BadBigInt.input_error(format!(
                 "{BIG_INT_ERROR}: {text:?} is not a whole decimal number between 0 and 2^256-1"
             ))),
         }
@@ -53,13 +55,12 @@ pub struct Address(pub primitives::Address);
 impl ScalarType for Address {
     fn parse(value: Value) -> InputValueResult<Self> {
         let Value::String(text) = &value else {
-            return Err(InputValueError::custom(format!(
-                "{ADDRESS_ERROR}: expected a 0x-prefixed string, got {value}"
-            )));
+            return Err(Code::BadAddress
+                .input_error(format!("{ADDRESS_ERROR}: expected a 0x-prefixed string, got {value}")));
         };
         agentpact_contracts::parse::address(text)
             .map(Self)
-            .map_err(|why| InputValueError::custom(format!("{ADDRESS_ERROR}: {why}")))
+            .map_err(|why| Code::BadAddress.input_error(format!("{ADDRESS_ERROR}: {why}")))
     }
 
     fn to_value(&self) -> Value {
@@ -77,11 +78,10 @@ impl ScalarType for Bytes32 {
     fn parse(value: Value) -> InputValueResult<Self> {
         match &value {
             Value::String(s) if s.starts_with("0x") && s.len() == 66 => s.parse().map(Self).map_err(|_| {
-                InputValueError::custom(format!("{BYTES32_ERROR}: {s:?} is not 0x and 64 hex digits"))
+                Code::BadBytes32.input_error(format!("{BYTES32_ERROR}: {s:?} is not 0x and 64 hex digits"))
             }),
-            _ => Err(InputValueError::custom(format!(
-                "{BYTES32_ERROR}: expected 0x and 64 hex digits, got {value}"
-            ))),
+            _ => Err(Code::BadBytes32
+                .input_error(format!("{BYTES32_ERROR}: expected 0x and 64 hex digits, got {value}"))),
         }
     }
 
