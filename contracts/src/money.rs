@@ -316,7 +316,11 @@ mod tests {
         let known = vec![Currency::eth(), usdc.clone()];
         assert_eq!(resolve(&known, "usdc"), Ok(usdc.clone()));
         assert_eq!(resolve(&known, &usdc.address.to_string()), Ok(usdc.clone()));
-        assert_eq!(resolve(&[usdc.clone()], "ETH"), Ok(Currency::eth()), "ETH before the index lists it");
+        assert_eq!(
+            resolve(std::slice::from_ref(&usdc), "ETH"),
+            Ok(Currency::eth()),
+            "ETH before the index lists it"
+        );
         let unknown = resolve(&known, "DAI").expect_err("DAI").to_string();
         assert!(unknown.starts_with("the escrow does not take \"DAI\"; it takes ETH (0x"), "{unknown}");
         let twin = Currency { address: Address::repeat_byte(2), ..usdc.clone() };

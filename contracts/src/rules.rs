@@ -146,7 +146,7 @@ pub enum TermsError {
         weights: usize,
     },
     /// An oracle weighs 0.
-    #[error("oracle {0} has weight 0: give every oracle a weight above 0, the weights summing to 100")]
+    #[error("oracle {0} has weight 0; give each oracle a weight above 0 so that the weights sum to 100")]
     ZeroWeight(Address),
     /// The weights do not sum to 100.
     #[error("the oracles' weights sum to {0}; make them sum to 100, each above 0")]

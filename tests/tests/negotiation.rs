@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use agentpact_api::NegotiationConfig;
-use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use agentpact_contracts::{AgentPact, Initiator, PactStatus, rules::TermsError};
 use agentpact_mcp::Role;
 use agentpact_negotiation::{Agreement, Clock, Envelope, MessageType, Store, Timeouts};
 use agentpact_tests::{
@@ -20,6 +20,7 @@ use agentpact_tests::{
 };
 use alloy::{
     primitives::{Address, U256, keccak256},
+    providers::Provider,
     signers::{SignerSync, local::PrivateKeySigner},
 };
 use chrono::{DateTime, Utc};
@@ -670,6 +671,54 @@ async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
         )
         .await?;
     assert_eq!(code, "FORBIDDEN", "seed 000 gives proposals to seekers");
+
+    // Terms that break the escrow's rules on oracles, weights or the arbitrator are refused with
+    // the sentence create-pact gives for them (rules::check_terms), as bad input before anything is
+    // simulated or sent: no transaction, no pact, the conversation still without one.
+    let (oracle, other) = (s.m.cast.oracles[0].to_string(), s.m.cast.oracles[1].to_string());
+    let arbitrator = s.m.cast.arbitrator.to_string();
+    let broken = [
+        (json!([oracle, other]), json!([60, 30]), arbitrator.clone(), TermsError::WeightsSum(90)),
+        (
+            json!([oracle, oracle]),
+            json!([50, 50]),
+            arbitrator.clone(),
+            TermsError::DuplicateOracle(s.m.cast.oracles[0]),
+        ),
+        (json!([oracle]), json!([100]), seeker.address.to_string(), TermsError::Arbitrator(seeker.address)),
+    ];
+    let untouched = || async {
+        let sent = s.m.chain.provider.get_transaction_count(seeker.address).await?;
+        let pacts = s.m.chain.pact.pactCount().call().await?;
+        let record = Store::new(s.db.pool().clone())
+            .conversation(s.m.chain.anvil.chain_id(), &id)
+            .await
+            .map_err(|e| HarnessError::Process(e.to_string()))?;
+        Ok::<_, HarnessError>((sent, pacts, record.map(|r| r.pact_id)))
+    };
+    let before = untouched().await?;
+    assert_eq!(before.2, Some(None), "the conversation has no pact yet");
+    for (oracles, weights, arbitrator, rule) in broken {
+        let (code, signing) = seeker
+            .refused(
+                "sign_contract",
+                json!({ "conversation_id": id, "arbitrator": arbitrator, "oracles": oracles,
+                        "oracle_weights": weights }),
+            )
+            .await?;
+        let (_, creating) = seeker
+            .refused(
+                "create-pact",
+                json!({ "role": "buyer", "specHash": "QmLogo", "deadline": s.m.chain.now().await? + 2 * 86_400,
+                        "oracles": oracles, "oracleWeights": weights, "threshold": 70, "paymentEth": "0.4",
+                        "arbitrator": arbitrator }),
+            )
+            .await?;
+        assert_eq!(code, "INVALID_INPUT", "{signing}");
+        assert_eq!(signing, format!("Invalid input: {rule}"), "sign_contract says the rule");
+        assert_eq!(signing, creating, "sign_contract and create-pact refuse in one sentence");
+    }
+    assert_eq!(untouched().await?, before, "a refused signature sent nothing");
 
     let signed = seeker
         .ok(

@@ -3,12 +3,12 @@
 //! something to look at from the first second.
 
 use agentpact_contracts::{
-    AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, TestToken, rules,
+    AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, TestToken, money, rules,
 };
 use agentpact_lab::Cast;
 use alloy::{
     contract::{CallBuilder, CallDecoder},
-    primitives::{Address, B256, U256, utils::parse_ether},
+    primitives::{Address, B256, U256},
     providers::{DynProvider, Provider},
 };
 use anyhow::{Context, bail};
@@ -41,8 +41,13 @@ pub async fn run(
             .await?;
     }
     let pact = AgentPact::new(deployment.agent_pact, provider.clone());
-    let in_eth =
-        Demo { pact: pact.clone(), provider, cast, currency: Address::ZERO, payment: parse_ether("0.1")? };
+    let in_eth = Demo {
+        pact: pact.clone(),
+        provider,
+        cast,
+        currency: Address::ZERO,
+        payment: money::Currency::eth().parse("0.1")?,
+    };
     let in_usdc = Demo { pact, provider, cast, currency: usdc, payment: U256::from(5_000_000u64) };
     let completed = [in_eth.every_status().await?, in_usdc.every_status().await?];
     let market = AgentRegistry::new(deployment.agent_registry, provider.clone());
@@ -120,6 +125,7 @@ impl Demo<'_> {
             oracles: self.cast.oracles.clone(),
             weights: vec![60, 40],
         };
+        rules::check_terms(&terms, creator, now)?;
         let id = self.pact.pactCount().call().await?;
         let value = self.allow(creator, deposit).await?;
         send(self.pact.createPact(terms).from(creator).value(value)).await?;

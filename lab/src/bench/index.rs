@@ -8,9 +8,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agentpact_read::Reader;
 use agentpact_contracts::{AgentPact, PactStatus};
 use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
+use agentpact_read::Reader;
 use alloy::{
     primitives::{Address, U256, keccak256},
     providers::Provider,
@@ -179,6 +179,7 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
             oracles: vec![lab.cast.oracles[0]],
             weights: vec![100],
         };
+        agentpact_contracts::rules::check_terms(&terms, buyer, now)?;
         let pending = pact
             .createPact(terms)
             .from(buyer)

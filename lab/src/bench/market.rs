@@ -9,7 +9,7 @@
 //! after each, so a phase only depends on blocks already mined. It needs a dev node that signs for
 //! its accounts and lets balances be set (anvil).
 
-use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry, TestToken};
+use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry, TestToken, rules};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, B256, U256, keccak256},
@@ -17,7 +17,7 @@ use alloy::{
 };
 
 use super::parties::{Parties, Steps};
-use anyhow::bail;
+use anyhow::{Context, bail};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::Value;
 
@@ -347,7 +347,8 @@ impl Generator {
     async fn round(&mut self, n: usize) -> anyhow::Result<()> {
         let first: U256 = self.pact.pactCount().call().await?;
         let (first_block, now) = self.latest().await?;
-        let plans: Vec<Plan> = (0..n).map(|i| self.plan(first + U256::from(i), now)).collect();
+        let plans: Vec<Plan> =
+            (0..n).map(|i| self.plan(first + U256::from(i), now)).collect::<anyhow::Result<_>>()?;
         let pact = self.pact.clone();
         for p in &plans {
             *self.generated.fates.entry(p.fate).or_default() += 1;
@@ -448,8 +449,9 @@ impl Generator {
         self.mine().await
     }
 
-    /// The terms and parts of pact `id`, drawn from the seeded generator.
-    fn plan(&mut self, id: U256, now: u64) -> Plan {
+    /// The terms and parts of pact `id`, drawn from the seeded generator, held to the rules
+    /// `create-pact` and `sign_contract` hold terms to (`rules::check_terms`) at chain time `now`.
+    fn plan(&mut self, id: U256, now: u64) -> anyhow::Result<Plan> {
         let rng = &mut self.rng;
         let fate = Fate::draw(rng);
         let initiator = if rng.random_bool(0.7) { Initiator::Buyer } else { Initiator::Seller };
@@ -508,7 +510,9 @@ impl Generator {
         if named {
             plan.terms.counterparty = plan.accepter();
         }
-        plan
+        rules::check_terms(&plan.terms, plan.creator(), now)
+            .with_context(|| format!("generated pact {id} has terms the escrow refuses"))?;
+        Ok(plan)
     }
 
     /// The latest block's number and time.

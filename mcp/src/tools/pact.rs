@@ -2,7 +2,7 @@
 
 use agentpact_contracts::{
     AgentPact, Initiator, PactStatus,
-    rules::{self, MAX_ORACLES},
+    rules::{self, MAX_ORACLES, TermsError},
 };
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
@@ -126,19 +126,6 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
             currency.symbol
         )));
     }
-    if i.oracles.len() != i.oracle_weights.len() {
-        return Err(ToolError::Invalid(format!(
-            "oracleWeights needs one weight per oracle ({} oracles, {} weights)",
-            i.oracles.len(),
-            i.oracle_weights.len()
-        )));
-    }
-    let sum: u32 = i.oracle_weights.iter().map(|&w| u32::from(w)).sum();
-    if sum != 100 || i.oracle_weights.contains(&0) {
-        return Err(ToolError::Invalid(format!(
-            "oracleWeights must each be above 0 and sum to 100 (they sum to {sum})"
-        )));
-    }
     let oracles = i
         .oracles
         .iter()
@@ -146,9 +133,6 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
         .map(|(n, o)| input::address(&format!("oracles[{n}]"), o))
         .collect::<Result<Vec<_>, _>>()?;
     let arbitrator = input::address("arbitrator", &i.arbitrator)?;
-    if arbitrator == chain.me {
-        return Err(ToolError::Invalid("arbitrator must be a third party, not this wallet".into()));
-    }
     let (spec_hash, spec_uri) = input::spec(&i.spec_hash, i.spec_uri.as_deref())?;
     let counterparty = i.counterparty.as_deref().map(|c| input::address("counterparty", c)).transpose()?;
     let (initiator, deposit) = match i.role {
@@ -297,13 +281,18 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer<TimedOut>,
     Answer::new(text + index_note(mined.indexed), data)
 }
 
-/// A failed read of pact `id`: an unknown pact is the agent's mistake, anything else the RPC's.
-/// Refuses terms the contract would refuse (clocks, sizes, counterparty), with a sentence, before
-/// anything is simulated; the chain's latest block time is the contract's `now`.
+/// Refuses terms the contract would refuse (money, clocks, sizes, the arbitrator, the
+/// counterparty, the oracles and their weights) with `rules::check_terms`'s sentence, before
+/// anything is simulated: `create-pact` and `sign_contract` both come through here. The chain's
+/// latest block time is the contract's `now`, and a sentence about a clock says it.
 pub async fn check_terms(chain: &Chain, terms: &AgentPact::Terms) -> Result<(), ToolError> {
     let now = chain.now().await?;
-    rules::check_terms(terms, chain.me, now)
-        .map_err(|e| ToolError::Invalid(format!("{e} (the chain's time is {now})")))
+    rules::check_terms(terms, chain.me, now).map_err(|e| match e {
+        TermsError::Deadline { .. } | TermsError::AcceptBy { .. } => {
+            ToolError::Invalid(format!("{e} (the chain's time is {now})"))
+        }
+        other => ToolError::Invalid(other.to_string()),
+    })
 }
 
 /// What a failed read of pact `id` means for the agent.
