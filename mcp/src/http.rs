@@ -3,11 +3,11 @@
 //! the network and the wallet behind it — the bearer token, the `Origin` check
 //! (MCP's defence against DNS rebinding: a web page must not drive a local server through the
 //! visitor's browser), the body limit, the session cap and the per-client rate limit. The accept
-//! loop with its connection limits is the api's (`agentpact_api::connections`).
+//! loop with its connection limits is `agentpact_http::connections`, shared with the api.
 
 use std::sync::Arc;
 
-use agentpact_api::rate_limit::{self, Rate, RateLimiter};
+use agentpact_http::rate_limit::{self, Rate, RateLimiter};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };

@@ -28,7 +28,7 @@ mod watch;
 
 use std::sync::Arc;
 
-use agentpact_api::Reader;
+use agentpact_read::Reader;
 use agentpact_contracts::{Contracts, rpc::RpcLimits};
 use alloy::{
     network::EthereumWallet,

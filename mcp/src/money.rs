@@ -3,8 +3,8 @@
 //! cap, the balance, then an EIP-2612 permit when the token signs permits in the domain it
 //! publishes, else an approval of exactly the deposit.
 
-use agentpact_api::read::Currency;
 use agentpact_contracts::{TestToken, bindings::Currencies::Permit, money, permit};
+use agentpact_read::Currency;
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, U256},

@@ -8,7 +8,7 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use agentpact_api::live::Live;
+use agentpact_read::live::Live;
 use agentpact_negotiation::ConversationFilter;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -52,7 +52,7 @@ pub struct PactServer {
     /// The process's one LISTEN on the index's notification channels, opened at the first session.
     live: Arc<tokio::sync::OnceCell<Live>>,
     /// Where that LISTEN runs: the primary (a read replica refuses LISTEN).
-    primary: agentpact_api::Reader,
+    primary: agentpact_read::Reader,
     /// What this session subscribed to.
     subscriptions: Arc<Subscriptions>,
     /// Where a spend above the threshold is confirmed by a human.
@@ -233,7 +233,7 @@ impl PactServer {
 
     /// The server with its subscriptions' LISTEN and its confirmations on `primary`'s database,
     /// when the chain's reader reads a replica of it.
-    pub fn listening_on(self, primary: agentpact_api::Reader) -> Self {
+    pub fn listening_on(self, primary: agentpact_read::Reader) -> Self {
         let pages = Pages::loopback(Confirmations::new(primary.pool().clone()));
         let tasks = Tasks::new(primary.pool().clone());
         Self { primary, pages, tasks, ..self }
@@ -257,7 +257,7 @@ impl PactServer {
     }
 
     /// This wallet's pacts, newest first (at most [`LISTED`]).
-    async fn my_pacts(&self) -> Result<Vec<agentpact_api::read::Pact>, ToolError> {
+    async fn my_pacts(&self) -> Result<Vec<agentpact_read::Pact>, ToolError> {
         Ok(self.chain.my_pacts(LISTED).await?.0)
     }
 
@@ -565,7 +565,7 @@ impl ServerHandler for PactServer {
                 .collect(),
             ("hire://agents/{address}", "address") => {
                 let c = &self.chain;
-                let search = agentpact_api::read::AgentSearch::default();
+                let search = agentpact_read::AgentSearch::default();
                 let page = c
                     .reader
                     .search_agents(c.chain_id, &search, LISTED, None)

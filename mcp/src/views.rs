@@ -2,8 +2,8 @@
 //! answers several tools share. Their JSON Schemas are part of the tools' `outputSchema`s, so a
 //! field added here is declared to every client at once.
 
-use agentpact_api::read::{Agent, AgentMatch, Capability, Currency, Pact, Reputation, RoleReputation};
 use agentpact_negotiation::{ConversationRecord, StoredMessage};
+use agentpact_read::{Agent, AgentMatch, Capability, Currency, Pact, Reputation, RoleReputation};
 use alloy::primitives::{Address, B256, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -105,7 +105,7 @@ pub struct PactDetails {
     /// Unix second the verification was finalized.
     pub verified_at: Option<i64>,
     /// How it ended, once it has.
-    pub outcome: Option<String>,
+    pub outcome: Option<agentpact_contracts::Outcome>,
     /// Basis points to the seller when a ruling (of the pot) or a settlement (of the payment)
     /// ended it.
     pub seller_share: Option<u16>,
@@ -143,7 +143,7 @@ impl PactDetails {
             score_count: p.score_count,
             final_score: p.final_score,
             verified_at: p.verified_at.map(|t| t.timestamp()),
-            outcome: p.outcome.clone(),
+            outcome: p.outcome,
             seller_share: p.seller_share,
             money: InCurrency::of(&p.currency),
             payment: decimal(p.payment, &p.currency),

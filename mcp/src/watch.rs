@@ -12,7 +12,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use agentpact_api::live::{Live, MessageNote, PactChange};
+use agentpact_read::live::{Live, MessageNote, PactChange};
 use alloy::primitives::{Address, U256};
 use rmcp::{
     Peer, RoleServer,

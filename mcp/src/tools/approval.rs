@@ -10,7 +10,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
 use super::{PactId, index_note, receipt};
-use agentpact_api::read::Currency;
+use agentpact_read::Currency;
 
 use crate::{
     chain::{Chain, Mined},

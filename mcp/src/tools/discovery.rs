@@ -1,6 +1,6 @@
 //! Finding agents (seed 000): `search_agents` and `get_agent`, read from the index.
 
-use agentpact_api::read::{AgentMatch, AgentSearch};
+use agentpact_read::{AgentMatch, AgentSearch};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +58,7 @@ pub struct Found {
 }
 
 pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, ToolError> {
-    agentpact_api::read::agents::check_capability(&i.capability)?;
+    agentpact_read::agents::check_capability(&i.capability)?;
     let currency = chain.market_currency("currency", i.currency.as_deref()).await?;
     let max_price = i
         .max_price

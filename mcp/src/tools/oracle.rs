@@ -7,7 +7,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note, receipt};
-use agentpact_api::read::Currency;
+use agentpact_read::Currency;
 
 use crate::{
     bounds::{AMOUNT_CHARS, HASH_CHARS, MAX_ORACLE_CAPABILITIES, MAX_ORACLE_CAPABILITY},

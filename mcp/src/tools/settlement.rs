@@ -16,7 +16,7 @@ use crate::{
     outcome::{Answer, ToolError},
     views::{InCurrency, PactStep, decimal},
 };
-use agentpact_api::read::Currency;
+use agentpact_read::Currency;
 
 /// Input of `propose-settlement`.
 #[derive(Debug, Deserialize, JsonSchema)]
