@@ -26,34 +26,59 @@ export const pactLink = (id) => h('a', { href: `/#/pacts/${id}`, 'data-pact': id
 /** A hash shown in full, in a monospaced font that wraps. */
 export const hash = (hex) => (hex ? h('code', { class: 'hash' }, hex) : '—');
 
-/** An amount with its currency: `5.000000 USDC` (trailing zeros after the first decimal kept short). */
+/** An amount the API wrote (`paymentFormatted` and the like: `5.5`) with its currency: `5.5 USDC`. */
 export function amount(formatted, currency) {
-  return `${trim(formatted)} ${currency?.symbol ?? ''}`.trim();
-}
-
-/** `5.000000` → `5.0`, `0.100000000000000000` → `0.1`. */
-export function trim(formatted) {
   if (formatted == null) return '—';
-  if (!formatted.includes('.')) return formatted;
-  const [whole, frac] = formatted.split('.');
-  const kept = frac.replace(/0+$/, '');
-  return `${whole}.${kept || '0'}`;
+  return `${formatted} ${currency?.symbol ?? ''}`.trim();
 }
 
-/** Base units as a decimal in a currency with `decimals` places, trimmed: `5000000`, 6 → `5.0`. */
+/**
+ * Base units of a currency with `decimals` places, written as the API and the MCP server write
+ * amounts (contracts/src/money.rs): no trailing zeros, no point without a fraction. `5500000`, 6 →
+ * `5.5`; `5000000`, 6 → `5`.
+ */
 export function units(base, decimals) {
   const digits = String(base).padStart(decimals + 1, '0');
-  return trim(`${digits.slice(0, digits.length - decimals)}.${digits.slice(digits.length - decimals)}`);
+  const whole = digits.slice(0, digits.length - decimals).replace(/^0+(?=.)/, '');
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
 }
 
-/** Decimal text in units of a currency with `decimals` places, as base units; null if it is not a number. */
-export function toBaseUnits(text, decimals) {
-  const match = /^\s*([0-9]*)(?:\.([0-9]*))?\s*$/.exec(text);
-  if (!match || (match[1] === '' && !match[2])) return null;
-  const frac = match[2] ?? '';
-  if (frac.length > decimals) return null;
-  const digits = (match[1] + frac.padEnd(decimals, '0')).replace(/^0+(?=.)/, '');
-  return digits === '' ? '0' : digits;
+/** The largest amount of base units: a uint256. */
+const MAX_UNITS = (1n << 256n) - 1n;
+
+/**
+ * Reads `text` in a currency with `decimals` places by the one amount grammar the MCP server and
+ * the relay read with (contracts/src/money.rs, held to contracts/vectors/amounts.json by
+ * tests/tests/dashboard.rs): ASCII digits with at most one point and at least one digit, blanks
+ * around ignored. `{ units }` (base units as decimal text), or `{ error, places }` with the kind of
+ * error: `empty`, `not_an_amount`, `too_long`, `too_precise` or `too_large`.
+ */
+export function parseAmount(text, decimals) {
+  const t = String(text ?? '').replace(/^[ \t\n\f\r]+|[ \t\n\f\r]+$/g, '');
+  if (t === '') return { error: 'empty' };
+  const match = /^([0-9]*)(?:\.([0-9]*))?$/.exec(t);
+  if (!match || (match[1] === '' && !match[2])) return { error: 'not_an_amount' };
+  const whole = match[1].replace(/^0+/, '');
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (whole.length > 78 || fraction.length > 255) return { error: 'too_long' };
+  if (fraction.length > decimals) return { error: 'too_precise', places: fraction.length };
+  const base = BigInt(`0${whole}${fraction.padEnd(decimals, '0')}`);
+  if (base > MAX_UNITS) return { error: 'too_large' };
+  return { units: base.toString() };
+}
+
+/** `text` read in `currency` as base units (`{ units }`), or a sentence saying what to write (`{ problem }`). */
+export function readAmount(text, currency) {
+  const read = parseAmount(text, currency.decimals);
+  const problem = {
+    empty: () => 'give an amount, such as 5 or 0.5',
+    not_an_amount: () => `"${text}" is not an amount: write digits with at most one decimal point, such as 5 or 0.5`,
+    too_long: () => `"${text}" has more digits than any amount`,
+    too_precise: () => `${text} has ${read.places} decimal places; ${currency.symbol} has ${currency.decimals}: round the amount`,
+    too_large: () => `${text} ${currency.symbol} is too large`,
+  }[read.error];
+  return problem ? { problem: problem() } : read;
 }
 
 /** A time in the reader's locale, with the full ISO value on hover. */

@@ -7,7 +7,7 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact_contracts::{AgentPact, Deployment, PactStatus};
+use agentpact_contracts::{AgentPact, Deployment, PactStatus, money};
 use agentpact_tests::{
     HarnessError,
     browser::{Browser, ENTER, TAB},
@@ -71,6 +71,20 @@ const LOW_CONTRAST: &str = "
       .filter((e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length)
       .map((e) => ({ text: e.textContent.trim().slice(0, 40), ratio: ratio(getComputedStyle(e).color, background(e)) }))
       .filter((x) => x.ratio < 4.5);";
+
+/// Reads every vector of the amount table (`arguments[0]`, contracts/vectors/amounts.json) with
+/// the dashboard's own reader and writer, imported inside the page; answers how many were read and
+/// those the page read otherwise than the table says.
+const AMOUNTS_IN_PAGE: &str = "
+    const table = JSON.parse(arguments[0]);
+    return import('/assets/js/format.js').then(({ parseAmount, units }) => ({
+      checked: table.vectors.length,
+      wrong: table.vectors
+        .map((v) => ({ ...v, read: parseAmount(v.input, v.decimals),
+                       written: v.units === undefined ? undefined : units(v.units, v.decimals) }))
+        .filter((v) => (v.units === undefined ? v.read.error !== v.error
+                                              : v.read.units !== v.units || v.written !== v.shown)),
+    }));";
 
 /// Waits until the page's router has drawn the page for the current URL.
 async fn drawn(browser: &Browser) -> Result {
@@ -141,6 +155,13 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     }
     browser.screenshot(&screenshots().join("overview-1440.png")).await?;
     assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on the overview");
+
+    // Amounts: the page reads and writes every vector of the one table as the Rust money module
+    // does (contracts/src/money.rs), ".5", "5." and "5.0000001" in USDC among them.
+    let amounts = browser.run(AMOUNTS_IN_PAGE, json!([money::AMOUNT_VECTORS])).await?;
+    let table: Value = serde_json::from_str(money::AMOUNT_VECTORS).map_err(process)?;
+    assert_eq!(amounts["checked"], json!(table["vectors"].as_array().map(Vec::len)), "{amounts}");
+    assert_eq!(amounts["wrong"], json!([]), "the dashboard reads amounts otherwise than the table");
 
     // The pact list, filtered through its form by status, then by party.
     open(&browser, &page("pacts")).await?;

@@ -4,7 +4,7 @@
 import { query } from '../api.js';
 import { fill, h, message, table } from '../dom.js';
 import { choice, field, submitsTo } from '../forms.js';
-import { address, amount, score, toBaseUnits } from '../format.js';
+import { address, amount, readAmount, score } from '../format.js';
 
 const EDGE = 'cursor reputation capability { name priceFormatted currency { symbol } } node { address name description active }';
 
@@ -31,9 +31,9 @@ export async function agents(main, { params }) {
   const maxPrice = params.get('maxPrice')?.trim();
   if (maxPrice) {
     const priced = currency ?? currencies.find((c) => /^0x0{40}$/.test(c.address));
-    const units = priced && toBaseUnits(maxPrice, priced.decimals);
-    if (units == null) problems.push(`Maximum price: "${maxPrice}" is not an amount${priced ? ` in ${priced.symbol}` : ''}.`);
-    else variables.maxPrice = units;
+    const read = priced ? readAmount(maxPrice, priced) : { problem: 'the API lists no currency to read it in yet' };
+    if (read.problem) problems.push(`Maximum price: ${read.problem}.`);
+    else variables.maxPrice = read.units;
   }
   const minReputation = params.get('minReputation')?.trim();
   if (minReputation) {

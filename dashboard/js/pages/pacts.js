@@ -4,7 +4,7 @@
 import { onPactChanges, query } from '../api.js';
 import { fill, h, message, table } from '../dom.js';
 import { choice, field, submitsTo } from '../forms.js';
-import { address, amount, isAddress, label, pactLink, STATUSES, status, time, toBaseUnits } from '../format.js';
+import { address, amount, isAddress, label, pactLink, readAmount, STATUSES, status, time } from '../format.js';
 
 /** The fields a row of a pact table shows. */
 export const PACT_ROW = 'id status initiator paymentFormatted currency { symbol } buyer seller deadline createdAt';
@@ -99,9 +99,9 @@ function readFilter(params, currencies) {
       problems.push(`${name} needs a currency: amounts in different currencies cannot be compared.`);
       continue;
     }
-    const units = toBaseUnits(value, currency.decimals);
-    if (units == null) problems.push(`${name}: "${value}" is not an amount in ${currency.symbol} (at most ${currency.decimals} decimals).`);
-    else filter[key] = units;
+    const read = readAmount(value, currency);
+    if (read.problem) problems.push(`${name}: ${read.problem}.`);
+    else filter[key] = read.units;
   }
   for (const [key, end] of [['deadlineFrom', false], ['deadlineTo', true]]) {
     const value = params.get(key);
