@@ -2,8 +2,8 @@
 //! the well-formed values, and what the API writes it reads back unchanged.
 
 use agentpact_api::graphql::scalars::BigInt;
-use agentpact_read::{Cursor, PactOrderField};
 use agentpact_contracts::parse::address as parse_address;
+use agentpact_read::{Cursor, PactOrderField};
 use alloy::primitives::{Address, U256};
 use async_graphql::{ScalarType, Value};
 use proptest::prelude::*;

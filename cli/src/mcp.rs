@@ -3,8 +3,8 @@
 use std::{net::SocketAddr, time::Duration};
 
 use agentpact_http::rate_limit::Rate;
-use agentpact_read::Reader;
 use agentpact_mcp::{PactServer, Role, WriteLimits, input};
+use agentpact_read::Reader;
 use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 

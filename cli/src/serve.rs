@@ -4,8 +4,8 @@ use std::{net::SocketAddr, time::Duration};
 
 use agentpact_api::{NegotiationConfig, ServeConfig};
 use agentpact_http::rate_limit::Rate;
-use agentpact_read::Databases;
 use agentpact_negotiation::Timeouts;
+use agentpact_read::Databases;
 use anyhow::{Context, bail};
 
 use crate::{

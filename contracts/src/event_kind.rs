@@ -2,7 +2,10 @@
 //! indexer that writes it and the api that reads it back. The list is checked against the `sol!`
 //! bindings at compile time: a contract event without a kind here does not build.
 
-use crate::{AgentPact::AgentPactEvents, AgentRegistry::AgentRegistryEvents, OracleRegistry::OracleRegistryEvents, vocab::closed_set};
+use crate::{
+    AgentPact::AgentPactEvents, AgentRegistry::AgentRegistryEvents, OracleRegistry::OracleRegistryEvents,
+    vocab::closed_set,
+};
 
 closed_set! {
     /// One of the events of AgentPact, OracleRegistry and AgentRegistry, named as in the contract
@@ -106,7 +109,10 @@ const _: () = {
     while c < CONTRACT_EVENTS.len() {
         let mut i = 0;
         while i < CONTRACT_EVENTS[c].len() {
-            assert!(is_kind(CONTRACT_EVENTS[c][i]), "a contract event has no EventKind: add it to contracts/src/event_kind.rs");
+            assert!(
+                is_kind(CONTRACT_EVENTS[c][i]),
+                "a contract event has no EventKind: add it to contracts/src/event_kind.rs"
+            );
             events += 1;
             i += 1;
         }

@@ -133,7 +133,11 @@ mod tests {
 
     #[test]
     fn every_member_reads_back_from_its_name_and_names_are_distinct() {
-        fn check<T: Copy + PartialEq + std::fmt::Debug>(all: &[T], name: fn(T) -> &'static str, from: fn(&str) -> Option<T>) {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(
+            all: &[T],
+            name: fn(T) -> &'static str,
+            from: fn(&str) -> Option<T>,
+        ) {
             let mut seen = std::collections::HashSet::new();
             for &m in all {
                 assert_eq!(from(name(m)), Some(m));

@@ -67,7 +67,11 @@ pub async fn register_chain(
         agent_pact: cells.address("agent_pact", &row.agent_pact)?,
         oracle_registry: cells.address("oracle_registry", &row.oracle_registry)?,
         // NULL in an index built before AgentRegistry existed: zero, as the identity says.
-        agent_registry: row.agent_registry.map(|a| cells.address("agent_registry", &a)).transpose()?.unwrap_or_default(),
+        agent_registry: row
+            .agent_registry
+            .map(|a| cells.address("agent_registry", &a))
+            .transpose()?
+            .unwrap_or_default(),
         deployment_block: cells.int("deployment_block", row.deployment_block)?,
     })
 }

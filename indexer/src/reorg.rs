@@ -52,7 +52,9 @@ where
     F: Fn(u64) -> Fut,
     Fut: std::future::Future<Output = Result<Option<B256>, E>>,
 {
-    if head >= checkpoint.block_number && hash_at(checkpoint.block_number).await? == Some(checkpoint.block_hash) {
+    if head >= checkpoint.block_number
+        && hash_at(checkpoint.block_number).await? == Some(checkpoint.block_hash)
+    {
         return Ok(Continuity::Intact);
     }
     let mut lowest_checked = None;
@@ -94,7 +96,11 @@ pub struct Rollback {
 /// rebuilds the touched pacts, oracles and agents from the journal that remains, recomputes every
 /// reputation, announces the rebuilt pacts and moves the checkpoint to `fork`. Readers see the
 /// index before or after, never between.
-pub async fn rollback(conn: &mut PgConnection, chain_id: u64, fork: Checkpoint) -> Result<Rollback, IndexError> {
+pub async fn rollback(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    fork: Checkpoint,
+) -> Result<Rollback, IndexError> {
     let mut tx = conn.begin().await?;
     let above = fork.block_number;
     let (pacts, accounts) = journal::touched_above(&mut tx, chain_id, above).await?;
@@ -136,7 +142,13 @@ mod tests {
         (to..=from).rev().map(|n| (n, chain[&n])).collect()
     }
 
-    async fn check(indexed: &HashMap<u64, B256>, at: u64, keep: u64, rpc: &HashMap<u64, B256>, head: u64) -> Continuity {
+    async fn check(
+        indexed: &HashMap<u64, B256>,
+        at: u64,
+        keep: u64,
+        rpc: &HashMap<u64, B256>,
+        head: u64,
+    ) -> Continuity {
         let checkpoint = Checkpoint { block_number: at, block_hash: indexed[&at] };
         let recent = remembered(indexed, at, at.saturating_sub(keep));
         let hash_at = |n: u64| {
@@ -160,7 +172,10 @@ mod tests {
         let expected = Checkpoint { block_number: 17, block_hash: indexed[&17] };
         assert_eq!(check(&indexed, 20, 5, &rpc, 25).await, Continuity::Forked { fork: expected });
         // A shorter new branch: the RPC's head is below the checkpoint and differs above 17.
-        assert_eq!(check(&indexed, 20, 5, &chain(19, Some((17, 9))), 19).await, Continuity::Forked { fork: expected });
+        assert_eq!(
+            check(&indexed, 20, 5, &chain(19, Some((17, 9))), 19).await,
+            Continuity::Forked { fork: expected }
+        );
     }
 
     #[tokio::test]

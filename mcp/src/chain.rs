@@ -4,12 +4,12 @@
 
 use std::{sync::OnceLock, time::Duration};
 
-use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest, Reader};
 use agentpact_contracts::{
     AgentPact::AgentPactInstance, AgentRegistry::AgentRegistryInstance,
     OracleRegistry::OracleRegistryInstance,
 };
 use agentpact_negotiation::RelayClient;
+use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest, Reader};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, U256},

@@ -28,8 +28,8 @@ mod watch;
 
 use std::sync::Arc;
 
-use agentpact_read::Reader;
 use agentpact_contracts::{Contracts, rpc::RpcLimits};
+use agentpact_read::Reader;
 use alloy::{
     network::EthereumWallet,
     providers::{Provider, ProviderBuilder},

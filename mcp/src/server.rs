@@ -8,8 +8,8 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use agentpact_read::live::Live;
 use agentpact_negotiation::ConversationFilter;
+use agentpact_read::live::Live;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{

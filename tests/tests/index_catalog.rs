@@ -5,7 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use agentpact_contracts::{DisputeCause, DisputeOutcome, Initiator, OracleStatus, Outcome, PactStatus, ReputationRole};
+use agentpact_contracts::{
+    DisputeCause, DisputeOutcome, Initiator, OracleStatus, Outcome, PactStatus, ReputationRole,
+};
 use agentpact_indexer::{IndexError, project};
 use agentpact_mcp::Role;
 use agentpact_tests::{
@@ -47,7 +49,9 @@ async fn every_table_the_migrations_create_has_an_undo_or_a_reason_it_needs_none
     let db = TestDatabase::create().await?;
     let catalog = tables(db.pool()).await?;
     let mut placed = BTreeSet::new();
-    for name in project::TABLES.iter().map(|(t, _)| *t).chain(BOOKKEEPING).chain(DERIVED).chain(NOT_FROM_THE_CHAIN) {
+    for name in
+        project::TABLES.iter().map(|(t, _)| *t).chain(BOOKKEEPING).chain(DERIVED).chain(NOT_FROM_THE_CHAIN)
+    {
         assert!(placed.insert(name.to_owned()), "{name} is placed twice");
     }
     let unplaced: Vec<_> = catalog.difference(&placed).collect();
@@ -136,8 +140,20 @@ async fn a_corrupt_value_in_the_indexers_bookkeeping_stops_it_naming_table_key_a
     m.funded(Initiator::Buyer, ether(1)).await?;
     let chain = m.chain.anvil.chain_id();
     let cases = [
-        ("UPDATE checkpoints SET block_hash = '\\x0102'", "checkpoints", format!("chain {chain}"), "block_hash", "0x0102"),
-        ("UPDATE checkpoints SET block_number = -5", "checkpoints", format!("chain {chain}"), "block_number", "-5"),
+        (
+            "UPDATE checkpoints SET block_hash = '\\x0102'",
+            "checkpoints",
+            format!("chain {chain}"),
+            "block_hash",
+            "0x0102",
+        ),
+        (
+            "UPDATE checkpoints SET block_number = -5",
+            "checkpoints",
+            format!("chain {chain}"),
+            "block_number",
+            "-5",
+        ),
         ("UPDATE chains SET agent_pact = '\\x01'", "chains", format!("chain {chain}"), "agent_pact", "0x01"),
         ("UPDATE chains SET genesis_hash = '\\x'", "chains", format!("chain {chain}"), "genesis_hash", "0x"),
         // A checkpoint the chain does not have sends the indexer to its remembered blocks, the
@@ -160,12 +176,21 @@ async fn a_corrupt_value_in_the_indexers_bookkeeping_stops_it_naming_table_key_a
         let IndexError::Corrupt(corrupt) = &error else {
             return Err(HarnessError::Process(format!("{damage}: not a corrupt value: {error}")));
         };
-        assert_eq!((corrupt.table, corrupt.column, corrupt.value.as_str()), (table, column, value), "{damage}");
+        assert_eq!(
+            (corrupt.table, corrupt.column, corrupt.value.as_str()),
+            (table, column, value),
+            "{damage}"
+        );
         assert!(corrupt.key.starts_with(&key), "{damage}: key {}", corrupt.key);
         assert!(error.to_string().contains("re-index"), "says what to do: {error}");
         // It stopped before writing anything: the projections are as they were.
         let after = index::dump(db.pool()).await?;
-        let projections = |d: &str| d.split("== ").filter(|t| !t.starts_with("checkpoints") && !t.starts_with("chains")).collect::<Vec<_>>().join("");
+        let projections = |d: &str| {
+            d.split("== ")
+                .filter(|t| !t.starts_with("checkpoints") && !t.starts_with("chains"))
+                .collect::<Vec<_>>()
+                .join("")
+        };
         assert_eq!(projections(&after), projections(&before), "{damage}: the indexer wrote past the damage");
     }
     Ok(())
@@ -188,7 +213,9 @@ async fn the_mcp_server_reports_a_corrupt_index_row_as_index_corrupt_not_as_the_
     assert_eq!(error["code"], "INDEX_CORRUPT", "{}", reply.text);
     let message = error["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("pacts") && message.contains(&format!("pact {id}")) && message.contains("arbitrator"),
+        message.contains("pacts")
+            && message.contains(&format!("pact {id}"))
+            && message.contains("arbitrator"),
         "names table, key and column: {message}"
     );
     assert!(!message.contains("Invalid input"), "{message}");

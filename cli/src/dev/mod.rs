@@ -7,13 +7,13 @@ mod demo;
 use std::{path::PathBuf, time::Duration};
 
 use agentpact_api::ServeConfig;
-use agentpact_read::Reader;
 use agentpact_contracts::{DeployOptions, deploy, rpc::RpcLimits};
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_lab::{
     Cast,
     local::{fresh_database, spawn_anvil},
 };
+use agentpact_read::Reader;
 use agentpact_schema::MIGRATOR;
 use alloy::{
     hex,

@@ -103,7 +103,11 @@ impl PactChanges {
                 }
             }
             EventBody::WorkApproved { automatic, .. } => {
-                close(change, PactStatus::Completed, if *automatic { Outcome::AutoApproved } else { Outcome::Approved });
+                close(
+                    change,
+                    PactStatus::Completed,
+                    if *automatic { Outcome::AutoApproved } else { Outcome::Approved },
+                );
             }
             EventBody::WorkRejected { buyer, .. } => opened = Some((DisputeCause::Rejected, Some(*buyer))),
             EventBody::DisputeRaised { by, .. } => opened = Some((DisputeCause::Raised, Some(*by))),

@@ -130,8 +130,12 @@ pub async fn rollback(
     for &(table, undo) in TABLES {
         let sql = match undo {
             Undo::Above(column) => format!("DELETE FROM {table} WHERE chain_id = $1 AND {column} > $2"),
-            Undo::Pacts => format!("DELETE FROM {table} WHERE chain_id = $1 AND pact_id = ANY($3::text[]::numeric[])"),
-            Undo::Accounts(column) => format!("DELETE FROM {table} WHERE chain_id = $1 AND {column} = ANY($4)"),
+            Undo::Pacts => {
+                format!("DELETE FROM {table} WHERE chain_id = $1 AND pact_id = ANY($3::text[]::numeric[])")
+            }
+            Undo::Accounts(column) => {
+                format!("DELETE FROM {table} WHERE chain_id = $1 AND {column} = ANY($4)")
+            }
         };
         // Only names from `TABLES` are formatted in; every value is bound.
         sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -566,7 +570,7 @@ impl Bulk {
             | EventBody::AgentRegistered { .. }
             | EventBody::ProfileUpdated { .. }
             | EventBody::AgentDeactivated { .. }
-            | EventBody::AgentReactivated { .. } => {},
+            | EventBody::AgentReactivated { .. } => {}
         }
     }
 

@@ -10,9 +10,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agentpact_read::{PactFilter, Reader};
 use agentpact_contracts::AgentPact;
 use agentpact_indexer::Config;
+use agentpact_read::{PactFilter, Reader};
 use alloy::{
     hex,
     primitives::{Address, U256},

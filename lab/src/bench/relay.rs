@@ -8,10 +8,10 @@
 use std::time::{Duration, Instant};
 
 use agentpact_api::{NegotiationConfig, ServeConfig};
-use agentpact_read::Databases;
 use agentpact_contracts::AgentRegistry;
 use agentpact_indexer::Config;
 use agentpact_negotiation::{Envelope, MessageType, Timeouts};
+use agentpact_read::Databases;
 use alloy::{
     primitives::Address,
     signers::{SignerSync, local::PrivateKeySigner},

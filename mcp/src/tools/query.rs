@@ -1,8 +1,8 @@
 //! Read tools. They read the index (fast, filterable); `get-pact` also reads the contract when the
 //! index lags and says so.
 
-use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest};
 use agentpact_contracts::{Initiator, PactStatus};
+use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest};
 use alloy::{
     primitives::{Address, U256},
     providers::Provider,
