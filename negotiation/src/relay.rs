@@ -5,7 +5,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use agentpact_contracts::money;
+use agentpact_contracts::money::{self, AmountError};
 use alloy::primitives::{Address, B256, U256, keccak256};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -84,12 +84,15 @@ pub enum RelayError {
     /// The very same message was accepted before.
     #[error("this message was already accepted (same signed content): replays are refused")]
     Replayed,
+    /// The request body is not the JSON its endpoint takes (shortened to 300 characters).
+    #[error("{0}")]
+    Body(String),
     /// The state machine refuses.
     #[error("{0}")]
     Refused(#[from] Refusal),
-    /// The pact does not carry the agreed terms.
-    #[error("{0}")]
-    PactMismatch(String),
+    /// A conversation's agreement cannot be a pact, or the pact named is not it.
+    #[error(transparent)]
+    Agreement(#[from] AgreementError),
     /// The conversation holds [`MAX_MESSAGES`] messages already.
     #[error(
         "conversation {0} already holds {MAX_MESSAGES} messages, the most the relay keeps for one; open a new conversation"
@@ -110,13 +113,13 @@ impl RelayError {
     /// The stable code clients read.
     pub const fn code(&self) -> Code {
         match self {
-            Self::Malformed(_) => Code::BadMessage,
+            Self::Malformed(_) | Self::Body(_) => Code::BadMessage,
             Self::BadSignature { .. } => Code::BadSignature,
             Self::Stale { .. } => Code::StaleMessage,
             Self::NotRegistered(_) => Code::NotRegistered,
             Self::Replayed => Code::Replayed,
             Self::Refused(r) => r.code(),
-            Self::PactMismatch(_) => Code::PactMismatch,
+            Self::Agreement(a) => a.code(),
             Self::Full(_) => Code::ConversationFull,
             Self::Store(_) => Code::Internal,
         }
@@ -247,12 +250,9 @@ impl Relay {
         conn: &mut sqlx::PgConnection,
         c: &Conversation,
     ) -> Result<Agreement, RelayError> {
-        let terms = c
-            .terms
-            .as_ref()
-            .ok_or_else(|| RelayError::PactMismatch(format!("conversation {} has no terms", c.id)))?;
+        let terms = c.terms.as_ref().ok_or_else(|| AgreementError::NoTerms { id: c.id.clone() })?;
         let (currency, decimals) = self.currency_of(conn, &terms.price).await?;
-        Agreement::of(self.chain_id, c, currency, decimals).map_err(RelayError::PactMismatch)
+        Ok(Agreement::reached(self.chain_id, c, currency, decimals)?)
     }
 
     /// Records that pact `pact_id` carries the agreed terms of conversation `id`: the pact (as
@@ -269,27 +269,20 @@ impl Relay {
             .ok_or_else(|| Refusal::NotOpened { id: id.to_owned() })?;
         let conversation = record.conversation;
         if conversation.status != Status::Contracted {
-            return Err(RelayError::PactMismatch(format!(
-                "conversation {id} is {}: only an accepted (CONTRACTED) conversation becomes a pact",
-                conversation.status.name()
-            )));
+            return Err(
+                AgreementError::NotContracted { id: id.to_owned(), status: conversation.status }.into()
+            );
         }
         if let Some(existing) = record.pact_id {
-            return Err(RelayError::PactMismatch(format!("conversation {id} is already pact #{existing}")));
+            return Err(AgreementError::AlreadyLinked { id: id.to_owned(), pact_id: existing }.into());
         }
         let agreement = self.agreement_in(&mut tx, &conversation).await?;
-        let pact = store::indexed_pact(&mut tx, self.chain_id, pact_id).await?.ok_or_else(|| {
-            RelayError::PactMismatch(format!("pact #{pact_id} is not in the index (yet): wait for its block"))
-        })?;
+        let pact = store::indexed_pact(&mut tx, self.chain_id, pact_id)
+            .await?
+            .ok_or(AgreementError::PactNotIndexed { pact_id })?;
         if !carries_agreement(&pact, &conversation, &agreement) {
-            return Err(RelayError::PactMismatch(format!(
-                "pact #{pact_id} is not the seeker's request reserved for the worker {} with the agreed price ({} = {} base units of {}), deadline and terms hash {}",
-                conversation.worker,
-                agreement.price,
-                agreement.payment,
-                agreement.currency,
-                agreement.spec_hash
-            )));
+            let agreed = Box::new(agreement);
+            return Err(AgreementError::NotCarried { pact_id, worker: conversation.worker, agreed }.into());
         }
         let now = self.clock.now();
         store::link(&mut tx, self.chain_id, id, pact_id, &agreement.document, now).await?;
@@ -344,14 +337,18 @@ pub struct Agreement {
 impl Agreement {
     /// `c`'s agreement on chain `chain_id`, its price in `currency`, which has `decimals`
     /// decimals: an error when `c` has no terms, no deadline, or a price finer than `currency`.
-    pub fn of(chain_id: u64, c: &Conversation, currency: Address, decimals: u8) -> Result<Self, String> {
-        let terms = c.terms.as_ref().ok_or_else(|| format!("conversation {} has no terms", c.id))?;
-        let deadline = terms.deadline.ok_or_else(|| {
-            format!("conversation {} agreed no deadline; a pact needs one: propose or counter with one", c.id)
-        })?;
+    pub fn reached(
+        chain_id: u64,
+        c: &Conversation,
+        currency: Address,
+        decimals: u8,
+    ) -> Result<Self, AgreementError> {
+        let id = || c.id.clone();
+        let terms = c.terms.as_ref().ok_or_else(|| AgreementError::NoTerms { id: id() })?;
+        let deadline = terms.deadline.ok_or_else(|| AgreementError::NoDeadline { id: id() })?;
         let deadline = u64::try_from(deadline.timestamp())
-            .map_err(|_| format!("conversation {} agreed a deadline before 1970", c.id))?;
-        let payment = terms.price.base_units(decimals).map_err(|why| why.to_string())?;
+            .map_err(|_| AgreementError::DeadlineBeforeEpoch { id: id() })?;
+        let payment = terms.price.base_units(decimals)?;
         let document = canonical_json(&json!({
             "protocol": PROTOCOL,
             "chainId": chain_id,
@@ -373,6 +370,98 @@ impl Agreement {
             payment,
             deadline,
         })
+    }
+
+    /// [`Agreement::reached`] with its reason as text, for callers that only show it (the MCP
+    /// tool `sign_contract`, until it takes [`AgreementError`]).
+    pub fn of(chain_id: u64, c: &Conversation, currency: Address, decimals: u8) -> Result<Self, String> {
+        Self::reached(chain_id, c, currency, decimals).map_err(|e| e.to_string())
+    }
+}
+
+/// Why a conversation's agreement cannot be a pact, or why a pact is not it. Each says which of
+/// the relay's codes it is: only a pact that does not carry the terms is `PACT_MISMATCH`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgreementError {
+    /// The conversation has not agreed (yet), or is over: only CONTRACTED ones become pacts.
+    #[error("conversation {id} is {}: only an accepted (CONTRACTED) conversation becomes a pact", status.name())]
+    NotContracted {
+        /// The conversation.
+        id: String,
+        /// Where it stands.
+        status: Status,
+    },
+    /// The conversation holds no terms.
+    #[error("conversation {id} has no terms")]
+    NoTerms {
+        /// The conversation.
+        id: String,
+    },
+    /// The agreed terms name no deadline, which a pact needs.
+    #[error("conversation {id} agreed no deadline; a pact needs one: propose or counter with one")]
+    NoDeadline {
+        /// The conversation.
+        id: String,
+    },
+    /// The agreed deadline is before 1970, which no pact can carry.
+    #[error("conversation {id} agreed a deadline before 1970")]
+    DeadlineBeforeEpoch {
+        /// The conversation.
+        id: String,
+    },
+    /// The agreed price cannot be paid in the currency: finer than its decimals, or too large
+    /// (the one amount grammar's reason).
+    #[error(transparent)]
+    Unpayable(#[from] AmountError),
+    /// The conversation is a pact already.
+    #[error("conversation {id} is already pact #{pact_id}")]
+    AlreadyLinked {
+        /// The conversation.
+        id: String,
+        /// Its pact.
+        pact_id: U256,
+    },
+    /// The pact named is not in the index, or not yet.
+    #[error("pact #{pact_id} is not in the index (yet): wait for its block")]
+    PactNotIndexed {
+        /// The pact.
+        pact_id: U256,
+    },
+    /// The pact named does not carry the agreed terms.
+    #[error(
+        "pact #{pact_id} is not the seeker's request reserved for the worker {worker} with the agreed price ({} = {} base units of {}), deadline and terms hash {}",
+        .agreed.price,
+        .agreed.payment,
+        .agreed.currency,
+        .agreed.spec_hash
+    )]
+    NotCarried {
+        /// The pact.
+        pact_id: U256,
+        /// The worker it must be reserved for.
+        worker: Address,
+        /// What it must carry.
+        agreed: Box<Agreement>,
+    },
+}
+
+impl AgreementError {
+    /// The stable code clients read. A conversation that is over is closed; one not at the point
+    /// of a pact (not yet agreed, without terms or deadline, a pact already) refuses the step;
+    /// terms holding a value no pact can carry are a bad value, as the relay calls a bad price
+    /// in a message; only a pact that is not (or not yet visibly) the agreed one is a mismatch.
+    pub const fn code(&self) -> Code {
+        match self {
+            Self::NotContracted { status: Status::Declined | Status::Abandoned, .. } => {
+                Code::ConversationClosed
+            }
+            Self::NotContracted { .. }
+            | Self::NoTerms { .. }
+            | Self::NoDeadline { .. }
+            | Self::AlreadyLinked { .. } => Code::IllegalTransition,
+            Self::DeadlineBeforeEpoch { .. } | Self::Unpayable(_) => Code::BadMessage,
+            Self::PactNotIndexed { .. } | Self::NotCarried { .. } => Code::PactMismatch,
+        }
     }
 }
 
@@ -409,11 +498,86 @@ mod tests {
             }),
             RelayError::Refused(Refusal::Illegal { kind: "x", rule: "y" }),
             RelayError::Refused(Refusal::BadValue(String::new())),
-            RelayError::PactMismatch(String::new()),
+            RelayError::Agreement(AgreementError::PactNotIndexed { pact_id: U256::ZERO }),
             RelayError::Full(String::new()),
             RelayError::Store(StoreError::Db(sqlx::Error::RowNotFound)),
         ];
         let codes: std::collections::HashSet<Code> = refusals.iter().map(RelayError::code).collect();
         assert_eq!(codes.len(), Code::ALL.len(), "every code is some refusal's");
+    }
+
+    #[test]
+    fn only_a_pact_that_is_not_the_agreed_one_is_a_mismatch() {
+        let id = || "c1".to_owned();
+        let price = Price::parse("5 USDC").expect("a price");
+        let cases = [
+            (
+                AgreementError::NotContracted { id: id(), status: Status::Negotiating },
+                Code::IllegalTransition,
+            ),
+            (AgreementError::NotContracted { id: id(), status: Status::Declined }, Code::ConversationClosed),
+            (AgreementError::NotContracted { id: id(), status: Status::Abandoned }, Code::ConversationClosed),
+            (AgreementError::NoTerms { id: id() }, Code::IllegalTransition),
+            (AgreementError::NoDeadline { id: id() }, Code::IllegalTransition),
+            (AgreementError::AlreadyLinked { id: id(), pact_id: U256::from(2) }, Code::IllegalTransition),
+            (AgreementError::DeadlineBeforeEpoch { id: id() }, Code::BadMessage),
+            (
+                AgreementError::Unpayable(money::parse("5.0000001", 6, "USDC").expect_err("7 places")),
+                Code::BadMessage,
+            ),
+            (AgreementError::PactNotIndexed { pact_id: U256::from(3) }, Code::PactMismatch),
+            (
+                AgreementError::NotCarried {
+                    pact_id: U256::from(3),
+                    worker: Address::ZERO,
+                    agreed: Box::new(Agreement {
+                        document: String::new(),
+                        spec_hash: B256::ZERO,
+                        price,
+                        currency: Address::ZERO,
+                        payment: U256::from(5_000_000u64),
+                        deadline: 0,
+                    }),
+                },
+                Code::PactMismatch,
+            ),
+        ];
+        for (error, code) in cases {
+            assert_eq!(RelayError::from(error.clone()).code(), code, "{error}");
+        }
+    }
+
+    #[test]
+    fn an_agreement_needs_terms_a_deadline_and_a_payable_price() {
+        let terms = |deadline: Option<&str>, price: &str| crate::Terms {
+            task: "logo".into(),
+            requirements: vec![],
+            price: Price::parse(price).expect("a price"),
+            deadline: deadline.map(|d| d.parse().expect("a date")),
+            by: Address::ZERO,
+        };
+        let mut c = Conversation {
+            id: "c1".into(),
+            seeker: Address::ZERO,
+            worker: Address::ZERO,
+            status: Status::Contracted,
+            terms: None,
+            expires_at: Utc::now(),
+        };
+        let reached = |c: &Conversation| Agreement::reached(1, c, Address::ZERO, 6);
+        assert!(matches!(reached(&c), Err(AgreementError::NoTerms { .. })));
+        c.terms = Some(terms(None, "5 USDC"));
+        assert!(matches!(reached(&c), Err(AgreementError::NoDeadline { .. })));
+        c.terms = Some(terms(Some("1969-12-31T23:59:59Z"), "5 USDC"));
+        assert!(matches!(reached(&c), Err(AgreementError::DeadlineBeforeEpoch { .. })));
+        c.terms = Some(terms(Some("2025-01-30T18:00:00Z"), "5.0000001 USDC"));
+        assert!(matches!(
+            reached(&c),
+            Err(AgreementError::Unpayable(AmountError::TooPrecise { places: 7, .. }))
+        ));
+        c.terms = Some(terms(Some("2025-01-30T18:00:00Z"), "5 USDC"));
+        let agreed = reached(&c).expect("agreed");
+        assert_eq!((agreed.payment, agreed.deadline), (U256::from(5_000_000u64), 1_738_260_000));
+        assert_eq!(Agreement::of(1, &c, Address::ZERO, 6), Ok(agreed), "the text form agrees");
     }
 }
