@@ -7,6 +7,7 @@
 
 use async_graphql::{ErrorExtensions, InputType, InputValueError, Response, ServerError};
 
+use super::scalars::{ADDRESS_ERROR, BIG_INT_ERROR, BYTES32_ERROR};
 use crate::read::ReadError;
 
 /// Where in an error's `extensions` its code goes.
@@ -163,11 +164,21 @@ pub fn to_graphql(error: impl Into<ReadError>) -> async_graphql::Error {
 /// The code of an error async-graphql raised without one. Everything our code raises carries its
 /// code from where it is raised (the scalars, the resolvers, `admission.rs` for size, depth,
 /// complexity and NUL, the answer cap); what is left is async-graphql's own, which has no code to
-/// read, only its text: an argument of a built-in type out of range, and the parser's and the
-/// validator's complaints. Matching that text is unavoidable, and done here only (and in
-/// `admission.rs` for async-graphql's complexity refusal, which it rewrites).
+/// read, only its text: an argument of a built-in type out of range, the parser's and the
+/// validator's complaints, and a scalar's parse failure met while async-graphql computes a
+/// field's cost (its complexity pass parses the arguments of fields whose cost depends on them and
+/// reports a failure as text, dropping the scalar's code; hence the scalars' message markers).
+/// Matching that text is unavoidable, and done here only (and in `admission.rs` for
+/// async-graphql's complexity refusal, which it rewrites).
 fn classify(error: &ServerError) -> Code {
-    if error.message.starts_with("Failed to parse") {
+    let m = error.message.as_str();
+    if m.contains(ADDRESS_ERROR) {
+        Code::BadAddress
+    } else if m.contains(BIG_INT_ERROR) {
+        Code::BadBigInt
+    } else if m.contains(BYTES32_ERROR) {
+        Code::BadBytes32
+    } else if m.starts_with("Failed to parse") {
         // An argument of the right type but out of its range (`first: -1`): the client's input.
         Code::BadArgument
     } else if error.path.is_empty() {

@@ -11,11 +11,14 @@ use super::errors::Code;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BigInt(pub U256);
 
-/// Prefix of every `BigInt` parse error (its code is `BAD_BIG_INT`).
+/// Prefix of every `BigInt` parse error (its code is `BAD_BIG_INT`), by which `errors::label` knows
+/// one that async-graphql passed on without its code.
 pub const BIG_INT_ERROR: &str = "not a BigInt";
-/// Prefix of every `Address` parse error (its code is `BAD_ADDRESS`).
+/// Prefix of every `Address` parse error (its code is `BAD_ADDRESS`), by which `errors::label` knows
+/// one that async-graphql passed on without its code.
 pub const ADDRESS_ERROR: &str = "not an Address";
-/// Prefix of every `Bytes32` parse error (its code is `BAD_BYTES32`).
+/// Prefix of every `Bytes32` parse error (its code is `BAD_BYTES32`), by which `errors::label` knows
+/// one that async-graphql passed on without its code.
 pub const BYTES32_ERROR: &str = "not a Bytes32";
 
 /// A uint256 as a decimal string, e.g. wei amounts and pact ids: "500000000000000000".
