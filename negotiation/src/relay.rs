@@ -371,12 +371,6 @@ impl Agreement {
             deadline,
         })
     }
-
-    /// [`Agreement::reached`] with its reason as text, for callers that only show it (the MCP
-    /// tool `sign_contract`, until it takes [`AgreementError`]).
-    pub fn of(chain_id: u64, c: &Conversation, currency: Address, decimals: u8) -> Result<Self, String> {
-        Self::reached(chain_id, c, currency, decimals).map_err(|e| e.to_string())
-    }
 }
 
 /// Why a conversation's agreement cannot be a pact, or why a pact is not it. Each says which of
@@ -578,6 +572,5 @@ mod tests {
         c.terms = Some(terms(Some("2025-01-30T18:00:00Z"), "5 USDC"));
         let agreed = reached(&c).expect("agreed");
         assert_eq!((agreed.payment, agreed.deadline), (U256::from(5_000_000u64), 1_738_260_000));
-        assert_eq!(Agreement::of(1, &c, Address::ZERO, 6), Ok(agreed), "the text form agrees");
     }
 }

@@ -219,7 +219,7 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
         .await
         .map_err(|e| HarnessError::Process(e.to_string()))?;
     let agreed = record
-        .and_then(|r| Agreement::of(chain_id, &r.conversation, usdc, 6).ok())
+        .and_then(|r| Agreement::reached(chain_id, &r.conversation, usdc, 6).ok())
         .ok_or_else(|| HarnessError::Process("conv_xyz has no agreement".into()))?;
     assert!(agreed.document.contains("logo design"), "the agreed terms document: {:?}", agreed.document);
     assert_eq!((agreed.price.to_string(), agreed.payment), ("5 USDC".to_owned(), five));

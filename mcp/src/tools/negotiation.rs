@@ -317,8 +317,8 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     }
     let terms = c.terms.as_ref().ok_or_else(|| ToolError::Invalid("no terms on the table".into()))?;
     let currency = chain.currency("price", Some(terms.price.currency())).await?;
-    let agreement =
-        Agreement::of(chain.chain_id, c, currency.address, currency.decimals).map_err(ToolError::Invalid)?;
+    let agreement = Agreement::reached(chain.chain_id, c, currency.address, currency.decimals)
+        .map_err(|e| ToolError::Invalid(e.to_string()))?;
     let arbitrator = input::address(
         "arbitrator",
         i.arbitrator.as_deref().ok_or_else(|| {
