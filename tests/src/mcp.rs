@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use agentpact_api::Reader;
 use agentpact_mcp::{PactServer, Role, WriteLimits};
+use agentpact_read::Reader;
 use alloy::{
     primitives::{Address, U256},
     signers::local::PrivateKeySigner,
