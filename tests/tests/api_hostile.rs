@@ -243,7 +243,7 @@ async fn a_silent_websocket_is_closed_and_others_are_served_meanwhile() -> Resul
 async fn operations_over_a_websocket_count_against_the_rate_and_each_socket_runs_at_most_twenty() -> Result {
     let db = TestDatabase::create().await?;
     let mut config = api::config(31337);
-    config.rate_limit = Some(agentpact_api::rate_limit::Rate { per_second: 50.0, burst: 50.0 });
+    config.rate_limit = Some(agentpact_http::rate_limit::Rate { per_second: 50.0, burst: 50.0 });
     let api = TestApi::start(db.pool(), config).await?;
 
     // 2,000 queries sent as `subscribe` messages through one socket, as fast as it takes them.
@@ -323,7 +323,7 @@ async fn held_connections_are_bounded_and_timed_out_while_others_are_served() ->
     use tokio::io::AsyncWriteExt;
     let db = TestDatabase::create().await?;
     let mut config = api::config(31337);
-    config.connections = agentpact_api::connections::ConnectionLimits {
+    config.connections = agentpact_http::connections::ConnectionLimits {
         per_address: 100,
         total: 4_096,
         header_timeout: Duration::from_secs(2),

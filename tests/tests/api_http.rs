@@ -225,7 +225,7 @@ async fn a_client_over_its_rate_gets_429_with_retry_after() -> Result {
     let m = Market::open().await?;
     let db = TestDatabase::create().await?;
     let mut config = api::config(m.chain.anvil.chain_id());
-    config.rate_limit = Some(agentpact_api::rate_limit::Rate { per_second: 0.5, burst: 3.0 });
+    config.rate_limit = Some(agentpact_http::rate_limit::Rate { per_second: 0.5, burst: 3.0 });
     let api = TestApi::start(db.pool(), config).await?;
     for _ in 0..3 {
         api.data("{ stats { pacts } }", json!({})).await?;

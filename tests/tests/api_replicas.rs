@@ -7,7 +7,7 @@
 
 use std::{process::Stdio, time::Duration};
 
-use agentpact_api::Reader;
+use agentpact_read::Reader;
 use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,

@@ -483,7 +483,7 @@ async fn arguments_that_are_not_an_object_are_invalid_params_over_stdio_and_http
         t.chain_id,
         t.contracts,
         dev_key(&s.m.chain, 1)?,
-        agentpact_api::Reader::new(s.db.pool().clone()),
+        agentpact_read::Reader::new(s.db.pool().clone()),
         test_limits(),
     )
     .await
@@ -491,7 +491,7 @@ async fn arguments_that_are_not_an_object_are_invalid_params_over_stdio_and_http
     let router = agentpact_mcp::http::router(PactServer::new(chain, Role::Full), Default::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(process)?;
     let url = format!("http://{}/mcp", listener.local_addr().map_err(process)?);
-    let server = tokio::spawn(agentpact_api::connections::serve(
+    let server = tokio::spawn(agentpact_http::connections::serve(
         listener,
         router,
         Default::default(),
