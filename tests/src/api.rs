@@ -82,8 +82,12 @@ impl TestApi {
         &self.client
     }
 
-    /// Opens a `graphql-transport-ws` subscription to `query`; returns once the server
-    /// acknowledged it.
+    /// Opens a `graphql-transport-ws` subscription to `query`; returns once the server has started
+    /// it, so a change made next reaches it (returning when the `subscribe` was merely sent races
+    /// the server on a loaded machine). The protocol acknowledges no subscription: two `ping`s
+    /// after it, each sent when the last was answered, are answered only after the server has
+    /// read the `subscribe` and polled the subscription it started; or the subscription answers
+    /// first (a refusal), which is kept for [`Subscription::next_data`].
     pub async fn subscribe(&self, query: &str, variables: Value) -> Result<Subscription, HarnessError> {
         let url = format!("{}/graphql/ws", self.base.replacen("http", "ws", 1));
         let mut request = url.into_client_request().map_err(ws)?;
@@ -92,7 +96,7 @@ impl TestApi {
             .insert("sec-websocket-protocol", HeaderValue::from_static("graphql-transport-ws"));
         let (mut socket, _) = tokio_tungstenite::connect_async(request).await.map_err(ws)?;
         socket.send(Message::text(json!({ "type": "connection_init" }).to_string())).await.map_err(ws)?;
-        let mut sub = Subscription { socket };
+        let mut sub = Subscription { socket, early: Default::default() };
         let ack = sub.next_message().await?;
         if ack["type"] != "connection_ack" {
             return Err(HarnessError::Process(format!("expected connection_ack, got {ack}")));
@@ -100,6 +104,28 @@ impl TestApi {
         let start =
             json!({ "id": "1", "type": "subscribe", "payload": { "query": query, "variables": variables } });
         sub.socket.send(Message::text(start.to_string())).await.map_err(ws)?;
+        let started = tokio::time::timeout(Duration::from_secs(30), async {
+            for _ in 0..2 {
+                sub.socket.send(Message::text(json!({ "type": "ping" }).to_string())).await.map_err(ws)?;
+                loop {
+                    let message = sub.read_message().await?;
+                    if message["type"] == "pong" {
+                        break;
+                    }
+                    // The subscription answered (a refusal, or a change): it has started. The
+                    // answer is kept for `next_data`.
+                    let answered = message["id"] == "1";
+                    sub.early.push_back(message);
+                    if answered {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok::<(), HarnessError>(())
+        });
+        started
+            .await
+            .map_err(|_| HarnessError::Process("the subscription did not start within 30 s".into()))??;
         Ok(sub)
     }
 }
@@ -115,6 +141,8 @@ impl Drop for TestApi {
 /// An open subscription.
 pub struct Subscription {
     socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// Messages that came while [`TestApi::subscribe`] waited for its pongs.
+    early: std::collections::VecDeque<Value>,
 }
 
 impl Subscription {
@@ -141,7 +169,16 @@ impl Subscription {
         }
     }
 
+    /// The next message: one kept by [`TestApi::subscribe`] first, then from the socket.
     async fn next_message(&mut self) -> Result<Value, HarnessError> {
+        match self.early.pop_front() {
+            Some(early) => Ok(early),
+            None => self.read_message().await,
+        }
+    }
+
+    /// The next text message from the socket.
+    async fn read_message(&mut self) -> Result<Value, HarnessError> {
         loop {
             match self.socket.next().await {
                 Some(Ok(Message::Text(text))) => {

@@ -18,15 +18,12 @@ pub fn free_port() -> Result<u16, HarnessError> {
     agentpact_lab::local::free_port().map_err(HarnessError::Process)
 }
 
-/// Waits (up to 10 s) until a server listens on loopback `port`; `what` names it in the error.
+/// Waits (up to 60 s: a debug build starting on a loaded machine is slow) until a server listens on
+/// loopback `port`; `what` names it in the error.
 pub async fn until_listening(port: u16, what: &str) -> Result<(), HarnessError> {
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Ok(());
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    Err(HarnessError::Process(format!("{what} never listened on port {port}")))
+    let listening = || async { Ok(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()) };
+    crate::until(std::time::Duration::from_secs(60), &format!("{what} listening on port {port}"), listening)
+        .await
 }
 
 /// What a finished run of `agentpact` printed on stderr, and whether it succeeded.

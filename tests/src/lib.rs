@@ -32,6 +32,27 @@ pub mod rpc_proxy;
 pub mod tcp_relay;
 pub mod tls_proxy;
 
+/// Waits until `holds` answers true, asking every 20 ms, for at most `limit`: how a test waits
+/// for a condition it created instead of sleeping for a time a loaded machine may not keep to.
+/// `limit` is a bound for a hung run, not a speed to reach: give it generously. The error names
+/// `what` was awaited.
+pub async fn until<F, Fut>(limit: std::time::Duration, what: &str, mut holds: F) -> Result<(), HarnessError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, HarnessError>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if holds().await? {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(HarnessError::Process(format!("{what}: not within {limit:?}")));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// Why the harness could not give a test the parts it asked for.
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {

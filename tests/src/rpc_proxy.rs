@@ -3,8 +3,9 @@
 //! longer than a cap with the "query returned more than N results" error real providers send, can
 //! slip a forged, undecodable log from a given address into the first logs it returns, can
 //! serve blocks whose parent is missing, refuses log ranges over a block limit in a provider's own
-//! words, answers over a request rate with HTTP 429 and `Retry-After`, and can stall: take
-//! requests and never answer, until told to resume.
+//! words, answers over a request rate with HTTP 429 and `Retry-After` (by the clock, or by a
+//! budget of requests that runs out however slowly they come), and can stall: take requests and
+//! never answer, until told to resume.
 
 use std::sync::{
     Arc,
@@ -42,9 +43,18 @@ pub struct Faults {
     pub receipts_without_block: bool,
     /// Refuse `eth_getLogs` over more blocks than a limit, with a provider's code and message.
     pub range_limit: Option<RangeLimit>,
-    /// Answer requests beyond this many per second with HTTP 429 and `Retry-After: 1`.
+    /// Answer requests beyond this many per second with HTTP 429 and `Retry-After: 1`. Only a
+    /// client faster than the rate is refused: a slow machine may never be.
     pub max_rps: Option<u64>,
+    /// Grant this many requests, then answer HTTP 429 with `Retry-After: 1` to every request
+    /// until a second has passed since that first refusal; then grant as many again. A window
+    /// ends only once its budget is spent, so a client making more requests than the budget is
+    /// refused however slowly it makes them, and one that waits out `Retry-After` is served again.
+    pub budget: Option<u64>,
 }
+
+/// How long a spent [`Faults::budget`] refuses: the `Retry-After` it names.
+const BUDGET_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How an endpoint refuses a log range over its block limit.
 #[derive(Debug, Clone, Copy)]
@@ -57,12 +67,15 @@ pub struct RangeLimit {
     pub message: &'static str,
 }
 
-/// A running proxy; stops when dropped, closing its open connections.
+/// A running proxy; stops when dropped, closing its open connections ([`FaultyRpc::stop`] waits
+/// until they are closed).
 pub struct FaultyRpc {
     url: String,
     requests: Arc<AtomicU64>,
     failed: Arc<AtomicU64>,
     stalled: Arc<std::sync::atomic::AtomicBool>,
+    windows: Arc<std::sync::Mutex<Window>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -79,9 +92,11 @@ impl FaultyRpc {
         let failed = Arc::new(AtomicU64::new(0));
         let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
+        let windows = Arc::new(std::sync::Mutex::new(Window::default()));
         let shared = Shared {
             stalled: stalled.clone(),
             second: Default::default(),
+            window: windows.clone(),
             upstream,
             faults,
             requests: requests.clone(),
@@ -91,14 +106,32 @@ impl FaultyRpc {
         };
         // The connections belong to the accepting task: dropping the proxy aborts it, and with
         // it every open connection, so clients see the endpoint go away.
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
             let mut connections = tokio::task::JoinSet::new();
-            while let Ok((stream, _)) = listener.accept().await {
-                while connections.try_join_next().is_some() {}
-                connections.spawn(serve(stream, shared.clone()));
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        let Ok((stream, _)) = accepted else { break };
+                        while connections.try_join_next().is_some() {}
+                        connections.spawn(serve(stream, shared.clone()));
+                    }
+                    _ = &mut stopped => break,
+                }
             }
+            drop(listener);
+            connections.shutdown().await;
         });
-        Ok(Self { url, requests, failed, stalled, task })
+        Ok(Self { url, requests, failed, stalled, windows, stop: Some(stop), task })
+    }
+
+    /// Stops the proxy and returns once it has: its port refuses connections and every connection
+    /// it had open is closed (dropping it does the same, without waiting).
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
     }
 
     /// Stops answering (`true`): requests are read and held, never answered; `false` answers again.
@@ -121,6 +154,23 @@ impl FaultyRpc {
     pub fn failed(&self) -> u64 {
         self.failed.load(Ordering::Relaxed)
     }
+
+    /// How many [`Faults::budget`] windows have been spent so far: each ended in refusals, and
+    /// every one after the first was opened by a client that came back after waiting.
+    pub fn budgets_spent(&self) -> u64 {
+        self.windows.lock().map_or(0, |w| w.spent)
+    }
+}
+
+/// The window of a [`Faults::budget`].
+#[derive(Debug, Default)]
+struct Window {
+    /// Requests granted in this window.
+    granted: u64,
+    /// When this window's budget ran out (its first refusal); `None` while it lasts.
+    spent_at: Option<std::time::Instant>,
+    /// Windows spent so far.
+    spent: u64,
 }
 
 impl Drop for FaultyRpc {
@@ -134,6 +184,8 @@ struct Shared {
     stalled: Arc<std::sync::atomic::AtomicBool>,
     /// The second being counted for `max_rps`, and the requests in it.
     second: Arc<std::sync::Mutex<(u64, u64)>>,
+    /// The window of `budget`.
+    window: Arc<std::sync::Mutex<Window>>,
     upstream: DynProvider,
     faults: Faults,
     requests: Arc<AtomicU64>,
@@ -181,8 +233,35 @@ async fn serve(mut stream: TcpStream, shared: Shared) {
     }
 }
 
-/// Whether this request is one too many in the current second (`max_rps`).
+/// Whether this request is refused for the rate: one too many in the current second (`max_rps`)
+/// or past its window's budget (`budget`).
 fn over_rate(shared: &Shared) -> bool {
+    over_budget(shared) || over_second(shared)
+}
+
+/// Whether this request comes after its window's budget ran out and before the wait it named
+/// has passed; opens a new window after the wait.
+fn over_budget(shared: &Shared) -> bool {
+    let Some(budget) = shared.faults.budget else { return false };
+    let Ok(mut window) = shared.window.lock() else { return false };
+    let now = std::time::Instant::now();
+    match window.spent_at {
+        // Refused until a second after the first refusal, however often asked meanwhile.
+        Some(at) if now.duration_since(at) < BUDGET_WAIT => return true,
+        Some(_) => *window = Window { spent: window.spent, ..Window::default() },
+        None => {}
+    }
+    if window.granted < budget {
+        window.granted += 1;
+        return false;
+    }
+    window.spent_at = Some(now);
+    window.spent += 1;
+    true
+}
+
+/// Whether this request is one too many in the current second (`max_rps`).
+fn over_second(shared: &Shared) -> bool {
     let Some(max) = shared.faults.max_rps else { return false };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let Ok(mut second) = shared.second.lock() else { return false };

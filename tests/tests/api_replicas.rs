@@ -7,8 +7,8 @@
 
 use std::{process::Stdio, time::Duration};
 
-use agentpact_read::Reader;
 use agentpact_mcp::Role;
+use agentpact_read::Reader;
 use agentpact_tests::{
     HarnessError,
     api::TestApi,
@@ -46,10 +46,10 @@ async fn serve(m: &Market, db: &ReplicatedDatabase) -> Result<(tokio::process::C
     Ok((child, TestApi::at(format!("http://127.0.0.1:{port}"))))
 }
 
-/// `/readyz` until it answers `status` (up to 15 s); its body.
+/// `/readyz` until it answers `status` (up to 60 s); its body.
 async fn readyz_until(api: &TestApi, status: u16) -> Result<String> {
     let mut last = (0, String::new());
-    for _ in 0..300 {
+    for _ in 0..1_200 {
         last = api.get("/readyz").await?;
         if last.0 == status {
             return Ok(last.1);
@@ -84,7 +84,6 @@ async fn api_processes_read_a_streaming_replica_and_are_ready_only_while_it_foll
     // reads it from the standby once the standby has it.
     let subscription = "subscription { pactUpdated { id status } }";
     let mut subs = [a.subscribe(subscription, json!({})).await?, b.subscribe(subscription, json!({})).await?];
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let reader = Reader::of_replica(db.replica().clone());
     let url = m.chain.anvil.endpoint_url();
     let agent =
@@ -121,7 +120,14 @@ async fn api_processes_read_a_streaming_replica_and_are_ready_only_while_it_foll
 
     // The standby pauses its replay while the primary moves on: not ready, saying how far behind;
     // a subscriber told of a new pact waits for the standby instead of reading it stale there.
+    // The blocks that make it fall behind come first: a subscriber waits for the standby a bounded
+    // time (5 s), so only the new pact is announced while it is paused, and only just before the
+    // replay resumes (waiting for readiness meanwhile could outlast that bound on a loaded machine).
     sqlx::query("SELECT pg_wal_replay_pause()").execute(db.replica()).await?;
+    let _: Value =
+        m.chain.provider.raw_request("anvil_mine".into(), (alloy::primitives::U256::from(4),)).await?;
+    let behind = readyz_until(&a, 503).await?;
+    assert!(behind.contains("blocks behind the primary's") && behind.contains("bound: 2"), "{behind}");
     let url = m.chain.anvil.endpoint_url();
     let other = TestAgent::start_reading(
         &m.chain,
@@ -143,10 +149,6 @@ async fn api_processes_read_a_streaming_replica_and_are_ready_only_while_it_foll
         )
         .await?;
     let second = second.data["pactId"].as_str().unwrap_or_default().to_owned();
-    let _: Value =
-        m.chain.provider.raw_request("anvil_mine".into(), (alloy::primitives::U256::from(4),)).await?;
-    let behind = readyz_until(&a, 503).await?;
-    assert!(behind.contains("blocks behind the primary's") && behind.contains("bound: 2"), "{behind}");
     sqlx::query("SELECT pg_wal_replay_resume()").execute(db.replica()).await?;
     for sub in &mut subs {
         let change = sub.next_data().await?;

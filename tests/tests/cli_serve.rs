@@ -48,14 +48,14 @@ async fn the_serve_command_answers_graphql_and_stops_on_sigterm() -> Result {
     let client = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let mut healthy = false;
-    for _ in 0..200 {
+    for _ in 0..1_200 {
         if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
             healthy = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(healthy, "agentpact serve did not answer /healthz within 10 s");
+    assert!(healthy, "agentpact serve did not answer /healthz within 60 s");
     let body = json!({ "query": "{ pact(id: \"0\") { status initiator } indexerStatus { lagBlocks } }" });
     let response: Value = client
         .post(format!("{base}/graphql"))

@@ -18,6 +18,7 @@ use agentpact_tests::{
     postgres::TestDatabase,
     rpc_proxy::{Faults, FaultyRpc, RangeLimit},
     tcp_relay::TcpRelay,
+    until,
 };
 
 use alloy::hex;
@@ -94,35 +95,50 @@ async fn each_providers_range_refusal_and_an_unknown_one_teach_the_limit_and_the
 }
 
 #[tokio::test]
-async fn a_rate_limited_endpoint_is_followed_to_the_head_at_10_and_25_requests_a_second() -> Result {
+async fn a_rate_limited_endpoint_is_followed_to_the_head_through_budgets_of_10_and_25_requests() -> Result {
     let m = Market::open().await?;
     some_history(&m).await?;
-    let expected = fresh_dump(&m.chain).await?;
-    for rps in [10, 25] {
-        // No ceiling of our own: the endpoint's 429s and their Retry-After pace the indexer.
-        let faults = Faults { max_rps: Some(rps), ..Faults::default() };
+    for budget in [10, 25] {
+        // The endpoint refuses once a budget of requests is spent, however slowly they came (a
+        // rate the indexer had to reach went unrefused on a loaded machine), until a second after
+        // its 429. No ceiling of our own: the 429s and their Retry-After pace the indexer.
+        let faults = Faults { budget: Some(budget), ..Faults::default() };
         let proxy = FaultyRpc::start(m.chain.provider.clone(), faults).await?;
         let db = TestDatabase::create().await?;
         let ix =
             index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &RpcLimits::default()).await?;
         let (started, metrics) = (Instant::now(), ix.metrics());
         let task = tokio::spawn(agentpact_indexer::run(ix, std::future::pending()));
-        let reached =
-            index::wait_for_checkpoint_within(db.pool(), head(&m).await?, Duration::from_secs(60)).await;
-        task.abort();
-        if let Err(e) = reached {
-            let refused = proxy.failed();
-            return Err(process(format!(
-                "{rps}/s: {e}; {refused} answered 429; metrics:\n{}",
+        let failed = |what: &str, e: HarnessError| {
+            process(format!(
+                "budget {budget}: {what}: {e}; {} answered 429 in {} spent budgets; metrics:\n{}",
+                proxy.failed(),
+                proxy.budgets_spent(),
                 metrics.render()
-            )));
-        }
-        assert!(proxy.failed() > 0, "{rps}/s: the endpoint never refused; the case proves nothing");
-        assert!(dump(db.pool()).await? == expected, "{rps}/s: the index differs from a fresh one");
+            ))
+        };
+        // The backfill, then idle polls (one call each), spend budgets until two have run out: the
+        // indexer has been refused, waited, been served again and refused again.
+        until(Duration::from_secs(60), "two budgets spent", || async { Ok(proxy.budgets_spent() >= 2) })
+            .await
+            .map_err(|e| failed("never refused twice", e))?;
+        // New history after the refusals: the indexer, its budget running out again and again,
+        // follows it to the head.
+        m.completed(Initiator::Seller, ether(1)).await?;
+        index::wait_for_checkpoint_within(db.pool(), head(&m).await?, Duration::from_secs(60))
+            .await
+            .map_err(|e| failed("not at the head", e))?;
+        task.abort();
+        assert!(proxy.failed() >= 2, "budget {budget}: {} refused; the case proves nothing", proxy.failed());
+        assert!(
+            dump(db.pool()).await? == fresh_dump(&m.chain).await?,
+            "budget {budget}: the index differs from a fresh one"
+        );
         eprintln!(
-            "{rps} requests/s: at the head in {:.1?}, {} answered 429",
+            "budget of {budget}: at the head in {:.1?}, {} answered 429 in {} spent budgets",
             started.elapsed(),
-            proxy.failed()
+            proxy.failed(),
+            proxy.budgets_spent()
         );
     }
     // With the ceiling set under the endpoint's plan, it is not refused at all (one second's
@@ -134,7 +150,10 @@ async fn a_rate_limited_endpoint_is_followed_to_the_head_at_10_and_25_requests_a
     let mut ix = index::through(proxy.url(), &m.chain, db.pool(), wide_and_quick(), &limits).await?;
     ix.catch_up().await?;
     assert!(proxy.failed() <= 2, "with RPC_MAX_RPS=8 against 10/s, {} requests were refused", proxy.failed());
-    assert!(dump(db.pool()).await? == expected, "with a ceiling: the index differs from a fresh one");
+    assert!(
+        dump(db.pool()).await? == fresh_dump(&m.chain).await?,
+        "with a ceiling: the index differs from a fresh one"
+    );
     Ok(())
 }
 

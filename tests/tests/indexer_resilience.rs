@@ -120,7 +120,21 @@ async fn a_standby_indexer_takes_over_when_the_writer_dies() -> Result {
     wait_for_checkpoint(db.pool(), head).await?;
     let standby =
         tokio::spawn(agentpact_indexer::run(indexer(&m.chain, db.pool(), config), std::future::pending()));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Until the standby has asked for the lock (a fixed pause may end before a slow machine's
+    // standby asks, and then the count below proves nothing): two sessions besides this one have
+    // asked for it last or hold it.
+    let asked = || async {
+        let sessions: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity a
+             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+               AND (a.query LIKE '%pg_try_advisory_lock%'
+                    OR EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted))",
+        )
+        .fetch_one(db.pool())
+        .await?;
+        Ok(sessions >= 2)
+    };
+    agentpact_tests::until(Duration::from_secs(60), "the standby asking for the writer lock", asked).await?;
     let holders: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",

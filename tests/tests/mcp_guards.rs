@@ -411,8 +411,7 @@ async fn the_spending_cap_missing_funds_a_dead_rpc_and_a_lost_receipt_each_say_s
         limits(),
     )
     .await?;
-    drop(proxy);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    proxy.stop().await;
     let (code, text) = cut_off.refused("create-pact", terms(&m, "0.5").await?).await?;
     assert_eq!(code, "RPC_UNAVAILABLE", "{text}");
     assert!(text.contains("Nothing was sent"), "{text}");

@@ -87,8 +87,7 @@ async fn no_failure_path_of_the_mcp_server_prints_the_key() -> Result {
         seeker.call("create-pact", terms("0.01")).await?;
         seeker.call("get-pact", json!({ "pactId": 0 })).await?;
     }
-    drop(proxy);
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    proxy.stop().await;
     let cut_off = seeker.call("create-pact", terms("0.01")).await?;
     assert_eq!(failure(&cut_off).as_deref(), Some("RPC_UNAVAILABLE"), "{cut_off}");
     assert_secret_absent(&seeker.finish().await?, &key, "failing tool calls");
