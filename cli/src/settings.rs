@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use agentpact_contracts::{Deployment, rpc::RpcLimits};
+use agentpact_contracts::{Deployment, Erc8004, rpc::RpcLimits};
 use agentpact_indexer::{Contracts, Target};
 use alloy::primitives::Address;
 use anyhow::{Context, bail};
@@ -54,6 +54,13 @@ pub struct ChainArgs {
     /// AgentRegistry address; read from the deployments file when not given.
     #[arg(long, env = "AGENT_REGISTRY_ADDRESS")]
     pub agent_registry_address: Option<Address>,
+    /// The chain's ERC-8004 Identity Registry; read from the deployments file when not given, else
+    /// the registry documented for the chain (Base Sepolia's), else not followed.
+    #[arg(long, env = "ERC8004_IDENTITY_ADDRESS", requires = "erc8004_reputation_address")]
+    pub erc8004_identity_address: Option<Address>,
+    /// The chain's ERC-8004 Reputation Registry; found like the Identity Registry's.
+    #[arg(long, env = "ERC8004_REPUTATION_ADDRESS", requires = "erc8004_identity_address")]
+    pub erc8004_reputation_address: Option<Address>,
     /// The block the contracts were deployed in (indexing starts there); read from the
     /// deployments file when not given, else 0.
     #[arg(long, env = "DEPLOYMENT_BLOCK")]
@@ -97,9 +104,21 @@ impl ChainArgs {
                 agent_pact: pick(self.agent_pact_address, |d| d.agent_pact),
                 oracle_registry: pick(self.oracle_registry_address, |d| d.oracle_registry),
                 agent_registry: pick(self.agent_registry_address, |d| d.agent_registry),
+                erc8004: self.erc8004(deployed.as_ref()),
             },
             deployment_block: self.deployment_block.or(deployed.map(|d| d.block)).unwrap_or(0),
         })
+    }
+}
+
+impl ChainArgs {
+    /// The ERC-8004 registries to follow: the flags, else the deployments file's, else the
+    /// chain's documented ones.
+    pub fn erc8004(&self, deployed: Option<&Deployment>) -> Option<Erc8004> {
+        match (self.erc8004_identity_address, self.erc8004_reputation_address) {
+            (Some(identity), Some(reputation)) => Some(Erc8004 { identity, reputation }),
+            _ => deployed.and_then(|d| d.erc8004).or(Erc8004::known(self.chain_id)),
+        }
     }
 }
 

@@ -2,9 +2,10 @@
 
 use alloy::primitives::Address;
 
-use crate::Deployment;
+use crate::{Deployment, erc8004::Erc8004};
 
-/// The addresses of one deployment's three contracts.
+/// The addresses of one deployment's three contracts, and of the chain's ERC-8004 registries when
+/// they are followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Contracts {
     /// AgentPact.
@@ -13,6 +14,8 @@ pub struct Contracts {
     pub oracle_registry: Address,
     /// AgentRegistry.
     pub agent_registry: Address,
+    /// The chain's ERC-8004 registries (none: not followed).
+    pub erc8004: Option<Erc8004>,
 }
 
 impl From<&Deployment> for Contracts {
@@ -21,6 +24,7 @@ impl From<&Deployment> for Contracts {
             agent_pact: d.agent_pact,
             oracle_registry: d.oracle_registry,
             agent_registry: d.agent_registry,
+            erc8004: d.erc8004,
         }
     }
 }
@@ -28,6 +32,8 @@ impl From<&Deployment> for Contracts {
 impl Contracts {
     /// The addresses, for a log filter.
     pub fn addresses(&self) -> Vec<Address> {
-        vec![self.agent_pact, self.oracle_registry, self.agent_registry]
+        let mut all = vec![self.agent_pact, self.oracle_registry, self.agent_registry];
+        all.extend(self.erc8004.iter().flat_map(|r| [r.identity, r.reputation]));
+        all
     }
 }

@@ -6,7 +6,7 @@ use alloy::{
     providers::{PendingTransactionError, Provider},
 };
 
-use crate::{AgentPact, AgentRegistry, OracleRegistry};
+use crate::{AgentPact, AgentRegistry, OracleRegistry, erc8004::Erc8004};
 
 /// Settings of a deployment that the contracts fix at construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +42,10 @@ pub struct Deployment {
     pub agent_registry: Address,
     /// The block of the first deployment transaction: an indexer starts here.
     pub block: u64,
+    /// The chain's ERC-8004 registries, when this file names them (`agentpact dev` deploys a pair
+    /// on anvil; on Base Sepolia they are [`Erc8004::known`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erc8004: Option<Erc8004>,
 }
 
 /// Why a deployment failed.
@@ -83,7 +87,7 @@ pub async fn deploy<P: Provider>(provider: P, options: DeployOptions) -> Result<
     let (agent_pact, _) = send_deployment("AgentPact", pact).await?;
     let agents = AgentRegistry::deploy_builder(&provider, agent_pact);
     let (agent_registry, _) = send_deployment("AgentRegistry", agents).await?;
-    Ok(Deployment { agent_pact, oracle_registry, agent_registry, block })
+    Ok(Deployment { agent_pact, oracle_registry, agent_registry, block, erc8004: None })
 }
 
 async fn send_deployment<P: Provider>(

@@ -20,6 +20,7 @@
 mod addresses;
 pub mod bindings;
 pub mod channels;
+pub mod erc8004;
 mod deploy;
 mod event_kind;
 pub mod money;
@@ -32,6 +33,7 @@ pub mod vocab;
 
 pub use addresses::Contracts;
 pub use bindings::{AgentPact, AgentRegistry, OracleRegistry, TestToken};
+pub use erc8004::Erc8004;
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};
