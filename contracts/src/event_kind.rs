@@ -67,12 +67,29 @@ closed_set! {
         AgentReactivated => "AgentReactivated",
         /// `FeedbackGiven`.
         FeedbackGiven => "FeedbackGiven",
+        /// ERC-8004 Identity Registry: `Transfer` (ERC-721) of an agent token.
+        Transfer => "Transfer",
+        /// ERC-8004 Identity Registry: `Registered`.
+        Registered => "Registered",
+        /// ERC-8004 Identity Registry: `URIUpdated`.
+        UriUpdated => "URIUpdated",
+        /// ERC-8004 Identity Registry: `MetadataSet`.
+        MetadataSet => "MetadataSet",
+        /// ERC-8004 Reputation Registry: `NewFeedback`.
+        NewFeedback => "NewFeedback",
+        /// ERC-8004 Reputation Registry: `FeedbackRevoked`.
+        FeedbackRevoked => "FeedbackRevoked",
     }
 }
 
 /// The events' names as the bindings generate them from the committed ABIs.
 const CONTRACT_EVENTS: [&[&str]; 3] =
     [AgentPactEvents::VARIANT_NAMES, OracleRegistryEvents::VARIANT_NAMES, AgentRegistryEvents::VARIANT_NAMES];
+
+/// The ERC-8004 registries' events the indexer follows (of all they emit: approvals and responses
+/// are not followed; `crate::erc8004::FOLLOWED` holds their selectors).
+pub const ERC8004_EVENTS: [&str; 6] =
+    ["Transfer", "Registered", "URIUpdated", "MetadataSet", "NewFeedback", "FeedbackRevoked"];
 
 const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -118,16 +135,26 @@ const _: () = {
         }
         c += 1;
     }
+    let mut i = 0;
+    while i < ERC8004_EVENTS.len() {
+        assert!(is_kind(ERC8004_EVENTS[i]), "a followed ERC-8004 event has no EventKind");
+        events += 1;
+        i += 1;
+    }
     assert!(events == EventKind::ALL.len(), "an EventKind names no contract event");
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{IdentityRegistry::IdentityRegistryEvents, ReputationRegistry::ReputationRegistryEvents};
 
     #[test]
     fn every_kind_reads_back_from_its_name_and_is_an_event_of_the_bindings() {
-        let events: std::collections::HashSet<&str> = CONTRACT_EVENTS.concat().into_iter().collect();
+        let followed = [IdentityRegistryEvents::VARIANT_NAMES, ReputationRegistryEvents::VARIANT_NAMES].concat();
+        assert!(ERC8004_EVENTS.iter().all(|e| followed.contains(e)), "{ERC8004_EVENTS:?} in {followed:?}");
+        let events: std::collections::HashSet<&str> =
+            CONTRACT_EVENTS.concat().into_iter().chain(ERC8004_EVENTS).collect();
         for &kind in EventKind::ALL {
             assert_eq!(EventKind::from_name(kind.name()), Some(kind));
             assert!(events.contains(kind.name()), "{kind} is not an event of the contracts");

@@ -4,6 +4,7 @@
 //! number that does not convert stops the indexer naming table, key and column (a zeroed hash
 //! read as a default would roll back a chain that never reorganised).
 
+use agentpact_contracts::Erc8004;
 use alloy::primitives::{Address, B256};
 use sqlx::PgConnection;
 
@@ -33,6 +34,8 @@ pub struct ChainIdentity {
     pub agent_registry: Address,
     /// The first block read.
     pub deployment_block: u64,
+    /// The ERC-8004 registries followed (none: not followed).
+    pub erc8004: Option<Erc8004>,
 }
 
 /// Records what `chain_id` indexes, the first time; returns what the database holds, which differs
@@ -43,20 +46,24 @@ pub async fn register_chain(
     identity: ChainIdentity,
 ) -> Result<ChainIdentity, IndexError> {
     sqlx::query!(
-        "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (chain_id) DO NOTHING",
+        "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block,
+                             erc8004_identity, erc8004_reputation)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (chain_id) DO NOTHING",
         i64_of(chain_id),
         identity.genesis_hash.as_slice(),
         identity.agent_pact.as_slice(),
         identity.oracle_registry.as_slice(),
         identity.agent_registry.as_slice(),
         i64_of(identity.deployment_block),
+        identity.erc8004.map(|r| r.identity.to_vec()),
+        identity.erc8004.map(|r| r.reputation.to_vec()),
     )
     .execute(&mut *conn)
     .await?;
     let row = sqlx::query!(
-        "SELECT genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block FROM chains
-         WHERE chain_id = $1",
+        "SELECT genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block, erc8004_identity,
+                erc8004_reputation
+         FROM chains WHERE chain_id = $1",
         i64_of(chain_id)
     )
     .fetch_one(conn)
@@ -73,6 +80,19 @@ pub async fn register_chain(
             .transpose()?
             .unwrap_or_default(),
         deployment_block: cells.int("deployment_block", row.deployment_block)?,
+        // Both or neither: one without the other reads as corrupt.
+        erc8004: match row.erc8004_identity {
+            Some(identity) => Some(Erc8004 {
+                identity: cells.address("erc8004_identity", &identity)?,
+                reputation: cells.address("erc8004_reputation", &cells.present("erc8004_reputation", row.erc8004_reputation)?)?,
+            }),
+            None => {
+                if row.erc8004_reputation.is_some() {
+                    cells.present("erc8004_identity", None::<()>)?;
+                }
+                None
+            }
+        },
     })
 }
 

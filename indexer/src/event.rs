@@ -5,7 +5,7 @@
 
 use agentpact_contracts::EventKind;
 use agentpact_schema::ChainText;
-use alloy::primitives::{Address, B256, U256};
+use alloy::primitives::{Address, B256, Bytes, U256};
 use serde::{Deserialize, Serialize};
 
 /// One event in the journal.
@@ -222,6 +222,102 @@ pub enum EventBody {
         tags: Vec<ChainText>,
         comment: ChainText,
     },
+    /// An event of the chain's ERC-8004 registries (stored under its own `kind`, like the others).
+    #[serde(untagged)]
+    Erc8004(Erc8004Event),
+}
+
+/// What happened in the chain's ERC-8004 Identity or Reputation registry: the events the indexer
+/// follows (docs/erc8004.md), with all their fields. Not about a pact, nor about an account of
+/// ours: their rows are written once per event and never replayed (`project::TABLES`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all_fields = "camelCase")]
+#[allow(missing_docs)] // the fields are the events' own (ERC-8004)
+pub enum Erc8004Event {
+    /// An agent token was minted (from zero) or changed hands.
+    Transfer {
+        from: Address,
+        to: Address,
+        #[serde(with = "decimal")]
+        agent_id: U256,
+    },
+    Registered {
+        #[serde(with = "decimal")]
+        agent_id: U256,
+        agent_uri: ChainText,
+        owner: Address,
+    },
+    #[serde(rename = "URIUpdated")]
+    UriUpdated {
+        #[serde(with = "decimal")]
+        agent_id: U256,
+        new_uri: ChainText,
+        updated_by: Address,
+    },
+    MetadataSet {
+        #[serde(with = "decimal")]
+        agent_id: U256,
+        key: ChainText,
+        value: Bytes,
+    },
+    NewFeedback {
+        #[serde(with = "decimal")]
+        agent_id: U256,
+        client: Address,
+        feedback_index: u64,
+        /// The value as given, `value / 10^value_decimals` (int128, as decimal text).
+        #[serde(with = "decimal_i128")]
+        value: i128,
+        value_decimals: u8,
+        tag1: ChainText,
+        tag2: ChainText,
+        endpoint: ChainText,
+        feedback_uri: ChainText,
+        feedback_hash: B256,
+    },
+    FeedbackRevoked {
+        #[serde(with = "decimal")]
+        agent_id: U256,
+        client: Address,
+        feedback_index: u64,
+    },
+}
+
+impl Erc8004Event {
+    /// The event's kind.
+    pub const fn kind(&self) -> EventKind {
+        match self {
+            Self::Transfer { .. } => EventKind::Transfer,
+            Self::Registered { .. } => EventKind::Registered,
+            Self::UriUpdated { .. } => EventKind::UriUpdated,
+            Self::MetadataSet { .. } => EventKind::MetadataSet,
+            Self::NewFeedback { .. } => EventKind::NewFeedback,
+            Self::FeedbackRevoked { .. } => EventKind::FeedbackRevoked,
+        }
+    }
+
+    /// The agent it is about.
+    pub const fn agent_id(&self) -> U256 {
+        match self {
+            Self::Transfer { agent_id, .. }
+            | Self::Registered { agent_id, .. }
+            | Self::UriUpdated { agent_id, .. }
+            | Self::MetadataSet { agent_id, .. }
+            | Self::NewFeedback { agent_id, .. }
+            | Self::FeedbackRevoked { agent_id, .. } => *agent_id,
+        }
+    }
+
+    /// Every string field, in the order the event's ABI encodes them (non-indexed only).
+    fn texts_mut(&mut self) -> Vec<&mut ChainText> {
+        match self {
+            Self::Registered { agent_uri, .. } => vec![agent_uri],
+            Self::UriUpdated { new_uri, .. } => vec![new_uri],
+            Self::MetadataSet { key, .. } => vec![key],
+            Self::NewFeedback { tag1, tag2, endpoint, feedback_uri, .. } => vec![tag1, tag2, endpoint, feedback_uri],
+            Self::Transfer { .. } | Self::FeedbackRevoked { .. } => Vec::new(),
+        }
+    }
 }
 
 /// An agent's published profile, as AgentRegistry's events carry it.
@@ -286,6 +382,7 @@ impl EventBody {
             Self::AgentDeactivated { .. } => EventKind::AgentDeactivated,
             Self::AgentReactivated { .. } => EventKind::AgentReactivated,
             Self::FeedbackGiven { .. } => EventKind::FeedbackGiven,
+            Self::Erc8004(e) => e.kind(),
         }
     }
 
@@ -319,7 +416,8 @@ impl EventBody {
             | Self::AgentRegistered { .. }
             | Self::ProfileUpdated { .. }
             | Self::AgentDeactivated { .. }
-            | Self::AgentReactivated { .. } => None,
+            | Self::AgentReactivated { .. }
+            | Self::Erc8004(_) => None,
         }
     }
 
@@ -345,6 +443,7 @@ impl EventBody {
                 texts.push(comment);
                 texts
             }
+            Self::Erc8004(e) => e.texts_mut(),
             Self::PactAccepted { .. }
             | Self::PactCancelled { .. }
             | Self::WorkStarted { .. }
@@ -402,8 +501,23 @@ impl EventBody {
             | Self::SettlementAccepted { .. }
             | Self::Payout { .. }
             | Self::FeedbackGiven { .. }
-            | Self::CurrencyAllowed { .. } => None,
+            | Self::CurrencyAllowed { .. }
+            | Self::Erc8004(_) => None,
         }
+    }
+}
+
+/// int128 values in the journal as decimal strings (JSON numbers lose precision past 2^53).
+mod decimal_i128 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(value: &i128, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(value)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i128, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not an int128")))
     }
 }
 
@@ -420,5 +534,40 @@ mod decimal {
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<U256, D::Error> {
         let text = String::deserialize(deserializer)?;
         text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not a uint256")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erc8004_events_are_stored_flat_under_their_own_kind_and_read_back() {
+        let feedback = EventBody::Erc8004(Erc8004Event::NewFeedback {
+            agent_id: U256::from(7u8),
+            client: Address::repeat_byte(2),
+            feedback_index: 1,
+            value: -170_141_183_460_469_231_731_687_303_715_884_105_728,
+            value_decimals: 2,
+            tag1: "pact:3".into(),
+            tag2: ChainText::from_bytes(b"\xff\0".to_vec()),
+            endpoint: "".into(),
+            feedback_uri: "data:,".into(),
+            feedback_hash: B256::repeat_byte(9),
+        });
+        let json = serde_json::to_value(&feedback).expect("serialises");
+        assert_eq!(json["kind"], "NewFeedback");
+        assert_eq!(json["value"], "-170141183460469231731687303715884105728", "int128 as decimal text");
+        assert_eq!(serde_json::from_value::<EventBody>(json).expect("reads back"), feedback);
+        let uri = EventBody::Erc8004(Erc8004Event::UriUpdated {
+            agent_id: U256::MAX,
+            new_uri: "ipfs://x".into(),
+            updated_by: Address::ZERO,
+        });
+        let json = serde_json::to_value(&uri).expect("serialises");
+        assert_eq!((json["kind"].as_str(), uri.kind().name()), (Some("URIUpdated"), "URIUpdated"));
+        assert_eq!(serde_json::from_value::<EventBody>(json).expect("reads back"), uri);
+        // A kind no variant has is refused, not read as something else.
+        assert!(serde_json::from_value::<EventBody>(serde_json::json!({"kind": "Approval"})).is_err());
     }
 }

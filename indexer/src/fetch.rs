@@ -84,7 +84,11 @@ pub async fn logs<P: Provider>(
     from: u64,
     to: u64,
 ) -> Result<Vec<Log>, TransportError> {
-    let filter = Filter::new().address(contracts.addresses()).from_block(from).to_block(to);
+    let filter = Filter::new()
+        .address(contracts.addresses())
+        .event_signature(crate::decode::selectors())
+        .from_block(from)
+        .to_block(to);
     provider.get_logs(&filter).await
 }
 

@@ -1,34 +1,37 @@
-//! Per-address reputation aggregates (`reputation`), recomputed from the projections in one
-//! statement for a set of addresses. Batches only [`mark`] the pacts they touched; the last batch
-//! of each pass recomputes their parties once ([`refresh_pending`]) in its own transaction, as
-//! does the start of each session (for notes a session that stopped mid-pass left behind), so the
-//! aggregates are consistent with the pacts, verifications and feedback they summarise whenever
-//! the checkpoint is at the head the pass saw, after a reorg as after any pass (during a
-//! multi-batch backfill they trail by at most that pass).
+//! Per-address reputation aggregates (`reputation`) and per-agent ERC-8004 aggregates
+//! (`erc8004_reputation`), recomputed from the projections in one statement each for a set of
+//! addresses. Batches only [`mark`] the pacts they touched (the ERC-8004 projection marks its
+//! agents in `erc8004_pending`); the last batch of each pass recomputes them once
+//! ([`refresh_pending`]) in its own transaction, as does the start of each session (for notes a
+//! session that stopped mid-pass left behind), so the aggregates are consistent with what they
+//! summarise whenever the checkpoint is at the head the pass saw, after a reorg as after any pass.
 //!
-//! Besides the counts, each row holds the inputs of the 0-5 score (docs/api.md §Reputation):
-//! `rated`, the finished pacts (or scored verifications) that say something about the address in
-//! that role, and `credit`, the sum of their credits between 0 and 1. A seller earns the final
-//! oracle score of an approved pact (1 without oracles) and 1 for a dispute won; a buyer earns 1
-//! for approving, 0.75 for letting the review period lapse, 1 for a dispute won or a timeout
-//! claimed against a silent seller, 0 for a dispute lost; an unresolved dispute earns both 0.5; a
-//! ruling that divides the pot earns each side its share of it, and a settlement earns the seller
-//! its share of the payment and the buyer 1 (it paid what the seller agreed it owed);
-//! an oracle earns 1 - |its score - the final score| / 100. Cancelled and expired pacts are not rated.
+//! What a finished pact proves is defined once, by the view `pact_evidence`
+//! (migrations/0016_grounded_reputation.sql): its weight is the value escrowed times the time it
+//! was really locked (`min(1, payment / 0.01 ETH × locked / 1 day)`, 25 whole units of a token for
+//! 0.01 ETH), and it is `paid` when the seller received something. The 0-5 score over evidence is
+//! defined once too, by the SQL function `reputation_score` (docs/api.md §Reputation).
+//!
+//! Each row holds a role's inputs of that score: `rated`, the finished pacts (or scored
+//! verifications) that say something about the address in that role; their credits between 0 and 1
+//! (a seller: the final oracle score of an approved pact, 1 without oracles, 1 for a dispute won,
+//! its share of a split or settlement, 0 for a dispute lost or a deadline missed; a buyer: 1 for
+//! approving, 0.75 for letting the review period lapse, 1 for a dispute won or a timeout claimed
+//! against a silent seller, 0 for a dispute lost, its share of a split, 1 for a settlement; an
+//! oracle: 1 - |its score - the final score| / 100, and only where another oracle scored too; a
+//! dispute nobody ruled on, and a cancelled or expired pact, are not rated); grouped **by
+//! counterparty** (the other party; for an oracle, the seller), each counterparty's pacts weighing
+//! at most 1 together: `weight` sums those capped weights and `credit` the credits times them.
 //!
 //! Feedback (AgentRegistry) adds, per role, the ratings the address received as that party of a
-//! finished pact: their count, mean, the number of distinct counterparties (`feedback_raters`) and
-//! `feedback_credit`, the sum over those counterparties of (their mean rating - 1) / 4. Each
-//! counterparty is one vote, however often it rated: a flood from one counterparty counts once.
+//! finished pact: their count, mean, the distinct counterparties (`feedback_raters`) and
+//! `feedback_credit`, the sum over those counterparties of (their mean rating - 1) / 4 times their
+//! vote's weight: what the paid pacts they rated weigh, at most 1. A rating of a refunded pact is
+//! counted and shown but weighs nothing. `volume` is the completed payment of ETH pacts, in wei.
 //!
-//! Evidence is weighted by the value escrowed, so that a farm of tiny self-dealt pacts buys no
-//! score: a pact weighs `min(1, payment / FULL_WEIGHT_WEI)` (`weight` sums them, `credit` sums
-//! weight x credit), and a counterparty's vote weighs `min(1, the payments of the pacts it rated /
-//! FULL_WEIGHT_WEI)` (`feedback_weight`, `feedback_credit`). The API divides by the weights, not
-//! the counts. A pact in a token counts fully at [`FULL_WEIGHT_TOKEN_UNITS`] whole units of it
-//! (its decimals from `currencies`): the deployer allows dollar stablecoins (USDC), and 25 of them
-//! weigh about what 0.01 ETH does. `volume` is the completed payment of ETH pacts, in wei: amounts
-//! in different currencies are never added together.
+//! ERC-8004 feedback is grounded when the client paid the agent's wallet through a pact that
+//! settled (the view `erc8004_grounding`); per agent the raw figures (unrevoked feedback, clients,
+//! mean value) and the grounded ones (one vote per client, weighing what its paid pacts weigh).
 
 use agentpact_contracts::{Outcome, PactStatus, ReputationRole};
 use alloy::primitives::U256;
@@ -38,19 +41,18 @@ use agentpact_schema::{Cells, i64_of};
 
 use crate::IndexError;
 
-/// The payment, in wei, at and above which a pact (or a counterparty's vote) counts fully toward
-/// reputation: 0.01 ETH. A pact of 10 wei weighs 10⁻¹⁵ of an ordinary one.
-pub const FULL_WEIGHT_WEI: u64 = 10_000_000_000_000_000;
-
-/// The whole units of an allowed token at and above which a pact in it counts fully: 25 (USDC).
-pub const FULL_WEIGHT_TOKEN_UNITS: i64 = 25;
-
-/// Which addresses to refresh.
+/// Which addresses and agents to refresh.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope<'a> {
-    /// The buyers, sellers and oracles of these pacts (the ones a batch touched).
-    Pacts(&'a [U256]),
-    /// Every address of the chain (after a reorg).
+    /// The buyers, sellers and oracles of these pacts (the ones a pass touched), the ERC-8004
+    /// agents paid through them, and these ERC-8004 agents (ids as decimal text).
+    Marked {
+        /// The pacts.
+        pacts: &'a [U256],
+        /// The ERC-8004 agents.
+        agents: &'a [String],
+    },
+    /// Every address and agent of the chain (after a reorg).
     All,
 }
 
@@ -82,16 +84,22 @@ pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(
     .await?;
     let cells = Cells { table: "reputation_pending", key: format!("chain {chain_id}") };
     let pacts = ids.iter().map(|id| cells.u256("pact_id", id)).collect::<Result<Vec<U256>, _>>()?;
-    Ok(refresh(conn, chain_id, Scope::Pacts(&pacts)).await?)
+    let agents = sqlx::query_scalar!(
+        r#"DELETE FROM erc8004_pending WHERE chain_id = $1 RETURNING agent_id::text AS "id!""#,
+        i64_of(chain_id)
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(refresh(conn, chain_id, Scope::Marked { pacts: &pacts, agents: &agents }).await?)
 }
 
 /// Recomputes the aggregates of `scope` on `chain_id` as buyer, seller and oracle.
 pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -> Result<(), sqlx::Error> {
     let chain = i64_of(chain_id);
-    let (all, addresses): (bool, Vec<Vec<u8>>) = match scope {
-        Scope::All => (true, Vec::new()),
-        Scope::Pacts([]) => return Ok(()),
-        Scope::Pacts(pacts) => {
+    let (all, addresses, agents): (bool, Vec<Vec<u8>>, &[String]) = match scope {
+        Scope::All => (true, Vec::new(), &[]),
+        Scope::Marked { pacts: [], agents: [] } => return Ok(()),
+        Scope::Marked { pacts, agents } => {
             let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
             let addresses = sqlx::query_scalar!(
                 r#"SELECT buyer AS "a!" FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[]) AND buyer IS NOT NULL
@@ -102,7 +110,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
             )
             .fetch_all(&mut *conn)
             .await?;
-            (false, addresses)
+            (false, addresses, agents)
         }
     };
     sqlx::query!(
@@ -115,53 +123,62 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
     .await?;
     sqlx::query!(
         r#"
-        WITH fulls AS (
-            SELECT address AS currency,
-                   CASE WHEN address = $5 THEN $4::text::numeric ELSE $6::bigint * 10::numeric ^ decimals END AS full
-            FROM currencies WHERE chain_id = $1
-        ),
-        roles AS (
-            SELECT p.buyer AS address, $17 AS role, p.status, p.disputed_at, p.outcome, p.payment, p.currency,
-                   p.final_score::numeric AS score, NULL::numeric AS miss,
-                   CASE p.outcome WHEN $7 THEN 1 WHEN $8 THEN 0.75 WHEN $9 THEN 1
-                        WHEN $10 THEN 1 WHEN $11 THEN 0 WHEN $12 THEN 0.5
-                        WHEN $13 THEN 1 - p.seller_share / 10000.0 WHEN $14 THEN 1 END AS credit
+        WITH roles AS (
+            SELECT p.pact_id, p.buyer AS address, $15 AS role, p.seller AS counterparty, p.status, p.disputed_at, p.outcome,
+                   p.payment, p.currency, p.final_score::numeric AS score, NULL::numeric AS miss,
+                   CASE p.outcome WHEN $5 THEN 1 WHEN $6 THEN 0.75 WHEN $7 THEN 1
+                        WHEN $8 THEN 1 WHEN $9 THEN 0
+                        WHEN $11 THEN 1 - p.seller_share / 10000.0 WHEN $12 THEN 1 END AS credit
             FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
-            SELECT p.seller, $18, p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
-                   CASE p.outcome WHEN $7 THEN coalesce(p.final_score / 100.0, 1)
-                        WHEN $8 THEN coalesce(p.final_score / 100.0, 1) WHEN $11 THEN 1
-                        WHEN $9 THEN 0 WHEN $10 THEN 0 WHEN $12 THEN 0.5
-                        WHEN $13 THEN p.seller_share / 10000.0 WHEN $14 THEN p.seller_share / 10000.0 END
+            SELECT p.pact_id, p.seller, $16, p.buyer, p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
+                   CASE p.outcome WHEN $5 THEN coalesce(p.final_score / 100.0, 1)
+                        WHEN $6 THEN coalesce(p.final_score / 100.0, 1) WHEN $9 THEN 1
+                        WHEN $7 THEN 0 WHEN $8 THEN 0
+                        WHEN $11 THEN p.seller_share / 10000.0 WHEN $12 THEN p.seller_share / 10000.0 END
             FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
             UNION ALL
-            SELECT v.oracle, $19, p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
-                   abs(v.score - p.final_score), 1 - abs(v.score - p.final_score) / 100.0
+            -- An oracle is rated only where another oracle scored too: a sole oracle agrees with itself.
+            SELECT p.pact_id, v.oracle, $17, p.seller, p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
+                   abs(v.score - p.final_score),
+                   CASE WHEN p.score_count >= 2 THEN 1 - abs(v.score - p.final_score) / 100.0 END
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
             WHERE v.chain_id = $1 AND ($2 OR v.oracle = ANY($3))
         ),
-        weighted AS (SELECT r.*, least(1, r.payment / f.full) AS w FROM roles r JOIN fulls f USING (currency)),
         outcomes AS (
             SELECT address, role,
                    count(*) AS pacts,
-                   count(*) FILTER (WHERE status = $15) AS completed,
-                   count(*) FILTER (WHERE status = $16) AS refunded,
+                   count(*) FILTER (WHERE status = $13) AS completed,
+                   count(*) FILTER (WHERE status = $14) AS refunded,
                    count(*) FILTER (WHERE disputed_at IS NOT NULL) AS disputed,
-                   count(*) FILTER (WHERE outcome IN ($10, $12)) AS timed_out,
-                   coalesce(sum(payment) FILTER (WHERE status = $15 AND currency = $5), 0) AS volume,
+                   count(*) FILTER (WHERE outcome IN ($8, $10)) AS timed_out,
+                   coalesce(sum(payment) FILTER (WHERE status = $13 AND currency = $4), 0) AS volume,
                    round(avg(score), 2) AS mean_score,
-                   round(100 - avg(miss), 2) AS agreement,
-                   count(credit) AS rated,
-                   coalesce(sum(w * credit), 0) AS credit,
-                   coalesce(sum(w) FILTER (WHERE credit IS NOT NULL), 0) AS weight
-            FROM weighted GROUP BY address, role
+                   round(100 - avg(miss), 2) AS agreement
+            FROM roles GROUP BY address, role
         ),
-        -- Feedback received, in the role the ratee had in the pact; one vote per counterparty.
+        -- Evidence by counterparty: each counterparty's pacts weigh at most 1 together.
+        by_counterparty AS (
+            SELECT r.address, r.role, r.counterparty, count(*) AS rated, sum(e.weight) AS w,
+                   sum(e.weight * r.credit) AS wc
+            FROM roles r JOIN pact_evidence e ON e.chain_id = $1 AND e.pact_id = r.pact_id
+            WHERE r.credit IS NOT NULL
+            GROUP BY 1, 2, 3
+        ),
+        evidence AS (
+            SELECT address, role, sum(rated) AS rated, count(*) FILTER (WHERE w > 0) AS counterparties,
+                   sum(least(1, w)) AS weight,
+                   sum(CASE WHEN w > 0 THEN wc * least(1, w) / w ELSE 0 END) AS credit
+            FROM by_counterparty GROUP BY 1, 2
+        ),
+        -- Feedback received, in the role the ratee had in the pact; one vote per counterparty,
+        -- weighing what the paid pacts it rated weigh (at most 1). A rating of a pact that paid the
+        -- seller nothing (a refund) is shown but weighs nothing.
         per_rater AS (
-            SELECT f.ratee AS address, CASE WHEN f.ratee = p.seller THEN $18 ELSE $17 END AS role,
+            SELECT f.ratee AS address, CASE WHEN f.ratee = e.seller THEN $16 ELSE $15 END AS role,
                    f.rater, count(*) AS given, avg(f.rating) AS mean,
-                   least(1, sum(p.payment / w.full)) AS w
-            FROM feedback f JOIN pacts p USING (chain_id, pact_id) JOIN fulls w ON w.currency = p.currency
+                   least(1, coalesce(sum(e.weight) FILTER (WHERE e.paid), 0)) AS w
+            FROM feedback f JOIN pact_evidence e USING (chain_id, pact_id)
             WHERE f.chain_id = $1 AND ($2 OR f.ratee = ANY($3))
             GROUP BY 1, 2, 3
         ),
@@ -173,19 +190,18 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         )
         INSERT INTO reputation
             (chain_id, address, role, pacts, completed, refunded, disputed, timed_out, volume, mean_score,
-             agreement, rated, credit, weight, feedback_count, feedback_raters, feedback_mean, feedback_credit,
-             feedback_weight)
+             agreement, rated, counterparties, credit, weight, feedback_count, feedback_raters, feedback_mean,
+             feedback_credit, feedback_weight)
         SELECT $1, o.address, o.role, o.pacts, o.completed, o.refunded, o.disputed, o.timed_out, o.volume,
-               o.mean_score, o.agreement, o.rated, o.credit, o.weight, coalesce(f.given, 0), coalesce(f.raters, 0),
+               o.mean_score, o.agreement, coalesce(v.rated, 0), coalesce(v.counterparties, 0),
+               coalesce(v.credit, 0), coalesce(v.weight, 0), coalesce(f.given, 0), coalesce(f.raters, 0),
                f.mean, coalesce(f.credit, 0), coalesce(f.weight, 0)
-        FROM outcomes o LEFT JOIN received f USING (address, role)
+        FROM outcomes o LEFT JOIN evidence v USING (address, role) LEFT JOIN received f USING (address, role)
         "#,
         chain,
         all,
         &addresses,
-        FULL_WEIGHT_WEI.to_string(),
         alloy::primitives::Address::ZERO.as_slice(),
-        FULL_WEIGHT_TOKEN_UNITS,
         Outcome::Approved.name(),
         Outcome::AutoApproved.name(),
         Outcome::BuyerWon.name(),
@@ -199,6 +215,74 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         ReputationRole::Buyer.name(),
         ReputationRole::Seller.name(),
         ReputationRole::Oracle.name(),
+    )
+    .execute(&mut *conn)
+    .await?;
+    refresh_erc8004(conn, chain, all, &addresses, agents).await
+}
+
+/// Recomputes the ERC-8004 aggregates of every agent (`all`), or of `agents` and of the agents
+/// whose wallet is one of `wallets` (paid through a pact just settled: its grounding may change).
+async fn refresh_erc8004(
+    conn: &mut PgConnection,
+    chain: i64,
+    all: bool,
+    wallets: &[Vec<u8>],
+    agents: &[String],
+) -> Result<(), sqlx::Error> {
+    let ids = sqlx::query_scalar!(
+        r#"SELECT agent_id::text AS "id!" FROM erc8004_agent_state
+           WHERE chain_id = $1 AND ($2 OR wallet = ANY($3) OR agent_id = ANY($4::text[]::numeric[]))
+           UNION SELECT DISTINCT agent_id::text FROM erc8004_feedback WHERE chain_id = $1 AND $2"#,
+        chain,
+        all,
+        wallets,
+        agents
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let ids: Vec<String> = ids.into_iter().chain(agents.iter().cloned()).collect();
+    sqlx::query!(
+        "DELETE FROM erc8004_reputation WHERE chain_id = $1 AND ($2 OR agent_id = ANY($3::text[]::numeric[]))",
+        chain,
+        all,
+        &ids
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"
+        WITH live AS (
+            SELECT f.agent_id, f.client, f.value / 10::numeric ^ f.value_decimals AS value, g.vote, g.weight
+            FROM erc8004_feedback f
+            JOIN erc8004_grounding g USING (chain_id, agent_id, client, feedback_index)
+            WHERE f.chain_id = $1 AND f.agent_id = ANY($2::text[]::numeric[]) AND NOT g.revoked
+        ),
+        clients AS (
+            SELECT agent_id, client, count(*) AS given, avg(vote) AS vote, max(weight) AS weight
+            FROM live GROUP BY agent_id, client
+        ),
+        raw AS (
+            SELECT agent_id, count(*) AS feedback, count(DISTINCT client) AS clients, avg(value) AS mean_value
+            FROM live GROUP BY agent_id
+        ),
+        grounded AS (
+            SELECT agent_id, coalesce(sum(given) FILTER (WHERE weight > 0), 0) AS grounded,
+                   count(*) FILTER (WHERE weight > 0) AS grounded_clients,
+                   coalesce(sum(weight), 0) AS weight, coalesce(sum(weight * vote), 0) AS credit
+            FROM clients GROUP BY agent_id
+        )
+        INSERT INTO erc8004_reputation (chain_id, agent_id, feedback, clients, mean_value, grounded,
+                                        grounded_clients, grounded_weight, grounded_credit, grounded_score)
+        SELECT $1, a.id, coalesce(r.feedback, 0), coalesce(r.clients, 0), r.mean_value, coalesce(g.grounded, 0),
+               coalesce(g.grounded_clients, 0), coalesce(g.weight, 0), coalesce(g.credit, 0),
+               reputation_score(coalesce(g.credit, 0), coalesce(g.weight, 0))
+        FROM (SELECT DISTINCT unnest($2::text[])::numeric AS id) a
+        LEFT JOIN raw r ON r.agent_id = a.id LEFT JOIN grounded g ON g.agent_id = a.id
+        ON CONFLICT (chain_id, agent_id) DO NOTHING
+        "#,
+        chain,
+        &ids
     )
     .execute(conn)
     .await

@@ -231,6 +231,7 @@ impl<P: Provider> Indexer<P> {
             oracle_registry: t.contracts.oracle_registry,
             agent_registry: t.contracts.agent_registry,
             deployment_block: t.deployment_block,
+            erc8004: t.contracts.erc8004,
         };
         let stored = checkpoint::register_chain(conn, t.chain_id, ours).await?;
         if stored != ours {

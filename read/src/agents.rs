@@ -14,7 +14,6 @@ use chrono::{DateTime, Utc};
 
 use super::{
     Currency, MAX_PAGE_SIZE, Page, ReadError, Reader,
-    reputation::{PRIOR_MEAN, PRIOR_WEIGHT},
 };
 
 /// The longest capability name a search accepts (the registry's own limit).
@@ -195,26 +194,23 @@ impl Reader {
                    SELECT name, description, price, currency FROM agent_capabilities c
                    WHERE c.chain_id = a.chain_id AND c.address = a.address
                      AND ($2::text IS NULL OR lower(c.name) = lower($2))
-                     AND ($12::bytea IS NULL OR c.currency = $12)
+                     AND ($10::bytea IS NULL OR c.currency = $10)
                    ORDER BY price, position LIMIT 1) c
                LEFT JOIN currencies k ON k.chain_id = a.chain_id AND k.address = c.currency
                CROSS JOIN LATERAL (
-                   SELECT round((5 * (coalesce(sum(r.credit + r.feedback_credit), 0)::float8 + $3::float8)
-                                   / (coalesce(sum(r.weight + r.feedback_weight), 0)::float8 + $4::float8))::numeric, 2)
-                          AS score
+                   SELECT reputation_score(coalesce(sum(r.credit + r.feedback_credit), 0),
+                                           coalesce(sum(r.weight + r.feedback_weight), 0)) AS score
                    FROM reputation r WHERE r.chain_id = a.chain_id AND r.address = a.address) s
-               WHERE a.chain_id = $1 AND (a.active OR $5)
-                 AND ($6::text IS NULL OR c.price <= $6::numeric)
-                 AND ($7::float8 IS NULL OR s.score >= $7::numeric)
-                 AND ($8::text IS NULL OR s.score < $8::numeric
-                      OR (s.score = $8::numeric AND (c.price > $9::text::numeric
-                          OR (c.price = $9::text::numeric AND a.address > $10))))
+               WHERE a.chain_id = $1 AND (a.active OR $3)
+                 AND ($4::text IS NULL OR c.price <= $4::numeric)
+                 AND ($5::float8 IS NULL OR s.score >= $5::numeric)
+                 AND ($6::text IS NULL OR s.score < $6::numeric
+                      OR (s.score = $6::numeric AND (c.price > $7::text::numeric
+                          OR (c.price = $7::text::numeric AND a.address > $8))))
                ORDER BY s.score DESC, c.price, a.address
-               LIMIT $11"#,
+               LIMIT $9"#,
             i64_of(chain_id),
             search.capability.as_deref().map(str::trim),
-            PRIOR_WEIGHT * PRIOR_MEAN,
-            PRIOR_WEIGHT,
             search.include_inactive,
             search.max_price.map(|p| p.to_string()),
             search.min_reputation,

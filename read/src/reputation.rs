@@ -1,18 +1,11 @@
 //! Reputation of an address as seller, buyer and oracle, read from the aggregates the indexer
 //! keeps (`reputation`), never recomputed per request.
 //!
-//! The 0-5 score (docs/api.md §Reputation) is a Bayesian mean weighted by escrowed value: every
-//! rated pact (or verification) earns a credit between 0 and 1 and weighs `w = min(1, payment /
-//! 0.01 ETH)`; every counterparty that gave feedback casts one vote between 0 and 1 (its mean
-//! rating, 1-5, mapped onto 0-1) weighing `v = min(1, payments of the pacts it rated / 0.01 ETH)`;
-//! and [`PRIOR_WEIGHT`] imaginary samples of [`PRIOR_MEAN`] are added before averaging:
-//!
-//! `score = 5 × (Σ w·credit + Σ v·vote + PRIOR_WEIGHT × PRIOR_MEAN) / (Σ w + Σ v + PRIOR_WEIGHT)`
-//!
-//! With no history the score is 3.0; one perfect pact of 0.01 ETH or more gives 3.33, while 100
-//! such pacts at 0.9 give 4.43: a lucky single pact cannot beat a long good record, a counterparty
-//! rating a hundred times weighs what it weighs rating once, and a hundred self-dealt pacts of a
-//! few wei weigh next to nothing.
+//! The 0-5 score is computed by the database's `reputation_score(credit, weight)`
+//! (migrations/0016_grounded_reputation.sql), the one definition every surface reads: a Bayesian
+//! mean over evidence each piece of which weighs 0-1 by the value escrowed times the time it was
+//! locked, at most 1 per counterparty, with five imaginary pieces at 3.0 before any history
+//! (docs/api.md §Reputation).
 
 use agentpact_contracts::{PactStatus, ReputationRole};
 use agentpact_schema::{Cells, i64_of};
@@ -20,14 +13,8 @@ use alloy::primitives::{Address, U256};
 
 use super::{Currency, ReadError, Reader};
 
-/// The mean credit assumed before any history (3.0 of 5).
-pub const PRIOR_MEAN: f64 = 0.6;
-
-/// How many pacts the prior counts as.
-pub const PRIOR_WEIGHT: f64 = 5.0;
-
 /// A 0-5 score and the evidence it rests on.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Score {
     /// 0 to 5, rounded to two decimals.
     pub value: f64,
@@ -35,24 +22,8 @@ pub struct Score {
     pub rated: u64,
     /// The counterparties whose feedback is behind it.
     pub raters: u64,
-    /// What the pacts and votes weigh together, each between 0 and 1 by the value escrowed.
+    /// What the pacts and votes weigh together, each counterparty at most 1.
     pub weight: f64,
-}
-
-impl Score {
-    /// The score of the evidence of `roles` together.
-    pub fn of(roles: &[&RoleReputation]) -> Self {
-        let sum = |f: fn(&RoleReputation) -> f64| roles.iter().map(|r| f(r)).sum::<f64>();
-        let weight = sum(|r| r.weight + r.feedback_weight);
-        let credit = sum(|r| r.credit + r.feedback_votes);
-        let raw = 5.0 * (credit + PRIOR_WEIGHT * PRIOR_MEAN) / (weight + PRIOR_WEIGHT);
-        Self {
-            value: (raw.clamp(0.0, 5.0) * 100.0).round() / 100.0,
-            rated: roles.iter().map(|r| r.rated).sum(),
-            raters: roles.iter().map(|r| r.feedback_raters).sum(),
-            weight: (weight * 10_000.0).round() / 10_000.0,
-        }
-    }
 }
 
 /// What one role's history says.
@@ -76,7 +47,9 @@ pub struct RoleReputation {
     pub agreement: Option<f64>,
     /// Finished pacts (or verifications) that count toward the score.
     pub rated: u64,
-    /// Their weights summed: each `min(1, payment / 0.01 ETH)`.
+    /// The distinct counterparties behind them (for an oracle: the sellers).
+    pub counterparties: u64,
+    /// Their weights summed per counterparty, each counterparty at most 1.
     pub weight: f64,
     /// Their credits summed, each times its weight.
     pub credit: f64,
@@ -86,11 +59,13 @@ pub struct RoleReputation {
     pub feedback_raters: u64,
     /// Their mean rating, 1-5 (none without feedback).
     pub feedback_mean: Option<f64>,
-    /// The counterparties' votes' weights summed: each `min(1, payments it rated / 0.01 ETH)`.
+    /// The counterparties' votes' weights summed: each what the paid pacts it rated weigh, at most 1.
     pub feedback_weight: f64,
     /// The counterparties' votes summed: each one's mean rating mapped from 1-5 onto 0-1, times
     /// its weight.
     pub feedback_votes: f64,
+    /// The 0-5 score of this role alone.
+    pub score: Score,
 }
 
 impl RoleReputation {
@@ -104,10 +79,6 @@ impl RoleReputation {
         ratio(self.timed_out, self.pacts)
     }
 
-    /// The 0-5 score of this role alone.
-    pub fn score(&self) -> Score {
-        Score::of(&[self])
-    }
 }
 
 /// An address's reputation in every role.
@@ -121,14 +92,11 @@ pub struct Reputation {
     pub as_buyer: RoleReputation,
     /// As oracle.
     pub as_oracle: RoleReputation,
+    /// The 0-5 score over all roles together.
+    pub overall: Score,
 }
 
 impl Reputation {
-    /// The 0-5 score over all roles together.
-    pub fn overall(&self) -> Score {
-        Score::of(&[&self.as_seller, &self.as_buyer, &self.as_oracle])
-    }
-
     /// The role a row names in its `role` column.
     fn role(&mut self, row: &Cells, name: &str) -> Result<&mut RoleReputation, agentpact_schema::Corrupt> {
         Ok(match row.named("role", name, ReputationRole::from_name)? {
@@ -159,18 +127,26 @@ impl Reader {
                       mean_score::float8 AS mean_score, agreement::float8 AS agreement, rated,
                       weight::float8 AS "weight!", credit::float8 AS "credit!", feedback_count, feedback_raters,
                       feedback_mean::float8 AS feedback_mean, feedback_credit::float8 AS "feedback_credit!",
-                      feedback_weight::float8 AS "feedback_weight!"
+                      feedback_weight::float8 AS "feedback_weight!", counterparties,
+                      reputation_score(credit + feedback_credit, weight + feedback_weight)::float8 AS "score!",
+                      reputation_score(sum(credit + feedback_credit) OVER (), sum(weight + feedback_weight) OVER ())::float8
+                          AS "overall!"
                FROM reputation WHERE chain_id = $1 AND address = $2"#,
             i64_of(chain_id),
             address.as_slice(),
         )
         .fetch_all(self.pool())
         .await?;
+        // Roles (or an address) without history score what no evidence scores.
+        let prior = if rows.len() < ReputationRole::ALL.len() { self.prior_score().await? } else { 0.0 };
+        let prior = Score { value: prior, ..Score::default() };
+        let fresh = RoleReputation { score: prior, ..RoleReputation::default() };
         let mut rep = Reputation {
             address,
-            as_seller: RoleReputation::default(),
-            as_buyer: RoleReputation::default(),
-            as_oracle: RoleReputation::default(),
+            as_seller: fresh.clone(),
+            as_buyer: fresh.clone(),
+            as_oracle: fresh,
+            overall: prior,
         };
         for r in rows {
             let row = Cells { table: "reputation", key: format!("chain {chain_id} {address} as {}", r.role) };
@@ -192,10 +168,27 @@ impl Reader {
                 feedback_mean: r.feedback_mean,
                 feedback_weight: r.feedback_weight,
                 feedback_votes: r.feedback_credit,
+                counterparties: count("counterparties", r.counterparties)?,
+                score: Score::default(),
             };
+            let score = |roles: &[&RoleReputation], value| Score {
+                value,
+                rated: roles.iter().map(|r| r.rated).sum(),
+                raters: roles.iter().map(|r| r.feedback_raters).sum(),
+                weight: roles.iter().map(|r| r.weight + r.feedback_weight).sum::<f64>(),
+            };
+            let role = RoleReputation { score: score(&[&role], r.score), ..role };
             *rep.role(&row, &r.role)? = role;
+            rep.overall = score(&[&rep.as_seller, &rep.as_buyer, &rep.as_oracle], r.overall);
         }
         Ok(rep)
+    }
+
+    /// The score of an address without history (3.0), as `reputation_score` defines it.
+    pub async fn prior_score(&self) -> Result<f64, ReadError> {
+        Ok(sqlx::query_scalar!(r#"SELECT reputation_score(0, 0)::float8 AS "prior!""#)
+            .fetch_one(self.pool())
+            .await?)
     }
 
     /// What `address` was paid through completed pacts as `role` ("seller", "buyer", or
@@ -243,64 +236,5 @@ impl Reader {
                 Ok((currency, row.u256("payment", &r.amount)?))
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `pacts` full-weight pacts earning `credit` in all, and `raters` full-weight votes
-    /// summing to `votes`.
-    fn score(credit: f64, pacts: u64, votes: f64, raters: u64) -> f64 {
-        let role = RoleReputation {
-            rated: pacts,
-            weight: pacts as f64,
-            credit,
-            feedback_raters: raters,
-            feedback_weight: raters as f64,
-            feedback_votes: votes,
-            ..Default::default()
-        };
-        role.score().value
-    }
-
-    #[test]
-    fn few_pacts_shrink_toward_the_prior() {
-        assert_eq!(score(0.0, 0, 0.0, 0), 3.0);
-        let lucky = score(1.0, 1, 0.0, 0);
-        let steady = score(90.0, 100, 0.0, 0);
-        assert_eq!((lucky, steady), (3.33, 4.43));
-        assert!(steady > lucky);
-        assert_eq!(score(0.0, 1000, 0.0, 0), 0.01);
-    }
-
-    #[test]
-    fn each_counterparty_is_one_vote() {
-        // Two pacts at credit 1; one counterparty's five-star vote moves the score once...
-        let one_vote = score(2.0, 2, 1.0, 1);
-        assert_eq!(one_vote, 3.75);
-        // ...and three counterparties' votes three times as much evidence.
-        assert_eq!(score(2.0, 2, 3.0, 3), 4.0);
-        // A one-star vote pulls down as far as a five-star one pulls up.
-        assert_eq!(score(2.0, 2, 0.0, 1), 3.13);
-    }
-
-    #[test]
-    fn evidence_counts_by_the_value_escrowed() {
-        // A hundred perfect pacts of 10 wei each (weight 10⁻¹⁵), each rated five stars by its own
-        // wallet, against one ordinary pact at 0.86 with one five-star vote.
-        let tiny = 1e-15;
-        let farm = RoleReputation {
-            rated: 100,
-            weight: 100.0 * tiny,
-            credit: 100.0 * tiny,
-            feedback_raters: 100,
-            feedback_weight: 100.0 * tiny,
-            feedback_votes: 100.0 * tiny,
-            ..Default::default()
-        };
-        assert_eq!(farm.score().value, 3.0);
-        assert_eq!(score(0.86, 1, 1.0, 1), 3.47);
     }
 }

@@ -4,6 +4,7 @@
 mod account;
 mod admission;
 mod answer_cap;
+mod erc8004;
 pub mod cost;
 mod errors;
 mod history;
@@ -38,6 +39,7 @@ pub struct ChainId(pub u64);
 pub struct QueryRoot(
     query::PactQuery,
     market::MarketQuery,
+    erc8004::Erc8004Query,
     negotiation::NegotiationQuery,
     history::HistoryQuery,
     account::AccountQuery,

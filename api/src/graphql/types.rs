@@ -428,7 +428,7 @@ impl RoleReputation {
     }
     /// This role's 0-5 score.
     async fn score(&self) -> Score {
-        self.role.score().into()
+        self.role.score.into()
     }
 }
 
@@ -480,7 +480,7 @@ impl Reputation {
     }
     /// The 0-5 score over all roles together, feedback included.
     async fn score(&self) -> Score {
-        self.0.overall().into()
+        self.0.overall.into()
     }
 }
 

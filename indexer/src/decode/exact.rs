@@ -29,6 +29,8 @@ pub(super) enum Abi {
     AgentPact,
     OracleRegistry,
     AgentRegistry,
+    IdentityRegistry,
+    ReputationRegistry,
 }
 
 /// Why the exact strings could not be read.
@@ -57,6 +59,10 @@ static AGENT_PACT: LazyLock<Result<Events, String>> = LazyLock::new(|| events(ar
 static ORACLE_REGISTRY: LazyLock<Result<Events, String>> =
     LazyLock::new(|| events(artifacts::ORACLE_REGISTRY));
 static AGENT_REGISTRY: LazyLock<Result<Events, String>> = LazyLock::new(|| events(artifacts::AGENT_REGISTRY));
+static IDENTITY_REGISTRY: LazyLock<Result<Events, String>> =
+    LazyLock::new(|| events(artifacts::IDENTITY_REGISTRY));
+static REPUTATION_REGISTRY: LazyLock<Result<Events, String>> =
+    LazyLock::new(|| events(artifacts::REPUTATION_REGISTRY));
 
 /// Every string in `log`'s data, as the exact bytes emitted, in the order the ABI encodes them
 /// (depth-first): the order of [`crate::event::EventBody::texts_mut`].
@@ -65,6 +71,8 @@ pub(super) fn strings(abi: Abi, log: &LogData) -> Result<Vec<Vec<u8>>, ExactErro
         Abi::AgentPact => ("AgentPact", &*AGENT_PACT),
         Abi::OracleRegistry => ("OracleRegistry", &*ORACLE_REGISTRY),
         Abi::AgentRegistry => ("AgentRegistry", &*AGENT_REGISTRY),
+        Abi::IdentityRegistry => ("IdentityRegistry", &*IDENTITY_REGISTRY),
+        Abi::ReputationRegistry => ("ReputationRegistry", &*REPUTATION_REGISTRY),
     };
     let events = events.as_ref().map_err(|why| ExactError::Abi(name, why.clone()))?;
     let selector = log.topics().first().copied().unwrap_or_default();
@@ -142,6 +150,8 @@ mod tests {
             (Abi::AgentPact, &*AGENT_PACT),
             (Abi::OracleRegistry, &*ORACLE_REGISTRY),
             (Abi::AgentRegistry, &*AGENT_REGISTRY),
+            (Abi::IdentityRegistry, &*IDENTITY_REGISTRY),
+            (Abi::ReputationRegistry, &*REPUTATION_REGISTRY),
         ] {
             let events = events.as_ref().unwrap_or_else(|why| panic!("{abi:?}: {why}"));
             assert!(!events.is_empty(), "{abi:?} has events");

@@ -1,16 +1,22 @@
-//! Turns raw logs of the three contracts into [`EventBody`] values, with every string field as
+//! Turns raw logs of the three contracts and of the chain's ERC-8004 registries into [`EventBody`] values, with every string field as
 //! the exact bytes the chain emitted ([`exact`]).
 
+mod erc8004;
 mod exact;
 
 use agentpact_contracts::{
     AgentPact::{self, AgentPactEvents},
     AgentRegistry::{self, AgentRegistryEvents},
     Contracts,
+    IdentityRegistry::IdentityRegistryEvents,
     OracleRegistry::{self, OracleRegistryEvents},
+    ReputationRegistry::ReputationRegistryEvents,
 };
 use agentpact_schema::ChainText;
-use alloy::{primitives::Address, sol_types::SolEventInterface};
+use alloy::{
+    primitives::{Address, B256},
+    sol_types::SolEventInterface,
+};
 
 use crate::event::{Capability, EventBody, Profile};
 
@@ -31,6 +37,15 @@ pub enum DecodeError {
         /// Why decoding failed.
         source: alloy::sol_types::Error,
     },
+    /// The log is an ERC-8004 registry event the indexer does not follow: the node answered
+    /// for events the filter did not ask for.
+    #[error("log from {contract} is a {event}, which the filter did not ask for")]
+    NotFollowed {
+        /// The registry.
+        contract: Address,
+        /// The event's name.
+        event: &'static str,
+    },
     /// The log decoded, but its strings' exact bytes could not be read back from its data.
     #[error("log from {contract}: {source}")]
     Strings {
@@ -39,6 +54,17 @@ pub enum DecodeError {
         /// Why.
         source: ExactError,
     },
+}
+
+/// The selectors (topic 0) of every event the indexer reads: all of our three contracts', and the
+/// ERC-8004 registries' it follows. The log filter asks for these alone.
+pub fn selectors() -> Vec<B256> {
+    [AgentPactEvents::SELECTORS, OracleRegistryEvents::SELECTORS, AgentRegistryEvents::SELECTORS]
+        .concat()
+        .into_iter()
+        .map(B256::from)
+        .chain(erc8004::SELECTORS)
+        .collect()
 }
 
 /// Decodes one log of any of `contracts`.
@@ -57,6 +83,15 @@ pub fn decode(contracts: &Contracts, log: &alloy::primitives::Log) -> Result<Eve
     } else if contract == contracts.agent_registry {
         let body = AgentRegistryEvents::decode_log(log).map(|l| from_agents(l.data)).map_err(undecodable)?;
         (body, exact::Abi::AgentRegistry)
+    } else if let Some(registries) = contracts.erc8004.filter(|r| contract == r.identity || contract == r.reputation) {
+        let not_followed = |event| DecodeError::NotFollowed { contract, event };
+        if contract == registries.identity {
+            let event = IdentityRegistryEvents::decode_log(log).map_err(undecodable)?.data;
+            (erc8004::identity(event).map_err(not_followed)?, exact::Abi::IdentityRegistry)
+        } else {
+            let event = ReputationRegistryEvents::decode_log(log).map_err(undecodable)?.data;
+            (erc8004::reputation(event).map_err(not_followed)?, exact::Abi::ReputationRegistry)
+        }
     } else {
         return Err(DecodeError::UnknownContract(contract));
     };
@@ -254,6 +289,7 @@ mod tests {
             agent_pact: Address::repeat_byte(1),
             oracle_registry: Address::repeat_byte(2),
             agent_registry: Address::repeat_byte(3),
+            erc8004: None,
         }
     }
 

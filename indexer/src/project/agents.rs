@@ -53,7 +53,8 @@ pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(
         | EventBody::CapabilitiesUpdated { .. }
         | EventBody::OracleDeregistered { .. }
         | EventBody::StakeWithdrawn { .. }
-        | EventBody::FeedbackGiven { .. } => Ok(()),
+        | EventBody::FeedbackGiven { .. }
+        | EventBody::Erc8004(_) => Ok(()),
     }
 }
 

@@ -155,7 +155,8 @@ impl PactChanges {
             | E::ProfileUpdated { .. }
             | E::AgentDeactivated { .. }
             | E::AgentReactivated { .. }
-            | E::FeedbackGiven { .. } => {
+            | E::FeedbackGiven { .. }
+            | E::Erc8004(_) => {
                 if fresh {
                     self.pacts.remove(&pact_id);
                 }

@@ -1,5 +1,6 @@
 //! Applies journal events to the projections (currencies, pacts, pact_oracles, verifications,
-//! disputes, settlements, oracles, payouts, withdrawals, agents, agent_capabilities, feedback). Projections are derived from the journal alone: applying the
+//! disputes, settlements, oracles, payouts, withdrawals, agents, agent_capabilities, feedback, and
+//! the ERC-8004 registries' tables). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
 use agentpact_contracts::{Initiator, OracleStatus, PactStatus};
@@ -9,6 +10,7 @@ use sqlx::PgConnection;
 
 mod agents;
 mod changes;
+mod erc8004;
 mod settlements;
 
 use changes::PactChanges;
@@ -69,12 +71,17 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
             | E::AgentRegistered { .. }
             | E::ProfileUpdated { .. }
             | E::AgentDeactivated { .. }
-            | E::AgentReactivated { .. } => in_order.push(e),
+            | E::AgentReactivated { .. }
+            | E::Erc8004(_) => in_order.push(e),
         }
     }
     insert_created(conn, &created).await?;
     changes.write(conn).await?;
     for e in in_order {
+        if let E::Erc8004(event) = &e.body {
+            erc8004::apply(conn, e, event).await?;
+            continue;
+        }
         apply_oracle_event(conn, e).await?;
         agents::apply(conn, e).await?;
         settlements::apply(conn, e).await?;
@@ -115,6 +122,10 @@ pub const TABLES: &[(&str, Undo)] = &[
     ("agent_capabilities", Undo::Accounts("address")),
     ("agents", Undo::Accounts("address")),
     ("oracles", Undo::Accounts("address")),
+    ("erc8004_revocations", Undo::Above("block_number")),
+    ("erc8004_feedback", Undo::Above("block_number")),
+    ("erc8004_agent_changes", Undo::Above("block_number")),
+    ("erc8004_agents", Undo::Above("block_number")),
 ];
 
 /// Undoes every projection above block `above` (a rollback to it), table by table as [`TABLES`]
@@ -192,7 +203,8 @@ async fn apply_currency(conn: &mut PgConnection, e: &JournalEvent) -> Result<(),
         | EventBody::ProfileUpdated { .. }
         | EventBody::AgentDeactivated { .. }
         | EventBody::AgentReactivated { .. }
-        | EventBody::FeedbackGiven { .. } => Ok(()),
+        | EventBody::FeedbackGiven { .. }
+        | EventBody::Erc8004(_) => Ok(()),
     }
 }
 
@@ -287,7 +299,8 @@ async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result
         | EventBody::ProfileUpdated { .. }
         | EventBody::AgentDeactivated { .. }
         | EventBody::AgentReactivated { .. }
-        | EventBody::FeedbackGiven { .. } => Ok(()),
+        | EventBody::FeedbackGiven { .. }
+        | EventBody::Erc8004(_) => Ok(()),
     }
 }
 
@@ -570,7 +583,8 @@ impl Bulk {
             | EventBody::AgentRegistered { .. }
             | EventBody::ProfileUpdated { .. }
             | EventBody::AgentDeactivated { .. }
-            | EventBody::AgentReactivated { .. } => {}
+            | EventBody::AgentReactivated { .. }
+            | EventBody::Erc8004(_) => {}
         }
     }
 

@@ -83,6 +83,7 @@ pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(
         | EventBody::ProfileUpdated { .. }
         | EventBody::AgentDeactivated { .. }
         | EventBody::AgentReactivated { .. }
-        | EventBody::FeedbackGiven { .. } => Ok(()),
+        | EventBody::FeedbackGiven { .. }
+        | EventBody::Erc8004(_) => Ok(()),
     }
 }

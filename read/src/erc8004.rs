@@ -1,0 +1,291 @@
+//! Agents of the chain's ERC-8004 registries: who they are (owner, wallet, registration file),
+//! their raw ERC-8004 feedback beside the part of it that is grounded in settled pacts, and a
+//! search across both registries (docs/erc8004.md). Read from the aggregates the indexer keeps
+//! (`erc8004_reputation`) and the view that grounds each feedback (`erc8004_grounding`).
+
+use agentpact_schema::{Cells, i64_of};
+use alloy::primitives::{Address, B256, U256};
+use chrono::{DateTime, Utc};
+
+use super::{MAX_PAGE_SIZE, ReadError, Reader, agents::check_capability};
+
+/// An agent as ERC-8004's Identity Registry lists it, with its reputation there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Erc8004Agent {
+    /// Its token id.
+    pub agent_id: U256,
+    /// The token's owner.
+    pub owner: Option<Address>,
+    /// The address paid for it (`agentWallet`; none once unset or transferred).
+    pub wallet: Option<Address>,
+    /// Its registration file's URI as registered.
+    pub uri: String,
+    /// From the registration file, when it is a data: URI the index read.
+    pub name: Option<String>,
+    /// Same.
+    pub description: Option<String>,
+    /// Same: its MCP endpoint.
+    pub mcp_endpoint: Option<String>,
+    /// Same: the skills its services list.
+    pub skills: Vec<String>,
+    /// When it registered.
+    pub registered_at: DateTime<Utc>,
+    /// Its raw and grounded ERC-8004 reputation.
+    pub reputation: Erc8004Reputation,
+}
+
+/// An agent's ERC-8004 feedback, raw and grounded, side by side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Erc8004Reputation {
+    /// Unrevoked feedback, all of it.
+    pub feedback: u64,
+    /// The distinct clients that gave it.
+    pub clients: u64,
+    /// The mean value as given (what the registry's `getSummary` averages; usually 0-100).
+    pub mean_value: Option<f64>,
+    /// Unrevoked feedback whose client paid the agent's wallet through a settled pact.
+    pub grounded: u64,
+    /// The distinct clients behind it.
+    pub grounded_clients: u64,
+    /// What those clients' votes weigh together (each at most 1, by the pacts behind it).
+    pub grounded_weight: f64,
+    /// The 0-5 score of the grounded feedback alone (3.0 without any).
+    pub grounded_score: f64,
+}
+
+impl Erc8004Reputation {
+    /// The share of the feedback that is not grounded, 0-1 (0 without feedback).
+    pub fn ungrounded_share(&self) -> f64 {
+        if self.feedback == 0 { 0.0 } else { (self.feedback - self.grounded) as f64 / self.feedback as f64 }
+    }
+}
+
+/// One ERC-8004 feedback and what grounds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Erc8004Feedback {
+    /// The agent rated.
+    pub agent_id: U256,
+    /// Who gave it.
+    pub client: Address,
+    /// Its index among this client's feedback for the agent (from 1).
+    pub index: u64,
+    /// The value as given, as a decimal (`value / 10^decimals`).
+    pub value: String,
+    /// `tag1`, `tag2`.
+    pub tags: [String; 2],
+    /// The feedback file's URI (may be empty).
+    pub feedback_uri: String,
+    /// Revoked by its client.
+    pub revoked: bool,
+    /// The pact its tag names (`pact:{id}`), if any.
+    pub tagged_pact: Option<U256>,
+    /// The settled pacts by which the client paid the agent's wallet (the tagged one only, when
+    /// tagged): empty when ungrounded.
+    pub grounding_pacts: Vec<U256>,
+    /// What those pacts weigh as this client's vote (0-1).
+    pub weight: f64,
+    /// When it was given.
+    pub given_at: DateTime<Utc>,
+    /// The transaction that gave it.
+    pub tx_hash: B256,
+}
+
+/// How an ERC-8004 agent is named: by its token id or by the address paid for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentRef {
+    /// Its token id.
+    Id(U256),
+    /// Its wallet (or, when no agent has this wallet, its owner).
+    Address(Address),
+}
+
+/// An agent found in either registry by a capability, ranked by its grounded score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegistryMatch {
+    /// The address paid for it: its AgentPact address, or its ERC-8004 wallet.
+    pub address: Option<Address>,
+    /// Its ERC-8004 token id, when it is in ERC-8004.
+    pub agent_id: Option<U256>,
+    /// Its name (AgentPact profile, else registration file).
+    pub name: String,
+    /// Listed in AgentPact's market with this capability.
+    pub in_agentpact: bool,
+    /// The grounded score that ranked it: its grounded ERC-8004 score when it is in ERC-8004,
+    /// else its AgentPact score (which counts settled pacts only).
+    pub grounded_score: f64,
+    /// Its AgentPact score (3.0 without history).
+    pub agentpact_score: f64,
+    /// Its raw ERC-8004 mean value, when it has feedback there.
+    pub raw_mean_value: Option<f64>,
+}
+
+impl Reader {
+    /// The ERC-8004 agent `who` names on `chain_id`, if any.
+    pub async fn erc8004_agent(&self, chain_id: u64, who: AgentRef) -> Result<Option<Erc8004Agent>, ReadError> {
+        let (id, address) = match who {
+            AgentRef::Id(id) => (Some(id.to_string()), None),
+            AgentRef::Address(a) => (None, Some(a.to_vec())),
+        };
+        let row = sqlx::query!(
+            r#"SELECT s.agent_id::text AS "agent_id!", s.owner, s.wallet, s.uri, s.name, s.description,
+                      s.mcp_endpoint, s.skills AS "skills!", s.registered_at AS "registered_at!",
+                      coalesce(r.feedback, 0) AS "feedback!", coalesce(r.clients, 0) AS "clients!",
+                      r.mean_value::float8 AS mean_value, coalesce(r.grounded, 0) AS "grounded!",
+                      coalesce(r.grounded_clients, 0) AS "grounded_clients!",
+                      coalesce(r.grounded_weight, 0)::float8 AS "grounded_weight!",
+                      coalesce(r.grounded_score, reputation_score(0, 0))::float8 AS "grounded_score!"
+               FROM erc8004_agent_state s
+               LEFT JOIN erc8004_reputation r USING (chain_id, agent_id)
+               WHERE s.chain_id = $1
+                 AND (s.agent_id = $2::text::numeric OR s.wallet = $3 OR ($2 IS NULL AND s.wallet IS NULL AND s.owner = $3))
+               ORDER BY s.wallet = $3 DESC NULLS LAST, s.agent_id
+               LIMIT 1"#,
+            i64_of(chain_id),
+            id,
+            address,
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        let cells = Cells { table: "erc8004_agent_state", key: format!("chain {chain_id} agent {}", r.agent_id) };
+        let count = |column, n: i32| cells.int::<u64>(column, n);
+        Ok(Some(Erc8004Agent {
+            agent_id: cells.u256("agent_id", &r.agent_id)?,
+            owner: r.owner.map(|o| cells.address("owner", &o)).transpose()?,
+            wallet: r.wallet.map(|w| cells.address("wallet", &w)).transpose()?,
+            uri: r.uri.unwrap_or_default(),
+            name: r.name,
+            description: r.description,
+            mcp_endpoint: r.mcp_endpoint,
+            skills: r.skills,
+            registered_at: r.registered_at,
+            reputation: Erc8004Reputation {
+                feedback: count("feedback", r.feedback)?,
+                clients: count("clients", r.clients)?,
+                mean_value: r.mean_value,
+                grounded: count("grounded", r.grounded)?,
+                grounded_clients: count("grounded_clients", r.grounded_clients)?,
+                grounded_weight: r.grounded_weight,
+                grounded_score: r.grounded_score,
+            },
+        }))
+    }
+
+    /// Up to `first` (at most [`MAX_PAGE_SIZE`]) of `agent_id`'s ERC-8004 feedback, newest first,
+    /// each with its grounding.
+    pub async fn erc8004_feedback(
+        &self,
+        chain_id: u64,
+        agent_id: U256,
+        first: u32,
+    ) -> Result<Vec<Erc8004Feedback>, ReadError> {
+        if first > MAX_PAGE_SIZE {
+            return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: first });
+        }
+        let rows = sqlx::query!(
+            r#"SELECT f.client, f.feedback_index, (f.value / 10::numeric ^ f.value_decimals)::text AS "value!",
+                      f.tag1, f.tag2, f.feedback_uri, g.revoked AS "revoked!", g.tagged::text AS tagged,
+                      coalesce(g.grounding_pacts::text[], '{}') AS "pacts!", g.weight::float8 AS "weight!",
+                      f.given_at, f.tx_hash
+               FROM erc8004_feedback f
+               JOIN erc8004_grounding g USING (chain_id, agent_id, client, feedback_index)
+               WHERE f.chain_id = $1 AND f.agent_id = $2::text::numeric
+               ORDER BY f.block_number DESC, f.log_index DESC
+               LIMIT $3"#,
+            i64_of(chain_id),
+            agent_id.to_string(),
+            i64::from(first),
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let cells = Cells {
+                    table: "erc8004_feedback",
+                    key: format!("chain {chain_id} agent {agent_id} index {}", r.feedback_index),
+                };
+                Ok(Erc8004Feedback {
+                    agent_id,
+                    client: cells.address("client", &r.client)?,
+                    index: cells.int("feedback_index", r.feedback_index)?,
+                    value: trim_decimal(&r.value),
+                    tags: [r.tag1, r.tag2],
+                    feedback_uri: r.feedback_uri,
+                    revoked: r.revoked,
+                    tagged_pact: r.tagged.map(|t| cells.u256("tag1", &t)).transpose()?,
+                    grounding_pacts: r.pacts.iter().map(|p| cells.u256("pact_id", p)).collect::<Result<_, _>>()?,
+                    weight: r.weight,
+                    given_at: r.given_at,
+                    tx_hash: cells.hash("tx_hash", &r.tx_hash)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Up to `first` (at most [`MAX_PAGE_SIZE`]) agents of either registry offering `capability`
+    /// (an AgentPact capability, or a skill its ERC-8004 registration file lists), best grounded
+    /// score first, then by address. An agent in both is one match.
+    pub async fn search_registries(
+        &self,
+        chain_id: u64,
+        capability: &str,
+        first: u32,
+    ) -> Result<Vec<RegistryMatch>, ReadError> {
+        if first > MAX_PAGE_SIZE {
+            return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: first });
+        }
+        check_capability(capability)?;
+        let rows = sqlx::query!(
+            r#"WITH ours AS (
+                   SELECT a.address, a.name FROM agents a
+                   WHERE a.chain_id = $1 AND a.active AND EXISTS (
+                       SELECT 1 FROM agent_capabilities c
+                       WHERE c.chain_id = a.chain_id AND c.address = a.address AND lower(c.name) = lower($2))
+               ),
+               theirs AS (
+                   SELECT s.agent_id, s.wallet, s.name FROM erc8004_agent_state s
+                   WHERE s.chain_id = $1 AND EXISTS (SELECT 1 FROM unnest(s.skills) k WHERE lower(k) = lower($2))
+               ),
+               both_lists AS (
+                   SELECT coalesce(o.address, t.wallet) AS address, t.agent_id, coalesce(o.name, t.name, '') AS name,
+                          o.address IS NOT NULL AS in_agentpact
+                   FROM ours o FULL JOIN theirs t ON t.wallet = o.address
+               )
+               SELECT b.address, b.agent_id::text AS agent_id, b.name AS "name!", b.in_agentpact AS "in_agentpact!",
+                      coalesce(e.grounded_score, p.score)::float8 AS "grounded!", p.score::float8 AS "ours!",
+                      e.mean_value::float8 AS raw_mean
+               FROM both_lists b
+               LEFT JOIN erc8004_reputation e ON e.chain_id = $1 AND e.agent_id = b.agent_id
+               CROSS JOIN LATERAL (
+                   SELECT reputation_score(coalesce(sum(r.credit + r.feedback_credit), 0),
+                                           coalesce(sum(r.weight + r.feedback_weight), 0)) AS score
+                   FROM reputation r WHERE r.chain_id = $1 AND r.address = b.address) p
+               ORDER BY 5 DESC, b.address, b.agent_id
+               LIMIT $3"#,
+            i64_of(chain_id),
+            capability.trim(),
+            i64::from(first),
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let cells = Cells { table: "agents", key: format!("chain {chain_id} registry search {capability}") };
+                Ok(RegistryMatch {
+                    address: r.address.map(|a| cells.address("address", &a)).transpose()?,
+                    agent_id: r.agent_id.map(|id| cells.u256("agent_id", &id)).transpose()?,
+                    name: r.name,
+                    in_agentpact: r.in_agentpact,
+                    grounded_score: r.grounded,
+                    agentpact_score: r.ours,
+                    raw_mean_value: r.raw_mean,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A NUMERIC's text without trailing zeros after the point ("95.500" → "95.5", "100.0" → "100").
+fn trim_decimal(text: &str) -> String {
+    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text.to_owned() }
+}
