@@ -34,3 +34,23 @@ alloy::sol!(
     TestToken,
     "artifacts/dev/TestToken.json"
 );
+
+alloy::sol!(
+    /// The ERC-8004 Identity Registry as written here for anvil (contracts/dev): agents as ERC-721
+    /// tokens with a registration file URI, metadata and a signed agent wallet. The dev stack's and
+    /// the tests' stand-in for the chain's singleton; never deployed by `agentpact deploy`.
+    #[sol(rpc)]
+    #[derive(Debug, PartialEq, Eq)]
+    IdentityRegistry,
+    "artifacts/dev/IdentityRegistry.json"
+);
+
+alloy::sol!(
+    /// The ERC-8004 Reputation Registry as written here for anvil (contracts/dev): feedback on the
+    /// agents of one IdentityRegistry. The dev stack's and the tests' stand-in for the chain's
+    /// singleton; never deployed by `agentpact deploy`.
+    #[sol(rpc)]
+    #[derive(Debug, PartialEq, Eq)]
+    ReputationRegistry,
+    "artifacts/dev/ReputationRegistry.json"
+);

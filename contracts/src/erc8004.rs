@@ -53,7 +53,8 @@ pub async fn deploy_registries<P: Provider>(provider: &P) -> Result<Erc8004, Dep
 /// [`deploy_registries`], also saying the block of the first deployment transaction (an indexer of
 /// the registries starts there).
 pub async fn deploy_registries_at<P: Provider>(provider: &P) -> Result<(Erc8004, u64), DeployError> {
-    let (identity, block) = send_deployment("IdentityRegistry", IdentityRegistry::deploy_builder(provider)).await?;
+    let (identity, block) =
+        send_deployment("IdentityRegistry", IdentityRegistry::deploy_builder(provider)).await?;
     let reputation_call = ReputationRegistry::deploy_builder(provider, identity);
     let (reputation, _) = send_deployment("ReputationRegistry", reputation_call).await?;
     Ok((Erc8004 { identity, reputation }, block))
@@ -136,7 +137,14 @@ pub enum RegistrationError {
 impl RegistrationFile {
     /// A file of ours: `name`, `description`, the MCP endpoint, the capabilities as OASF skills,
     /// and the AgentPact wallet on `chain_id`.
-    pub fn ours(name: &str, description: &str, mcp: &str, skills: Vec<String>, chain_id: u64, wallet: Address) -> Self {
+    pub fn ours(
+        name: &str,
+        description: &str,
+        mcp: &str,
+        skills: Vec<String>,
+        chain_id: u64,
+        wallet: Address,
+    ) -> Self {
         let service = |name: &str, endpoint: String, version: Option<&str>, skills| Service {
             name: name.into(),
             endpoint,
@@ -311,7 +319,10 @@ impl FeedbackFile {
     /// `feedbackURI`: the file as a `data:application/json;base64,…` URI.
     pub fn to_data_uri(&self) -> String {
         use base64::Engine as _;
-        format!("data:application/json;base64,{}", base64::engine::general_purpose::STANDARD.encode(self.to_json()))
+        format!(
+            "data:application/json;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(self.to_json())
+        )
     }
 
     /// Reads a file given as a `data:` URI (base64 or percent-encoded JSON).
@@ -371,7 +382,14 @@ mod tests {
     #[test]
     fn a_file_of_ours_reads_back_from_its_data_uri() {
         let wallet = Address::repeat_byte(7);
-        let file = RegistrationFile::ours("Ada", "logos", "https://a.example/mcp", vec!["logo-design".into()], 84_532, wallet);
+        let file = RegistrationFile::ours(
+            "Ada",
+            "logos",
+            "https://a.example/mcp",
+            vec!["logo-design".into()],
+            84_532,
+            wallet,
+        );
         let back = RegistrationFile::from_uri(file.to_data_uri().as_bytes()).expect("reads back");
         assert_eq!(back, file);
         assert_eq!(back.mcp_endpoint(), Some("https://a.example/mcp"));
@@ -380,7 +398,8 @@ mod tests {
 
     #[test]
     fn a_feedback_file_reads_back_and_its_hash_is_the_keccak_of_its_bytes() {
-        let (identity, client, contract) = (Address::repeat_byte(1), Address::repeat_byte(2), Address::repeat_byte(3));
+        let (identity, client, contract) =
+            (Address::repeat_byte(1), Address::repeat_byte(2), Address::repeat_byte(3));
         let proof = PactProof {
             chain_id: 31_337,
             contract,
@@ -388,8 +407,19 @@ mod tests {
             payout_tx: B256::repeat_byte(9),
             status: "COMPLETED".into(),
         };
-        let file = FeedbackFile::ours(31_337, identity, U256::from(4), client, "2026-11-24T12:00:00Z".into(), 4, proof);
-        assert_eq!((file.value, file.value_decimals, file.tag1.as_str(), file.tag2.as_str()), (75, 0, "pact:12", "agentpact"));
+        let file = FeedbackFile::ours(
+            31_337,
+            identity,
+            U256::from(4),
+            client,
+            "2026-11-24T12:00:00Z".into(),
+            4,
+            proof,
+        );
+        assert_eq!(
+            (file.value, file.value_decimals, file.tag1.as_str(), file.tag2.as_str()),
+            (75, 0, "pact:12", "agentpact")
+        );
         let uri = file.to_data_uri();
         assert!(uri.starts_with("data:application/json;base64,"), "{uri}");
         let back = FeedbackFile::from_uri(uri.as_bytes()).expect("reads back");
@@ -404,7 +434,10 @@ mod tests {
         assert_eq!(json["value"], 75);
         assert_eq!(json["valueDecimals"], 0);
         let pact = &json["agentPact"];
-        assert_eq!((pact["chainId"].as_u64(), pact["pactId"].as_str(), pact["status"].as_str()), (Some(31_337), Some("12"), Some("COMPLETED")));
+        assert_eq!(
+            (pact["chainId"].as_u64(), pact["pactId"].as_str(), pact["status"].as_str()),
+            (Some(31_337), Some("12"), Some("COMPLETED"))
+        );
         assert_eq!(pact["contract"], contract.to_string());
         assert_eq!(pact["payoutTx"], B256::repeat_byte(9).to_string());
         // An id past 64 bits is written as a decimal string and read back.
@@ -415,11 +448,24 @@ mod tests {
 
     #[test]
     fn other_uris_and_broken_files_are_refused_not_guessed() {
-        assert_eq!(RegistrationFile::from_uri(b"https://a.example/agent.json"), Err(RegistrationError::NotData));
-        assert!(matches!(RegistrationFile::from_uri(b"data:text/plain,hi"), Err(RegistrationError::Encoding(_))));
-        assert!(matches!(RegistrationFile::from_uri(b"data:application/json;base64,!!"), Err(RegistrationError::Encoding(_))));
-        assert!(matches!(RegistrationFile::from_uri(b"data:application/json,%7B%7D%5B"), Err(RegistrationError::Json(_))));
-        let plain = RegistrationFile::from_uri(br#"data:application/json,{"name":"B%20b","services":[]}"#).expect("percent");
+        assert_eq!(
+            RegistrationFile::from_uri(b"https://a.example/agent.json"),
+            Err(RegistrationError::NotData)
+        );
+        assert!(matches!(
+            RegistrationFile::from_uri(b"data:text/plain,hi"),
+            Err(RegistrationError::Encoding(_))
+        ));
+        assert!(matches!(
+            RegistrationFile::from_uri(b"data:application/json;base64,!!"),
+            Err(RegistrationError::Encoding(_))
+        ));
+        assert!(matches!(
+            RegistrationFile::from_uri(b"data:application/json,%7B%7D%5B"),
+            Err(RegistrationError::Json(_))
+        ));
+        let plain = RegistrationFile::from_uri(br#"data:application/json,{"name":"B%20b","services":[]}"#)
+            .expect("percent");
         assert_eq!((plain.name.as_str(), plain.active), ("B b", true));
     }
 }

@@ -4,6 +4,8 @@
 //!   `contracts/artifacts` (built by `contracts/build` from `contracts/src`).
 //! - [`PactStatus`] and [`Initiator`]: the contract's enums with their human names.
 //! - [`deploy`]: deploys OracleRegistry, AgentPact and AgentRegistry and reports where and when.
+//! - [`erc8004`]: where a chain's ERC-8004 registries are, and [`erc8004::deploy_registries`], the
+//!   dev stack's and the tests' stand-ins for them on anvil.
 //! - [`permit`]: EIP-2612 permits for token deposits in one transaction.
 //! - [`rpc`]: how every part reaches a node: request and connect timeouts, a requests-per-second
 //!   ceiling.
@@ -20,8 +22,8 @@
 mod addresses;
 pub mod bindings;
 pub mod channels;
-pub mod erc8004;
 mod deploy;
+pub mod erc8004;
 mod event_kind;
 pub mod money;
 pub mod parse;
@@ -32,9 +34,11 @@ mod status;
 pub mod vocab;
 
 pub use addresses::Contracts;
-pub use bindings::{AgentPact, AgentRegistry, OracleRegistry, TestToken};
-pub use erc8004::Erc8004;
+pub use bindings::{
+    AgentPact, AgentRegistry, IdentityRegistry, OracleRegistry, ReputationRegistry, TestToken,
+};
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
+pub use erc8004::Erc8004;
 pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};
 pub use vocab::{DisputeCause, DisputeOutcome, OracleStatus, Outcome, ReputationRole};
