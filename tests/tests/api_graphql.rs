@@ -6,8 +6,8 @@ use agentpact_indexer::Config;
 use agentpact_tests::{
     HarnessError,
     api::{self, TestApi},
-    chain::{ether, send},
-    pacts::{Market, creator_deposit},
+    chain::{ether, hash, send},
+    pacts::{DEADLINE_IN, Market, accepter_deposit, creator_deposit},
     postgres::TestDatabase,
 };
 use alloy::{
@@ -324,15 +324,58 @@ async fn oracles_verifications_stats_and_indexer_status() -> Result {
     Ok(())
 }
 
+/// One day: what a pact's locked time is weighed against. A finished pact weighs
+/// min(1, payment / 0.01 ETH × seconds from acceptance to close / 1 day) as reputation evidence
+/// (`pact_evidence`, migrations/0016), so a pact of at least 0.01 ETH worked on this long weighs 1.
+const A_DAY: u64 = 24 * 60 * 60;
+
+/// The history of [`Market::reputation_history`], each pact's money locked for at least a day so
+/// that each weighs 1: between the cast's buyer and seller, a 2 ETH pact approved after scores 90 and 80
+/// (final 86); a 1 ETH pact that failed verification with 10 and 20 (final 14) and went to the
+/// buyer by ruling; a 1 ETH pact the seller abandoned, refunded by a timeout past its 7-day
+/// deadline. Then a 1 ETH pact scored by oracle 0 alone, 75 (final 75), worked on for a day and
+/// approved, between two others: dev account 8 buying from dev account 7.
+async fn weighty_reputation_history(m: &Market) -> Result {
+    let pact = &m.chain.pact;
+    let approved = m.funded(Initiator::Buyer, ether(2)).await?;
+    m.chain.increase_time(A_DAY).await?;
+    m.submitted(approved).await?;
+    m.verified(approved, &[90, 80]).await?;
+    send(pact.approveWork(approved).from(m.cast.buyer)).await?;
+    let lost = m.funded(Initiator::Seller, ether(1)).await?;
+    m.chain.increase_time(A_DAY).await?;
+    m.submitted(lost).await?;
+    m.verified(lost, &[10, 20]).await?;
+    send(pact.resolveDispute(lost, false).from(m.cast.arbitrator)).await?;
+    let abandoned = m.funded(Initiator::Buyer, ether(1)).await?;
+    m.chain.increase_time(DEADLINE_IN + 1).await?;
+    send(pact.claimTimeout(abandoned).from(m.cast.buyer)).await?;
+
+    let (buyer, seller) = (m.chain.accounts[8], m.chain.accounts[7]);
+    let mut terms = m.terms(Initiator::Buyer, ether(1)).await?;
+    terms.oracles = vec![m.cast.oracles[0]];
+    terms.weights = vec![100];
+    let sole = pact.pactCount().call().await?;
+    create_as(m, buyer, terms).await?;
+    send(pact.acceptPact(sole).from(seller).value(accepter_deposit(Initiator::Buyer, ether(1)))).await?;
+    m.chain.increase_time(A_DAY).await?;
+    send(pact.startWork(sole).from(seller)).await?;
+    send(pact.submitWork(sole, hash(2)).from(seller)).await?;
+    send(pact.submitVerification(sole, 75, hash(3)).from(m.cast.oracles[0])).await?;
+    send(pact.finalizeVerification(sole).from(m.cast.stranger)).await?;
+    send(pact.approveWork(sole).from(buyer)).await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn reputation_scores_a_hand_computed_history() -> Result {
     let m = Market::open().await?;
-    m.reputation_history().await?;
+    weighty_reputation_history(&m).await?;
     let db = TestDatabase::create().await?;
     agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
     let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
 
-    let q = "query($a: Address!) { reputation(address: $a) { score { value rated }
+    let q = "query($a: Address!) { reputation(address: $a) { score { value rated weight }
         asSeller { pacts completed refunded disputed timedOut volume meanScore disputeRate timeoutRate score { value rated } }
         asBuyer { score { value rated } }
         asOracle { pacts meanScore agreement score { value rated } } } }";
@@ -340,10 +383,13 @@ async fn reputation_scores_a_hand_computed_history() -> Result {
         let api = &api;
         async move { api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"].clone()) }
     };
-    // Seller: credits 0.86 (approved at 86) + 0 (dispute lost) + 0 (timed out) over 3 rated pacts:
-    // 5 × (0.86 + 5 × 0.6) / (3 + 5) = 2.41.
+    // Seller: credits 0.86 (approved at 86), 0 (dispute lost), 0 (timed out), each pact weighing 1,
+    // all with one counterparty: they weigh min(1, 3) = 1 together, at credit (0.86 + 0 + 0) / 3.
+    // 5 × (0.2867 + 3) / (1 + 5) = 2.74. (Weighing 3, as before the cap: 5 × (0.86 + 3) / (3 + 5)
+    // = 2.41. Had the approval and the ruling come seconds after acceptance, those two pacts would
+    // weigh ~0.01 each beside the timeout's 1: about 2.50.)
     let seller = rep(m.cast.seller).await?;
-    assert_eq!(seller["score"], json!({ "value": 2.41, "rated": 3 }));
+    assert_eq!(seller["score"], json!({ "value": 2.74, "rated": 3, "weight": 1.0 }));
     let s = &seller["asSeller"];
     assert_eq!(
         (&s["pacts"], &s["completed"], &s["refunded"], &s["disputed"], &s["timedOut"]),
@@ -352,20 +398,28 @@ async fn reputation_scores_a_hand_computed_history() -> Result {
     assert_eq!(s["volume"], json!(ether(2).to_string()));
     assert_eq!(s["meanScore"], json!(50.0));
     assert_eq!(s["disputeRate"].as_f64().map(|r| (r * 1000.0).round()), Some(333.0));
-    assert_eq!(s["score"], json!({ "value": 2.41, "rated": 3 }));
-    // Buyer: approved (1), dispute won (1), timeout claimed against a silent seller (1): 5 × 6 / 8.
+    assert_eq!(s["score"], json!({ "value": 2.74, "rated": 3 }));
+    // Buyer: approved (1), dispute won (1), timeout claimed against a silent seller (1), one
+    // counterparty: weight 1, credit 1. 5 × (1 + 3) / (1 + 5) = 3.33.
     let buyer = rep(m.cast.buyer).await?;
-    assert_eq!(buyer["asBuyer"]["score"], json!({ "value": 3.75, "rated": 3 }));
-    assert_eq!(buyer["score"], json!({ "value": 3.75, "rated": 3 }));
-    // Oracles: 1 - |score - final| / 100 per verification; oracle 0 missed by 4 twice, oracle 1 by 6.
+    assert_eq!(buyer["asBuyer"]["score"], json!({ "value": 3.33, "rated": 3 }));
+    assert_eq!(buyer["score"], json!({ "value": 3.33, "rated": 3, "weight": 1.0 }));
+    // Oracles: 1 - |score - final| / 100 on the pacts two oracles scored, grouped by seller (one
+    // here, weighing min(1, 1 + 1) = 1). Oracle 0 missed by 4 twice: credit 0.96,
+    // 5 × (0.96 + 3) / (1 + 5) = 3.30. Its sole pact is not rated (it agrees with itself): rated 2
+    // of its 3 pacts; rated, it would add another seller at credit 1 and weight 1:
+    // 5 × (0.96 + 1 + 3) / (2 + 5) = 3.54. Its agreement still counts the sole pact, a miss of 0:
+    // 100 - (4 + 4 + 0) / 3 = 97.33.
     let o0 = rep(m.cast.oracles[0]).await?;
-    assert_eq!(o0["asOracle"]["agreement"], json!(96.0));
-    assert_eq!(o0["asOracle"]["score"], json!({ "value": 3.51, "rated": 2 }));
+    assert_eq!(o0["asOracle"]["pacts"], json!(3));
+    assert_eq!(o0["asOracle"]["agreement"], json!(97.33));
+    assert_eq!(o0["asOracle"]["score"], json!({ "value": 3.3, "rated": 2 }));
+    // Oracle 1 missed by 6 twice: credit 0.94, 5 × (0.94 + 3) / (1 + 5) = 3.28.
     let o1 = rep(m.cast.oracles[1]).await?;
-    assert_eq!(o1["asOracle"]["score"], json!({ "value": 3.49, "rated": 2 }));
+    assert_eq!(o1["asOracle"]["score"], json!({ "value": 3.28, "rated": 2 }));
     // No history: the prior, 3.0.
     let nobody = rep(m.cast.stranger).await?;
-    assert_eq!(nobody["score"], json!({ "value": 3.0, "rated": 0 }));
+    assert_eq!(nobody["score"], json!({ "value": 3.0, "rated": 0, "weight": 0.0 }));
     assert_eq!(nobody["asSeller"]["pacts"], json!(0));
     Ok(())
 }

@@ -7,15 +7,33 @@ use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
     api::{self, TestApi},
-    chain::ether,
+    chain::{ether, send},
     mcp::{TestAgent, test_limits},
     pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::primitives::Address;
+use alloy::primitives::{Address, U256};
 use serde_json::{Value, json};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+/// One day: what a pact's locked time is weighed against. A finished pact weighs
+/// min(1, payment / 0.01 ETH × seconds from acceptance to close / 1 day) as reputation evidence
+/// (`pact_evidence`, migrations/0016), so a pact of at least 0.01 ETH worked on this long weighs 1.
+const A_DAY: u64 = 24 * 60 * 60;
+
+/// A pact between the cast's buyer and seller as [`Market::completed`] makes it (scores 90 and 80,
+/// final 86, approved), with a day of chain time between acceptance and the start of the work
+/// (well within the 7-day deadline; the review period starts only after the scores): one that
+/// weighs 1 when it pays at least 0.01 ETH.
+async fn worked_a_day(m: &Market, payment: U256) -> Result<U256> {
+    let id = m.funded(Initiator::Buyer, payment).await?;
+    m.chain.increase_time(A_DAY).await?;
+    m.submitted(id).await?;
+    m.verified(id, &[90, 80]).await?;
+    send(m.chain.pact.approveWork(id).from(m.cast.buyer)).await?;
+    Ok(id)
+}
 
 /// A market with its index followed in the background and a GraphQL API over it.
 struct Stage {
@@ -88,10 +106,13 @@ async fn find_me_a_logo_designer_under_10() -> Result {
         )
         .await?;
 
-    // DesignBot Pro (the cast's seller) earns its reputation: a pact approved after oracle
-    // scores 90/80 (final 86) and a five-star rating from the buyer. Seller credit 0.86, one vote
-    // of (5 - 1) / 4 = 1: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47. Everyone else has no history: 3.00.
-    let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
+    // DesignBot Pro (the cast's seller) earns its reputation: a 1 ETH pact worked on for a day
+    // (weight min(1, 100 × 1) = 1), approved after oracle scores 90/80 (final 86), and a five-star
+    // rating from the buyer (one vote of (5 - 1) / 4 = 1, weighing the rated paid pact's 1).
+    // 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47. Approved seconds after acceptance, the pact and the
+    // vote would weigh 100 × those seconds / 86400 and the score stay near 3.00. Everyone else has
+    // no history: 3.00.
+    let pact = worked_a_day(&s.m, ether(1)).await?;
     let seeker = s.agent(1, Role::Seeker).await?;
     seeker
         .ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast"] }))
@@ -294,7 +315,7 @@ async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> 
 async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once() -> Result {
     let s = Stage::open().await?;
     let (buyer, seller) = (s.agent(1, Role::Seeker).await?, s.agent(2, Role::Full).await?);
-    let rate = |pact: alloy::primitives::U256, rating: u8| json!({ "contract_id": pact.to_string(), "rating": rating });
+    let rate = |pact: U256, rating: u8| json!({ "contract_id": pact.to_string(), "rating": rating });
 
     // The rules, as an agent meets them.
     let running = s.m.funded(Initiator::Buyer, ether(1)).await?;
@@ -307,11 +328,12 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     let (code, _) = worker.refused("submit_feedback", rate(running, 5)).await?;
     assert_eq!(code, "FORBIDDEN", "seed 000 gives submit_feedback to seekers (and full)");
 
-    // Three completed pacts between one buyer and one seller (final oracle score 86 each); the
-    // buyer rates all three 5 stars, the seller rates the buyer 2 stars once.
+    // Three completed 1 ETH pacts between one buyer and one seller (final oracle score 86 each),
+    // each worked on for a day (weight 1 each); the buyer rates all three 5 stars, the seller rates
+    // the buyer 2 stars once.
     let mut pacts = Vec::new();
     for _ in 0..3 {
-        pacts.push(s.m.completed(Initiator::Buyer, ether(1)).await?);
+        pacts.push(worked_a_day(&s.m, ether(1)).await?);
     }
     for pact in &pacts {
         let reply = buyer.ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast", "clear"], "comment": "ipfs://review" })).await?;
@@ -324,11 +346,15 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     assert!(text.contains("NotPactParty"), "{text}");
     seller.ok("submit_feedback", rate(pacts[0], 2)).await?;
 
-    // Seller: 3 rated pacts at 0.86 and ONE counterparty vote of (5 - 1) / 4 = 1 (however often it
-    // rated): 5 × (2.58 + 1 + 3) / (3 + 1 + 5) = 3.66. Counting each rating would give 3.90.
-    // Buyer: 3 approvals at 1 and one vote of (2 - 1) / 4: 5 × (3 + 0.25 + 3) / (3 + 1 + 5) = 3.47.
+    // Seller: 3 rated pacts at 0.86 with ONE counterparty, weighing min(1, 1 + 1 + 1) = 1 together
+    // (credit 0.86 × 1), and ONE vote of (5 - 1) / 4 = 1 from that counterparty however often it
+    // rated, weighing min(1, 3) = 1: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47, weight 1 + 1 = 2.
+    // Counting each pact would give 5 × (2.58 + 1 + 3) / (3 + 1 + 5) = 3.66 (weight 4), each rating
+    // too 5 × (2.58 + 3 + 3) / (3 + 3 + 5) = 3.90.
+    // Buyer: 3 approvals at 1, weighing 1 together, and one vote of (2 - 1) / 4 = 0.25 weighing the
+    // rated pact's 1 (it paid the seller): 5 × (1 + 0.25 + 3) / (1 + 1 + 5) = 3.04.
     let q = "query($a: Address!) { reputation(address: $a) {
-        score { value rated raters } feedback { count raters meanRating }
+        score { value rated raters weight } feedback { count raters meanRating }
         asSeller { score { value } feedback { count raters meanRating } }
         asBuyer { score { value } feedback { count raters meanRating } }
         recentFeedback(first: 2) { pactId rater rating tags comment } } }";
@@ -337,7 +363,7 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
         async move { api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"].clone()) }
     };
     let of_seller = rep(s.m.cast.seller).await?;
-    assert_eq!(of_seller["score"], json!({ "value": 3.66, "rated": 3, "raters": 1 }));
+    assert_eq!(of_seller["score"], json!({ "value": 3.47, "rated": 3, "raters": 1, "weight": 2.0 }));
     assert_eq!(of_seller["asSeller"]["feedback"], json!({ "count": 3, "raters": 1, "meanRating": 5.0 }));
     assert_eq!(of_seller["feedback"], json!({ "count": 3, "raters": 1, "meanRating": 5.0 }));
     let recent = &of_seller["recentFeedback"];
@@ -345,7 +371,7 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     assert_eq!(recent[0]["pactId"], pacts[2].to_string(), "newest first");
     assert_eq!(recent[0]["tags"], json!(["fast", "clear"]));
     let of_buyer = rep(s.m.cast.buyer).await?;
-    assert_eq!(of_buyer["asBuyer"]["score"]["value"], 3.47);
+    assert_eq!(of_buyer["asBuyer"]["score"]["value"], 3.04);
     assert_eq!(of_buyer["asBuyer"]["feedback"], json!({ "count": 1, "raters": 1, "meanRating": 2.0 }));
     assert_eq!(of_buyer["asSeller"]["feedback"]["count"], 0);
 
@@ -366,35 +392,15 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
 
     // The MCP reputation tool tells the same story.
     let told = buyer.ok("get-reputation", json!({ "address": s.m.cast.seller.to_string() })).await?;
-    assert!(told.text.contains("score 3.66/5") && told.text.contains("3 feedback ratings"), "{}", told.text);
+    assert!(told.text.contains("score 3.47/5") && told.text.contains("3 feedback ratings"), "{}", told.text);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_farm_of_tiny_self_dealt_pacts_moves_the_score_less_than_one_honest_pact() -> Result {
-    use agentpact_tests::chain::{hash, send};
+    use agentpact_tests::chain::hash;
     let s = Stage::open().await?;
     let (m, pact) = (&s.m, &s.m.chain.pact);
-    // The farmer works for its own second wallet: a hundred pacts of 10 wei (a stake of 1 wei each
-    // side), each scored 100 by both oracles, approved and rated five stars.
-    let (farmer, puppet) = (m.chain.accounts[7], m.chain.accounts[8]);
-    for _ in 0..100 {
-        let mut terms = m.terms(Initiator::Buyer, alloy::primitives::U256::from(10u8)).await?;
-        terms.counterparty = farmer;
-        let id = pact.pactCount().call().await?;
-        send(pact.createPact(terms).from(puppet).value(alloy::primitives::U256::from(11u8))).await?;
-        send(pact.acceptPact(id).from(farmer).value(alloy::primitives::U256::from(1u8))).await?;
-        send(pact.startWork(id).from(farmer)).await?;
-        send(pact.submitWork(id, hash(1)).from(farmer)).await?;
-        m.verified(id, &[100, 100]).await?;
-        send(pact.approveWork(id).from(puppet)).await?;
-        send(m.chain.agents.submitFeedback(id, 5, vec![], String::new()).from(puppet)).await?;
-    }
-    // One honest pact of an ordinary size: 0.5 ETH, scored 90 and 80 (final 86), rated five stars.
-    let honest = m.completed(Initiator::Buyer, ether(1) / alloy::primitives::U256::from(2u8)).await?;
-    send(m.chain.agents.submitFeedback(honest, 5, vec![], String::new()).from(m.cast.buyer)).await?;
-    s.synced().await?;
-
     let q = "query($a: Address!) { reputation(address: $a) { score { value rated raters weight } } }";
     let score = |who: Address| {
         let api = &s.api;
@@ -402,13 +408,60 @@ async fn a_farm_of_tiny_self_dealt_pacts_moves_the_score_less_than_one_honest_pa
             api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"]["score"].clone())
         }
     };
+    // The farmer works for its own second wallet: a hundred pacts of 10 wei (a stake of 1 wei each
+    // side), all locked for a whole day, each scored 100 by both oracles, approved and rated five
+    // stars.
+    let (farmer, puppet) = (m.chain.accounts[7], m.chain.accounts[8]);
+    let mut farm = Vec::new();
+    for _ in 0..100 {
+        let mut terms = m.terms(Initiator::Buyer, U256::from(10u8)).await?;
+        terms.counterparty = farmer;
+        let id = pact.pactCount().call().await?;
+        send(pact.createPact(terms).from(puppet).value(U256::from(11u8))).await?;
+        send(pact.acceptPact(id).from(farmer).value(U256::from(1u8))).await?;
+        farm.push(id);
+    }
+    m.chain.increase_time(A_DAY).await?;
+    for id in farm {
+        send(pact.startWork(id).from(farmer)).await?;
+        send(pact.submitWork(id, hash(1)).from(farmer)).await?;
+        m.verified(id, &[100, 100]).await?;
+        send(pact.approveWork(id).from(puppet)).await?;
+        send(m.chain.agents.submitFeedback(id, 5, vec![], String::new()).from(puppet)).await?;
+    }
+
+    // A pact of the full reference size, 0.01 ETH, approved seconds after acceptance: the money was
+    // locked for seconds, so it weighs seconds / 86400 (under 0.01 below 864 s) and moves a fresh
+    // seller (the cast's, no history yet) by about 0.26 × that: less than 0.01. (Weighing its
+    // payment alone, 1, it would move it to 5 × (0.86 + 3) / (1 + 5) = 3.22.)
+    s.synced().await?;
+    let fresh = score(m.cast.seller).await?;
+    assert_eq!(fresh, json!({ "value": 3.0, "rated": 0, "raters": 0, "weight": 0.0 }));
+    m.completed(Initiator::Buyer, ether(1) / U256::from(100u8)).await?;
+    s.synced().await?;
+    let quick = score(m.cast.seller).await?;
+    assert_eq!(quick["rated"], 1, "the quick pact is evidence, of next to no weight: {quick}");
+    assert!(quick["weight"].as_f64().is_some_and(|w| w < 0.01), "{quick}");
+    let quick_gain = quick["value"].as_f64().unwrap_or(9.0) - 3.0;
+    assert!(quick_gain.abs() < 0.01, "a quick 0.01 ETH pact moved a fresh seller by {quick_gain}: {quick}");
+
+    // One honest pact of an ordinary size: 0.5 ETH worked on for a day (weight min(1, 50 × 1) = 1),
+    // scored 90 and 80 (final 86), rated five stars.
+    let honest = worked_a_day(m, ether(1) / U256::from(2u8)).await?;
+    send(m.chain.agents.submitFeedback(honest, 5, vec![], String::new()).from(m.cast.buyer)).await?;
+    s.synced().await?;
+
     let (farmed, earned) = (score(farmer).await?, score(m.cast.seller).await?);
-    // 100 pacts and one vote, each weighing 10 / 10^16: nothing moves from the prior 3.0. The
-    // honest seller: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47.
+    // 100 pacts and one vote, each pact weighing 10 / 10^16 × 1 day / 1 day: 10^-13 together, 0 at
+    // the ten decimals kept; nothing moves from the prior 3.0 though every pact lasted a day.
+    // The honest seller: the quick and the honest pact have one counterparty, weighing
+    // min(1, 0.000… + 1) = 1 together at credit 0.86; the buyer's vote of 1 weighs the honest pact's
+    // 1: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47, weight 2.
     assert_eq!((farmed["rated"].as_u64(), farmed["raters"].as_u64()), (Some(100), Some(1)), "{farmed}");
+    assert!(farmed["weight"].as_f64().is_some_and(|w| w < 1e-9), "{farmed}");
     let (farm_gain, honest_gain) =
         (farmed["value"].as_f64().unwrap_or(9.0) - 3.0, earned["value"].as_f64().unwrap_or(0.0) - 3.0);
-    assert_eq!(earned["value"], 3.47, "{earned}");
+    assert_eq!(earned, json!({ "value": 3.47, "rated": 2, "raters": 1, "weight": 2.0 }));
     assert!(
         farm_gain < honest_gain,
         "100 farmed pacts moved the score by {farm_gain}, one honest pact by {honest_gain}"
