@@ -151,7 +151,8 @@ mod tests {
 
     #[test]
     fn every_kind_reads_back_from_its_name_and_is_an_event_of_the_bindings() {
-        let followed = [IdentityRegistryEvents::VARIANT_NAMES, ReputationRegistryEvents::VARIANT_NAMES].concat();
+        let followed =
+            [IdentityRegistryEvents::VARIANT_NAMES, ReputationRegistryEvents::VARIANT_NAMES].concat();
         assert!(ERC8004_EVENTS.iter().all(|e| followed.contains(e)), "{ERC8004_EVENTS:?} in {followed:?}");
         let events: std::collections::HashSet<&str> =
             CONTRACT_EVENTS.concat().into_iter().chain(ERC8004_EVENTS).collect();

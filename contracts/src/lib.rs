@@ -52,4 +52,8 @@ pub mod artifacts {
     pub const ORACLE_REGISTRY: &str = include_str!("../artifacts/OracleRegistry.json");
     /// AgentRegistry's artifact JSON.
     pub const AGENT_REGISTRY: &str = include_str!("../artifacts/AgentRegistry.json");
+    /// The test and dev stand-in for ERC-8004's Identity Registry (contracts/dev).
+    pub const IDENTITY_REGISTRY: &str = include_str!("../artifacts/dev/IdentityRegistry.json");
+    /// The test and dev stand-in for ERC-8004's Reputation Registry (contracts/dev).
+    pub const REPUTATION_REGISTRY: &str = include_str!("../artifacts/dev/ReputationRegistry.json");
 }

@@ -84,7 +84,10 @@ pub async fn register_chain(
         erc8004: match row.erc8004_identity {
             Some(identity) => Some(Erc8004 {
                 identity: cells.address("erc8004_identity", &identity)?,
-                reputation: cells.address("erc8004_reputation", &cells.present("erc8004_reputation", row.erc8004_reputation)?)?,
+                reputation: cells.address(
+                    "erc8004_reputation",
+                    &cells.present("erc8004_reputation", row.erc8004_reputation)?,
+                )?,
             }),
             None => {
                 if row.erc8004_reputation.is_some() {

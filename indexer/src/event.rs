@@ -314,7 +314,9 @@ impl Erc8004Event {
             Self::Registered { agent_uri, .. } => vec![agent_uri],
             Self::UriUpdated { new_uri, .. } => vec![new_uri],
             Self::MetadataSet { key, .. } => vec![key],
-            Self::NewFeedback { tag1, tag2, endpoint, feedback_uri, .. } => vec![tag1, tag2, endpoint, feedback_uri],
+            Self::NewFeedback { tag1, tag2, endpoint, feedback_uri, .. } => {
+                vec![tag1, tag2, endpoint, feedback_uri]
+            }
             Self::Transfer { .. } | Self::FeedbackRevoked { .. } => Vec::new(),
         }
     }

@@ -253,13 +253,15 @@ async fn refresh_erc8004(
     sqlx::query!(
         r#"
         WITH live AS (
-            SELECT f.agent_id, f.client, f.value / 10::numeric ^ f.value_decimals AS value, g.vote, g.weight
+            SELECT f.agent_id, f.client, f.value / 10::numeric ^ f.value_decimals AS value, g.vote, g.weight,
+                   g.grounding_pacts IS NOT NULL AS grounded
             FROM erc8004_feedback f
             JOIN erc8004_grounding g USING (chain_id, agent_id, client, feedback_index)
             WHERE f.chain_id = $1 AND f.agent_id = ANY($2::text[]::numeric[]) AND NOT g.revoked
         ),
         clients AS (
-            SELECT agent_id, client, count(*) AS given, avg(vote) AS vote, max(weight) AS weight
+            SELECT agent_id, client, count(*) FILTER (WHERE grounded) AS given, avg(vote) FILTER (WHERE grounded) AS vote,
+                   max(weight) AS weight
             FROM live GROUP BY agent_id, client
         ),
         raw AS (
@@ -267,9 +269,8 @@ async fn refresh_erc8004(
             FROM live GROUP BY agent_id
         ),
         grounded AS (
-            SELECT agent_id, coalesce(sum(given) FILTER (WHERE weight > 0), 0) AS grounded,
-                   count(*) FILTER (WHERE weight > 0) AS grounded_clients,
-                   coalesce(sum(weight), 0) AS weight, coalesce(sum(weight * vote), 0) AS credit
+            SELECT agent_id, coalesce(sum(given), 0) AS grounded, count(*) FILTER (WHERE given > 0) AS grounded_clients,
+                   coalesce(sum(weight), 0) AS weight, coalesce(sum(weight * vote) FILTER (WHERE given > 0), 0) AS credit
             FROM clients GROUP BY agent_id
         )
         INSERT INTO erc8004_reputation (chain_id, agent_id, feedback, clients, mean_value, grounded,

@@ -12,9 +12,7 @@ use alloy::{
 };
 use chrono::{DateTime, Utc};
 
-use super::{
-    Currency, MAX_PAGE_SIZE, Page, ReadError, Reader,
-};
+use super::{Currency, MAX_PAGE_SIZE, Page, ReadError, Reader};
 
 /// The longest capability name a search accepts (the registry's own limit).
 pub const MAX_CAPABILITY_CHARS: usize = 64;

@@ -121,7 +121,11 @@ pub struct RegistryMatch {
 
 impl Reader {
     /// The ERC-8004 agent `who` names on `chain_id`, if any.
-    pub async fn erc8004_agent(&self, chain_id: u64, who: AgentRef) -> Result<Option<Erc8004Agent>, ReadError> {
+    pub async fn erc8004_agent(
+        &self,
+        chain_id: u64,
+        who: AgentRef,
+    ) -> Result<Option<Erc8004Agent>, ReadError> {
         let (id, address) = match who {
             AgentRef::Id(id) => (Some(id.to_string()), None),
             AgentRef::Address(a) => (None, Some(a.to_vec())),
@@ -147,7 +151,8 @@ impl Reader {
         .fetch_optional(self.pool())
         .await?;
         let Some(r) = row else { return Ok(None) };
-        let cells = Cells { table: "erc8004_agent_state", key: format!("chain {chain_id} agent {}", r.agent_id) };
+        let cells =
+            Cells { table: "erc8004_agent_state", key: format!("chain {chain_id} agent {}", r.agent_id) };
         let count = |column, n: i32| cells.int::<u64>(column, n);
         Ok(Some(Erc8004Agent {
             agent_id: cells.u256("agent_id", &r.agent_id)?,
@@ -213,7 +218,11 @@ impl Reader {
                     feedback_uri: r.feedback_uri,
                     revoked: r.revoked,
                     tagged_pact: r.tagged.map(|t| cells.u256("tag1", &t)).transpose()?,
-                    grounding_pacts: r.pacts.iter().map(|p| cells.u256("pact_id", p)).collect::<Result<_, _>>()?,
+                    grounding_pacts: r
+                        .pacts
+                        .iter()
+                        .map(|p| cells.u256("pact_id", p))
+                        .collect::<Result<_, _>>()?,
                     weight: r.weight,
                     given_at: r.given_at,
                     tx_hash: cells.hash("tx_hash", &r.tx_hash)?,
@@ -270,7 +279,8 @@ impl Reader {
         .await?;
         rows.into_iter()
             .map(|r| {
-                let cells = Cells { table: "agents", key: format!("chain {chain_id} registry search {capability}") };
+                let cells =
+                    Cells { table: "agents", key: format!("chain {chain_id} registry search {capability}") };
                 Ok(RegistryMatch {
                     address: r.address.map(|a| cells.address("address", &a)).transpose()?,
                     agent_id: r.agent_id.map(|id| cells.u256("agent_id", &id)).transpose()?,
@@ -287,5 +297,9 @@ impl Reader {
 
 /// A NUMERIC's text without trailing zeros after the point ("95.500" → "95.5", "100.0" → "100").
 fn trim_decimal(text: &str) -> String {
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text.to_owned() }
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text.to_owned()
+    }
 }

@@ -78,7 +78,6 @@ impl RoleReputation {
     pub fn timeout_rate(&self) -> f64 {
         ratio(self.timed_out, self.pacts)
     }
-
 }
 
 /// An address's reputation in every role.

@@ -3,9 +3,10 @@
 //! behind the index is waited for, not taken for a reorg. Reorgs are made with `evm_snapshot` /
 //! `evm_revert`: the reverted blocks are replaced by different ones at the same heights, among
 //! them agent profile changes and feedback, an offer to settle and its acceptance (a SPLIT pact
-//! and its payouts), in pacts, payouts and withdrawals of ETH and USDC.
+//! and its payouts), in pacts, payouts and withdrawals of ETH and USDC, and ERC-8004 registrations,
+//! URI changes, feedback (grounded and not) and revocations.
 
-use agentpact_contracts::Initiator;
+use agentpact_contracts::{IdentityRegistry, Initiator, ReputationRegistry};
 use agentpact_indexer::Pass;
 use agentpact_tests::{
     HarnessError,
@@ -15,7 +16,10 @@ use agentpact_tests::{
     pacts::{Market, creator_deposit},
     postgres::TestDatabase,
 };
-use alloy::{primitives::U256, providers::Provider};
+use alloy::{
+    primitives::{Address, B256, U256},
+    providers::Provider,
+};
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -25,6 +29,8 @@ struct Before {
     a: U256,
     b: U256,
     done: U256,
+    /// The seller's ERC-8004 agent id.
+    agent: U256,
 }
 
 async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError> {
@@ -33,14 +39,42 @@ async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError>
     send(m.chain.agents.register(profile("Seller", &[("audit", ether(1))])).from(m.cast.seller)).await?;
     let a = m.funded(Initiator::Buyer, ether(2)).await?;
     let b = m.funded_in(usdc, Initiator::Seller, usdc_units(3)).await?;
-    Ok(Before { a, b, done })
+    let identity = IdentityRegistry::new(m.chain.erc8004.identity, &m.chain.provider);
+    let register =
+        identity.register_2("data:application/json,{\"name\":\"Seller\"}".into()).from(m.cast.seller);
+    let agent = register.call().await?;
+    send(register).await?;
+    feedback_8004(m, agent, m.cast.buyer, 70, &format!("pact:{done}")).await?;
+    Ok(Before { a, b, done, agent })
+}
+
+/// `client` rates ERC-8004 agent `agent` `value`, tagged `tag`.
+async fn feedback_8004(m: &Market, agent: U256, client: Address, value: i128, tag: &str) -> Result {
+    let reputation = ReputationRegistry::new(m.chain.erc8004.reputation, &m.chain.provider);
+    let call = reputation.giveFeedback(
+        agent,
+        value,
+        0,
+        tag.into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        B256::ZERO,
+    );
+    send(call.from(client)).await?;
+    Ok(())
 }
 
 /// Step `i` of the branch that will be abandoned: one transaction, one block.
 async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result<(), HarnessError> {
     let pact = &m.chain.pact;
     match i {
-        0 => drop(send(pact.proposeSettlement(p.a, 5_000, 0).from(m.cast.buyer)).await?),
+        0 => {
+            send(pact.proposeSettlement(p.a, 5_000, 0).from(m.cast.buyer)).await?;
+            feedback_8004(m, p.agent, m.cast.buyer, 90, &format!("pact:{}", p.done)).await?;
+            let identity = IdentityRegistry::new(m.chain.erc8004.identity, &m.chain.provider);
+            send(identity.setAgentURI(p.agent, "ipfs://moved".into()).from(m.cast.seller)).await?;
+        }
         1 => drop(send(pact.acceptSettlement(p.a, 1, 5_000).from(m.cast.seller)).await?), // SPLIT, paid out
         2 => {
             let cheaper = profile("Seller", &[("audit", ether(1) / U256::from(2)), ("review", ether(1))]);
@@ -59,7 +93,12 @@ async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result
 async fn canonical_step(m: &Market, p: &Before, i: usize) -> std::result::Result<(), HarnessError> {
     let pact = &m.chain.pact;
     match i {
-        0 => drop(send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?),
+        0 => {
+            send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?;
+            let reputation = ReputationRegistry::new(m.chain.erc8004.reputation, &m.chain.provider);
+            send(reputation.revokeFeedback(p.agent, 1).from(m.cast.buyer)).await?;
+            feedback_8004(m, p.agent, m.cast.stranger, 10, "").await?;
+        }
         1 => {
             // A USDC pact in one transaction: the deposit comes with a permit.
             let usdc = *m.chain.usdc.address();

@@ -4,8 +4,8 @@
 mod account;
 mod admission;
 mod answer_cap;
-mod erc8004;
 pub mod cost;
+mod erc8004;
 mod errors;
 mod history;
 mod map_responses;

@@ -8,7 +8,7 @@ use agentpact_contracts::{
 };
 use alloy::{primitives::B256, sol_types::SolEvent};
 
-use crate::event::{EventBody, Erc8004Event};
+use crate::event::{Erc8004Event, EventBody};
 
 /// The selectors (topic 0) of the ERC-8004 events the indexer follows.
 pub const SELECTORS: [B256; 6] = [
@@ -28,10 +28,14 @@ pub(super) fn identity(event: IdentityRegistryEvents) -> Result<EventBody, &'sta
         E::Registered(e) => {
             Erc8004Event::Registered { agent_id: e.agentId, agent_uri: e.agentURI.into(), owner: e.owner }
         }
-        E::URIUpdated(e) => {
-            Erc8004Event::UriUpdated { agent_id: e.agentId, new_uri: e.newURI.into(), updated_by: e.updatedBy }
+        E::URIUpdated(e) => Erc8004Event::UriUpdated {
+            agent_id: e.agentId,
+            new_uri: e.newURI.into(),
+            updated_by: e.updatedBy,
+        },
+        E::MetadataSet(e) => {
+            Erc8004Event::MetadataSet { agent_id: e.agentId, key: e.key.into(), value: e.value }
         }
-        E::MetadataSet(e) => Erc8004Event::MetadataSet { agent_id: e.agentId, key: e.key.into(), value: e.value },
         E::Approval(_) => return Err("Approval"),
         E::ApprovalForAll(_) => return Err("ApprovalForAll"),
     }))
@@ -53,9 +57,11 @@ pub(super) fn reputation(event: ReputationRegistryEvents) -> Result<EventBody, &
             feedback_uri: e.feedbackURI.into(),
             feedback_hash: e.feedbackHash,
         },
-        E::FeedbackRevoked(e) => {
-            Erc8004Event::FeedbackRevoked { agent_id: e.agentId, client: e.clientAddress, feedback_index: e.feedbackIndex }
-        }
+        E::FeedbackRevoked(e) => Erc8004Event::FeedbackRevoked {
+            agent_id: e.agentId,
+            client: e.clientAddress,
+            feedback_index: e.feedbackIndex,
+        },
         E::ResponseAppended(_) => return Err("ResponseAppended"),
     }))
 }

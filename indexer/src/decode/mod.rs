@@ -83,7 +83,9 @@ pub fn decode(contracts: &Contracts, log: &alloy::primitives::Log) -> Result<Eve
     } else if contract == contracts.agent_registry {
         let body = AgentRegistryEvents::decode_log(log).map(|l| from_agents(l.data)).map_err(undecodable)?;
         (body, exact::Abi::AgentRegistry)
-    } else if let Some(registries) = contracts.erc8004.filter(|r| contract == r.identity || contract == r.reputation) {
+    } else if let Some(registries) =
+        contracts.erc8004.filter(|r| contract == r.identity || contract == r.reputation)
+    {
         let not_followed = |event| DecodeError::NotFollowed { contract, event };
         if contract == registries.identity {
             let event = IdentityRegistryEvents::decode_log(log).map_err(undecodable)?.data;

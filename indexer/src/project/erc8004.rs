@@ -15,7 +15,11 @@ use crate::{
 };
 
 /// Applies one ERC-8004 event.
-pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent, event: &Erc8004Event) -> Result<(), sqlx::Error> {
+pub(super) async fn apply(
+    conn: &mut PgConnection,
+    e: &JournalEvent,
+    event: &Erc8004Event,
+) -> Result<(), sqlx::Error> {
     let at = Place::of(e);
     let log = to_i32(e.log_index);
     let agent = event.agent_id().to_string();
@@ -35,7 +39,9 @@ pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent, event: &Erc
             .await?;
             change(conn, &at, log, &agent, Change::Uri(agent_uri)).await?;
         }
-        Erc8004Event::UriUpdated { new_uri, .. } => change(conn, &at, log, &agent, Change::Uri(new_uri)).await?,
+        Erc8004Event::UriUpdated { new_uri, .. } => {
+            change(conn, &at, log, &agent, Change::Uri(new_uri)).await?
+        }
         Erc8004Event::MetadataSet { key, value, .. } => {
             if key.as_bytes() == AGENT_WALLET_KEY.as_bytes() {
                 // 20 bytes: the new wallet; anything else (empty: unset, or a transfer) clears it.
@@ -111,7 +117,13 @@ enum Change<'a> {
     Wallet(Option<Address>),
 }
 
-async fn change(conn: &mut PgConnection, at: &Place, log: i32, agent: &str, change: Change<'_>) -> Result<(), sqlx::Error> {
+async fn change(
+    conn: &mut PgConnection,
+    at: &Place,
+    log: i32,
+    agent: &str,
+    change: Change<'_>,
+) -> Result<(), sqlx::Error> {
     let (field, address, uri) = match change {
         Change::Owner(owner) => ("owner", Some(owner), None),
         Change::Uri(uri) => ("uri", None, Some(uri)),
