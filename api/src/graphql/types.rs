@@ -353,7 +353,7 @@ pub struct Score {
     rated: u64,
     /// The counterparties whose feedback is behind it (one vote each).
     raters: u64,
-    /// What those pacts and votes weigh together: each counts min(1, escrowed / 0.01 ETH), so a
+    /// What those pacts and votes weigh together: each counterparty at most 1, a pact min(1, escrowed / 0.01 ETH × days locked), so a
     /// farm of tiny pacts weighs next to nothing.
     weight: f64,
 }
