@@ -24,3 +24,8 @@ export SCHEMATHESIS_BIN="${SCHEMATHESIS_BIN:-$HOME/.cache/agentpact/schemathesis
 # installed by scripts/install-tools into a venv at this version.
 export MCP_PYTHON_VERSION=2.3.0
 export MCP_PYTHON="${MCP_PYTHON:-$HOME/.cache/agentpact/mcp-python-$MCP_PYTHON_VERSION/bin/python}"
+
+# ERC-8004's Python SDK, agent0-sdk (tests/tests/erc8004_registries.rs runs tests/python/erc8004_sdk.py
+# with it against our registries), installed by scripts/install-tools into a venv at this version.
+export AGENT0_SDK_VERSION=1.7.1
+export AGENT0_PYTHON="${AGENT0_PYTHON:-$HOME/.cache/agentpact/agent0-sdk-$AGENT0_SDK_VERSION/bin/python}"

@@ -3,7 +3,7 @@
 use agentpact_contracts::{
     AgentPact::{self, AgentPactInstance},
     AgentRegistry::{self, AgentRegistryInstance},
-    DeployOptions, Deployment,
+    DeployOptions, Deployment, Erc8004,
     OracleRegistry::{self, OracleRegistryInstance},
     TestToken::{self, TestTokenInstance},
 };
@@ -24,7 +24,8 @@ pub const ANVIL_CHAIN_ID: u64 = 31_337;
 pub const BASE_SEPOLIA_CHAIN_ID: u64 = 84_532;
 
 /// A private anvil with a test USDC (6 decimals, minted to every account) and OracleRegistry,
-/// AgentPact (allowing that USDC) and AgentRegistry deployed from account 0.
+/// AgentPact (allowing that USDC) and AgentRegistry deployed from account 0, then our ERC-8004
+/// Identity and Reputation registries (contracts/dev), which the deployment names.
 ///
 /// The provider signs locally with the anvil dev keys; pick the sender of a call with `.from(addr)`.
 pub struct TestChain {
@@ -32,8 +33,10 @@ pub struct TestChain {
     pub anvil: AnvilInstance,
     /// A provider that can sign for every account in [`TestChain::accounts`].
     pub provider: DynProvider,
-    /// Where the contracts are.
+    /// Where the contracts are (`erc8004`: the registries below).
     pub deployment: Deployment,
+    /// Our ERC-8004 Identity and Reputation registries on this chain.
+    pub erc8004: Erc8004,
     /// The funded dev accounts (10,000 ETH each at start).
     pub accounts: Vec<Address>,
     /// The options the contracts were deployed with.
@@ -96,11 +99,15 @@ impl TestChain {
             .map_err(|e| HarnessError::Process(format!("{e:#}")))?;
         let options = DeployOptions { tokens: [vec![usdc], options.tokens].concat(), ..options };
         let deployment = agentpact_contracts::deploy(provider.clone(), options.clone()).await?;
+        // After the contracts: their addresses and deployment block stay what they were before.
+        let (erc8004, erc8004_block) = agentpact_contracts::erc8004::deploy_registries_at(&provider).await?;
+        let deployment =
+            Deployment { erc8004: Some(erc8004), block: deployment.block.min(erc8004_block), ..deployment };
         let pact = AgentPact::new(deployment.agent_pact, provider.clone());
         let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
         let agents = AgentRegistry::new(deployment.agent_registry, provider.clone());
         let usdc = TestToken::new(usdc, provider.clone());
-        Ok(Self { anvil, provider, deployment, accounts, options, pact, registry, agents, usdc })
+        Ok(Self { anvil, provider, deployment, erc8004, accounts, options, pact, registry, agents, usdc })
     }
 
     /// The currencies pacts here may be paid in: ETH (the zero address), the test USDC and any
@@ -110,7 +117,8 @@ impl TestChain {
     }
 
     /// Deploys the contracts again with `tokens` allowed beside the test USDC and points this chain
-    /// at the new deployment: for tokens that must exist before the escrow that allows them.
+    /// at the new deployment (beside the same ERC-8004 registries): for tokens that must exist
+    /// before the escrow that allows them.
     pub async fn redeploy_allowing(&mut self, tokens: Vec<Address>) -> Result<(), HarnessError> {
         let options =
             DeployOptions { tokens: [self.options.tokens.clone(), tokens].concat(), ..self.options.clone() };
@@ -118,7 +126,9 @@ impl TestChain {
         self.pact = AgentPact::new(deployment.agent_pact, self.provider.clone());
         self.registry = OracleRegistry::new(deployment.oracle_registry, self.provider.clone());
         self.agents = AgentRegistry::new(deployment.agent_registry, self.provider.clone());
-        self.deployment = deployment;
+        // From the earlier block on: the registries' history since the first deployment counts.
+        let block = deployment.block.min(self.deployment.block);
+        self.deployment = Deployment { erc8004: Some(self.erc8004), block, ..deployment };
         self.options = options;
         Ok(())
     }

@@ -246,9 +246,9 @@ impl TestAgent {
     }
 }
 
-/// The environment `agentpact mcp` needs for `chain`'s contracts, reached at `rpc` (the node, or
-/// a proxy in front of it), and the database at `database_url`. The signing key is the caller's to
-/// add.
+/// The environment `agentpact mcp` needs for `chain`'s contracts and ERC-8004 registries, reached
+/// at `rpc` (the node, or a proxy in front of it), and the database at `database_url`. The signing
+/// key is the caller's to add.
 pub fn binary_env(chain: &TestChain, rpc: &str, database_url: &str) -> Vec<(&'static str, String)> {
     let d = chain.deployment;
     vec![
@@ -257,6 +257,8 @@ pub fn binary_env(chain: &TestChain, rpc: &str, database_url: &str) -> Vec<(&'st
         ("AGENT_PACT_ADDRESS", d.agent_pact.to_string()),
         ("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string()),
         ("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string()),
+        ("ERC8004_IDENTITY_ADDRESS", chain.erc8004.identity.to_string()),
+        ("ERC8004_REPUTATION_ADDRESS", chain.erc8004.reputation.to_string()),
         ("DATABASE_URL", database_url.to_owned()),
     ]
 }

@@ -1,13 +1,14 @@
 //! `agentpact dev`: the whole stack on this machine with nothing configured — the pinned anvil,
-//! a test USDC, the contracts, demo pacts in every status in ETH and in USDC, Postgres, migrations, the indexer and the API —
-//! and the configuration an MCP client needs. Ctrl-C stops everything it started.
+//! a test USDC, the contracts, our ERC-8004 registries, demo pacts in every status in ETH and in
+//! USDC, Postgres, migrations, the indexer and the API — and the configuration an MCP client
+//! needs. Ctrl-C stops everything it started.
 
 mod demo;
 
 use std::{path::PathBuf, time::Duration};
 
 use agentpact_api::ServeConfig;
-use agentpact_contracts::{DeployOptions, deploy, rpc::RpcLimits};
+use agentpact_contracts::{DeployOptions, Deployment, deploy, erc8004::deploy_registries_at, rpc::RpcLimits};
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_lab::{
     Cast,
@@ -115,12 +116,14 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Deploys from dev account 0, runs the demo, writes the deployments file; returns the
-/// deployment and the key the printed MCP configuration uses (dev account 1, the demo's buyer).
+/// Deploys from dev account 0 (the test USDC, the contracts and the ERC-8004 registries), runs the
+/// demo, writes the deployments file (the registries in it, its block the earlier of the two
+/// deployments'); returns the deployment and the key the printed MCP configuration uses (dev
+/// account 1, the demo's buyer).
 async fn deploy_with_demo(
     anvil: &AnvilInstance,
     dir: &std::path::Path,
-) -> anyhow::Result<(agentpact_contracts::Deployment, String)> {
+) -> anyhow::Result<(Deployment, String)> {
     let signers: Vec<PrivateKeySigner> = anvil.keys().iter().cloned().map(PrivateKeySigner::from).collect();
     let mut wallet = EthereumWallet::from(signers[0].clone());
     for signer in &signers[1..] {
@@ -134,6 +137,11 @@ async fn deploy_with_demo(
     let usdc = agentpact_lab::usdc::deploy_test_usdc(provider.clone(), anvil.addresses()).await?;
     let deployment =
         deploy(provider.clone(), DeployOptions { tokens: vec![usdc], ..DeployOptions::default() }).await?;
+    // Our ERC-8004 registries (contracts/dev): anvil has no singletons to follow.
+    let (erc8004, erc8004_block) =
+        deploy_registries_at(&provider).await.context("deploying the ERC-8004 registries")?;
+    let deployment =
+        Deployment { erc8004: Some(erc8004), block: deployment.block.min(erc8004_block), ..deployment };
     let cast = Cast::of(anvil.addresses())?;
     demo::run(&provider, &deployment, &cast, usdc).await.context("creating the demo pacts")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
