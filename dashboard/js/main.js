@@ -7,7 +7,7 @@ import { overview } from './pages/overview.js';
 import { pactList } from './pages/pacts.js';
 import { pactPage } from './pages/pact.js';
 import { agents } from './pages/agents.js';
-import { addressPage } from './pages/address.js';
+import { addressPage, erc8004Page } from './pages/address.js';
 import { console as graphqlConsole } from './pages/console.js';
 
 /** Each route: a pattern over the hash's path, its page, and the nav entry it lights up. */
@@ -17,6 +17,7 @@ const ROUTES = [
   [/^\/pacts\/([^/]*)$/, pactPage, 'pacts'],
   [/^\/agents\/?$/, agents, 'agents'],
   [/^\/address\/([^/]*)$/, addressPage, 'agents'],
+  [/^\/erc8004\/([^/]*)$/, erc8004Page, 'agents'],
 ];
 
 const main = document.getElementById('main');

@@ -63,6 +63,9 @@ pub struct Chain {
     pub registry: OracleRegistryInstance<DynProvider>,
     /// AgentRegistry.
     pub agents: AgentRegistryInstance<DynProvider>,
+    /// The chain's ERC-8004 registries, when configured (`ERC8004_IDENTITY_ADDRESS`,
+    /// `ERC8004_REPUTATION_ADDRESS`, the deployments file, or the chain's known singletons).
+    pub erc8004: Option<agentpact_contracts::Erc8004>,
     /// The agent's address.
     pub me: Address,
     /// The chain id.
@@ -97,6 +100,7 @@ impl Chain {
             pact,
             registry,
             agents,
+            erc8004: contracts.erc8004,
             me,
             chain_id,
             reader,

@@ -242,7 +242,7 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
         E::VerificationClosed(x) => revert(
             "VerificationClosed",
             format!(
-                "The verification window closed at {}: no more scores or disputes; finalize-verification ends it.",
+                "The verification window closed at {}: no more scores, disputes or settlement offers; the pact moves on once its verification is finalized (the oracles' finalize-verification; on chain anyone may send it).",
                 x.closedAt
             ),
         ),

@@ -3,7 +3,9 @@
 //! field added here is declared to every client at once.
 
 use agentpact_negotiation::{ConversationRecord, StoredMessage};
-use agentpact_read::{Agent, AgentMatch, Capability, Currency, Pact, Reputation, RoleReputation};
+use agentpact_read::{
+    Agent, AgentMatch, Capability, Currency, Erc8004Agent, Pact, Reputation, RoleReputation,
+};
 use alloy::primitives::{Address, B256, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -233,7 +235,7 @@ pub struct RoleView {
 impl ReputationView {
     /// The view of `r`.
     pub fn of(r: &Reputation) -> Self {
-        let overall = r.overall();
+        let overall = r.overall;
         let (count, mean_rating) = r.feedback();
         let role = |x: &RoleReputation| RoleView {
             pacts: x.pacts,
@@ -251,7 +253,7 @@ impl ReputationView {
                 raters: x.feedback_raters,
                 mean_rating: x.feedback_mean,
             },
-            score: x.score().value,
+            score: x.score.value,
         };
         Self {
             address: r.address,
@@ -292,6 +294,8 @@ pub struct AgentView {
     pub capabilities: Vec<CapabilityView>,
     /// Its reputation (null where the answer gives it apart).
     pub reputation: Option<ReputationView>,
+    /// Its ERC-8004 identity and reputation there, when it has one (null otherwise).
+    pub erc8004: Option<Erc8004View>,
 }
 
 impl AgentView {
@@ -308,6 +312,79 @@ impl AgentView {
             updated_at: a.updated_at.timestamp(),
             capabilities: a.capabilities.iter().map(CapabilityView::of).collect(),
             reputation,
+            erc8004: None,
+        }
+    }
+
+    /// The view with its ERC-8004 identity, when it has one.
+    pub fn with_erc8004(mut self, e: Option<&Erc8004Agent>) -> Self {
+        self.erc8004 = e.map(Erc8004View::of);
+        self
+    }
+
+    /// The view of an agent listed only in ERC-8004's Identity Registry, at `address` (its wallet,
+    /// else its owner): what its registration file says, no capabilities (it prices nothing in
+    /// AgentPact's market) and not active there.
+    pub fn of_erc8004(e: &Erc8004Agent, address: Address, reputation: Option<ReputationView>) -> Self {
+        Self {
+            id: address,
+            name: e.name.clone().unwrap_or_default(),
+            description: e.description.clone().unwrap_or_default(),
+            endpoint: e.mcp_endpoint.clone().unwrap_or_default(),
+            metadata_uri: String::new(),
+            active: false,
+            registered_at: e.registered_at.timestamp(),
+            updated_at: e.registered_at.timestamp(),
+            capabilities: Vec::new(),
+            reputation,
+            erc8004: Some(Erc8004View::of(e)),
+        }
+    }
+}
+
+/// An agent's ERC-8004 identity (Identity Registry) and its feedback there (Reputation Registry):
+/// raw as given, and grounded (given by clients who paid the agent through a settled pact).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Erc8004View {
+    /// Its token id in the Identity Registry, as a decimal string.
+    pub agent_id: String,
+    /// Who owns the token.
+    #[schemars(with = "Option<String>")]
+    pub owner: Option<Address>,
+    /// The address paid for it (`agentWallet`); null once cleared.
+    #[schemars(with = "Option<String>")]
+    pub wallet: Option<Address>,
+    /// The mean value of its unrevoked ERC-8004 feedback as given (usually 0-100), null without
+    /// any: anyone may give feedback, so this counts feedback nobody paid for.
+    pub raw_mean_value: Option<f64>,
+    /// Its unrevoked ERC-8004 feedback, all of it.
+    pub feedback: u64,
+    /// The distinct clients that gave it.
+    pub clients: u64,
+    /// How many of those feedbacks are grounded: their client paid the agent's wallet through a
+    /// settled pact.
+    pub grounded: u64,
+    /// The 0-5 score of the grounded feedback alone, one vote per client (3.0 without any).
+    pub grounded_score: f64,
+    /// The share of its feedback that is not grounded, 0-1.
+    pub ungrounded_share: f64,
+}
+
+impl Erc8004View {
+    /// The view of `e`.
+    pub fn of(e: &Erc8004Agent) -> Self {
+        let r = &e.reputation;
+        Self {
+            agent_id: e.agent_id.to_string(),
+            owner: e.owner,
+            wallet: e.wallet,
+            raw_mean_value: r.mean_value,
+            feedback: r.feedback,
+            clients: r.clients,
+            grounded: r.grounded,
+            grounded_score: r.grounded_score,
+            ungrounded_share: r.ungrounded_share(),
         }
     }
 }
@@ -359,6 +436,11 @@ pub struct MatchView {
     pub reputation: f64,
     /// The capability searched for, at its price.
     pub pricing: CapabilityView,
+    /// Its grounded ERC-8004 score, 0-5 (feedback from clients who paid it through settled
+    /// pacts), when it has an ERC-8004 identity; null otherwise.
+    pub grounded_score: Option<f64>,
+    /// Its ERC-8004 agent id (decimal), when it has an identity there; null otherwise.
+    pub erc8004_agent_id: Option<String>,
 }
 
 impl MatchView {
@@ -371,7 +453,18 @@ impl MatchView {
             endpoint: m.agent.endpoint.clone(),
             reputation: m.reputation,
             pricing: CapabilityView::of(&m.capability),
+            grounded_score: None,
+            erc8004_agent_id: None,
         }
+    }
+
+    /// The view with its ERC-8004 identity, when it has one.
+    pub fn with_erc8004(mut self, e: Option<&Erc8004Agent>) -> Self {
+        if let Some(e) = e {
+            self.grounded_score = Some(e.reputation.grounded_score);
+            self.erc8004_agent_id = Some(e.agent_id.to_string());
+        }
+        self
     }
 }
 

@@ -13,7 +13,7 @@ pub enum Code {
     BadSignature,
     /// The timestamp is too far from the relay's clock.
     StaleMessage,
-    /// A party is not a registered agent.
+    /// The recipient of an opening message is not a registered agent.
     NotRegistered,
     /// The very same message was accepted before.
     Replayed,
@@ -73,8 +73,9 @@ impl Code {
     }
 
     /// The HTTP status the relay answers it with: 400 unreadable or stale, 401 bad signature, 403
-    /// not a registered agent, 404 no such conversation, 409 replayed or refused by the state
-    /// machine, 410 closed or expired, 500 the relay's own failure.
+    /// an opening message to someone who is not a registered agent, 404 no such conversation, 409
+    /// replayed or refused by the state machine, 410 closed or expired, 500 the relay's own
+    /// failure.
     pub const fn http_status(self) -> u16 {
         match self {
             Self::BadMessage | Self::StaleMessage => 400,

@@ -1,8 +1,9 @@
 //! The relay's HTTP endpoints:
 //!
 //! - `POST /hire/messages`: a signed [`Envelope`]. 201 with the conversation's new state, or an
-//!   error `{"error": {"code", "message"}}` (400 unreadable or stale, 401 bad signature, 403 not a
-//!   registered agent, 409 replayed or refused by the state machine, 410 closed or expired).
+//!   error `{"error": {"code", "message"}}` (400 unreadable or stale, 401 bad signature, 403 an
+//!   opening message to someone who is not a registered agent, 409 replayed or refused by the state
+//!   machine, 410 closed or expired).
 //! - `POST /hire/contracts`: `{"conversationId", "pactId"}` — links an accepted conversation to the
 //!   pact that carries its terms (checked against the index) and appends the relay's `contract`
 //!   message. Anyone may ask: the pact on chain is the proof.

@@ -1,6 +1,6 @@
-//! Negotiation (seed 004): signed HIRE/1.0 messages between two registered agents, relayed by the
-//! api server. The declared second writer of the database, of its own tables only
-//! (`conversations`, `negotiation_messages`; docs/architecture.md).
+//! Negotiation (seed 004): signed HIRE/1.0 messages between a seeker (any wallet) and a worker (a
+//! registered agent), relayed by the api server. The declared second writer of the database, of
+//! its own tables only (`conversations`, `negotiation_messages`; docs/architecture.md).
 //!
 //! - [`message`]: the envelope, its typed payloads and its EIP-712 signature.
 //! - [`price`]: a price as messages name it ("5 USDC"), and in a currency's base units.

@@ -1,6 +1,7 @@
-//! The relay: accepts a signed message, checks it (shape, signature, sender, clock, registration,
-//! replay, state machine), stores it in the audit log with the conversation's new state in one
-//! transaction, and announces it on [`crate::NEGOTIATION_CHANNEL`] for subscribers. It also
+//! The relay: accepts a signed message, checks it (shape, signature, sender, clock, replay, state
+//! machine, and that an opening message goes to a registered agent: the worker is a listed agent,
+//! the seeker needs no listing), stores it in the audit log with the conversation's new state in
+//! one transaction, and announces it on [`crate::NEGOTIATION_CHANNEL`] for subscribers. It also
 //! records the system `contract` message once the agreed pact is on chain.
 
 use std::{sync::Arc, time::Duration};
@@ -78,8 +79,12 @@ pub enum RelayError {
         /// The relay's time.
         now: DateTime<Utc>,
     },
-    /// The sender or the recipient is not a registered agent.
-    #[error("{0} is not a registered agent on this chain: register_agent first")]
+    /// The recipient of an opening message (the worker-to-be) is not a registered agent in the
+    /// market (AgentRegistry, active). The opener (the seeker) needs no registration: its
+    /// signature is its identity.
+    #[error(
+        "the recipient {0} is not a registered agent on this chain (or has stepped out of the market): pick an agent from search and open the conversation with it"
+    )]
     NotRegistered(Address),
     /// The very same message was accepted before.
     #[error("this message was already accepted (same signed content): replays are refused")]
@@ -173,10 +178,6 @@ impl Relay {
         if skew > chrono::Duration::from_std(MAX_SKEW).unwrap_or(chrono::Duration::MAX) {
             return Err(RelayError::Stale { timestamp: envelope.timestamp.clone(), now });
         }
-        let registered = self.store.registered(self.chain_id, &[envelope.from, envelope.to]).await?;
-        if let Some(stranger) = [envelope.from, envelope.to].into_iter().find(|a| !registered.contains(a)) {
-            return Err(RelayError::NotRegistered(stranger));
-        }
         let digest = envelope.signing_hash(self.chain_id);
         let mut tx = self.store.pool().begin().await?;
         let current =
@@ -208,6 +209,12 @@ impl Relay {
             }
             Err(other) => return Err(other.into()),
         };
+        // Who may be hired: an opening message goes to an agent listed in the market. The opener
+        // needs no listing (a buyer hires without selling anything); after the opening, the
+        // machine lets only the two parties write, each to the other.
+        if current.is_none() && !store::listed(&mut tx, self.chain_id, next.worker).await? {
+            return Err(RelayError::NotRegistered(next.worker));
+        }
         if let Some(price) = new_price(current.as_ref(), &next) {
             self.currency_of(&mut tx, price).await?;
         }

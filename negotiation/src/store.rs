@@ -313,24 +313,23 @@ impl Store {
         .await?;
         Ok(rows.into_iter().map(|r| r.read(chain_id)).collect::<Result<_, _>>()?)
     }
+}
 
-    /// Which of `agents` are registered in AgentRegistry (as indexed), in one round trip.
-    pub(crate) async fn registered(
-        &self,
-        chain_id: u64,
-        agents: &[Address],
-    ) -> Result<Vec<Address>, StoreError> {
-        let keys: Vec<Vec<u8>> = agents.iter().map(|a| a.to_vec()).collect();
-        let found = sqlx::query_scalar!(
-            "SELECT address FROM agents WHERE chain_id = $1 AND address = ANY($2)",
-            i64_of(chain_id),
-            &keys
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        let cells = Cells { table: "agents", key: format!("chain {chain_id}") };
-        Ok(found.iter().map(|a| cells.address("address", a)).collect::<Result<_, _>>()?)
-    }
+/// Whether `agent` is a registered agent in AgentRegistry (as indexed) that is in the market
+/// (active): someone a conversation may be opened with.
+pub(crate) async fn listed(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    agent: Address,
+) -> Result<bool, StoreError> {
+    let listed = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM agents WHERE chain_id = $1 AND address = $2 AND active) AS "listed!""#,
+        i64_of(chain_id),
+        agent.as_slice()
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(listed)
 }
 
 /// Conversation `id`, locked for the rest of the transaction.

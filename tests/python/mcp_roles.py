@@ -6,15 +6,20 @@ official Python MCP SDK's `Client` in the mode given (`auto`, its default, or `2
     mcp_roles.py <mode> http <seeker> <worker> <oracle-a> <oracle-b> <arbitrator>
                                                      the URLs of five running servers
 
-The seeker never registered anything; the worker registers itself in the market; both oracles
-score; the arbitrator settles a dispute. Each agent sees only its role's tools and is refused
-another role's step. Inputs: FLOW_ORACLES (two addresses), FLOW_ARBITRATOR, FLOW_DEADLINE.
+The seeker is a wallet that never registered anything (a buyer lists nothing to hire): it walks
+seed 000's whole path without a registration anywhere: search_agents, get_agent, send_proposal,
+respond_negotiation, sign_contract (through the relay at HIRE_RELAY_URL), approve-work,
+submit_feedback. The worker registers itself in the market and signs the same contract, whose
+answer has the seeker's very fields; both oracles score; the arbitrator settles a dispute. Each
+agent sees only its role's tools and is refused another role's step. Inputs: FLOW_ORACLES (two
+addresses), FLOW_ARBITRATOR, FLOW_DEADLINE (Unix s), HIRE_RELAY_URL.
 Prints one line per check; exits non-zero at the first that fails; ends with "roles complete".
 """
 
 import os
 import sys
 from contextlib import AsyncExitStack
+from datetime import datetime, timezone
 
 import anyio
 from mcp.client.client import Client
@@ -25,8 +30,14 @@ ROLES = ["seeker", "worker", "oracle-a", "oracle-b", "arbitrator"]
 # What a stdio server gets from this process's environment besides its key and role.
 SERVER_SETTINGS = [
     "RPC_URL", "CHAIN_ID", "AGENT_PACT_ADDRESS", "ORACLE_REGISTRY_ADDRESS", "AGENT_REGISTRY_ADDRESS",
-    "DATABASE_URL", "INDEX_WAIT_MS", "RUST_LOG",
+    "DATABASE_URL", "INDEX_WAIT_MS", "RUST_LOG", "HIRE_RELAY_URL",
 ]
+
+# What docs/mcp.md §Outputs lists for sign_contract: the seeker's and the worker's answer alike.
+SIGNED_FIELDS = {
+    "contractId", "conversationId", "currency", "currencyAddress", "deposited", "hash", "pactId", "payment",
+    "role", "status", "termsDocument", "txHash",
+}
 
 
 def check(condition, what):
@@ -91,14 +102,44 @@ async def roles(a, mode):
     })
     found = await ok(a["seeker"], "search_agents", {"capability": "landing-page"})
     check(any(x["id"].lower() == worker.lower() for x in found["agents"]), "the seeker finds the worker")
+    profile = await ok(a["seeker"], "get_agent", {"agent_id": worker})
+    check(profile["name"] == "Role Worker", f"the seeker reads the worker: {profile['name']}")
+
+    # Seed 000's negotiation: the unregistered seeker proposes, the worker counters, the seeker
+    # accepts; both sign the contract and get the same fields back.
+    deadline = datetime.fromtimestamp(int(os.environ["FLOW_DEADLINE"]), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    proposed = await ok(a["seeker"], "send_proposal", {
+        "worker_id": worker, "task": "a landing page", "requirements": ["responsive"], "budget": "0.4 ETH",
+        "deadline": deadline,
+    })
+    conversation = proposed["conversationId"]
+    await ok(a["worker"], "respond_negotiation", {
+        "conversation_id": conversation, "type": "counter", "message": {"price": "0.5 ETH"},
+    })
+    agreed = await ok(a["seeker"], "respond_negotiation", {
+        "conversation_id": conversation, "type": "accept",
+        "message": {"accepted_terms": {"price": "0.5 ETH", "deadline": deadline}},
+    })
+    check(agreed["status"] == "CONTRACTED", f"the terms are agreed: {agreed['status']}")
+    signed = await ok(a["seeker"], "sign_contract", {
+        "conversation_id": conversation, "arbitrator": os.environ["FLOW_ARBITRATOR"],
+        "oracles": os.environ["FLOW_ORACLES"].split(","), "oracle_weights": [60, 40],
+    })
+    accepted = await ok(a["worker"], "sign_contract", {"conversation_id": conversation})
+    check(set(signed) == SIGNED_FIELDS, f"the seeker's sign_contract answers every field: {sorted(signed)}")
+    check(set(accepted) == set(signed), f"the worker's sign_contract answers the same fields: {sorted(accepted)}")
+    check(
+        accepted["pactId"] == signed["pactId"] == signed["contractId"] and accepted["hash"] == signed["hash"]
+        and (signed["role"], accepted["role"], accepted["status"]) == ("BUYER", "SELLER", "FUNDED"),
+        f"one contract, signed by both: {signed['pactId']} {signed['role']}, {accepted['pactId']} {accepted['role']}",
+    )
+    first = int(signed["pactId"])
 
     terms = {
         "role": "buyer", "specHash": "QmRoles", "deadline": int(os.environ["FLOW_DEADLINE"]),
         "oracles": os.environ["FLOW_ORACLES"].split(","), "oracleWeights": [60, 40], "threshold": 70,
         "paymentEth": "0.5", "arbitrator": os.environ["FLOW_ARBITRATOR"],
     }
-    first = int((await ok(a["seeker"], "create-pact", terms))["pactId"])
-    await ok(a["worker"], "accept-pact", {"pactId": first})
     finalized = await deliver(a, first, [85, 90])
     check(finalized["status"] == "PENDING_APPROVAL" and finalized["score"] == 87, f"verified: {finalized}")
     await ok(a["seeker"], "approve-work", {"pactId": first})

@@ -1,13 +1,17 @@
 //! The dashboard in a real Chromium against `agentpact dev`'s demo chain, as a person uses it:
 //! the overview's counts, the pact list filtered through its form, a pact's timeline, an
-//! address's credits, the agent search, a change on chain arriving on an open page, clear
+//! address's credits, an agent's ERC-8004 reputation raw beside grounded, the agent search, a
+//! change on chain arriving on an open page, clear
 //! messages for a bad id or address, the query console, a phone's width, and not one request to
 //! a host other than the server. Screenshots of each page land in
 //! `<target dir>/dashboard-screenshots/`.
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact_contracts::{AgentPact, Deployment, PactStatus, money};
+use agentpact_contracts::{
+    AgentPact, Deployment, IdentityRegistry, PactStatus, ReputationRegistry, erc8004::RegistrationFile, money,
+};
+use agentpact_lab::Cast;
 use agentpact_tests::{
     HarnessError,
     browser::{Browser, ENTER, TAB},
@@ -16,8 +20,9 @@ use agentpact_tests::{
     dev::DevStack,
 };
 use alloy::{
-    primitives::{Address, U256},
-    providers::ProviderBuilder,
+    primitives::{Address, B256, U256},
+    providers::{Provider, ProviderBuilder},
+    sol_types::SolEvent,
 };
 use serde_json::{Value, json};
 
@@ -112,6 +117,166 @@ async fn open(browser: &Browser, url: &str) -> Result {
     leaving(browser).await?;
     browser.goto(url).await?;
     drawn(browser).await
+}
+
+/// The dev stack's deployment, as `agentpact dev` wrote it.
+fn deployment(dev: &DevStack) -> Result<Deployment> {
+    let file = dev.deployments.join("31337.json");
+    serde_json::from_str(&std::fs::read_to_string(&file).map_err(process)?).map_err(process)
+}
+
+/// An agent's page and its ERC-8004 section: a one-line note while the demo seller has no ERC-8004
+/// identity; once it registers (a name with markup in it) and two clients rate it, the buyer of a
+/// completed pact (tagged with that pact: grounded) and a stranger to it (ungrounded), the raw
+/// mean, the grounded and the AgentPact scores side by side as the API gives them, 50% ungrounded,
+/// each feedback marked on its own row with the grounding pact linked; `#/erc8004/<id>` opens the
+/// same page; chain text shown as text.
+async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result {
+    let page = |route: &str| format!("{}#/{route}", dev.dashboard);
+    let provider = ProviderBuilder::new().connect_http(dev.rpc.parse().map_err(process)?);
+    let cast = Cast::of(&provider.get_accounts().await?).map_err(process)?;
+    let registries =
+        deployment(dev)?.erc8004.ok_or_else(|| process("agentpact dev deployed no ERC-8004 registries"))?;
+    let seller = cast.seller.to_string();
+
+    open(browser, &page(&format!("address/{seller}"))).await?;
+    let note = browser.run("return document.querySelector('#erc8004 .note')?.textContent", json!([])).await?;
+    assert!(note.as_str().is_some_and(|t| t.starts_with("This address has no ERC-8004 identity")), "{note}");
+
+    // A pact the demo buyer completed with the seller: what grounds the buyer's feedback.
+    let completed = api(
+        dev,
+        "query($b: Address!, $s: Address!) { pacts(filter: { status: [COMPLETED], buyer: $b, seller: $s }, first: 1) { nodes { id } } }",
+        json!({ "b": cast.buyer.to_string(), "s": seller }),
+    )
+    .await?;
+    let pact = completed["pacts"]["nodes"][0]["id"].as_str().map(str::to_owned);
+    let pact = pact.ok_or_else(|| {
+        process(format!("the demo has no completed pact of its buyer and seller: {completed}"))
+    })?;
+    let strangers = api(
+        dev,
+        "query($a: Address!) { pacts(filter: { party: $a }) { totalCount } }",
+        json!({ "a": cast.stranger.to_string() }),
+    )
+    .await?;
+    assert_eq!(strangers["pacts"]["totalCount"], 0, "the stranger is a party to no pact");
+
+    // The seller registers (through the node's unlocked account); the buyer and the stranger rate it.
+    let name = "<b>Logos & Co</b>";
+    let file = RegistrationFile::ours(
+        name,
+        "logos",
+        "https://logos.example/mcp",
+        vec!["logo-design".into()],
+        31337,
+        cast.seller,
+    );
+    let identity = IdentityRegistry::new(registries.identity, provider.clone());
+    let mined = send(identity.register_2(file.to_data_uri()).from(cast.seller)).await?;
+    let agent_id = mined
+        .receipt
+        .inner
+        .logs()
+        .iter()
+        .find_map(|l| IdentityRegistry::Registered::decode_log(&l.inner).ok())
+        .ok_or_else(|| process("no Registered event"))?
+        .agentId;
+    let reputation = ReputationRegistry::new(registries.reputation, provider.clone());
+    let tagged = format!("pact:{pact}");
+    let rate = |value: i128, tag1: String, tag2: &str| {
+        reputation.giveFeedback(
+            agent_id,
+            value,
+            0,
+            tag1,
+            tag2.into(),
+            String::new(),
+            String::new(),
+            B256::ZERO,
+        )
+    };
+    send(rate(90, tagged.clone(), "<i>on time</i>").from(cast.buyer)).await?;
+    send(rate(10, String::new(), "").from(cast.stranger)).await?;
+    let query = "query($a: Address!) {
+        erc8004Agent(address: $a) { agentId reputation { feedback rawMeanValue groundedScore ungroundedShare } }
+        reputation(address: $a) { score { value } } }";
+    let variables = json!({ "a": seller });
+    agentpact_tests::until(Duration::from_secs(30), "both feedbacks indexed", || async {
+        Ok(api(dev, query, variables.clone()).await?["erc8004Agent"]["reputation"]["feedback"] == 2)
+    })
+    .await?;
+    let answer = api(dev, query, variables).await?;
+    let expected = &answer["erc8004Agent"]["reputation"];
+    assert_eq!(expected["rawMeanValue"], 50.0, "{answer}");
+    assert_eq!(expected["ungroundedShare"], 0.5, "{answer}");
+
+    open(browser, &page(&format!("address/{seller}"))).await?;
+    let shown = browser
+        .run(
+            "const s = document.getElementById('erc8004');
+             const tiles = Object.fromEntries([...s.querySelectorAll('[data-score]')]
+               .map((t) => [t.dataset.score, { value: Number(t.dataset.value), text: t.querySelector('strong').textContent }]));
+             return {
+               agentId: s.querySelector('[data-agent-id]')?.textContent,
+               terms: s.querySelector('dl').textContent,
+               markup: s.querySelectorAll('dl b, td i').length,
+               tiles,
+               ungrounded: s.querySelector('#ungrounded').textContent,
+               rows: [...s.querySelectorAll('tr[data-client]')].map((r) => ({
+                 client: r.dataset.client.toLowerCase(), grounded: r.dataset.grounded,
+                 mark: r.querySelector('[data-mark]').textContent, tags: r.children[3].textContent,
+                 pacts: [...r.querySelectorAll('a[data-pact]')].map((a) => a.dataset.pact) })),
+             };",
+            json!([]),
+        )
+        .await?;
+    assert_eq!(shown["agentId"], agent_id.to_string(), "{shown}");
+    assert!(shown["terms"].as_str().is_some_and(|t| t.contains(name)), "the name as text: {shown}");
+    assert_eq!(shown["markup"], 0, "chain text became markup: {shown}");
+    let tiles = &shown["tiles"];
+    assert_eq!(tiles["raw"]["text"], "50", "{shown}");
+    assert_eq!(tiles["grounded"]["value"], expected["groundedScore"], "{shown} vs {answer}");
+    assert!(tiles["grounded"]["text"].as_str().is_some_and(|t| t.ends_with(" / 5")), "{shown}");
+    assert_eq!(tiles["agentpact"]["value"], answer["reputation"]["score"]["value"], "{shown} vs {answer}");
+    assert!(
+        shown["ungrounded"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("50% of its ERC-8004 feedback is ungrounded")
+                && t.contains("feedback from clients with no settled pact with this agent")),
+        "{shown}"
+    );
+    let row = |who: Address| {
+        shown["rows"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["client"] == who.to_string().to_lowercase()))
+    };
+    let (buyer, stranger) = (row(cast.buyer), row(cast.stranger));
+    assert_eq!(shown["rows"].as_array().map(Vec::len), Some(2), "{shown}");
+    assert_eq!(
+        buyer.map(|r| (&r["grounded"], &r["mark"], &r["pacts"])),
+        Some((&json!("true"), &json!("Grounded"), &json!([pact]))),
+        "the buyer's feedback, grounded by its pact: {shown}"
+    );
+    assert!(buyer.is_some_and(|r| r["tags"] == format!("{tagged}, <i>on time</i>")), "{shown}");
+    assert_eq!(
+        stranger.map(|r| (&r["grounded"], &r["mark"], &r["pacts"])),
+        Some((&json!("false"), &json!("Ungrounded"), &json!([]))),
+        "the stranger's feedback: {shown}"
+    );
+    browser.screenshot(&screenshots().join("address-erc8004-1440.png")).await?;
+    assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on an agent's page");
+
+    // By its ERC-8004 id: the same page; an id it does not know, a sentence.
+    open(browser, &page(&format!("erc8004/{agent_id}"))).await?;
+    let opened = browser
+        .run("return document.querySelector('#erc8004 [data-agent-id]')?.textContent", json!([]))
+        .await?;
+    assert_eq!(opened, agent_id.to_string());
+    open(browser, &page("erc8004/999999")).await?;
+    let text = browser.run("return document.querySelector('main .error')?.textContent", json!([])).await?;
+    assert!(text.as_str().is_some_and(|t| t.contains("has no agent 999999")), "{text}");
+    Ok(())
 }
 
 #[tokio::test]
@@ -275,6 +440,9 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     }
     browser.screenshot(&screenshots().join("address-1440.png")).await?;
 
+    // The seller's ERC-8004 reputation: none, then raw beside grounded once it is registered there.
+    erc8004_on_the_agent_page(&dev, &browser).await?;
+
     // By keyboard alone: Tab from the top meets the skip link, then the sections, then the
     // form; Space ticks a status, Enter on Apply filters.
     open(&browser, &page("pacts")).await?;
@@ -338,9 +506,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     browser.run("window.notReloaded = true", json!([])).await?;
     let status = "return document.querySelector('h1 [data-status-label]')?.dataset.statusLabel";
     assert_eq!(browser.run(status, json!([])).await?, "FUNDED");
-    let file = dev.deployments.join("31337.json");
-    let deployment: Deployment =
-        serde_json::from_str(&std::fs::read_to_string(&file).map_err(process)?).map_err(process)?;
+    let deployment = deployment(&dev)?;
     let provider = ProviderBuilder::new().connect_http(dev.rpc.parse().map_err(process)?);
     let seller: Address = seller.parse().map_err(process)?;
     send(AgentPact::new(deployment.agent_pact, provider).startWork(U256::from(1)).from(seller)).await?;

@@ -29,7 +29,8 @@ const BOOKKEEPING: [&str; 4] = ["chains", "checkpoints", "blocks", "events"];
 /// Tables recomputed from the projections in the same transaction: `pact_counts` by triggers,
 /// `reputation` and `erc8004_reputation` by `reputation::refresh`, `reputation_pending` and
 /// `erc8004_pending` emptied by it.
-const DERIVED: [&str; 5] = ["pact_counts", "reputation", "reputation_pending", "erc8004_reputation", "erc8004_pending"];
+const DERIVED: [&str; 5] =
+    ["pact_counts", "reputation", "reputation_pending", "erc8004_reputation", "erc8004_pending"];
 /// Tables no chain event writes: the relay's, the MCP server's, the migrator's.
 const NOT_FROM_THE_CHAIN: [&str; 5] =
     ["conversations", "negotiation_messages", "mcp_confirmations", "mcp_tasks", "_sqlx_migrations"];

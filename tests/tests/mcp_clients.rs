@@ -7,6 +7,7 @@ use std::{path::PathBuf, process::Output, time::Duration};
 
 use agentpact_tests::{
     HarnessError,
+    api::{self, TestApi},
     cli::binary,
     index,
     mcp::{binary_env, dev_key},
@@ -52,7 +53,7 @@ fn inspector() -> Result<PathBuf> {
 /// environment `agentpact mcp` needs as the buyer, asking the human above 0.3 ETH.
 struct Setting {
     m: Market,
-    _db: TestDatabase,
+    db: TestDatabase,
     _indexer: tokio::task::JoinHandle<()>,
     env: Vec<(&'static str, String)>,
 }
@@ -71,7 +72,7 @@ impl Setting {
             ("FLOW_ARBITRATOR", m.cast.arbitrator.to_string()),
             ("FLOW_DEADLINE", (m.chain.now().await? + 86_400).to_string()),
         ]);
-        Ok(Self { m, _db: db, _indexer: indexer, env })
+        Ok(Self { m, db, _indexer: indexer, env })
     }
 
     /// Runs tests/python/mcp_flow.py with `args`; its output must end with "flow complete".
@@ -177,19 +178,25 @@ async fn the_python_sdk_drives_a_flow_over_streamable_http_in_both_protocols() -
 
 /// Each role of the seeds as its own agent with its own server (a seeker that never registered
 /// anything, a worker, two oracles, an arbitrator), driven by the SDK's `Client` in its default
-/// mode and pinned to 2026-07-28, over stdio and HTTP: two pacts, one approved and one settled by
-/// the arbitrator, each agent seeing only its role's tools (tests/python/mcp_roles.py).
+/// mode and pinned to 2026-07-28, over stdio and HTTP: the seeker finds the worker, negotiates
+/// through the relay and signs without any registration, the worker signs the same contract (one
+/// answer shape on both sides), the pact is approved and rated; another is settled by the
+/// arbitrator, a third by the parties; each agent sees only its role's tools
+/// (tests/python/mcp_roles.py).
 #[tokio::test]
 async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over_stdio_and_http() -> Result {
     for mode in ["auto", "2026-07-28"] {
         for transport in ["stdio", "http"] {
             let s = Setting::open().await?;
+            // The api server whose relay carries the seeker's and the worker's negotiation.
+            let relay = TestApi::start(s.db.pool(), api::config(s.m.chain.anvil.chain_id())).await?;
             let mut env: Vec<(&'static str, String)> = s
                 .env
                 .iter()
                 .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
                 .cloned()
                 .collect();
+            env.push(("HIRE_RELAY_URL", relay.base.clone()));
             let key =
                 |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(&s.m.chain, n)?.to_bytes())));
             let roles = [("seeker", 1), ("worker", 2), ("oracle", 4), ("oracle", 5), ("arbitrator", 3)];
@@ -225,7 +232,12 @@ async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over
                 .await
                 .map_err(|_| process("the roles script did not finish in 240 s"))?
                 .map_err(process)?;
-            said(&out, &format!("the roles in mode {mode} over {transport}"), "roles complete")?;
+            let printed =
+                said(&out, &format!("the roles in mode {mode} over {transport}"), "roles complete")?;
+            assert!(
+                printed.contains("ok: the worker's sign_contract answers the same fields"),
+                "the unregistered seeker negotiated and both signed ({mode} over {transport}): {printed}"
+            );
         }
     }
     Ok(())

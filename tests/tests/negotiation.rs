@@ -1,7 +1,8 @@
 //! Negotiation (issue #10, seed 004) over a real relay, anvil, indexer and Postgres: the seed's
 //! five-message flow verbatim and then `sign_contract`; every illegal transition; timeouts on a
 //! controlled clock; forged, replayed, stale and misaddressed messages; two MCP servers
-//! negotiating with each other through the relay.
+//! negotiating with each other through the relay. The seeker is a wallet that never registered
+//! anything (a buyer lists nothing to hire); only the worker is a registered agent.
 
 use std::sync::{Arc, Mutex};
 
@@ -31,8 +32,8 @@ type Result<T = ()> = std::result::Result<T, HarnessError>;
 /// 2025-01-30T10:00:00Z, when the seed's example starts.
 const SEED_START: i64 = 1_738_231_200;
 
-/// A market whose seeker (account 1) and worker (account 2) are registered agents, its index
-/// followed, and an api (with the relay) whose clock the test moves.
+/// A market whose worker (account 2) is a registered agent and whose seeker (account 1) never
+/// registered anything, its index followed, and an api (with the relay) whose clock the test moves.
 struct Stage {
     m: Market,
     db: TestDatabase,
@@ -44,9 +45,10 @@ struct Stage {
 impl Stage {
     async fn open(chain: TestChain, start: DateTime<Utc>, timeouts: Timeouts) -> Result<Self> {
         let m = Market::open_on(chain).await?;
-        for (who, name) in [(m.cast.buyer, "Seeker One"), (m.cast.seller, "Logo Worker")] {
-            send(m.chain.agents.register(profile(name, &[("logo-design", ether(5))])).from(who)).await?;
-        }
+        send(
+            m.chain.agents.register(profile("Logo Worker", &[("logo-design", ether(5))])).from(m.cast.seller),
+        )
+        .await?;
         let db = TestDatabase::create().await?;
         let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
         let clock = Arc::new(Mutex::new(start));
@@ -137,11 +139,49 @@ fn code(answer: &Value) -> &str {
     answer["error"]["code"].as_str().unwrap_or_default()
 }
 
+/// The words of `text` that look like a tool's name (every one is `word_word` or `word-word`):
+/// a refusal names none, so it never sends an agent to a tool its role may lack.
+fn tool_like_words(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|w| {
+            let parts: Vec<&str> = w.split(['_', '-']).collect();
+            parts.len() > 1
+                && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase()))
+        })
+        .collect()
+}
+
+/// The top-level keys of an answer, sorted.
+fn keys(answer: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = answer.as_object().into_iter().flatten().map(|(k, _)| k.clone()).collect();
+    keys.sort();
+    keys
+}
+
+/// The fields docs/mcp.md §Outputs lists for `sign_contract`, which both sides answer.
+const SIGNED_FIELDS: [&str; 12] = [
+    "contractId",
+    "conversationId",
+    "currency",
+    "currencyAddress",
+    "deposited",
+    "hash",
+    "pactId",
+    "payment",
+    "role",
+    "status",
+    "termsDocument",
+    "txHash",
+];
+
 #[tokio::test]
 async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Result {
     let s = Stage::seed_story().await?;
     let (seeker, worker) = (s.key(1)?, s.key(2)?);
     let (to_worker, to_seeker) = (worker.address(), seeker.address());
+    let q = "query($a: Address!) { agent(address: $a) { name } }";
+    let seeker_agent = s.api.data(q, json!({ "a": to_seeker.to_checksum(None) })).await?;
+    assert_eq!(seeker_agent["agent"], Value::Null, "the seeker never registered anything");
     // Seed 004's example, word for word but for the agents' ids (their addresses).
     let flow = [
         s.signed(
@@ -284,6 +324,26 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     );
     assert_eq!(s.m.status(id).await?, PactStatus::Funded);
     assert_eq!(s.m.chain.pact.getPact(id).call().await?.seller, to_worker);
+    // Both sides answer with one shape, every documented field filled, the same agreement.
+    assert_eq!(keys(&signed.data), SIGNED_FIELDS, "the seeker's answer: {}", signed.data);
+    assert_eq!(keys(&accepted.data), SIGNED_FIELDS, "the worker's answer: {}", accepted.data);
+    for same in ["contractId", "pactId", "conversationId", "hash", "termsDocument", "payment", "currency"] {
+        assert_eq!(signed.data[same], accepted.data[same], "{same} on both sides");
+    }
+    assert_eq!((signed.data["pactId"].as_str(), signed.data["contractId"].as_str()), (Some("2"), Some("2")));
+    assert_eq!(
+        (signed.data["role"].as_str(), signed.data["status"].as_str(), signed.data["deposited"].as_str()),
+        (Some("BUYER"), Some("NEGOTIATING"), Some("5.5"))
+    );
+    assert_eq!(
+        (
+            accepted.data["role"].as_str(),
+            accepted.data["status"].as_str(),
+            accepted.data["deposited"].as_str()
+        ),
+        (Some("SELLER"), Some("FUNDED"), Some("0.5"))
+    );
+    assert_ne!(signed.data["txHash"], accepted.data["txHash"], "each side's own transaction");
     // The escrow holds this pact's 5 + 0.5 + 0.5 USDC beside the 5.5 of the unlinked one above.
     assert_eq!(s.m.chain.holding(usdc, s.m.chain.deployment.agent_pact).await?, U256::from(11_500_000u64));
 
@@ -554,9 +614,34 @@ async fn forged_replayed_stale_and_misaddressed_messages_are_refused() -> Result
     let mut tampered = s.signed(&seeker, MessageType::Proposal, w, "f", at, proposal())?;
     tampered.payload["budget"] = json!("1 ETH");
     assert_eq!(code(&s.post(&tampered).await?.1), "BAD_SIGNATURE");
-    // To an address that is not a registered agent.
+    // Opened with an address that is not a registered agent: the worker must be one. The refusal
+    // says so and sends the seeker to search, naming no tool (a seeker cannot register).
     let (status, answer) =
         s.post(&s.signed(&seeker, MessageType::Proposal, outsider.address(), "f", at, proposal())?).await?;
+    assert_eq!((status, code(&answer)), (403, "NOT_REGISTERED"), "{answer}");
+    let said = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains(&outsider.address().to_string()) && said.contains("not a registered agent"),
+        "{said}"
+    );
+    assert!(said.contains("search"), "it says where to find one: {said}");
+    assert_eq!(tool_like_words(said), Vec::<&str>::new(), "it names no tool: {said}");
+    // Nor with an agent that stepped out of the market.
+    let retired = s.key(9)?;
+    send(s.m.chain.agents.register(profile("Retired", &[("logo-design", ether(1))])).from(retired.address()))
+        .await?;
+    send(s.m.chain.agents.deactivate().from(retired.address())).await?;
+    s.synced().await?;
+    let (status, answer) = s
+        .post(&s.signed(
+            &seeker,
+            MessageType::Inquiry,
+            retired.address(),
+            "r",
+            at,
+            json!({ "task": "logo" }),
+        )?)
+        .await?;
     assert_eq!((status, code(&answer)), (403, "NOT_REGISTERED"), "{answer}");
     // Ten minutes away from the relay's clock.
     let stale = s.signed(&seeker, MessageType::Proposal, w, "f", "2025-01-30T09:50:00Z", proposal())?;
@@ -570,7 +655,8 @@ async fn forged_replayed_stale_and_misaddressed_messages_are_refused() -> Result
     other.protocol = "HIRE/2.0".into();
     assert_eq!(code(&s.post(&other).await?.1), "BAD_MESSAGE");
 
-    // The real one, once; then its replay.
+    // The real one, once (from a seeker that never registered: its signature is its identity);
+    // then its replay.
     let real = s.signed(&seeker, MessageType::Proposal, w, "f", at, proposal())?;
     assert_eq!(s.post(&real).await?.0, 201);
     let (status, answer) = s.post(&real).await?;
@@ -589,6 +675,26 @@ async fn forged_replayed_stale_and_misaddressed_messages_are_refused() -> Result
         )?)
         .await?;
     assert_eq!(code(&answer), "WRONG_PARTIES", "{answer}");
+    // A wallet that never registered may open its own conversations, but not write into another's:
+    // not to the worker, not to the seeker, not even claiming to answer as a party would.
+    let stranger = s.key(8)?;
+    for (n, to) in [w, k].into_iter().enumerate() {
+        let (status, answer) = s
+            .post(&s.signed(
+                &stranger,
+                MessageType::Clarification,
+                to,
+                "f",
+                &format!("2025-01-30T10:00:0{}Z", n + 2),
+                json!({ "questions": ["?"] }),
+            )?)
+            .await?;
+        assert_eq!((status, code(&answer)), (409, "WRONG_PARTIES"), "{answer}");
+    }
+    let (_, answer) = s
+        .post(&s.signed(&stranger, MessageType::Proposal, w, "f", "2025-01-30T10:00:04Z", proposal())?)
+        .await?;
+    assert_eq!(code(&answer), "WRONG_PARTIES", "a proposal into another's conversation: {answer}");
     assert_eq!(s.messages("f").await?, ["proposal"]);
 
     // The audit log cannot be rewritten, even by a database client.
@@ -671,6 +777,17 @@ async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
         )
         .await?;
     assert_eq!(code, "FORBIDDEN", "seed 000 gives proposals to seekers");
+    // The seeker (never registered) proposing to a wallet that is no agent is told so, and sent to
+    // search, not to a tool its role lacks.
+    let (code, said) = seeker
+        .refused(
+            "send_proposal",
+            json!({ "worker_id": s.m.cast.stranger.to_string(), "task": "x", "budget": "0.1 ETH" }),
+        )
+        .await?;
+    assert_eq!(code, "NOT_REGISTERED", "{said}");
+    assert!(said.contains("not a registered agent") && said.contains("search"), "{said}");
+    assert_eq!(tool_like_words(&said), Vec::<&str>::new(), "it names no tool: {said}");
 
     // Terms that break the escrow's rules on oracles, weights or the arbitrator are refused with
     // the sentence create-pact gives for them (rules::check_terms), as bad input before anything is
@@ -728,7 +845,10 @@ async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
         )
         .await?;
     let pact: U256 = signed.data["contractId"].as_str().and_then(|p| p.parse().ok()).unwrap_or(U256::MAX);
-    worker.ok("sign_contract", json!({ "conversation_id": id })).await?;
+    let accepted = worker.ok("sign_contract", json!({ "conversation_id": id })).await?;
+    assert_eq!(keys(&signed.data), SIGNED_FIELDS, "the seeker's answer: {}", signed.data);
+    assert_eq!(keys(&accepted.data), keys(&signed.data), "the worker's answer: {}", accepted.data);
+    assert_eq!(accepted.data["pactId"], json!(pact.to_string()));
     assert_eq!(s.m.status(pact).await?, PactStatus::Funded);
     assert_eq!(s.m.chain.pact.getPact(pact).call().await?.payment, ether(4) / U256::from(10));
     let contract = worker.resource("hire://conversations").await?;

@@ -1,9 +1,10 @@
 // One address: its agent profile if it has one, its reputation as seller, buyer and oracle,
-// its stake if it is an oracle, its pacts and the feedback it received.
+// its ERC-8004 identity with the raw ERC-8004 score beside the grounded one, its stake if it is
+// an oracle, its pacts and the feedback it received.
 
 import { onPactChanges, query } from '../api.js';
 import { fill, h, message, section, table, terms } from '../dom.js';
-import { address, amount, isAddress, pactLink, score, time, units } from '../format.js';
+import { address, amount, hash, isAddress, isPactId, pactLink, score, share, time, units } from '../format.js';
 import { pactRows, PACT_ROW } from './pacts.js';
 
 const ROLE = 'pacts completed refunded disputed timedOut meanScore agreement volumes { formatted currency { symbol } } score { value rated }';
@@ -25,18 +26,47 @@ const ADDRESS = `
     }
   }`;
 
+const ERC8004_AGENT = `
+  agentId owner wallet name registeredAt
+  reputation { feedback clients rawMeanValue grounded groundedClients groundedWeight groundedScore ungroundedShare }
+  feedback(first: 10) { client index value tags feedbackUri revoked grounded taggedPact groundingPacts givenAt txHash }`;
+
+const ERC8004 = `query Erc8004($address: Address!) { erc8004Agent(address: $address) { ${ERC8004_AGENT} } }`;
+
 /** Renders the page of `addr` into `main`, redrawn when one of its pacts changes. */
 export async function addressPage(main, { args: [addr], live }) {
   if (!isAddress(addr)) {
     fill(main, h('h1', {}, 'Address'), message('error', `"${addr}" is not an address. An address is 0x followed by 40 hexadecimal digits, such as 0x70997970C51812dc3A010C7d01b50e0d17dc79C8.`));
     return;
   }
-  const draw = async () => render(main, addr, await query(ADDRESS, { address: addr }));
+  const draw = async () => {
+    // The ERC-8004 part is asked apart: when it cannot be answered, the rest of the page still is.
+    const [data, erc8004] = await Promise.all([
+      query(ADDRESS, { address: addr }),
+      query(ERC8004, { address: addr }).then((d) => ({ agent: d.erc8004Agent }), (e) => ({ error: e.message })),
+    ]);
+    render(main, addr, data, erc8004);
+  };
   await draw();
   live(onPactChanges({ party: addr }, draw));
 }
 
-function render(main, addr, { agent, oracle, reputation: r, pacts, account }) {
+/** The page of ERC-8004 agent `id` (`#/erc8004/<id>`): the address page of its wallet, else its owner. */
+export async function erc8004Page(main, { args: [id], live }) {
+  if (!isPactId(id)) {
+    fill(main, h('h1', {}, 'ERC-8004 agent'), message('error', `"${id}" is not an ERC-8004 agent id: an agent id is a whole number such as 12.`));
+    return;
+  }
+  const { erc8004Agent: agent } = await query('query($id: BigInt!) { erc8004Agent(agentId: $id) { wallet owner } }', { id });
+  const addr = agent && (agent.wallet ?? agent.owner);
+  if (!addr) {
+    fill(main, h('h1', {}, `ERC-8004 agent ${id}`), message('error', `The chain's ERC-8004 Identity Registry has no agent ${id} that this index knows of. Check the id, or `, h('a', { href: '/#/agents' }, 'browse the agents'), '.'));
+    return;
+  }
+  await addressPage(main, { args: [addr], live });
+}
+
+function render(main, addr, { agent, oracle, reputation: r, pacts, account }, erc8004) {
   fill(main,
     h('h1', {}, agent ? agent.name : 'Address', ' ', h('code', { class: 'hash' }, addr)),
     agent ? h('p', { class: 'lead' }, agent.description, agent.active ? '' : ' (stepped out of the market)') : null,
@@ -51,6 +81,7 @@ function render(main, addr, { agent, oracle, reputation: r, pacts, account }) {
         h('th', { scope: 'row' }, role), h('td', { class: 'num' }, score(x.score.value)), h('td', { class: 'num' }, x.pacts),
         h('td', { class: 'num' }, x.completed), h('td', { class: 'num' }, x.refunded), h('td', { class: 'num' }, x.disputed),
         h('td', { class: 'num' }, x.timedOut), h('td', {}, x.volumes.map((v) => amount(v.formatted, v.currency)).join(' · ') || '—'))))),
+    erc8004Section(erc8004, r.score),
     oracle ? section('As oracle', terms([['Status', oracle.status], ['Stake', `${units(oracle.stake, 18)} ETH`], ['Verifies', oracle.capabilities.join(', ')], ['Registered', time(oracle.registeredAt)]])) : null,
     section(`Pacts (${pacts.totalCount})`, pactRows(pacts.nodes, 'Pacts of this address', 'This address takes part in no pact.'),
       pacts.totalCount > pacts.nodes.length ? h('p', {}, h('a', { href: `/#/pacts?party=${addr}` }, 'All its pacts →')) : null),
@@ -58,6 +89,62 @@ function render(main, addr, { agent, oracle, reputation: r, pacts, account }) {
     section('Feedback received', table('Feedback received', ['Pact', 'From', 'Rating', 'Tags', 'Comment', 'When'],
       r.recentFeedback.map((f) => h('tr', {}, h('td', {}, pactLink(f.pactId)), h('td', {}, address(f.rater)), h('td', {}, `${f.rating} / 5`),
         h('td', {}, f.tags.join(', ')), h('td', {}, f.comment), h('td', {}, time(f.givenAt)))), 'No feedback received yet.')));
+}
+
+/**
+ * Its ERC-8004 identity; its raw ERC-8004 score (every feedback as given) beside the grounded one
+ * (only feedback from clients that paid it through a settled pact) and its AgentPact score; how
+ * much of the feedback is ungrounded; the latest feedback, each marked grounded or not.
+ */
+function erc8004Section({ agent: a, error }, agentpact) {
+  const card = (...children) => h('section', { class: 'card', id: 'erc8004' }, h('h2', {}, 'ERC-8004'), ...children);
+  if (error) return card(message('error', `Its ERC-8004 identity could not be read: ${error}`));
+  if (!a) return card(message('note', 'This address has no ERC-8004 identity: no agent of the chain\'s ERC-8004 Identity Registry has it as its wallet or owner.'));
+  const x = a.reputation;
+  const from = (feedback, clients) => `${feedback} feedback from ${clients} ${clients === 1 ? 'client' : 'clients'}`;
+  const tile = (key, name, value, shown, note) => h('div', { class: 'tile', 'data-score': key, 'data-value': value },
+    h('span', { class: 'tile-name' }, name), h('strong', {}, shown), h('span', { class: 'meta' }, note));
+  return card(
+    terms([
+      ['Agent id', h('span', { 'data-agent-id': a.agentId }, a.agentId)],
+      ['Name', a.name],
+      ['Owner', address(a.owner)],
+      ['Wallet', a.wallet ? address(a.wallet) : 'none set (no address is paid for this agent)'],
+      ['Registered', time(a.registeredAt)],
+    ]),
+    h('h3', {}, 'Raw against grounded'),
+    h('div', { class: 'tiles scores' },
+      tile('raw', 'Raw ERC-8004 score', x.rawMeanValue, x.rawMeanValue == null ? '—' : String(x.rawMeanValue),
+        `mean value as given (usually 0-100) of ${from(x.feedback, x.clients)}`),
+      tile('grounded', 'Grounded score', x.groundedScore, score(x.groundedScore),
+        x.grounded ? `${from(x.grounded, x.groundedClients)} backed by settled pacts` : 'no grounded feedback yet: 3.0 is the starting score'),
+      tile('agentpact', 'AgentPact score', agentpact.value, score(agentpact.value), 'from the pacts it settled here')),
+    h('p', { id: 'ungrounded', 'data-share': x.ungroundedShare },
+      h('strong', {}, x.feedback ? share(Math.round(x.ungroundedShare * 10000)) : '—'), ' of its ERC-8004 feedback is ungrounded: ',
+      'feedback from clients with no settled pact with this agent. Anyone may give ERC-8004 feedback, so only the grounded score counts work that was paid for and settled.'),
+    h('h3', {}, 'Latest ERC-8004 feedback'),
+    table('Latest ERC-8004 feedback', ['Grounded?', 'From', 'Value', 'Tags', 'Grounding pact', 'When'],
+      a.feedback.map((f) => h('tr', { 'data-client': f.client, 'data-index': f.index, 'data-grounded': f.grounded },
+        h('td', {}, mark(f)),
+        h('td', {}, address(f.client)),
+        h('td', { class: 'num' }, f.value),
+        h('td', {}, f.tags.filter((t) => t).join(', ') || '—', f.feedbackUri ? h('div', { class: 'meta' }, f.feedbackUri) : null),
+        h('td', {}, grounding(f)),
+        h('td', {}, time(f.givenAt), h('div', { class: 'meta' }, 'tx ', hash(f.txHash))))),
+      'No ERC-8004 feedback yet.'));
+}
+
+/** Grounded or not (and revoked), as a label. */
+function mark(f) {
+  const grounded = f.grounded ? 'Grounded' : 'Ungrounded';
+  return h('span', { class: `mark ${f.grounded ? 'grounded' : 'ungrounded'}`, 'data-mark': grounded.toLowerCase() }, grounded, f.revoked ? ' · revoked' : '');
+}
+
+/** The settled pacts behind a feedback, or why there is none. */
+function grounding(f) {
+  if (f.groundingPacts.length) return f.groundingPacts.flatMap((id, i) => (i ? [', ', pactLink(id)] : [pactLink(id)]));
+  if (f.taggedPact != null) return ['names ', pactLink(f.taggedPact), ', not a pact this client settled with the agent'];
+  return '—';
 }
 
 /** Credits per currency (paid out by its pacts, withdrawn, still owed) and the latest withdrawals. */

@@ -1,6 +1,7 @@
 //! Finding agents (seed 000): `search_agents` and `get_agent`, read from the index.
 
-use agentpact_read::{AgentMatch, AgentSearch};
+use agentpact_read::{AgentMatch, AgentRef, AgentSearch, MAX_PAGE_SIZE};
+use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
@@ -38,14 +39,21 @@ pub struct SearchAgents {
     cursor: Option<String>,
 }
 
-/// Input of `get_agent`.
+/// Input of `get_agent`: `agent_id` or `erc8004_agent_id`, exactly one.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetAgent {
-    /// Agent ID to retrieve: the agent's wallet address.
+    /// Agent ID to retrieve: the agent's wallet address. Give this or erc8004_agent_id.
     #[schemars(length(max = ADDRESS_CHARS))]
-    agent_id: String,
+    agent_id: Option<String>,
+    /// Instead of agent_id: the agent's token id in the chain's ERC-8004 Identity Registry
+    /// (decimal, e.g. "12").
+    #[schemars(length(min = 1, max = U256_CHARS))]
+    erc8004_agent_id: Option<String>,
 }
+
+/// The most characters of a decimal 256-bit number.
+const U256_CHARS: usize = 78;
 
 /// What `search_agents` answers.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -55,6 +63,29 @@ pub struct Found {
     agents: Vec<MatchView>,
     /// Pass as `cursor` for more; null when there are no more.
     next_cursor: Option<String>,
+    /// Agents only in the chain's ERC-8004 Identity Registry whose registration file lists the
+    /// capability as a skill: not in AgentPact's market, so unpriced and outside `agents`' order
+    /// and price filter; best grounded score first (`min_reputation` holds them to it). Listed on
+    /// the first page only (no `cursor`); empty on later pages.
+    erc8004_only: Vec<Erc8004Match>,
+}
+
+/// An agent found only in ERC-8004's Identity Registry.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Erc8004Match {
+    /// Its ERC-8004 token id (decimal): get_agent takes it as `erc8004_agent_id`.
+    erc8004_agent_id: String,
+    /// The address paid for it (its ERC-8004 wallet), when it has one.
+    #[schemars(with = "Option<String>")]
+    address: Option<Address>,
+    /// Its name, from its registration file.
+    name: String,
+    /// Its grounded ERC-8004 score, 0-5: feedback from clients who paid it through settled
+    /// pacts (3.0 without any).
+    grounded_score: f64,
+    /// The mean value of its ERC-8004 feedback as given (usually 0-100), null without any.
+    raw_mean_value: Option<f64>,
 }
 
 pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, ToolError> {
@@ -75,23 +106,62 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, Too
     let page = chain.reader.search_agents(chain.chain_id, &search, limit, i.cursor.as_deref()).await?;
     let next = page.has_next_page.then(|| page.items.last().map(|(c, _)| c.clone())).flatten();
     let found: Vec<&AgentMatch> = page.items.iter().map(|(_, m)| m).collect();
+    let mut views = Vec::with_capacity(found.len());
+    for m in &found {
+        let identity = chain.reader.erc8004_agent(chain.chain_id, AgentRef::Address(m.agent.address)).await?;
+        views.push(MatchView::of(m).with_erc8004(identity.as_ref()));
+    }
+    let erc8004_only = if i.cursor.is_some() {
+        Vec::new()
+    } else {
+        let all = chain.reader.search_registries(chain.chain_id, &i.capability, MAX_PAGE_SIZE).await?;
+        all.into_iter()
+            .filter(|r| !r.in_agentpact && i.min_reputation.is_none_or(|min| r.grounded_score >= min))
+            .filter_map(|r| {
+                Some(Erc8004Match {
+                    erc8004_agent_id: r.agent_id?.to_string(),
+                    address: r.address,
+                    name: r.name,
+                    grounded_score: r.grounded_score,
+                    raw_mean_value: r.raw_mean_value,
+                })
+            })
+            .take(limit as usize)
+            .collect()
+    };
+    let elsewhere = match erc8004_only.len() {
+        0 => String::new(),
+        _ => format!(
+            " In ERC-8004 only (unpriced, not in this market): {}.",
+            erc8004_only
+                .iter()
+                .map(|e| format!(
+                    "{} (agent #{}, grounded {:.2})",
+                    e.name, e.erc8004_agent_id, e.grounded_score
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
     let under = max_price.map_or_else(
         || format!(" priced in {}", currency.symbol),
         |p| format!(" at most {}", show(p, &currency)),
     );
     let text = match found.first() {
-        None => format!("No active agent offers {}{under}.", i.capability),
-        Some(best) => format!(
-            "Found {} agent{} for {}{under}: {}. {} looks best.{}",
-            found.len(),
-            if found.len() == 1 { "" } else { "s" },
-            i.capability,
-            found.iter().map(|m| match_line(m)).collect::<Vec<_>>().join("; "),
-            best.agent.name,
-            if next.is_some() { " More follow: pass nextCursor as cursor." } else { "" }
-        ),
+        None => format!("No active agent offers {}{under}.{elsewhere}", i.capability),
+        Some(best) => {
+            format!(
+                "Found {} agent{} for {}{under}: {}. {} looks best.{}",
+                found.len(),
+                if found.len() == 1 { "" } else { "s" },
+                i.capability,
+                found.iter().map(|m| match_line(m)).collect::<Vec<_>>().join("; "),
+                best.agent.name,
+                if next.is_some() { " More follow: pass nextCursor as cursor." } else { "" }
+            ) + &elsewhere
+        }
     };
-    Answer::new(text, Found { agents: found.into_iter().map(MatchView::of).collect(), next_cursor: next })
+    Answer::new(text, Found { agents: views, next_cursor: next, erc8004_only })
 }
 
 fn match_line(m: &AgentMatch) -> String {
@@ -104,19 +174,76 @@ fn match_line(m: &AgentMatch) -> String {
 }
 
 pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolError> {
-    let address = input::address("agent_id", &i.agent_id)?;
-    let agent = chain.reader.agent(chain.chain_id, address).await?.ok_or_else(|| {
-        ToolError::Invalid(format!(
-            "no agent is registered at {address}; search_agents finds agents by capability"
-        ))
-    })?;
+    let (address, identity) = match (i.agent_id.as_deref(), i.erc8004_agent_id.as_deref()) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::Invalid(
+                "give agent_id (the agent's wallet address) or erc8004_agent_id (its ERC-8004 token id), not both"
+                    .into(),
+            ));
+        }
+        (None, None) => {
+            return Err(ToolError::Invalid(
+                "give agent_id (the agent's wallet address) or erc8004_agent_id (its ERC-8004 token id)"
+                    .into(),
+            ));
+        }
+        (Some(text), None) => {
+            let address = input::address("agent_id", text)?;
+            let identity = chain.reader.erc8004_agent(chain.chain_id, AgentRef::Address(address)).await?;
+            (address, identity)
+        }
+        (None, Some(text)) => {
+            let id = erc8004_id("erc8004_agent_id", text)?;
+            let identity =
+                chain.reader.erc8004_agent(chain.chain_id, AgentRef::Id(id)).await?.ok_or_else(|| {
+                    ToolError::Invalid(format!(
+                        "no ERC-8004 agent #{id} is in the index of chain {}; search_agents lists the agents of both registries",
+                        chain.chain_id
+                    ))
+                })?;
+            let address = identity.wallet.or(identity.owner).ok_or_else(|| {
+                ToolError::Failed(format!(
+                    "ERC-8004 agent #{id} has neither a wallet nor an owner in the index"
+                ))
+            })?;
+            (address, Some(identity))
+        }
+    };
+    let agent = chain.reader.agent(chain.chain_id, address).await?;
     let reputation = chain.reader.reputation(chain.chain_id, address).await?;
-    let score = reputation.overall().value;
+    let score = reputation.overall.value;
+    let erc8004 = identity.as_ref().map_or_else(String::new, |e| {
+        let r = &e.reputation;
+        let raw = r.mean_value.map_or_else(String::new, |v| format!(", raw mean value {v:.1}"));
+        format!(
+            " ERC-8004 agent #{}: grounded score {:.2}/5 from {} of its {} feedback{}{raw}.",
+            e.agent_id,
+            r.grounded_score,
+            r.grounded,
+            r.feedback,
+            if r.feedback == 1 { "" } else { "s" }
+        )
+    });
+    let Some(agent) = agent else {
+        let e = identity.ok_or_else(|| {
+            ToolError::Invalid(format!(
+                "no agent is registered at {address}, in AgentPact's market or in ERC-8004; search_agents finds agents by capability"
+            ))
+        })?;
+        let name = e.name.clone().unwrap_or_else(|| format!("ERC-8004 agent #{}", e.agent_id));
+        let reach = e.mcp_endpoint.as_deref().map_or_else(String::new, |u| format!(" Reach it at {u}."));
+        return Answer::new(
+            format!(
+                "{name} ({address}) is listed in ERC-8004 only, not in AgentPact's market (it prices nothing here); AgentPact reputation {score:.2}/5.{erc8004}{reach}"
+            ),
+            AgentView::of_erc8004(&e, address, Some(ReputationView::of(&reputation))),
+        );
+    };
     let offers: Vec<String> =
         agent.capabilities.iter().map(|c| format!("{} ({})", c.name, show(c.price, &c.currency))).collect();
     Answer::new(
         format!(
-            "{} ({}), reputation {score:.2}/5{}: {}. Offers {}. Reach it at {}.",
+            "{} ({}), reputation {score:.2}/5{}: {}. Offers {}. Reach it at {}.{erc8004}",
             agent.name,
             agent.address,
             if agent.active { "" } else { ", out of the market for now" },
@@ -124,6 +251,18 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolEr
             offers.join(", "),
             agent.endpoint
         ),
-        AgentView::of(&agent, Some(ReputationView::of(&reputation))),
+        AgentView::of(&agent, Some(ReputationView::of(&reputation))).with_erc8004(identity.as_ref()),
     )
+}
+
+/// An ERC-8004 token id given as decimal text in `field`.
+pub(crate) fn erc8004_id(field: &str, text: &str) -> Result<U256, ToolError> {
+    let t = input::filled(field, text)?.trim_start_matches('#');
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ToolError::Invalid(format!(
+            "{field} must be an ERC-8004 agent id in decimal digits, e.g. \"12\", not {text:?}"
+        )));
+    }
+    t.parse()
+        .map_err(|_| ToolError::Invalid(format!("{field} {text:?} is larger than any ERC-8004 agent id")))
 }

@@ -5,7 +5,10 @@ use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{index_note, receipt};
+use super::{
+    erc8004::{self, FeedbackOutcome, GivenFeedback},
+    index_note, receipt,
+};
 use crate::{
     bounds::{CONTRACT_ID_CHARS, MAX_TAG, MAX_TAGS, MAX_URI},
     chain::Chain,
@@ -47,6 +50,16 @@ pub struct Rated {
     /// The transaction.
     #[schemars(with = "String")]
     tx_hash: alloy::primitives::B256,
+    /// The same rating as ERC-8004 feedback on the rated seller (value (rating − 1) × 25, tagged
+    /// `pact:{id}` and `agentpact`), when given; null otherwise (`erc8004Skipped` or
+    /// `erc8004Error` says why).
+    erc8004: Option<GivenFeedback>,
+    /// Why no ERC-8004 feedback was given: no registries known, the rated party has no ERC-8004
+    /// identity, is the buyer, or the pact did not pay the seller; null when given or failed.
+    erc8004_skipped: Option<String>,
+    /// Why the ERC-8004 feedback failed after the AgentRegistry rating succeeded (that rating
+    /// stands); null otherwise.
+    erc8004_error: Option<String>,
 }
 
 pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer<Rated>, ToolError> {
@@ -63,14 +76,35 @@ pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer<Rated>, T
         chain.write(chain.agents.submitFeedback(id, i.rating, tags.clone(), comment), U256::ZERO).await?;
     let ratee = receipt::events::<AgentRegistry::FeedbackGiven>(&mined.receipt).first().map(|e| e.to);
     let whom = ratee.map_or_else(|| "the other party".to_owned(), |a| a.to_string());
+    let mut text = format!("Rated {whom} {}/5 for pact #{id}.{}", i.rating, index_note(mined.indexed));
+    let (mut given, mut skipped, mut failed) = (None, None, None);
+    match erc8004::give_feedback(chain, id, ratee, i.rating).await {
+        FeedbackOutcome::Given(feedback, sentence) => {
+            text = format!("{text} {sentence}");
+            given = Some(feedback);
+        }
+        FeedbackOutcome::Skipped(why) => {
+            text = format!("{text} No ERC-8004 feedback: {why}.");
+            skipped = Some(why);
+        }
+        FeedbackOutcome::Failed(why) => {
+            text = format!(
+                "{text} The ERC-8004 feedback failed: {why} The AgentRegistry rating stands (it is given once per pact)."
+            );
+            failed = Some(why);
+        }
+    }
     Answer::new(
-        format!("Rated {whom} {}/5 for pact #{id}.{}", i.rating, index_note(mined.indexed)),
+        text,
         Rated {
             contract_id: id.to_string(),
             ratee,
             rating: i.rating,
             tags,
             tx_hash: mined.receipt.transaction_hash,
+            erc8004: given,
+            erc8004_skipped: skipped,
+            erc8004_error: failed,
         },
     )
 }

@@ -5,6 +5,7 @@
 mod approval;
 pub(crate) mod discovery;
 mod dispute;
+mod erc8004;
 mod feedback;
 mod funds;
 pub(crate) mod negotiation;
@@ -29,7 +30,7 @@ use crate::{
     chain::Chain,
     outcome::{Answer, Failure, ToolError},
     role::Role,
-    views::{AgentView, PactStep, ReputationView},
+    views::{AgentView, PactStep},
 };
 
 /// A tool: its name, what it does, who may list and call it, its input's schema and its handler.
@@ -397,11 +398,11 @@ fn build_catalog() -> Vec<Tool> {
         ),
         tool!(
             "get-reputation",
-            query::GetReputation => ReputationView,
+            query::GetReputation => query::ReputationReport,
             Effect::Reads,
             EVERYONE,
             query::reputation,
-            "An address's reputation as seller, buyer and oracle, with a 0-5 score (this wallet's by default)."
+            "An address's reputation as seller, buyer and oracle, with a 0-5 score (this wallet's by default), and its ERC-8004 identity and feedback (raw, and grounded in settled pacts) when it has one."
         ),
         tool!(
             "search_agents",
@@ -409,7 +410,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Reads,
             &[Role::Seeker],
             discovery::search,
-            "Search for agents by capability, best reputation first, then cheapest. Prices and max_price are in USDC unless currency names another the escrow takes (\"ETH\")."
+            "Search for agents by capability, best reputation first, then cheapest. Prices and max_price are in USDC unless currency names another the escrow takes (\"ETH\"). Each match says its grounded ERC-8004 score and agent id when it has one; erc8004Only lists agents registered only in ERC-8004 with that skill (unpriced)."
         ),
         tool!(
             "get_agent",
@@ -417,7 +418,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Reads,
             &[Role::Seeker],
             discovery::get,
-            "Get detailed information about a specific agent: capabilities, pricing, endpoint, reputation."
+            "Get detailed information about a specific agent: capabilities, pricing, endpoint, reputation, and its ERC-8004 identity when it has one. Name it by agent_id (its wallet address) or erc8004_agent_id (its ERC-8004 token id), exactly one."
         ),
         tool!(
             "register_agent",
@@ -425,7 +426,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Records,
             &[Role::Worker],
             registration::register,
-            "Register this wallet as an agent on the registry with its capabilities and prices (in USDC unless currency names another the escrow takes)."
+            "Register this wallet as an agent on the registry with its capabilities and prices (in USDC unless currency names another the escrow takes). With erc8004: true, also register it in the chain's ERC-8004 Identity Registry (its registration file names the endpoint as its MCP service, the capabilities as skills and this wallet); an identity this wallet already has there is reused, not doubled."
         ),
         tool!(
             "update_profile",
@@ -481,7 +482,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Records,
             &[Role::Seeker],
             feedback::submit,
-            "Rate the other party of a finished (COMPLETED or REFUNDED) pact this wallet was buyer or seller of: 1-5, once per pact."
+            "Rate the other party of a finished (COMPLETED or REFUNDED) pact this wallet was buyer or seller of: 1-5, once per pact. When the pact paid the seller (COMPLETED or SPLIT) and the rated seller has an ERC-8004 identity, the rating is also given as ERC-8004 feedback (0-100, tagged pact:{id}) with a feedback file that proves the payout."
         ),
     ]
 }

@@ -6,13 +6,14 @@
 use std::time::{Duration, Instant};
 
 use agentpact_contracts::{
-    AgentPact, Initiator,
+    AgentPact, Initiator, PactStatus,
     rules::{self, MAX_ORACLES},
 };
 use agentpact_negotiation::{
-    Accepted, Agreement, ConversationFilter, ConversationRecord, Envelope, MessageType, Price, Status,
-    StoredMessage, message::conversation_id_ok,
+    Accepted, Agreement, Conversation, ConversationFilter, ConversationRecord, Envelope, MessageType, Price,
+    Status, StoredMessage, message::conversation_id_ok,
 };
+use agentpact_read::Currency;
 use alloy::primitives::{Address, U256, keccak256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,7 @@ use crate::{
     input,
     money::{Spend, deposit_of, show},
     outcome::{Answer, ToolError},
-    views::{ConversationView, InCurrency, MessageView, PactView, decimal},
+    views::{ConversationView, InCurrency, MessageView, PactStep, PactView, decimal},
 };
 
 /// The longest a tool waits for the counterparty.
@@ -167,52 +168,61 @@ pub struct Conversations {
     conversations: Vec<ConversationView>,
 }
 
-/// What `sign_contract` answers: the seeker's pact created, or the worker's acceptance of it.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum Signed {
-    /// The seeker created the pact.
-    Created(ContractCreated),
-    /// The worker accepted it.
-    Accepted(ContractAccepted),
-}
-
-/// The seeker's side of a signed contract.
+/// What `sign_contract` answers, on either side: one shape, filled alike. The seeker's call
+/// creates the pact (role BUYER, status NEGOTIATING until the worker accepts), the worker's accepts
+/// it (role SELLER, status FUNDED); both name the pact, the conversation, the agreed terms document
+/// and its hash, the payment and what this wallet deposited.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ContractCreated {
-    /// The pact created.
+pub struct Signed {
+    /// The contract: the pact's id (seed 000's name for it; `pactId` is the same id).
     contract_id: String,
+    /// The pact (`pactId`), its status after this signature (NEGOTIATING: created, waiting for the
+    /// worker; FUNDED: accepted) and the transaction (`txHash`).
+    #[serde(flatten)]
+    step: PactStep,
+    /// The conversation the terms came from.
+    conversation_id: String,
+    /// The side this wallet signed as: BUYER (the seeker, who created the pact) or SELLER (the
+    /// worker, who accepted it).
+    role: &'static str,
     /// The spec hash: the hash of the terms document.
     #[schemars(with = "String")]
     hash: alloy::primitives::B256,
-    /// The conversation the terms came from.
-    conversation_id: String,
     /// The terms document the hash commits to.
     terms_document: String,
-    /// The transaction.
-    #[schemars(with = "String")]
-    tx_hash: alloy::primitives::B256,
     /// The currency of the amounts.
     #[serde(flatten)]
     money: InCurrency,
     /// The payment.
     payment: String,
-    /// What this wallet deposited: payment and stake.
+    /// What this wallet deposited: the payment and its stake (seeker), the stake (worker).
     deposited: String,
 }
 
-/// The worker's side of a signed contract: `accept-pact`'s answer and where it came from.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ContractAccepted {
-    /// The pact accepted.
-    contract_id: String,
-    /// The conversation the terms came from.
-    conversation_id: String,
-    /// What accepting did.
-    #[serde(flatten)]
-    accepted: super::pact::Accepted,
+impl Signed {
+    /// Conversation `id`'s `agreement` in `currency`, signed as `role` by the write `step` that
+    /// deposited `deposited`.
+    fn of(
+        id: &str,
+        agreement: &Agreement,
+        currency: &Currency,
+        step: PactStep,
+        role: &'static str,
+        deposited: String,
+    ) -> Self {
+        Self {
+            contract_id: step.pact_id.clone(),
+            step,
+            conversation_id: id.to_owned(),
+            role,
+            hash: agreement.spec_hash,
+            terms_document: agreement.document.clone(),
+            money: InCurrency::of(currency),
+            payment: decimal(agreement.payment, currency),
+            deposited,
+        }
+    }
 }
 
 /// What `get_contract` answers.
@@ -315,10 +325,7 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     if let Some(pact) = record.pact_id {
         return Err(ToolError::Invalid(format!("conversation {} is already pact #{pact}", c.id)));
     }
-    let terms = c.terms.as_ref().ok_or_else(|| ToolError::Invalid("no terms on the table".into()))?;
-    let currency = chain.currency("price", Some(terms.price.currency())).await?;
-    let agreement = Agreement::reached(chain.chain_id, c, currency.address, currency.decimals)
-        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+    let (agreement, currency) = agreed(chain, c).await?;
     let arbitrator = input::address(
         "arbitrator",
         i.arbitrator.as_deref().ok_or_else(|| {
@@ -375,16 +382,14 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
         Ok(_) => String::new(),
         Err(e) => format!(" The relay has not linked it yet ({e}); get_contract shows the pact either way."),
     };
-    let data = Signed::Created(ContractCreated {
-        contract_id: pact_id.to_string(),
-        hash: agreement.spec_hash,
-        conversation_id: c.id.clone(),
-        terms_document: agreement.document.clone(),
-        tx_hash: mined.receipt.transaction_hash,
-        money: InCurrency::of(&currency),
-        payment: decimal(agreement.payment, &currency),
-        deposited: decimal(deposit, &currency),
-    });
+    let data = Signed::of(
+        &c.id,
+        &agreement,
+        &currency,
+        PactStep::new(pact_id, PactStatus::Negotiating, mined.receipt.transaction_hash),
+        Initiator::Buyer.name(),
+        decimal(deposit, &currency),
+    );
     Answer::new(
         format!(
             "Contract signed: pact #{pact_id} with {} for {}, hash {}. Deposited: {}; the worker signs with sign_contract to accept.{note}{}",
@@ -398,25 +403,35 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     )
 }
 
-/// The worker's side of `sign_contract`: accept the pact the seeker created from the conversation.
+/// The worker's side of `sign_contract`: accept the pact the seeker created from the conversation
+/// (the relay linked it only after checking that it carries the agreed terms).
 async fn accept_signed(chain: &Chain, record: &ConversationRecord) -> Result<Answer<Signed>, ToolError> {
+    let c = &record.conversation;
     let pact_id = record.pact_id.ok_or_else(|| {
         ToolError::Invalid(format!(
             "conversation {} has no pact yet: the seeker signs first (sign_contract creates it)",
-            record.conversation.id
+            c.id
         ))
     })?;
     let pact_id = u64::try_from(pact_id)
         .map_err(|_| ToolError::Failed(format!("pact #{pact_id} is beyond the ids this server takes")))?;
+    let (agreement, currency) = agreed(chain, c).await?;
     let accepted = super::pact::accept(chain, super::PactId { pact_id }).await?;
+    let super::pact::Accepted { step, role, deposited, .. } = accepted.data;
     Answer::new(
         format!("Contract signed. {}", accepted.text),
-        Signed::Accepted(ContractAccepted {
-            contract_id: pact_id.to_string(),
-            conversation_id: record.conversation.id.clone(),
-            accepted: accepted.data,
-        }),
+        Signed::of(&c.id, &agreement, &currency, step, role, deposited),
     )
+}
+
+/// What contracted conversation `c` agreed, in the currency the escrow takes under its price's
+/// symbol: the same terms document, hash and payment on both sides.
+async fn agreed(chain: &Chain, c: &Conversation) -> Result<(Agreement, Currency), ToolError> {
+    let terms = c.terms.as_ref().ok_or_else(|| ToolError::Invalid("no terms on the table".into()))?;
+    let currency = chain.currency("price", Some(terms.price.currency())).await?;
+    let agreement = Agreement::reached(chain.chain_id, c, currency.address, currency.decimals)
+        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+    Ok((agreement, currency))
 }
 
 pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer<ContractReport>, ToolError> {
@@ -579,4 +594,47 @@ fn conversation_line(r: &ConversationRecord) -> String {
     let terms =
         c.terms.as_ref().map_or_else(String::new, |t| format!(", task <<<{}>>> for {}", t.task, t.price));
     format!("{} ({} → {}): {}{terms}.", c.id, c.seeker, c.worker, c.status.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// The seeker's and the worker's `sign_contract` answer with one type: every field docs/mcp.md
+    /// §Outputs lists, required on both sides, no branch per side and nothing else.
+    #[test]
+    fn sign_contract_answers_one_shape_on_both_sides() {
+        let tool = super::super::find("sign_contract").expect("sign_contract is a tool");
+        let answer = &tool.output_schema["anyOf"][0];
+        assert!(["anyOf", "oneOf", "allOf"].iter().all(|k| answer.get(k).is_none()), "one shape: {answer}");
+        let names = |v: &Value| -> Vec<String> {
+            let mut names: Vec<String> = match v {
+                Value::Array(a) => a.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+                Value::Object(o) => o.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+            names.sort();
+            names
+        };
+        let documented = [
+            "contractId",
+            "conversationId",
+            "currency",
+            "currencyAddress",
+            "deposited",
+            "hash",
+            "pactId",
+            "payment",
+            "role",
+            "status",
+            "termsDocument",
+            "txHash",
+        ];
+        assert_eq!(names(&answer["required"]), documented, "every field, on both sides");
+        assert_eq!(names(&answer["properties"]), documented, "and nothing else");
+        let docs = include_str!("../../../docs/mcp.md");
+        let row = docs.lines().find(|l| l.starts_with("| `sign_contract` |") && l.contains('→'));
+        let listed = row.map(|r| documented.iter().all(|f| r.contains(&format!("`{f}`"))));
+        assert_eq!(listed, Some(true), "docs/mcp.md §Outputs lists them all");
+    }
 }

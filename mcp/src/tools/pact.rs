@@ -197,14 +197,14 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
 pub struct Accepted {
     /// The pact (FUNDED).
     #[serde(flatten)]
-    step: PactStep,
+    pub(crate) step: PactStep,
     /// The side this wallet joined as: BUYER or SELLER.
-    role: &'static str,
+    pub(crate) role: &'static str,
     /// The currency of the deposit.
     #[serde(flatten)]
-    money: InCurrency,
+    pub(crate) money: InCurrency,
     /// What this wallet deposited.
-    deposited: String,
+    pub(crate) deposited: String,
 }
 
 pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolError> {

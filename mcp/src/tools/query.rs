@@ -2,7 +2,7 @@
 //! index lags and says so.
 
 use agentpact_contracts::{Initiator, PactStatus};
-use agentpact_read::{Pact, PactFilter, PactOrder, PageRequest};
+use agentpact_read::{AgentRef, Pact, PactFilter, PactOrder, PageRequest};
 use alloy::{
     primitives::{Address, U256},
     providers::Provider,
@@ -16,7 +16,7 @@ use crate::{
     chain::Chain,
     input::{self, eth},
     outcome::{Answer, ToolError},
-    views::{InCurrency, PactDetails, PactView, ReputationView, decimal},
+    views::{Erc8004View, InCurrency, PactDetails, PactView, ReputationView, decimal},
 };
 
 /// Input of `get-verification`.
@@ -395,18 +395,38 @@ pub async fn list(chain: &Chain, i: ListPacts) -> Result<Answer<PactPage>, ToolE
     )
 }
 
-pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer<ReputationView>, ToolError> {
+/// What `get-reputation` answers: the address's reputation in AgentPact, and its ERC-8004 side
+/// when it has an identity there.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReputationReport {
+    /// Its reputation in every role.
+    #[serde(flatten)]
+    reputation: ReputationView,
+    /// Its ERC-8004 identity and feedback (raw and grounded), when it has one; null otherwise.
+    erc8004: Option<Erc8004View>,
+}
+
+pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer<ReputationReport>, ToolError> {
     let address = match i.address.as_deref() {
         None | Some("me") => chain.me,
         Some(a) => input::address("address", a)?,
     };
     let r = chain.reader.reputation(chain.chain_id, address).await?;
-    let overall = r.overall();
+    let overall = r.overall;
     let (feedback, mean) = r.feedback();
     let rating = mean.map_or_else(String::new, |m| format!(", rated {m:.1}/5 by its counterparties"));
+    let identity = chain.reader.erc8004_agent(chain.chain_id, AgentRef::Address(address)).await?;
+    let erc8004 = identity.as_ref().map_or_else(String::new, |e| {
+        let raw = e.reputation.mean_value.map_or_else(String::new, |v| format!(", raw mean value {v:.1}"));
+        format!(
+            " ERC-8004 agent #{}: grounded score {:.2}/5 from {} of {} feedback{raw}.",
+            e.agent_id, e.reputation.grounded_score, e.reputation.grounded, e.reputation.feedback
+        )
+    });
     Answer::new(
         format!(
-            "{address}: score {:.2}/5 over {} rated pacts and {} feedback ratings{rating}. As seller {} pacts ({} completed), as buyer {} ({} completed), as oracle {} scored.",
+            "{address}: score {:.2}/5 over {} rated pacts and {} feedback ratings{rating}. As seller {} pacts ({} completed), as buyer {} ({} completed), as oracle {} scored.{erc8004}",
             overall.value,
             overall.rated,
             feedback,
@@ -416,7 +436,10 @@ pub async fn reputation(chain: &Chain, i: GetReputation) -> Result<Answer<Reputa
             r.as_buyer.completed,
             r.as_oracle.pacts
         ),
-        ReputationView::of(&r),
+        ReputationReport {
+            reputation: ReputationView::of(&r),
+            erc8004: identity.as_ref().map(Erc8004View::of),
+        },
     )
 }
 

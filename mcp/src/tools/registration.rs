@@ -8,7 +8,7 @@ use alloy::primitives::{Address, B256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::index_note;
+use super::{erc8004, index_note};
 use crate::{
     bounds::{
         ADDRESS_CHARS, AMOUNT_CHARS, CURRENCY_CHARS, MAX_AGENT_CAPABILITIES, MAX_DESCRIPTION, MAX_NAME,
@@ -62,6 +62,13 @@ pub struct RegisterAgent {
     /// A URI with more about the agent (optional, at most 256 bytes).
     #[schemars(length(max = MAX_URI))]
     metadata_uri: Option<String>,
+    /// Also register the agent in the chain's ERC-8004 Identity Registry (default false): its
+    /// registration file (a data: URI on chain) names `endpoint` as its MCP service, the
+    /// capabilities as skills and this wallet. An ERC-8004 identity this wallet already has is
+    /// reused, not doubled; a wallet already in AgentRegistry is registered in ERC-8004 only.
+    /// Refused before anything is sent when the server knows no ERC-8004 registries.
+    #[serde(default)]
+    erc8004: bool,
 }
 
 /// The fields `update_profile` may change; the others keep their values.
@@ -109,9 +116,22 @@ pub struct AgentRegistered {
     name: String,
     /// What it offers, each at its price.
     capabilities: Vec<Offer>,
-    /// The transaction.
-    #[schemars(with = "String")]
-    tx_hash: B256,
+    /// The AgentRegistry transaction; null when this wallet was registered there already and
+    /// only the ERC-8004 registration was asked (`erc8004: true`).
+    #[schemars(with = "Option<String>")]
+    tx_hash: Option<B256>,
+    /// Its ERC-8004 agent id (decimal) when `erc8004` was asked and it has one; null otherwise.
+    erc8004_agent_id: Option<String>,
+    /// The ERC-8004 registration's transaction; null when none was sent (not asked, an identity
+    /// reused, or failed).
+    #[schemars(with = "Option<String>")]
+    erc8004_tx_hash: Option<B256>,
+    /// What happened in ERC-8004: "registered", "already_registered" (this wallet's identity
+    /// there reused), "failed" (the AgentRegistry registration stands; `erc8004Error` says why);
+    /// null when not asked.
+    erc8004_status: Option<&'static str>,
+    /// Why the ERC-8004 registration failed after the AgentRegistry one succeeded; null otherwise.
+    erc8004_error: Option<String>,
 }
 
 /// What `update_profile` answers.
@@ -156,22 +176,68 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentReg
         metadataUri: text("metadata_uri", i.metadata_uri.unwrap_or_default(), MAX_URI)?,
         capabilities: capabilities(chain, "capabilities", &i.capabilities).await?,
     };
-    let mined = chain.write(chain.agents.register(profile.clone()), U256::ZERO).await?;
+    // Everything ERC-8004 needs is checked before the first transaction, so a refusal leaves
+    // nothing half done.
+    let erc8004 = if i.erc8004 { Some(erc8004::Plan::make(chain).await?) } else { None };
+    let listed = match &erc8004 {
+        Some(_) => {
+            let current =
+                chain.agents.getAgent(chain.me).call().await.map_err(|e| ToolError::Failed(e.to_string()))?;
+            current.registeredAt != 0
+        }
+        None => false,
+    };
+    let mined = if listed {
+        None
+    } else {
+        Some(chain.write(chain.agents.register(profile.clone()), U256::ZERO).await?)
+    };
     let (offered, capabilities) = offers(chain, &profile).await?;
-    Answer::new(
-        format!(
+    let mut text = match &mined {
+        Some(m) => format!(
             "Registered {} as agent {} offering {offered}.{}",
             profile.name,
             chain.me,
-            index_note(mined.indexed)
+            index_note(m.indexed)
         ),
-        AgentRegistered {
-            agent_id: chain.me,
-            name: profile.name,
-            capabilities,
-            tx_hash: mined.receipt.transaction_hash,
-        },
-    )
+        None => format!(
+            "{} is already registered in AgentRegistry; its profile there is unchanged (update_profile edits it).",
+            chain.me
+        ),
+    };
+    let mut answer = AgentRegistered {
+        agent_id: chain.me,
+        name: profile.name.clone(),
+        capabilities,
+        tx_hash: mined.as_ref().map(|m| m.receipt.transaction_hash),
+        erc8004_agent_id: None,
+        erc8004_tx_hash: None,
+        erc8004_status: None,
+        erc8004_error: None,
+    };
+    if let Some(plan) = erc8004 {
+        let skills = profile.capabilities.iter().map(|c| c.name.clone()).collect();
+        match plan.register(chain, &profile.name, &profile.description, &profile.endpoint, skills).await {
+            Ok(done) => {
+                text.push(' ');
+                text.push_str(&done.sentence);
+                answer.erc8004_agent_id = done.agent_id.map(|id| id.to_string());
+                answer.erc8004_tx_hash = done.tx_hash;
+                answer.erc8004_status = Some(done.status);
+            }
+            // Nothing was sent in this call: the refusal is the answer.
+            Err(e) if mined.is_none() => return Err(e),
+            Err(e) => {
+                let why = e.to_string();
+                text.push_str(&format!(
+                    " The ERC-8004 registration failed: {why} The AgentRegistry registration stands; call register_agent again with erc8004: true to register in ERC-8004 only."
+                ));
+                answer.erc8004_status = Some("failed");
+                answer.erc8004_error = Some(why);
+            }
+        }
+    }
+    Answer::new(text, answer)
 }
 
 pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpdated>, ToolError> {

@@ -1,0 +1,410 @@
+//! The MCP tools' ERC-8004 side end to end, against the harness's anvil with the Identity and
+//! Reputation registries deployed and the indexer following them: a worker registers in both
+//! registries, finishes a pact, and the buyer's rating lands in ERC-8004 too, grounded in the pact,
+//! with a feedback file that names the pact and the transaction that paid the worker. Without
+//! registries, asking for ERC-8004 is refused and nothing is sent.
+
+use agentpact_contracts::{
+    AgentPact, Contracts, Erc8004, IdentityRegistry, Initiator, ReputationRegistry, erc8004::FeedbackFile,
+};
+use agentpact_mcp::{PactServer, Role};
+use agentpact_read::{AgentRef, Reader};
+use agentpact_tests::{
+    HarnessError,
+    chain::{ether, send},
+    index::target,
+    mcp::{OutputSchemas, Reply, TestAgent, dev_key, test_limits},
+    pacts::Market,
+    postgres::TestDatabase,
+};
+use alloy::{
+    primitives::{Address, B256, U256},
+    providers::Provider,
+    rpc::types::TransactionReceipt,
+    sol_types::SolEvent,
+};
+use rmcp::{
+    ServiceExt,
+    model::CallToolRequestParams,
+    service::{RoleClient, RunningService},
+};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn fail(what: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(what.to_string())
+}
+
+/// A market with its index (and the registries) followed in the background.
+struct Stage {
+    m: Market,
+    db: TestDatabase,
+    _indexer: tokio::task::JoinHandle<()>,
+}
+
+impl Stage {
+    async fn open() -> Result<Self> {
+        let m = Market::open().await?;
+        let db = TestDatabase::create().await?;
+        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
+        // The tools learn the market's currency (USDC) from the index.
+        agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
+        Ok(Self { m, db, _indexer: indexer })
+    }
+
+    async fn synced(&self) -> Result {
+        agentpact_tests::index::caught_up(&self.m.chain, self.db.pool()).await
+    }
+
+    fn reader(&self) -> Reader {
+        Reader::new(self.db.pool().clone())
+    }
+
+    fn chain_id(&self) -> u64 {
+        self.m.chain.anvil.chain_id()
+    }
+
+    async fn nonce(&self, who: Address) -> Result<u64> {
+        Ok(self.m.chain.provider.get_transaction_count(who).await?)
+    }
+
+    async fn receipt(&self, tx: B256) -> Result<TransactionReceipt> {
+        self.m
+            .chain
+            .provider
+            .get_transaction_receipt(tx)
+            .await?
+            .ok_or_else(|| fail(format!("no receipt for {tx}")))
+    }
+}
+
+/// `register_agent`'s input for `wallet`, offering logo-design.
+fn registration(wallet: Address, erc8004: bool) -> Value {
+    json!({
+        "name": "DesignBot Pro", "description": "Logos that last",
+        "capabilities": [{ "name": "logo-design", "price": "5" }],
+        "endpoint": "https://designbot.example/mcp", "wallet": wallet.to_string(), "erc8004": erc8004,
+    })
+}
+
+fn address(v: &Value) -> Option<Address> {
+    v.as_str()?.parse().ok()
+}
+
+fn text_at<'a>(reply: &'a Reply, pointer: &str) -> &'a str {
+    reply.data.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that_paid_it() -> Result {
+    let s = Stage::open().await?;
+    let chain_id = s.chain_id();
+    let worker = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
+    assert_eq!(worker.address, s.m.cast.seller);
+
+    // Registered in AgentRegistry, then in the Identity Registry, in one call.
+    let registered = worker.ok("register_agent", registration(worker.address, true)).await?;
+    assert_eq!(text_at(&registered, "/erc8004Status"), "registered", "{}", registered.text);
+    let id: U256 = text_at(&registered, "/erc8004AgentId").parse().map_err(fail)?;
+    assert!(registered.data["txHash"].is_string() && registered.data["erc8004TxHash"].is_string());
+    assert!(registered.text.contains(&format!("ERC-8004 as agent #{id}")), "{}", registered.text);
+    assert_eq!(registered.data["erc8004Error"], Value::Null);
+    let identity = IdentityRegistry::new(s.m.chain.erc8004.identity, s.m.chain.provider.clone());
+    assert_eq!(identity.ownerOf(id).call().await?, worker.address);
+    assert_eq!(identity.getAgentWallet(id).call().await?, worker.address);
+
+    // The index reads the registration file back: name, MCP endpoint, skills, wallet.
+    s.synced().await?;
+    let agent = s
+        .reader()
+        .erc8004_agent(chain_id, AgentRef::Id(id))
+        .await
+        .map_err(fail)?
+        .ok_or_else(|| fail("the index has no ERC-8004 agent"))?;
+    assert_eq!(agent.name.as_deref(), Some("DesignBot Pro"));
+    assert_eq!(agent.description.as_deref(), Some("Logos that last"));
+    assert_eq!(agent.mcp_endpoint.as_deref(), Some("https://designbot.example/mcp"));
+    assert_eq!(agent.skills, ["logo-design"]);
+    assert_eq!((agent.wallet, agent.owner), (Some(worker.address), Some(worker.address)));
+
+    // Asking again sends nothing: the wallet is in AgentRegistry and has its identity.
+    let nonce = s.nonce(worker.address).await?;
+    let again = worker.ok("register_agent", registration(worker.address, true)).await?;
+    assert_eq!(text_at(&again, "/erc8004Status"), "already_registered", "{}", again.text);
+    assert_eq!(text_at(&again, "/erc8004AgentId"), id.to_string());
+    assert_eq!((&again.data["txHash"], &again.data["erc8004TxHash"]), (&Value::Null, &Value::Null));
+    assert!(again.text.contains("already registered in AgentRegistry"), "{}", again.text);
+    assert!(again.text.contains(&format!("already is ERC-8004 agent #{id}")), "{}", again.text);
+    assert_eq!(s.nonce(worker.address).await?, nonce, "nothing was sent");
+
+    // A pact the worker was paid for, rated five stars by its buyer.
+    let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
+    s.synced().await?;
+    let seeker = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
+    assert_eq!(seeker.address, s.m.cast.buyer);
+    let rated = seeker
+        .ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast"] }))
+        .await?;
+    assert_eq!(text_at(&rated, "/erc8004/agentId"), id.to_string(), "{}", rated.text);
+    assert_eq!((&rated.data["erc8004Skipped"], &rated.data["erc8004Error"]), (&Value::Null, &Value::Null));
+    assert!(rated.text.contains(&format!("ERC-8004 feedback 100 on agent #{id}")), "{}", rated.text);
+
+    // The feedback file names the pact and the transaction whose Payout paid the worker; the
+    // chain's feedback carries its hash and the file's value and tags.
+    let uri = text_at(&rated, "/erc8004/feedbackUri");
+    let file = FeedbackFile::from_uri(uri.as_bytes()).map_err(fail)?;
+    assert_eq!(file.agent_pact.pact_id, pact.to_string());
+    assert_eq!((file.agent_pact.chain_id, file.agent_pact.contract), (chain_id, *s.m.chain.pact.address()));
+    assert_eq!(file.agent_pact.status, "COMPLETED");
+    assert_eq!(file.agent_registry, format!("eip155:{chain_id}:{}", s.m.chain.erc8004.identity));
+    assert_eq!(file.client_address, format!("eip155:{chain_id}:{}", seeker.address));
+    assert_eq!((file.agent_id, file.value, file.value_decimals), (id, 100, 0));
+    let payout = s.receipt(file.agent_pact.payout_tx).await?;
+    let paid: Vec<AgentPact::Payout> = payout
+        .inner
+        .logs()
+        .iter()
+        .filter_map(|l| AgentPact::Payout::decode_log(&l.inner).ok().map(|e| e.data))
+        .collect();
+    assert!(
+        paid.iter().any(|p| p.pactId == pact && p.to == worker.address && !p.amount.is_zero()),
+        "the payout transaction pays the worker for pact #{pact}: {paid:?}"
+    );
+    let tx: B256 = text_at(&rated, "/erc8004/txHash").parse().map_err(fail)?;
+    let given = s.receipt(tx).await?;
+    let feedback = given
+        .inner
+        .logs()
+        .iter()
+        .find_map(|l| ReputationRegistry::NewFeedback::decode_log(&l.inner).ok().map(|e| e.data))
+        .ok_or_else(|| fail("no NewFeedback"))?;
+    assert_eq!((feedback.agentId, feedback.clientAddress), (id, seeker.address));
+    assert_eq!((feedback.value, feedback.valueDecimals), (100, 0));
+    assert_eq!(
+        (feedback.tag1.as_str(), feedback.tag2.as_str()),
+        (format!("pact:{pact}").as_str(), "agentpact")
+    );
+    assert_eq!((feedback.feedbackURI.as_str(), feedback.feedbackHash), (uri, file.hash()));
+    assert_eq!(feedback.endpoint, "https://designbot.example/mcp");
+
+    // The index grounds it in the pact.
+    s.synced().await?;
+    let reader = s.reader();
+    let agent =
+        reader.erc8004_agent(chain_id, AgentRef::Id(id)).await.map_err(fail)?.ok_or_else(|| fail("gone"))?;
+    assert_eq!((agent.reputation.feedback, agent.reputation.grounded), (1, 1));
+    let list = reader.erc8004_feedback(chain_id, id, 10).await.map_err(fail)?;
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].tagged_pact, list[0].grounding_pacts.clone()), (Some(pact), vec![pact]));
+    assert_eq!(list[0].value, "100");
+
+    // The reads show the ERC-8004 side: by address and by token id alike.
+    let by_address = seeker.ok("get_agent", json!({ "agent_id": worker.address.to_string() })).await?;
+    let by_id = seeker.ok("get_agent", json!({ "erc8004_agent_id": id.to_string() })).await?;
+    assert_eq!(by_address.data, by_id.data);
+    let e = &by_id.data["erc8004"];
+    assert_eq!(
+        (e["agentId"].as_str(), e["grounded"].as_u64(), e["feedback"].as_u64()),
+        (Some(&*id.to_string()), Some(1), Some(1))
+    );
+    assert_eq!((address(&e["wallet"]), e["rawMeanValue"].as_f64()), (Some(worker.address), Some(100.0)));
+    assert_eq!(e["ungroundedShare"].as_f64(), Some(0.0));
+    assert_eq!(by_id.data["name"], "DesignBot Pro");
+    for both_or_neither in
+        [json!({ "agent_id": worker.address.to_string(), "erc8004_agent_id": "0" }), json!({})]
+    {
+        let (code, text) = seeker.refused("get_agent", both_or_neither).await?;
+        assert_eq!(code, "INVALID_INPUT", "{text}");
+        assert!(text.contains("agent_id") && text.contains("erc8004_agent_id"), "{text}");
+    }
+    let (code, text) = seeker.refused("get_agent", json!({ "erc8004_agent_id": "999" })).await?;
+    assert_eq!(code, "INVALID_INPUT", "{text}");
+    let reputation = seeker.ok("get-reputation", json!({ "address": worker.address.to_string() })).await?;
+    assert_eq!(reputation.data["erc8004"]["grounded"], 1, "{}", reputation.text);
+    let found = seeker.ok("search_agents", json!({ "capability": "logo-design" })).await?;
+    let best = &found.data["agents"][0];
+    assert_eq!(address(&best["id"]), Some(worker.address), "{}", found.text);
+    assert_eq!(best["erc8004AgentId"].as_str(), Some(&*id.to_string()));
+    // A pact held for seconds weighs little: the score is the index's, whatever it comes to.
+    assert_eq!(best["groundedScore"].as_f64(), Some(agent.reputation.grounded_score), "{best}");
+    assert_eq!(found.data["erc8004Only"], json!([]), "the worker is in both registries");
+
+    // An agent only in ERC-8004 with the skill is found beside the market's.
+    let stranger = s.m.cast.stranger;
+    let file = agentpact_contracts::erc8004::RegistrationFile::ours(
+        "Outsider",
+        "ERC-8004 only",
+        "https://outsider.example/mcp",
+        vec!["logo-design".into()],
+        chain_id,
+        stranger,
+    );
+    let sent = send(identity.register_2(file.to_data_uri()).from(stranger)).await?;
+    assert!(sent.receipt.status());
+    s.synced().await?;
+    let found = seeker.ok("search_agents", json!({ "capability": "logo-design" })).await?;
+    let only = found.data["erc8004Only"].as_array().cloned().unwrap_or_default();
+    assert_eq!(only.len(), 1, "{}", found.data);
+    assert_eq!((only[0]["name"].as_str(), address(&only[0]["address"])), (Some("Outsider"), Some(stranger)));
+    assert!(found.text.contains("In ERC-8004 only"), "{}", found.text);
+    let outsider = seeker
+        .ok(
+            "get_agent",
+            json!({ "erc8004_agent_id": only[0]["erc8004AgentId"].as_str().unwrap_or_default() }),
+        )
+        .await?;
+    assert_eq!(
+        (outsider.data["active"].as_bool(), outsider.data["capabilities"].clone()),
+        (Some(false), json!([]))
+    );
+    assert!(outsider.text.contains("ERC-8004 only"), "{}", outsider.text);
+
+    // The seller rating its buyer gives no ERC-8004 feedback: the buyer was not paid for work.
+    let seller = TestAgent::start(&s.m.chain, &s.db, 2, Role::Full, test_limits()).await?;
+    let back = seller.ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 4 })).await?;
+    assert_eq!(back.data["erc8004"], Value::Null);
+    assert!(text_at(&back, "/erc8004Skipped").contains("buyer"), "{}", back.text);
+    Ok(())
+}
+
+/// An agent whose server is told `erc8004` for the chain's ERC-8004 registries (none: it knows
+/// none), speaking MCP over an in-memory pipe.
+struct Configured {
+    client: RunningService<RoleClient, ()>,
+    schemas: OutputSchemas,
+}
+
+impl Configured {
+    async fn start(s: &Stage, n: usize, role: Role, erc8004: Option<Erc8004>) -> Result<Self> {
+        let t = target(&s.m.chain);
+        let contracts = Contracts { erc8004, ..t.contracts };
+        let chain = agentpact_mcp::connect(
+            s.m.chain.anvil.endpoint_url(),
+            &agentpact_contracts::rpc::RpcLimits::default(),
+            t.chain_id,
+            contracts,
+            dev_key(&s.m.chain, n)?,
+            s.reader(),
+            test_limits(),
+        )
+        .await
+        .map_err(fail)?;
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        let server = PactServer::new(chain, role);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.map_err(fail)?;
+        let tools = client.list_all_tools().await.map_err(fail)?;
+        let tools: Vec<Value> =
+            tools.iter().map(serde_json::to_value).collect::<std::result::Result<_, _>>().map_err(fail)?;
+        Ok(Self { client, schemas: OutputSchemas::of(&tools)? })
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> Result<Reply> {
+        let mut request = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            request = request.with_arguments(map);
+        }
+        let result = self.client.call_tool(request).await.map_err(fail)?;
+        let is_error = result.is_error == Some(true);
+        self.schemas.check(tool, result.structured_content.as_ref(), is_error)?;
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Reply { text, data: result.structured_content.unwrap_or_default(), is_error })
+    }
+}
+
+#[tokio::test]
+async fn without_registries_erc8004_is_refused_before_anything_is_sent() -> Result {
+    let s = Stage::open().await?;
+    let worker = Configured::start(&s, 2, Role::Worker, None).await?;
+    let me = s.m.cast.seller;
+    let nonce = s.nonce(me).await?;
+    let refused = worker.call("register_agent", registration(me, true)).await?;
+    assert!(refused.is_error, "{}", refused.text);
+    assert_eq!(refused.data["error"]["code"], "INVALID_INPUT", "{}", refused.text);
+    for needed in [
+        "no ERC-8004 registries",
+        "ERC8004_IDENTITY_ADDRESS",
+        "ERC8004_REPUTATION_ADDRESS",
+        "Nothing was sent",
+    ] {
+        assert!(refused.text.contains(needed), "{needed}: {}", refused.text);
+    }
+    assert_eq!(s.nonce(me).await?, nonce, "nothing was sent");
+    assert_eq!(s.m.chain.agents.getAgent(me).call().await?.registeredAt, 0, "not in AgentRegistry either");
+    let identity = IdentityRegistry::new(s.m.chain.erc8004.identity, s.m.chain.provider.clone());
+    assert_eq!(identity.balanceOf(me).call().await?, U256::ZERO);
+
+    // Without erc8004 the same server registers as before, and a rating says why ERC-8004 is left out.
+    let registered = worker.call("register_agent", registration(me, false)).await?;
+    assert!(!registered.is_error, "{}", registered.text);
+    assert_eq!(
+        (&registered.data["erc8004Status"], &registered.data["erc8004AgentId"]),
+        (&Value::Null, &Value::Null)
+    );
+    let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
+    s.synced().await?;
+    let seeker = Configured::start(&s, 1, Role::Seeker, None).await?;
+    let rated =
+        seeker.call("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 3 })).await?;
+    assert!(!rated.is_error, "{}", rated.text);
+    assert_eq!(rated.data["erc8004"], Value::Null);
+    assert!(text_at(&rated, "/erc8004Skipped").contains("no ERC-8004 registries"), "{}", rated.text);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_erc8004_write_failing_after_the_agent_registry_one_is_explained_and_can_be_finished() -> Result {
+    let s = Stage::open().await?;
+    let me = s.m.cast.seller;
+    let key = dev_key(&s.m.chain, 2)?;
+    // Registries at a contract that is none (the OracleRegistry): their writes revert.
+    let nowhere = s.m.chain.deployment.oracle_registry;
+    let broken = Erc8004 { identity: nowhere, reputation: nowhere };
+    let worker = Configured::start(&s, 2, Role::Worker, Some(broken)).await?;
+    let half = worker.call("register_agent", registration(me, true)).await?;
+    assert!(!half.is_error, "the AgentRegistry registration stands: {}", half.text);
+    assert!(half.data["txHash"].is_string());
+    assert_eq!(text_at(&half, "/erc8004Status"), "failed", "{}", half.text);
+    let why = text_at(&half, "/erc8004Error");
+    assert!(!why.is_empty() && half.text.contains(why), "{}", half.text);
+    eprintln!("HALF: {}", half.text);
+    assert!(half.text.contains("register_agent again with erc8004: true"), "{}", half.text);
+    let secret = alloy::primitives::hex::encode(key.to_bytes());
+    assert!(!half.text.contains(&secret) && !half.data.to_string().contains(&secret), "no key in answers");
+    assert_ne!(s.m.chain.agents.getAgent(me).call().await?.registeredAt, 0);
+    let identity = IdentityRegistry::new(s.m.chain.erc8004.identity, s.m.chain.provider.clone());
+    assert_eq!(identity.balanceOf(me).call().await?, U256::ZERO);
+
+    // The same call through a server that knows the registries finishes it: ERC-8004 only.
+    let fixed = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
+    let done = fixed.ok("register_agent", registration(me, true)).await?;
+    assert_eq!(text_at(&done, "/erc8004Status"), "registered", "{}", done.text);
+    assert_eq!(done.data["txHash"], Value::Null, "AgentRegistry is not written again");
+    let id: U256 = text_at(&done, "/erc8004AgentId").parse().map_err(fail)?;
+    assert_eq!(identity.getAgentWallet(id).call().await?, me);
+
+    // A rating whose ERC-8004 feedback fails: the AgentRegistry rating stands and says why.
+    let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
+    s.synced().await?;
+    let wrong_reputation = Erc8004 { identity: s.m.chain.erc8004.identity, reputation: nowhere };
+    let seeker = Configured::start(&s, 1, Role::Seeker, Some(wrong_reputation)).await?;
+    let rated =
+        seeker.call("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5 })).await?;
+    assert!(!rated.is_error, "{}", rated.text);
+    assert!(rated.data["txHash"].is_string());
+    assert_eq!((&rated.data["erc8004"], &rated.data["erc8004Skipped"]), (&Value::Null, &Value::Null));
+    assert!(!text_at(&rated, "/erc8004Error").is_empty(), "{}", rated.text);
+    eprintln!("RATED: {}", rated.text);
+    assert!(rated.text.contains("The AgentRegistry rating stands"), "{}", rated.text);
+    Ok(())
+}
