@@ -647,8 +647,8 @@ mod tests {
         );
     }
 
-    /// The top-level fields of a tool's answer (its output schema's first branch; both branches
-    /// of `sign_contract`'s), resolving `$ref`s and flattened parts.
+    /// The top-level fields of a tool's answer (its output schema's first branch), resolving
+    /// `$ref`s and flattened parts.
     fn answer_fields(tool: &super::Tool) -> Vec<String> {
         let schema = Value::Object(tool.output_schema.clone());
         let defs = schema["$defs"].clone();
