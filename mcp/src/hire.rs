@@ -3,6 +3,7 @@
 //! `hire://conversations/{id}` (one of them with its messages), read from the index.
 
 use agentpact_negotiation::ConversationFilter;
+use agentpact_read::AgentRef;
 use serde_json::{Value, json};
 
 use crate::{
@@ -15,15 +16,17 @@ use crate::{
 /// The most pacts `hire://contracts` lists (the newest); `list-pacts` pages through the rest.
 const CONTRACTS_SHOWN: u32 = 100;
 
-/// This wallet's profile (null before `register_agent`) and its statistics in every role.
+/// This wallet's profile (null before `register_agent`; with its ERC-8004 identity when it has one)
+/// and its statistics in every role.
 pub async fn profile(chain: &Chain) -> Result<Value, ToolError> {
     let reputation = chain.reader.reputation(chain.chain_id, chain.me).await?;
     let statistics = ReputationView::of(&reputation);
     let agent = chain.reader.agent(chain.chain_id, chain.me).await?;
+    let identity = chain.reader.erc8004_agent(chain.chain_id, AgentRef::Address(chain.me)).await?;
     Ok(json!({
         "wallet": chain.me,
         "registered": agent.is_some(),
-        "profile": agent.map(|a| AgentView::of(&a, None)),
+        "profile": agent.map(|a| AgentView::of(&a, None).with_erc8004(identity.as_ref())),
         "statistics": statistics,
     }))
 }

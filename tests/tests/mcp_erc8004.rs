@@ -136,6 +136,8 @@ async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that
     assert_eq!((&again.data["txHash"], &again.data["erc8004TxHash"]), (&Value::Null, &Value::Null));
     assert!(again.text.contains("already registered in AgentRegistry"), "{}", again.text);
     assert!(again.text.contains(&format!("already is ERC-8004 agent #{id}")), "{}", again.text);
+    let profile = worker.resource("hire://profile").await?;
+    assert_eq!(profile["profile"]["erc8004"]["agentId"].as_str(), Some(&*id.to_string()), "{profile}");
     assert_eq!(s.nonce(worker.address).await?, nonce, "nothing was sent");
 
     // A pact the worker was paid for, rated five stars by its buyer.
@@ -377,7 +379,6 @@ async fn an_erc8004_write_failing_after_the_agent_registry_one_is_explained_and_
     assert_eq!(text_at(&half, "/erc8004Status"), "failed", "{}", half.text);
     let why = text_at(&half, "/erc8004Error");
     assert!(!why.is_empty() && half.text.contains(why), "{}", half.text);
-    eprintln!("HALF: {}", half.text);
     assert!(half.text.contains("register_agent again with erc8004: true"), "{}", half.text);
     let secret = alloy::primitives::hex::encode(key.to_bytes());
     assert!(!half.text.contains(&secret) && !half.data.to_string().contains(&secret), "no key in answers");
@@ -404,7 +405,6 @@ async fn an_erc8004_write_failing_after_the_agent_registry_one_is_explained_and_
     assert!(rated.data["txHash"].is_string());
     assert_eq!((&rated.data["erc8004"], &rated.data["erc8004Skipped"]), (&Value::Null, &Value::Null));
     assert!(!text_at(&rated, "/erc8004Error").is_empty(), "{}", rated.text);
-    eprintln!("RATED: {}", rated.text);
     assert!(rated.text.contains("The AgentRegistry rating stands"), "{}", rated.text);
     Ok(())
 }

@@ -15,6 +15,12 @@ use serde::Serialize;
 use super::{index_note, receipt};
 use crate::{chain::Chain, outcome::ToolError};
 
+/// `why` as a sentence of its own: ending in a full stop.
+pub fn closed(why: &str) -> String {
+    let why = why.trim_end();
+    if why.ends_with(['.', '!', '?']) { why.to_owned() } else { format!("{why}.") }
+}
+
 /// The refusal of an ERC-8004 write on a chain whose registries this server does not know.
 pub fn no_registries(chain: &Chain, tool: &str) -> ToolError {
     ToolError::Invalid(format!(

@@ -89,7 +89,8 @@ pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer<Rated>, T
         }
         FeedbackOutcome::Failed(why) => {
             text = format!(
-                "{text} The ERC-8004 feedback failed: {why} The AgentRegistry rating stands (it is given once per pact)."
+                "{text} The ERC-8004 feedback failed: {} The AgentRegistry rating stands (it is given once per pact).",
+                erc8004::closed(&why)
             );
             failed = Some(why);
         }

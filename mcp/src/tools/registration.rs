@@ -230,7 +230,8 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentReg
             Err(e) => {
                 let why = e.to_string();
                 text.push_str(&format!(
-                    " The ERC-8004 registration failed: {why} The AgentRegistry registration stands; call register_agent again with erc8004: true to register in ERC-8004 only."
+                    " The ERC-8004 registration failed: {} The AgentRegistry registration stands; call register_agent again with erc8004: true to register in ERC-8004 only.",
+                    erc8004::closed(&why)
                 ));
                 answer.erc8004_status = Some("failed");
                 answer.erc8004_error = Some(why);
