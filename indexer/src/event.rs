@@ -266,7 +266,7 @@ pub enum Erc8004Event {
         client: Address,
         feedback_index: u64,
         /// The value as given, `value / 10^value_decimals` (int128, as decimal text).
-        #[serde(with = "decimal_i128")]
+        #[serde(with = "decimal")]
         value: i128,
         value_decimals: u8,
         tag1: ChainText,
@@ -509,33 +509,21 @@ impl EventBody {
     }
 }
 
-/// int128 values in the journal as decimal strings (JSON numbers lose precision past 2^53).
-mod decimal_i128 {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-    pub fn serialize<S: Serializer>(value: &i128, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(value)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i128, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not an int128")))
-    }
-}
-
-/// uint256 values in the journal as decimal strings, as the API shows amounts and ids. Reading
-/// also accepts the 0x-hex form that journals written before this change hold.
+/// Numbers in the journal as decimal strings, as the API shows amounts and ids (JSON numbers lose
+/// precision past 2^53): uint256 ids and amounts, ERC-8004's int128 values. Reading a uint256 also
+/// accepts the 0x-hex form that journals written before this change hold.
 mod decimal {
-    use alloy::primitives::U256;
+    use std::{fmt::Display, str::FromStr};
+
     use serde::{Deserialize, Deserializer, Serializer, de::Error};
 
-    pub fn serialize<S: Serializer>(value: &U256, serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<T: Display, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(value)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<U256, D::Error> {
+    pub fn deserialize<'de, T: FromStr, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
         let text = String::deserialize(deserializer)?;
-        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not a uint256")))
+        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not a whole number its field can hold")))
     }
 }
 

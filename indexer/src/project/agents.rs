@@ -5,67 +5,40 @@
 use sqlx::PgConnection;
 
 use super::Place;
-use crate::event::{EventBody, JournalEvent, Profile};
+use alloy::primitives::Address;
 
-/// Applies one agent registry event; other kinds are left alone.
-pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
-    let at = Place::of(e);
-    match &e.body {
-        EventBody::AgentRegistered { agent, profile } | EventBody::ProfileUpdated { agent, profile } => {
-            write_profile(conn, &at, agent.as_slice(), profile).await
-        }
-        EventBody::AgentDeactivated { agent } | EventBody::AgentReactivated { agent } => {
-            let active = matches!(e.body, EventBody::AgentReactivated { .. });
-            sqlx::query!(
-                "UPDATE agents SET active = $3, updated_at = to_timestamp($4::bigint), updated_block = $5
-                 WHERE chain_id = $1 AND address = $2",
-                at.chain_id,
-                agent.as_slice(),
-                active,
-                at.time,
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        // Not this projection's: `apply_batch` routes them elsewhere.
-        EventBody::PactCreated { .. }
-        | EventBody::PactAccepted { .. }
-        | EventBody::PactCancelled { .. }
-        | EventBody::WorkStarted { .. }
-        | EventBody::WorkSubmitted { .. }
-        | EventBody::VerificationSubmitted { .. }
-        | EventBody::VerificationFinalized { .. }
-        | EventBody::WorkApproved { .. }
-        | EventBody::WorkRejected { .. }
-        | EventBody::DisputeRaised { .. }
-        | EventBody::DisputeResolved { .. }
-        | EventBody::TimeoutClaimed { .. }
-        | EventBody::SettlementProposed { .. }
-        | EventBody::SettlementWithdrawn { .. }
-        | EventBody::SettlementAccepted { .. }
-        | EventBody::Payout { .. }
-        | EventBody::Withdrawn { .. }
-        | EventBody::CurrencyAllowed { .. }
-        | EventBody::OracleRegistered { .. }
-        | EventBody::StakeIncreased { .. }
-        | EventBody::CapabilitiesUpdated { .. }
-        | EventBody::OracleDeregistered { .. }
-        | EventBody::StakeWithdrawn { .. }
-        | EventBody::FeedbackGiven { .. }
-        | EventBody::Erc8004(_) => Ok(()),
-    }
+use crate::event::Profile;
+
+/// Marks an agent as stepped out of the market (`active` false) or back in.
+pub(super) async fn set_active(
+    conn: &mut PgConnection,
+    at: &Place,
+    agent: &Address,
+    active: bool,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE agents SET active = $3, updated_at = to_timestamp($4::bigint), updated_block = $5
+         WHERE chain_id = $1 AND address = $2",
+        at.chain_id,
+        agent.as_slice(),
+        active,
+        at.time,
+        at.block,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// Inserts or replaces an agent's profile and capabilities. A registration makes the agent active;
 /// an update keeps whatever the agent's activity was.
-async fn write_profile(
+pub(super) async fn write_profile(
     conn: &mut PgConnection,
     at: &Place,
-    agent: &[u8],
+    agent: &Address,
     profile: &Profile,
 ) -> Result<(), sqlx::Error> {
+    let agent = agent.as_slice();
     sqlx::query!(
         "INSERT INTO agents (chain_id, address, name, description, endpoint, metadata_uri, active, registered_at,
                              updated_at, updated_block, name_bytes, description_bytes, endpoint_bytes,

@@ -3,14 +3,15 @@
 //! the ERC-8004 registries' tables). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
-use agentpact_contracts::{Initiator, OracleStatus, PactStatus};
+use agentpact_contracts::{Initiator, PactStatus};
 use agentpact_schema::{ChainText, i64_of};
-use alloy::primitives::U256;
+use alloy::primitives::{Address, U256};
 use sqlx::PgConnection;
 
 mod agents;
 mod changes;
 mod erc8004;
+mod oracles;
 mod settlements;
 
 use changes::PactChanges;
@@ -78,16 +79,63 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     insert_created(conn, &created).await?;
     changes.write(conn).await?;
     for e in in_order {
-        if let E::Erc8004(event) = &e.body {
-            erc8004::apply(conn, e, event).await?;
-            continue;
-        }
-        apply_oracle_event(conn, e).await?;
-        agents::apply(conn, e).await?;
-        settlements::apply(conn, e).await?;
-        apply_currency(conn, e).await?;
+        apply_in_order(conn, e).await?;
     }
     later.write(conn).await
+}
+
+/// Applies one event of the projections written event by event, in journal order (each kind to
+/// its own statement); `apply_batch` writes the others in bulk.
+async fn apply_in_order(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
+    use EventBody as E;
+    let at = &Place::of(e);
+    match &e.body {
+        E::SettlementProposed { pact_id, by, status, round, seller_share, expires_at } => {
+            settlements::proposed(conn, at, pact_id, by, status, round, seller_share, expires_at).await
+        }
+        E::SettlementWithdrawn { pact_id, round, .. } => {
+            settlements::withdrawn(conn, at, pact_id, round).await
+        }
+        E::SettlementAccepted { pact_id, by, round, .. } => {
+            settlements::accepted(conn, at, pact_id, by, round).await
+        }
+        E::CurrencyAllowed { currency, decimals, symbol } => {
+            currency_allowed(conn, e, currency, decimals, symbol).await
+        }
+        E::OracleRegistered { oracle, stake, capabilities } => {
+            oracles::registered(conn, at, oracle, stake, capabilities).await
+        }
+        E::StakeIncreased { oracle, total_stake, .. } => oracles::staked(conn, at, oracle, total_stake).await,
+        E::CapabilitiesUpdated { oracle, capabilities } => {
+            oracles::capabilities_updated(conn, at, oracle, capabilities).await
+        }
+        E::OracleDeregistered { oracle, unlock_at } => {
+            oracles::deregistered(conn, at, oracle, unlock_at).await
+        }
+        E::StakeWithdrawn { oracle, .. } => oracles::withdrawn(conn, at, oracle).await,
+        E::AgentRegistered { agent, profile } | E::ProfileUpdated { agent, profile } => {
+            agents::write_profile(conn, at, agent, profile).await
+        }
+        E::AgentDeactivated { agent } => agents::set_active(conn, at, agent, false).await,
+        E::AgentReactivated { agent } => agents::set_active(conn, at, agent, true).await,
+        E::Erc8004(event) => erc8004::apply(conn, e, event).await,
+        // Written in bulk by `apply_batch`.
+        E::PactCreated { .. }
+        | E::PactAccepted { .. }
+        | E::PactCancelled { .. }
+        | E::WorkStarted { .. }
+        | E::WorkSubmitted { .. }
+        | E::VerificationSubmitted { .. }
+        | E::VerificationFinalized { .. }
+        | E::WorkApproved { .. }
+        | E::WorkRejected { .. }
+        | E::DisputeRaised { .. }
+        | E::DisputeResolved { .. }
+        | E::TimeoutClaimed { .. }
+        | E::Payout { .. }
+        | E::Withdrawn { .. }
+        | E::FeedbackGiven { .. } => Ok(()),
+    }
 }
 
 /// Which rows of a projection table a rollback deletes before the journal that remains is
@@ -161,147 +209,26 @@ pub async fn rollback(
 }
 
 /// Records a currency the escrow allows.
-async fn apply_currency(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
-    match &e.body {
-        EventBody::CurrencyAllowed { currency, decimals, symbol } => sqlx::query!(
-            "INSERT INTO currencies (chain_id, address, decimals, symbol, symbol_bytes, block_number)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            i64_of(e.chain_id),
-            currency.as_slice(),
-            i16::from(*decimals),
-            &*symbol.display(),
-            symbol.exact_if_not_plain(),
-            i64_of(e.block_number),
-        )
-        .execute(conn)
-        .await
-        .map(drop),
-        // Not this projection's: `apply_batch` routes them elsewhere.
-        EventBody::PactCreated { .. }
-        | EventBody::PactAccepted { .. }
-        | EventBody::PactCancelled { .. }
-        | EventBody::WorkStarted { .. }
-        | EventBody::WorkSubmitted { .. }
-        | EventBody::VerificationSubmitted { .. }
-        | EventBody::VerificationFinalized { .. }
-        | EventBody::WorkApproved { .. }
-        | EventBody::WorkRejected { .. }
-        | EventBody::DisputeRaised { .. }
-        | EventBody::DisputeResolved { .. }
-        | EventBody::TimeoutClaimed { .. }
-        | EventBody::SettlementProposed { .. }
-        | EventBody::SettlementWithdrawn { .. }
-        | EventBody::SettlementAccepted { .. }
-        | EventBody::Payout { .. }
-        | EventBody::Withdrawn { .. }
-        | EventBody::OracleRegistered { .. }
-        | EventBody::StakeIncreased { .. }
-        | EventBody::CapabilitiesUpdated { .. }
-        | EventBody::OracleDeregistered { .. }
-        | EventBody::StakeWithdrawn { .. }
-        | EventBody::AgentRegistered { .. }
-        | EventBody::ProfileUpdated { .. }
-        | EventBody::AgentDeactivated { .. }
-        | EventBody::AgentReactivated { .. }
-        | EventBody::FeedbackGiven { .. }
-        | EventBody::Erc8004(_) => Ok(()),
-    }
-}
-
-/// Applies one oracle registry event.
-async fn apply_oracle_event(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
-    let at = Place::of(e);
-    match &e.body {
-        EventBody::OracleRegistered { oracle, stake, capabilities } => {
-            sqlx::query!(
-                "INSERT INTO oracles (chain_id, address, stake, capabilities, capabilities_bytes, status, registered_at,
-                                      updated_block)
-                 VALUES ($1, $2, $3::text::numeric, $4, $5, $8, to_timestamp($6::bigint), $7)",
-                at.chain_id,
-                oracle.as_slice(),
-                stake.to_string(),
-                &displays(capabilities),
-                exact_if_any_not_plain(capabilities) as Option<Vec<Vec<u8>>>,
-                at.time,
-                at.block,
-                OracleStatus::Active.name(),
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::StakeIncreased { oracle, total_stake, .. } => {
-            sqlx::query!(
-                "UPDATE oracles SET stake = $3::text::numeric, updated_block = $4 WHERE chain_id = $1 AND address = $2",
-                at.chain_id,
-                oracle.as_slice(),
-                total_stake.to_string(),
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::CapabilitiesUpdated { oracle, capabilities } => {
-            sqlx::query!(
-                "UPDATE oracles SET capabilities = $3, capabilities_bytes = $4, updated_block = $5
-                 WHERE chain_id = $1 AND address = $2",
-                at.chain_id,
-                oracle.as_slice(),
-                &displays(capabilities),
-                exact_if_any_not_plain(capabilities) as Option<Vec<Vec<u8>>>,
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::OracleDeregistered { oracle, unlock_at } => {
-            sqlx::query!(
-                "UPDATE oracles SET status = $5, unlock_at = to_timestamp($3::bigint), updated_block = $4
-                 WHERE chain_id = $1 AND address = $2",
-                at.chain_id,
-                oracle.as_slice(),
-                i64_of(*unlock_at),
-                at.block,
-                OracleStatus::Deregistered.name(),
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::StakeWithdrawn { oracle, .. } => {
-            sqlx::query!("DELETE FROM oracles WHERE chain_id = $1 AND address = $2", at.chain_id, oracle.as_slice())
-                .execute(conn)
-                .await
-                .map(drop)
-        }
-        // Not this projection's: `apply_batch` routes them elsewhere.
-        EventBody::PactCreated { .. }
-        | EventBody::PactAccepted { .. }
-        | EventBody::PactCancelled { .. }
-        | EventBody::WorkStarted { .. }
-        | EventBody::WorkSubmitted { .. }
-        | EventBody::VerificationSubmitted { .. }
-        | EventBody::VerificationFinalized { .. }
-        | EventBody::WorkApproved { .. }
-        | EventBody::WorkRejected { .. }
-        | EventBody::DisputeRaised { .. }
-        | EventBody::DisputeResolved { .. }
-        | EventBody::TimeoutClaimed { .. }
-        | EventBody::SettlementProposed { .. }
-        | EventBody::SettlementWithdrawn { .. }
-        | EventBody::SettlementAccepted { .. }
-        | EventBody::Payout { .. }
-        | EventBody::Withdrawn { .. }
-        | EventBody::CurrencyAllowed { .. }
-        | EventBody::AgentRegistered { .. }
-        | EventBody::ProfileUpdated { .. }
-        | EventBody::AgentDeactivated { .. }
-        | EventBody::AgentReactivated { .. }
-        | EventBody::FeedbackGiven { .. }
-        | EventBody::Erc8004(_) => Ok(()),
-    }
+async fn currency_allowed(
+    conn: &mut PgConnection,
+    e: &JournalEvent,
+    currency: &Address,
+    decimals: &u8,
+    symbol: &ChainText,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO currencies (chain_id, address, decimals, symbol, symbol_bytes, block_number)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        i64_of(e.chain_id),
+        currency.as_slice(),
+        i16::from(*decimals),
+        &*symbol.display(),
+        symbol.exact_if_not_plain(),
+        i64_of(e.block_number),
+    )
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// The display forms of `texts`, for a `text[]` column.

@@ -6,84 +6,77 @@ use agentpact_schema::i64_of;
 use sqlx::PgConnection;
 
 use super::Place;
-use crate::event::{EventBody, JournalEvent};
+use alloy::primitives::{Address, U256};
 
-/// Applies one settlement event (other kinds are left alone).
-pub(super) async fn apply(conn: &mut PgConnection, e: &JournalEvent) -> Result<(), sqlx::Error> {
-    let at = Place::of(e);
-    match &e.body {
-        EventBody::SettlementProposed { pact_id, by, status, round, seller_share, expires_at } => {
-            sqlx::query!(
-                "INSERT INTO settlements (chain_id, pact_id, round, proposed_by, offered_in, seller_share, expires_at,
-                                          proposed_at, block_number)
-                 VALUES ($1, $2::text::numeric, $3, $4, $5, $6, to_timestamp($7::bigint), to_timestamp($8::bigint), $9)",
-                at.chain_id,
-                pact_id.to_string(),
-                i64::from(*round),
-                by.as_slice(),
-                i16::from(*status),
-                i32::from(*seller_share),
-                i64_of(*expires_at),
-                at.time,
-                at.block,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::SettlementWithdrawn { pact_id, round, .. } => {
-            sqlx::query!(
-                "UPDATE settlements SET withdrawn_at = to_timestamp($4::bigint)
-                 WHERE chain_id = $1 AND pact_id = $2::text::numeric AND round = $3",
-                at.chain_id,
-                pact_id.to_string(),
-                i64::from(*round),
-                at.time,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        EventBody::SettlementAccepted { pact_id, by, round, .. } => {
-            sqlx::query!(
-                "UPDATE settlements SET accepted_by = $4, accepted_at = to_timestamp($5::bigint)
-                 WHERE chain_id = $1 AND pact_id = $2::text::numeric AND round = $3",
-                at.chain_id,
-                pact_id.to_string(),
-                i64::from(*round),
-                by.as_slice(),
-                at.time,
-            )
-            .execute(conn)
-            .await
-            .map(drop)
-        }
-        // Not this projection's: `apply_batch` routes them elsewhere.
-        EventBody::PactCreated { .. }
-        | EventBody::PactAccepted { .. }
-        | EventBody::PactCancelled { .. }
-        | EventBody::WorkStarted { .. }
-        | EventBody::WorkSubmitted { .. }
-        | EventBody::VerificationSubmitted { .. }
-        | EventBody::VerificationFinalized { .. }
-        | EventBody::WorkApproved { .. }
-        | EventBody::WorkRejected { .. }
-        | EventBody::DisputeRaised { .. }
-        | EventBody::DisputeResolved { .. }
-        | EventBody::TimeoutClaimed { .. }
-        | EventBody::Payout { .. }
-        | EventBody::Withdrawn { .. }
-        | EventBody::CurrencyAllowed { .. }
-        | EventBody::OracleRegistered { .. }
-        | EventBody::StakeIncreased { .. }
-        | EventBody::CapabilitiesUpdated { .. }
-        | EventBody::OracleDeregistered { .. }
-        | EventBody::StakeWithdrawn { .. }
-        | EventBody::AgentRegistered { .. }
-        | EventBody::ProfileUpdated { .. }
-        | EventBody::AgentDeactivated { .. }
-        | EventBody::AgentReactivated { .. }
-        | EventBody::FeedbackGiven { .. }
-        | EventBody::Erc8004(_) => Ok(()),
-    }
+/// Records offer `round` on `pact_id`, made by `by` while the pact was in `status`.
+#[allow(clippy::too_many_arguments)] // the event's own fields
+pub(super) async fn proposed(
+    conn: &mut PgConnection,
+    at: &Place,
+    pact_id: &U256,
+    by: &Address,
+    status: &u8,
+    round: &u32,
+    seller_share: &u16,
+    expires_at: &u64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO settlements (chain_id, pact_id, round, proposed_by, offered_in, seller_share, expires_at,
+                                  proposed_at, block_number)
+         VALUES ($1, $2::text::numeric, $3, $4, $5, $6, to_timestamp($7::bigint), to_timestamp($8::bigint), $9)",
+        at.chain_id,
+        pact_id.to_string(),
+        i64::from(*round),
+        by.as_slice(),
+        i16::from(*status),
+        i32::from(*seller_share),
+        i64_of(*expires_at),
+        at.time,
+        at.block,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Marks offer `round` on `pact_id` withdrawn.
+pub(super) async fn withdrawn(
+    conn: &mut PgConnection,
+    at: &Place,
+    pact_id: &U256,
+    round: &u32,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE settlements SET withdrawn_at = to_timestamp($4::bigint)
+         WHERE chain_id = $1 AND pact_id = $2::text::numeric AND round = $3",
+        at.chain_id,
+        pact_id.to_string(),
+        i64::from(*round),
+        at.time,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Marks offer `round` on `pact_id` accepted by `by` (the pact's ending is folded in `changes`).
+pub(super) async fn accepted(
+    conn: &mut PgConnection,
+    at: &Place,
+    pact_id: &U256,
+    by: &Address,
+    round: &u32,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE settlements SET accepted_by = $4, accepted_at = to_timestamp($5::bigint)
+         WHERE chain_id = $1 AND pact_id = $2::text::numeric AND round = $3",
+        at.chain_id,
+        pact_id.to_string(),
+        i64::from(*round),
+        by.as_slice(),
+        at.time,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
 }
