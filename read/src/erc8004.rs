@@ -99,6 +99,16 @@ pub enum AgentRef {
     Address(Address),
 }
 
+impl AgentRef {
+    /// How a read names it: the id in decimal, the address as lower-case 0x hex.
+    fn key(&self) -> String {
+        match self {
+            Self::Id(id) => id.to_string(),
+            Self::Address(a) => alloy::hex::encode_prefixed(a),
+        }
+    }
+}
+
 /// An agent found in either registry by a capability, ranked by its grounded score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegistryMatch {
@@ -126,54 +136,88 @@ impl Reader {
         chain_id: u64,
         who: AgentRef,
     ) -> Result<Option<Erc8004Agent>, ReadError> {
-        let (id, address) = match who {
-            AgentRef::Id(id) => (Some(id.to_string()), None),
-            AgentRef::Address(a) => (None, Some(a.to_vec())),
-        };
-        let row = sqlx::query!(
-            r#"SELECT s.agent_id::text AS "agent_id!", s.owner, s.wallet, s.uri, s.name, s.description,
+        Ok(self.erc8004_agents_of(chain_id, &[who]).await?.pop().map(|(_, agent)| agent))
+    }
+
+    /// The ERC-8004 agent each of `asked` names on `chain_id`, for those that name one, in one
+    /// read: by token id, or by address (the agent whose current wallet it is, else, among agents
+    /// without a wallet, one it owns; the lowest id when several). Candidates are found through
+    /// the changes' address index, so the cost follows the addresses asked, not the registry.
+    pub async fn erc8004_agents_of(
+        &self,
+        chain_id: u64,
+        asked: &[AgentRef],
+    ) -> Result<Vec<(AgentRef, Erc8004Agent)>, ReadError> {
+        let ids: Vec<String> =
+            asked.iter().filter(|w| matches!(w, AgentRef::Id(_))).map(AgentRef::key).collect();
+        let addresses: Vec<Vec<u8>> = asked
+            .iter()
+            .filter_map(|w| match w {
+                AgentRef::Address(a) => Some(a.to_vec()),
+                AgentRef::Id(_) => None,
+            })
+            .collect();
+        let rows = sqlx::query!(
+            r#"WITH candidates AS (
+                   SELECT agent_id, 0 AS rank, address AS asked FROM erc8004_agent_changes
+                   WHERE chain_id = $1 AND field = 'wallet' AND address = ANY($3)
+                   UNION
+                   SELECT agent_id, 1, address FROM erc8004_agent_changes
+                   WHERE chain_id = $1 AND field = 'owner' AND address = ANY($3)
+                   UNION
+                   SELECT agent_id, 0, NULL FROM erc8004_agents
+                   WHERE chain_id = $1 AND agent_id = ANY($2::text[]::numeric[])
+               )
+               SELECT DISTINCT ON (coalesce(encode(c.asked, 'hex'), s.agent_id::text))
+                      coalesce('0x' || encode(c.asked, 'hex'), s.agent_id::text) AS "key!",
+                      s.agent_id::text AS "agent_id!", s.owner, s.wallet, s.uri, s.name, s.description,
                       s.mcp_endpoint, s.skills AS "skills!", s.registered_at AS "registered_at!",
                       coalesce(r.feedback, 0) AS "feedback!", coalesce(r.clients, 0) AS "clients!",
                       r.mean_value::float8 AS mean_value, coalesce(r.grounded, 0) AS "grounded!",
                       coalesce(r.grounded_clients, 0) AS "grounded_clients!",
                       coalesce(r.grounded_weight, 0)::float8 AS "grounded_weight!",
                       coalesce(r.grounded_score, reputation_score(0, 0))::float8 AS "grounded_score!"
-               FROM erc8004_agent_state s
-               LEFT JOIN erc8004_reputation r USING (chain_id, agent_id)
-               WHERE s.chain_id = $1
-                 AND (s.agent_id = $2::text::numeric OR s.wallet = $3 OR ($2 IS NULL AND s.wallet IS NULL AND s.owner = $3))
-               ORDER BY s.wallet = $3 DESC NULLS LAST, s.agent_id
-               LIMIT 1"#,
+               FROM candidates c
+               JOIN erc8004_agent_state s ON s.chain_id = $1 AND s.agent_id = c.agent_id
+               LEFT JOIN erc8004_reputation r ON r.chain_id = $1 AND r.agent_id = s.agent_id
+               WHERE c.asked IS NULL OR (c.rank = 0 AND s.wallet = c.asked)
+                  OR (c.rank = 1 AND s.wallet IS NULL AND s.owner = c.asked)
+               ORDER BY coalesce(encode(c.asked, 'hex'), s.agent_id::text), c.rank, s.agent_id"#,
             i64_of(chain_id),
-            id,
-            address,
+            &ids,
+            &addresses,
         )
-        .fetch_optional(self.pool())
+        .fetch_all(self.pool())
         .await?;
-        let Some(r) = row else { return Ok(None) };
-        let cells =
-            Cells { table: "erc8004_agent_state", key: format!("chain {chain_id} agent {}", r.agent_id) };
-        let count = |column, n: i32| cells.int::<u64>(column, n);
-        Ok(Some(Erc8004Agent {
-            agent_id: cells.u256("agent_id", &r.agent_id)?,
-            owner: r.owner.map(|o| cells.address("owner", &o)).transpose()?,
-            wallet: r.wallet.map(|w| cells.address("wallet", &w)).transpose()?,
-            uri: r.uri.unwrap_or_default(),
-            name: r.name,
-            description: r.description,
-            mcp_endpoint: r.mcp_endpoint,
-            skills: r.skills,
-            registered_at: r.registered_at,
-            reputation: Erc8004Reputation {
-                feedback: count("feedback", r.feedback)?,
-                clients: count("clients", r.clients)?,
-                mean_value: r.mean_value,
-                grounded: count("grounded", r.grounded)?,
-                grounded_clients: count("grounded_clients", r.grounded_clients)?,
-                grounded_weight: r.grounded_weight,
-                grounded_score: r.grounded_score,
-            },
-        }))
+        let mut found = Vec::with_capacity(rows.len());
+        for r in rows {
+            let Some(&who) = asked.iter().find(|w| w.key() == r.key) else { continue };
+            let cells =
+                Cells { table: "erc8004_agent_state", key: format!("chain {chain_id} agent {}", r.agent_id) };
+            let count = |column, n: i32| cells.int::<u64>(column, n);
+            let agent = Erc8004Agent {
+                agent_id: cells.u256("agent_id", &r.agent_id)?,
+                owner: r.owner.map(|o| cells.address("owner", &o)).transpose()?,
+                wallet: r.wallet.map(|w| cells.address("wallet", &w)).transpose()?,
+                uri: r.uri.unwrap_or_default(),
+                name: r.name,
+                description: r.description,
+                mcp_endpoint: r.mcp_endpoint,
+                skills: r.skills,
+                registered_at: r.registered_at,
+                reputation: Erc8004Reputation {
+                    feedback: count("feedback", r.feedback)?,
+                    clients: count("clients", r.clients)?,
+                    mean_value: r.mean_value,
+                    grounded: count("grounded", r.grounded)?,
+                    grounded_clients: count("grounded_clients", r.grounded_clients)?,
+                    grounded_weight: r.grounded_weight,
+                    grounded_score: r.grounded_score,
+                },
+            };
+            found.push((who, agent));
+        }
+        Ok(found)
     }
 
     /// Up to `first` (at most [`MAX_PAGE_SIZE`]) of `agent_id`'s ERC-8004 feedback, newest first,

@@ -43,7 +43,7 @@ impl Erc8004Query {
     /// ERC-8004 registration file lists), best grounded score first (for an agent only in our
     /// market: its AgentPact score, which counts settled pacts only), then by address; `first`
     /// (at most 100, default 20).
-    #[graphql(complexity = "first.unwrap_or(20) as usize * (child_complexity + super::cost::REPUTATION) + 1")]
+    #[graphql(complexity = "first.unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * (child_complexity + super::cost::REPUTATION) + 1")]
     async fn search_registries(
         &self,
         ctx: &Context<'_>,
@@ -111,7 +111,7 @@ impl Erc8004Agent {
         Erc8004Reputation(self.agent.reputation.clone())
     }
     /// Its feedback, newest first, each with what grounds it; `first` at most 100 (default 20).
-    #[graphql(complexity = "first.unwrap_or(20) as usize * child_complexity + 1")]
+    #[graphql(complexity = "first.unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * child_complexity + 1")]
     async fn feedback(&self, ctx: &Context<'_>, first: Option<u32>) -> Result<Vec<Erc8004Feedback>> {
         let reader = ctx.data::<Reader>()?;
         let rows = reader

@@ -106,11 +106,15 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, Too
     let page = chain.reader.search_agents(chain.chain_id, &search, limit, i.cursor.as_deref()).await?;
     let next = page.has_next_page.then(|| page.items.last().map(|(c, _)| c.clone())).flatten();
     let found: Vec<&AgentMatch> = page.items.iter().map(|(_, m)| m).collect();
-    let mut views = Vec::with_capacity(found.len());
-    for m in &found {
-        let identity = chain.reader.erc8004_agent(chain.chain_id, AgentRef::Address(m.agent.address)).await?;
-        views.push(MatchView::of(m).with_erc8004(identity.as_ref()));
-    }
+    let asked: Vec<AgentRef> = found.iter().map(|m| AgentRef::Address(m.agent.address)).collect();
+    let identities = chain.reader.erc8004_agents_of(chain.chain_id, &asked).await?;
+    let views = found
+        .iter()
+        .map(|m| {
+            let identity = identities.iter().find(|(who, _)| *who == AgentRef::Address(m.agent.address));
+            MatchView::of(m).with_erc8004(identity.map(|(_, agent)| agent))
+        })
+        .collect();
     let erc8004_only = if i.cursor.is_some() {
         Vec::new()
     } else {
