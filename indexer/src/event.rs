@@ -523,7 +523,8 @@ mod decimal {
 
     pub fn deserialize<'de, T: FromStr, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
         let text = String::deserialize(deserializer)?;
-        text.parse().map_err(|_| D::Error::custom(format!("{text:?} is not a whole number its field can hold")))
+        text.parse()
+            .map_err(|_| D::Error::custom(format!("{text:?} is not a whole number its field can hold")))
     }
 }
 
