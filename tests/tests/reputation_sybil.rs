@@ -40,9 +40,6 @@ type Result<T = ()> = std::result::Result<T, HarnessError>;
 
 /// Two days: an ordinary job's time between acceptance and approval.
 const ORDINARY_WORK: u64 = 2 * 24 * 60 * 60;
-/// Past the contract's dispute window (`DISPUTE_PERIOD`, 7 days): a silent arbitrator's pact
-/// can be refunded.
-const DISPUTE_WAIT: u64 = 7 * 24 * 60 * 60 + 1;
 
 fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
@@ -335,6 +332,8 @@ async fn silent_arbitrator_refunds_by_griefers_move_an_honest_seller_by_less_tha
 
     let pact = AgentPact::new(m.chain.deployment.agent_pact, provider.clone());
     let small = ether(1) / U256::from(100u8);
+    // Past the contract's dispute window, a silent arbitrator's pact can be refunded.
+    let dispute_wait = pact.DISPUTE_PERIOD().call().await? + 1;
     for g in &griefers {
         pay(&provider, a[18], *g, ether(1) / U256::from(20u8)).await?;
         let deal = Deal {
@@ -347,7 +346,7 @@ async fn silent_arbitrator_refunds_by_griefers_move_an_honest_seller_by_less_tha
         };
         let id = deal.funded(&m, &provider).await?;
         send(pact.raiseDispute(id, silent).from(*g)).await?;
-        m.chain.increase_time(DISPUTE_WAIT).await?;
+        m.chain.increase_time(dispute_wait).await?;
         send(pact.claimTimeout(id).from(*g)).await?;
         agents.rate(id, *g, 1).await?; // a rating of a refund: shown, weighs nothing
     }

@@ -43,7 +43,9 @@ impl Erc8004Query {
     /// ERC-8004 registration file lists), best grounded score first (for an agent only in our
     /// market: its AgentPact score, which counts settled pacts only), then by address; `first`
     /// (at most 100, default 20).
-    #[graphql(complexity = "first.unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * (child_complexity + super::cost::REPUTATION) + 1")]
+    #[graphql(
+        complexity = "first.unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * (child_complexity + super::cost::REPUTATION) + 1"
+    )]
     async fn search_registries(
         &self,
         ctx: &Context<'_>,
