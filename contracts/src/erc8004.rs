@@ -248,6 +248,8 @@ pub struct PactProof {
     pub contract: Address,
     /// The pact's id, as a decimal string.
     pub pact_id: String,
+    /// The seller the payout credited: the rated agent's wallet.
+    pub seller: Address,
     /// The transaction whose `Payout` credited the rated agent (the seller).
     pub payout_tx: B256,
     /// How the pact ended: `COMPLETED` or `SPLIT`.
@@ -277,8 +279,26 @@ pub struct FeedbackFile {
     pub tag1: String,
     /// `tag2` as given on chain ([`FEEDBACK_TAG`]).
     pub tag2: String,
+    /// The ERC's optional payment proof, which ERC-8004's SDKs and subgraph read: the client
+    /// paid the agent's wallet in the payout transaction of [`FeedbackFile::agent_pact`].
+    pub proof_of_payment: ProofOfPayment,
     /// The pact behind the rating.
     pub agent_pact: PactProof,
+}
+
+/// The ERC-8004 feedback file's `proofOfPayment`: who paid whom, on which chain, in which
+/// transaction (for a pact, the escrow's release to the seller).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProofOfPayment {
+    /// The client: the pact's buyer.
+    pub from_address: Address,
+    /// The agent's wallet: the pact's seller.
+    pub to_address: Address,
+    /// The chain id, as a decimal string (the ERC's example writes it so).
+    pub chain_id: String,
+    /// The payout transaction.
+    pub tx_hash: B256,
 }
 
 impl FeedbackFile {
@@ -302,6 +322,12 @@ impl FeedbackFile {
             value_decimals: 0,
             tag1: format!("pact:{}", proof.pact_id),
             tag2: FEEDBACK_TAG.into(),
+            proof_of_payment: ProofOfPayment {
+                from_address: client,
+                to_address: proof.seller,
+                chain_id: proof.chain_id.to_string(),
+                tx_hash: proof.payout_tx,
+            },
             agent_pact: proof,
         }
     }
@@ -404,6 +430,7 @@ mod tests {
             chain_id: 31_337,
             contract,
             pact_id: "12".into(),
+            seller: Address::repeat_byte(4),
             payout_tx: B256::repeat_byte(9),
             status: "COMPLETED".into(),
         };
@@ -440,6 +467,13 @@ mod tests {
         );
         assert_eq!(pact["contract"], contract.to_string());
         assert_eq!(pact["payoutTx"], B256::repeat_byte(9).to_string());
+        // The ERC's payment proof: the client paid the seller in the payout transaction.
+        let paid = &json["proofOfPayment"];
+        assert_eq!(
+            (paid["fromAddress"].as_str(), paid["toAddress"].as_str(), paid["chainId"].as_str()),
+            (Some(&*client.to_string()), Some(&*Address::repeat_byte(4).to_string()), Some("31337"))
+        );
+        assert_eq!(paid["txHash"], B256::repeat_byte(9).to_string());
         // An id past 64 bits is written as a decimal string and read back.
         let big = FeedbackFile { agent_id: U256::MAX, ..file };
         assert_eq!(FeedbackFile::from_uri(big.to_data_uri().as_bytes()).expect("reads").agent_id, U256::MAX);

@@ -8,6 +8,12 @@
     erc8004_sdk.py flow    drives the registries at IDENTITY and REPUTATION on RPC_URL (chain
                            CHAIN_ID) with the keys OWNER_KEY, CLIENT_A_KEY, CLIENT_B_KEY, WALLET_KEY,
                            NEW_OWNER_KEY; the registration file lists MCP_URL
+    erc8004_sdk.py grounded
+                           reads the feedback an AgentPact buyer gave through `submit_feedback`
+                           (tests/python/mcp_hire.py): HIRED is its JSON ({"pactId", "agentId",
+                           "seeker", "designer"}); checks the value and tags, the summary, and the
+                           feedback file's payment proof against the chain (AGENT_PACT_ADDRESS's
+                           Payout to the agent's wallet); ends with "sdk grounded complete"
 
 The flow uses only what the SDK reads from the chain itself (no subgraph, no IPFS): `getAgent`,
 `searchAgents` and the summaries without a client list need a subgraph or, for
@@ -16,6 +22,7 @@ The flow uses only what the SDK reads from the chain itself (no subgraph, no IPF
 with "sdk flow complete".
 """
 
+import base64
 import json
 import os
 import sys
@@ -25,6 +32,7 @@ from web3 import Web3
 
 from agent0_sdk import SDK
 from agent0_sdk.core import contracts
+from agent0_sdk.core.data_uri import decode_erc8004_json_data_uri, is_erc8004_json_data_uri
 
 
 def check(condition, what):
@@ -76,12 +84,18 @@ def abi():
     }))
 
 
-def flow():
-    rpc, chain = os.environ["RPC_URL"], int(os.environ["CHAIN_ID"])
-    registries = {chain: {
+def overrides():
+    """The chain id, and the SDK's registry overrides for it (our registries on anvil)."""
+    chain = int(os.environ["CHAIN_ID"])
+    return chain, {chain: {
         "IDENTITY": Web3.to_checksum_address(os.environ["IDENTITY"]),
         "REPUTATION": Web3.to_checksum_address(os.environ["REPUTATION"]),
     }}
+
+
+def flow():
+    rpc = os.environ["RPC_URL"]
+    chain, registries = overrides()
     keys = {name: os.environ[f"{name.upper()}_KEY"] for name in ["owner", "client_a", "client_b", "wallet", "new_owner"]}
     addr = {name: Account.from_key(key).address for name, key in keys.items()}
 
@@ -189,5 +203,54 @@ def flow():
     print("sdk flow complete", flush=True)
 
 
+def grounded():
+    chain, registries = overrides()
+    reader = SDK(chainId=chain, rpcUrl=os.environ["RPC_URL"], registryOverrides=registries)
+    hired = json.loads(os.environ["HIRED"])
+    agent_id, token, pact = f"{chain}:{hired['agentId']}", int(hired["agentId"]), int(hired["pactId"])
+    seeker, designer = Web3.to_checksum_address(hired["seeker"]), Web3.to_checksum_address(hired["designer"])
+
+    agent = reader.loadAgent(agent_id)
+    check((agent.name, agent.walletAddress) == ("DesignBot Pro", designer),
+          f"loadAgent: {agent.name!r}, wallet {agent.walletAddress} (the designer's)")
+    check(agent.mcpEndpoint == "https://designbot.example/mcp", f"its registration file lists its MCP endpoint {agent.mcpEndpoint}")
+
+    feedback = reader.getFeedback(agent_id, seeker, 1)
+    check((feedback.value, feedback.tags, feedback.isRevoked) == (100, [f"pact:{pact}", "agentpact"], False),
+          f"getFeedback: the seeker's five stars as {feedback.value}, tagged {feedback.tags}")
+    summary = reader.feedback_manager.getReputationSummary(agent_id, clientAddresses=[seeker])
+    check((summary["count"], summary["averageValue"]) == (1, 100), f"summary: {summary['count']}, {summary['averageValue']}")
+    tagged = reader.searchFeedback(agentId=agent_id)
+    check([f.tags[0] for f in tagged] == [f"pact:{pact}"], f"searchFeedback: {[f.tags for f in tagged]}")
+
+    # The feedback file, from the event the SDK's registry contract decodes.
+    logs = reader.reputation_registry.events.NewFeedback.get_logs(from_block=0, argument_filters={"agentId": token})
+    check(len(logs) == 1, f"one NewFeedback for agent #{token}")
+    uri, digest = logs[0]["args"]["feedbackURI"], logs[0]["args"]["feedbackHash"]
+    check(is_erc8004_json_data_uri(uri), "its feedbackURI is a JSON data: URI the SDK reads")
+    file = decode_erc8004_json_data_uri(uri)
+    raw = base64.b64decode(uri.split(",", 1)[1])
+    check(Web3.keccak(raw) == digest, "feedbackHash is the keccak256 of the file")
+    paid = file["proofOfPayment"]
+    check((Web3.to_checksum_address(paid["fromAddress"]), Web3.to_checksum_address(paid["toAddress"]), paid["chainId"])
+          == (seeker, designer, str(chain)), f"proofOfPayment: the seeker paid the designer on chain {paid['chainId']}")
+    proof = file["agentPact"]
+    check((proof["pactId"], proof["status"], Web3.to_checksum_address(proof["contract"]))
+          == (str(pact), "COMPLETED", Web3.to_checksum_address(os.environ["AGENT_PACT_ADDRESS"])),
+          f"agentPact: pact #{proof['pactId']} {proof['status']} at {proof['contract']}")
+
+    # The proof holds on chain: the payout transaction's Payout credited the designer for the pact.
+    w3 = reader.web3_client.w3
+    receipt = w3.eth.get_transaction_receipt(paid["txHash"])
+    payout = Web3.keccak(text="Payout(uint256,address,address,uint256)")
+    releases = [log for log in receipt["logs"]
+                if log["address"] == Web3.to_checksum_address(os.environ["AGENT_PACT_ADDRESS"])
+                and log["topics"][0] == payout and int.from_bytes(log["topics"][1], "big") == pact
+                and Web3.to_checksum_address(log["topics"][2][-20:]) == designer]
+    check(len(releases) == 1 and int.from_bytes(releases[0]["data"][32:64], "big") > 0,
+          f"transaction {paid['txHash']} released pact #{pact}'s payment to the designer")
+    print("sdk grounded complete", flush=True)
+
+
 if __name__ == "__main__":
-    {"abi": abi, "flow": flow}[sys.argv[1]]()
+    {"abi": abi, "flow": flow, "grounded": grounded}[sys.argv[1]]()

@@ -5,6 +5,8 @@
 //! - [`postgres`]: a fresh, migrated database on a Postgres server, dropped when dropped.
 //! - [`chain`]: a [`chain::TestChain`] — an anvil with both contracts deployed and helpers to send
 //!   transactions, decode custom errors, read balances and move time.
+//! - [`erc8004`]: the chain's ERC-8004 Identity and Reputation registries: register, rate.
+//! - [`python`]: the outside Python SDKs (MCP, ERC-8004's agent0-sdk) running tests/python's scripts.
 //! - [`raw_text`]: calls carrying strings the Rust bindings cannot hold (NUL, invalid UTF-8).
 //! - [`rpc_proxy`], [`tcp_relay`] and [`tls_proxy`]: endpoints that misbehave as public ones do,
 //!   connections cut under a websocket, and HTTPS with a test certificate authority (good,
@@ -20,11 +22,13 @@ pub mod browser;
 pub mod chain;
 pub mod cli;
 pub mod dev;
+pub mod erc8004;
 pub mod index;
 pub mod mcp;
 pub mod mcp_http;
 pub mod pacts;
 pub mod postgres;
+pub mod python;
 pub mod raw_text;
 pub mod receiver;
 pub mod round_robin;

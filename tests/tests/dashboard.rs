@@ -8,9 +8,7 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact_contracts::{
-    AgentPact, Deployment, IdentityRegistry, PactStatus, ReputationRegistry, erc8004::RegistrationFile, money,
-};
+use agentpact_contracts::{AgentPact, Deployment, PactStatus, erc8004::RegistrationFile, money};
 use agentpact_lab::Cast;
 use agentpact_tests::{
     HarnessError,
@@ -18,11 +16,11 @@ use agentpact_tests::{
     chain::send,
     cli::binary,
     dev::DevStack,
+    erc8004::Registries,
 };
 use alloy::{
-    primitives::{Address, B256, U256},
+    primitives::{Address, U256},
     providers::{Provider, ProviderBuilder},
-    sol_types::SolEvent,
 };
 use serde_json::{Value, json};
 
@@ -173,32 +171,11 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
         31337,
         cast.seller,
     );
-    let identity = IdentityRegistry::new(registries.identity, provider.clone());
-    let mined = send(identity.register_2(file.to_data_uri()).from(cast.seller)).await?;
-    let agent_id = mined
-        .receipt
-        .inner
-        .logs()
-        .iter()
-        .find_map(|l| IdentityRegistry::Registered::decode_log(&l.inner).ok())
-        .ok_or_else(|| process("no Registered event"))?
-        .agentId;
-    let reputation = ReputationRegistry::new(registries.reputation, provider.clone());
+    let on_chain = Registries::at(registries, provider.clone().erased());
+    let agent_id = on_chain.register(cast.seller, file.to_data_uri()).await?;
     let tagged = format!("pact:{pact}");
-    let rate = |value: i128, tag1: String, tag2: &str| {
-        reputation.giveFeedback(
-            agent_id,
-            value,
-            0,
-            tag1,
-            tag2.into(),
-            String::new(),
-            String::new(),
-            B256::ZERO,
-        )
-    };
-    send(rate(90, tagged.clone(), "<i>on time</i>").from(cast.buyer)).await?;
-    send(rate(10, String::new(), "").from(cast.stranger)).await?;
+    on_chain.rate(agent_id, cast.buyer, 90, &tagged, "<i>on time</i>").await?;
+    on_chain.rate(agent_id, cast.stranger, 10, "", "").await?;
     let query = "query($a: Address!) {
         erc8004Agent(address: $a) { agentId reputation { feedback rawMeanValue groundedScore ungroundedShare } }
         reputation(address: $a) { score { value } } }";

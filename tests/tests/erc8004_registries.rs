@@ -6,7 +6,7 @@
 //! event signature of the SDK's ABI; every rule refuses by name and changes nothing; the events an
 //! indexer follows carry the agent wallet as it changes.
 
-use std::{path::PathBuf, process::Output, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use agentpact_contracts::{
     IdentityRegistry::{self, IdentityRegistryCalls, IdentityRegistryErrors, IdentityRegistryEvents},
@@ -15,6 +15,7 @@ use agentpact_contracts::{
 use agentpact_tests::{
     HarnessError,
     chain::{Mined, TestChain, hash, revert_of, send},
+    python::Sdk,
 };
 use alloy::{
     hex,
@@ -45,47 +46,11 @@ alloy::sol! {
 const SECP256K1_N: U256 =
     alloy::primitives::uint!(0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141_U256);
 
-/// The venv's Python with agent0-sdk, as scripts/install-tools installs it.
-fn python() -> Result<PathBuf> {
-    let path = std::env::var_os("AGENT0_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        home.join(".cache/agentpact/agent0-sdk-1.7.1/bin/python")
-    });
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(process(format!(
-            "agent0-sdk is not at {}: run scripts/install-tools (it installs it into a venv)",
-            path.display()
-        )))
-    }
-}
-
 /// Runs tests/python/erc8004_sdk.py with `mode` and `env`; what it printed on stdout when it
 /// succeeded and its output contains `ending`.
 async fn sdk(mode: &str, env: &[(&str, String)], ending: &str) -> Result<String> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/erc8004_sdk.py");
-    let run = tokio::process::Command::new(python()?)
-        .arg(script)
-        .arg(mode)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(180), run)
-        .await
-        .map_err(|_| process(format!("erc8004_sdk.py {mode} did not finish in 180 s")))?
-        .map_err(process)?;
-    said(&out, &format!("erc8004_sdk.py {mode}"), ending)
-}
-
-fn said(out: &Output, what: &str, ending: &str) -> Result<String> {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() && stdout.contains(ending) {
-        Ok(stdout)
-    } else {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        Err(process(format!("{what} failed ({:?}):\n{stdout}\n{stderr}", out.status)))
-    }
+    let env = env.iter().map(|(k, v)| (*k, v.as_str()));
+    Sdk::Agent0.run("erc8004_sdk.py", &[mode], env, Duration::from_secs(180), ending).await
 }
 
 /// Our committed artifact's ABI (what the bindings are generated from).

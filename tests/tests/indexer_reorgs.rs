@@ -6,20 +6,18 @@
 //! and its payouts), in pacts, payouts and withdrawals of ETH and USDC, and ERC-8004 registrations,
 //! URI changes, feedback (grounded and not) and revocations.
 
-use agentpact_contracts::{IdentityRegistry, Initiator, ReputationRegistry};
+use agentpact_contracts::Initiator;
 use agentpact_indexer::Pass;
 use agentpact_tests::{
     HarnessError,
     agents::profile,
     chain::{ether, send},
+    erc8004::Registries,
     index::{dump, indexer, small_ranges},
     pacts::{Market, creator_deposit},
     postgres::TestDatabase,
 };
-use alloy::{
-    primitives::{Address, B256, U256},
-    providers::Provider,
-};
+use alloy::{primitives::U256, providers::Provider};
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -39,30 +37,11 @@ async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError>
     send(m.chain.agents.register(profile("Seller", &[("audit", ether(1))])).from(m.cast.seller)).await?;
     let a = m.funded(Initiator::Buyer, ether(2)).await?;
     let b = m.funded_in(usdc, Initiator::Seller, usdc_units(3)).await?;
-    let identity = IdentityRegistry::new(m.chain.erc8004.identity, &m.chain.provider);
-    let register =
-        identity.register_2("data:application/json,{\"name\":\"Seller\"}".into()).from(m.cast.seller);
-    let agent = register.call().await?;
-    send(register).await?;
-    feedback_8004(m, agent, m.cast.buyer, 70, &format!("pact:{done}")).await?;
+    let registries = Registries::of(&m.chain);
+    let agent =
+        registries.register(m.cast.seller, "data:application/json,{\"name\":\"Seller\"}".into()).await?;
+    registries.rate(agent, m.cast.buyer, 70, &format!("pact:{done}"), "").await?;
     Ok(Before { a, b, done, agent })
-}
-
-/// `client` rates ERC-8004 agent `agent` `value`, tagged `tag`.
-async fn feedback_8004(m: &Market, agent: U256, client: Address, value: i128, tag: &str) -> Result {
-    let reputation = ReputationRegistry::new(m.chain.erc8004.reputation, &m.chain.provider);
-    let call = reputation.giveFeedback(
-        agent,
-        value,
-        0,
-        tag.into(),
-        String::new(),
-        String::new(),
-        String::new(),
-        B256::ZERO,
-    );
-    send(call.from(client)).await?;
-    Ok(())
 }
 
 /// Step `i` of the branch that will be abandoned: one transaction, one block.
@@ -71,9 +50,9 @@ async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     match i {
         0 => {
             send(pact.proposeSettlement(p.a, 5_000, 0).from(m.cast.buyer)).await?;
-            feedback_8004(m, p.agent, m.cast.buyer, 90, &format!("pact:{}", p.done)).await?;
-            let identity = IdentityRegistry::new(m.chain.erc8004.identity, &m.chain.provider);
-            send(identity.setAgentURI(p.agent, "ipfs://moved".into()).from(m.cast.seller)).await?;
+            let registries = Registries::of(&m.chain);
+            registries.rate(p.agent, m.cast.buyer, 90, &format!("pact:{}", p.done), "").await?;
+            send(registries.identity.setAgentURI(p.agent, "ipfs://moved".into()).from(m.cast.seller)).await?;
         }
         1 => drop(send(pact.acceptSettlement(p.a, 1, 5_000).from(m.cast.seller)).await?), // SPLIT, paid out
         2 => {
@@ -95,9 +74,9 @@ async fn canonical_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     match i {
         0 => {
             send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?;
-            let reputation = ReputationRegistry::new(m.chain.erc8004.reputation, &m.chain.provider);
-            send(reputation.revokeFeedback(p.agent, 1).from(m.cast.buyer)).await?;
-            feedback_8004(m, p.agent, m.cast.stranger, 10, "").await?;
+            let registries = Registries::of(&m.chain);
+            send(registries.reputation.revokeFeedback(p.agent, 1).from(m.cast.buyer)).await?;
+            registries.rate(p.agent, m.cast.stranger, 10, "", "").await?;
         }
         1 => {
             // A USDC pact in one transaction: the deposit comes with a permit.

@@ -8,6 +8,7 @@ use agentpact_indexer::{Config, Pass};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
+    erc8004::Registries,
     index::{checkpoint_block, dump, fresh_dump, indexer, small_ranges, wait_for_checkpoint},
     pacts::Market,
     postgres::TestDatabase,
@@ -21,9 +22,14 @@ use sqlx::postgres::PgPoolOptions;
 type Result = std::result::Result<(), HarnessError>;
 
 /// A chain with a few dozen events spread over many blocks, in ETH and USDC: the middle round is
-/// in USDC (a payment of 1-3 USDC where the others pay 1-3 ETH).
+/// in USDC (a payment of 1-3 USDC where the others pay 1-3 ETH). The seller is an ERC-8004 agent:
+/// each round its buyer rates it for a completed pact (grounded) and the stranger without one;
+/// the second round moves its registration file, the third revokes the stranger's first feedback.
 async fn busy_market() -> std::result::Result<Market, HarnessError> {
     let m = Market::open().await?;
+    let registries = Registries::of(&m.chain);
+    let agent =
+        registries.register(m.cast.seller, "data:application/json,{\"name\":\"Seller\"}".into()).await?;
     for round in 0..3u64 {
         let (currency, unit) = match round {
             1 => (*m.chain.usdc.address(), U256::from(1_000_000u64)),
@@ -32,6 +38,16 @@ async fn busy_market() -> std::result::Result<Market, HarnessError> {
         for initiator in [Initiator::Buyer, Initiator::Seller] {
             let id = m.pending_approval_in(currency, initiator, unit * U256::from(1 + round)).await?;
             send(m.chain.pact.approveWork(id).from(m.cast.buyer)).await?;
+            registries.rate(agent, m.cast.buyer, 80, &format!("pact:{id}"), "").await?;
+        }
+        registries.rate(agent, m.cast.stranger, 5, "", "").await?;
+        match round {
+            1 => drop(
+                send(registries.identity.setAgentURI(agent, "ipfs://moved".into()).from(m.cast.seller))
+                    .await?,
+            ),
+            2 => drop(send(registries.reputation.revokeFeedback(agent, 1).from(m.cast.stranger)).await?),
+            _ => {}
         }
         m.funded_in(currency, Initiator::Buyer, unit).await?;
         m.withdraw_in(currency, m.cast.seller).await?;
@@ -67,7 +83,14 @@ async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result 
     }
     assert!(stopped_partway > 3, "the kills did not land during the backfill ({stopped_partway} did)");
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
-    assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
+    let fresh = fresh_dump(&m.chain).await?;
+    for table in ["erc8004_agents", "erc8004_agent_changes", "erc8004_feedback", "erc8004_revocations"] {
+        assert!(
+            !fresh.contains(&format!("== {table}\n\n")),
+            "the run wrote no {table}: the kills did not cover it"
+        );
+    }
+    assert_eq!(dump(db.pool()).await?, fresh);
     Ok(())
 }
 

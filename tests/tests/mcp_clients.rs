@@ -5,6 +5,7 @@
 
 use std::{path::PathBuf, process::Output, time::Duration};
 
+use agentpact_read::Reader;
 use agentpact_tests::{
     HarnessError,
     api::{self, TestApi},
@@ -13,30 +14,15 @@ use agentpact_tests::{
     mcp::{binary_env, dev_key},
     pacts::Market,
     postgres::TestDatabase,
+    python::Sdk,
 };
-use alloy::hex;
+use alloy::{hex, primitives::U256};
 use serde_json::Value;
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
 fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
-}
-
-/// The venv's Python with the SDK, as scripts/install-tools installs it.
-fn python() -> Result<PathBuf> {
-    let path = std::env::var_os("MCP_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        home.join(".cache/agentpact/mcp-python-2.3.0/bin/python")
-    });
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(process(format!(
-            "the Python MCP SDK is not at {}: run scripts/install-tools (it installs it into a venv)",
-            path.display()
-        )))
-    }
 }
 
 /// The pinned MCP Inspector from package.json.
@@ -77,18 +63,7 @@ impl Setting {
 
     /// Runs tests/python/mcp_flow.py with `args`; its output must end with "flow complete".
     async fn python_flow(&self, args: &[&str]) -> Result<String> {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_flow.py");
-        let run = tokio::process::Command::new(python()?)
-            .arg(script)
-            .args(args)
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
-            .kill_on_drop(true)
-            .output();
-        let out = tokio::time::timeout(Duration::from_secs(120), run)
-            .await
-            .map_err(|_| process("the Python flow did not finish in 120 s"))?
-            .map_err(process)?;
-        said(&out, "the Python flow", "flow complete")
+        Sdk::Mcp.run("mcp_flow.py", args, self.env.clone(), Duration::from_secs(120), "flow complete").await
     }
 
     /// `agentpact mcp --http` on a free loopback port, answering once it listens.
@@ -102,18 +77,8 @@ impl Setting {
     /// Runs tests/python/mcp_connect.py: the SDK's `Client` in `mode` over `transport` to
     /// `target`; returns what it printed (`connected …` or `refused …`).
     async fn python_connect(&self, mode: &str, transport: &str, target: &str) -> Result<String> {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_connect.py");
-        let run = tokio::process::Command::new(python()?)
-            .arg(script)
-            .args([mode, transport, target])
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
-            .kill_on_drop(true)
-            .output();
-        let out = tokio::time::timeout(Duration::from_secs(120), run)
-            .await
-            .map_err(|_| process("the Python client did not finish in 120 s"))?
-            .map_err(process)?;
-        said(&out, &format!("the Python SDK's Client in mode {mode} over {transport}"), "connected")
+        let args = [mode, transport, target];
+        Sdk::Mcp.run("mcp_connect.py", &args, self.env.clone(), Duration::from_secs(120), "connected").await
     }
 }
 
@@ -219,27 +184,87 @@ async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over
             }
             let oracles = format!("{},{}", s.m.cast.oracles[0], s.m.cast.oracles[1]);
             env.push(("FLOW_ORACLES", oracles));
-            let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_roles.py");
-            let run = tokio::process::Command::new(python()?)
-                .arg(script)
-                .args([mode, transport])
-                .args(&targets)
-                .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-                .envs(keys)
-                .kill_on_drop(true)
-                .output();
-            let out = tokio::time::timeout(Duration::from_secs(240), run)
-                .await
-                .map_err(|_| process("the roles script did not finish in 240 s"))?
-                .map_err(process)?;
+            let args: Vec<&str> =
+                [mode, transport].into_iter().chain(targets.iter().map(String::as_str)).collect();
+            let env = env.into_iter().map(|(k, v)| (k.to_owned(), v)).chain(keys);
             let printed =
-                said(&out, &format!("the roles in mode {mode} over {transport}"), "roles complete")?;
+                Sdk::Mcp.run("mcp_roles.py", &args, env, Duration::from_secs(240), "roles complete").await?;
             assert!(
                 printed.contains("ok: the worker's sign_contract answers the same fields"),
                 "the unregistered seeker negotiated and both signed ({mode} over {transport}): {printed}"
             );
         }
     }
+    Ok(())
+}
+
+/// Seed 000's example usage end to end through the SDK's `Client` in its default mode over stdio:
+/// a seeker that never registered anything finds a logo designer under 10 USDC, negotiates seed
+/// 004's five messages in USDC, signs, approves and rates it (tests/python/mcp_hire.py); the rating
+/// is in AgentPact's index and is ERC-8004 feedback that ERC-8004's own SDK reads, whose payment
+/// proof names the transaction that released the pact to the designer (tests/python/erc8004_sdk.py
+/// grounded), and which our index grounds in that pact.
+#[tokio::test]
+async fn a_seeker_that_never_registered_hires_a_designer_in_usdc_and_its_rating_is_grounded_erc8004_feedback()
+-> Result {
+    let s = Setting::open().await?;
+    let relay = TestApi::start(s.db.pool(), api::config(s.m.chain.anvil.chain_id())).await?;
+    let key = |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(&s.m.chain, n)?.to_bytes())));
+    let mut env: Vec<(String, String)> = s
+        .env
+        .iter()
+        .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    env.extend([
+        ("HIRE_RELAY_URL".to_owned(), relay.base.clone()),
+        ("FLOW_ORACLES".to_owned(), format!("{},{}", s.m.cast.oracles[0], s.m.cast.oracles[1])),
+        ("ROLE_KEY_SEEKER".to_owned(), key(1)?),
+        ("ROLE_KEY_DESIGNER".to_owned(), key(2)?),
+        ("ROLE_KEY_ORACLE_A".to_owned(), key(4)?),
+        ("ROLE_KEY_ORACLE_B".to_owned(), key(5)?),
+    ]);
+    let stdio = binary().to_string_lossy().into_owned();
+    let printed =
+        Sdk::Mcp.run("mcp_hire.py", &[&stdio], env, Duration::from_secs(240), "hire complete").await?;
+    let hired = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("hired "))
+        .ok_or_else(|| process(format!("mcp_hire.py named no pact:\n{printed}")))?;
+    let facts: Value = serde_json::from_str(hired).map_err(process)?;
+    let pact: U256 = facts["pactId"].to_string().parse().map_err(process)?;
+    let agent: U256 = facts["agentId"].as_str().unwrap_or_default().parse().map_err(process)?;
+    let (seeker, designer) = (s.m.cast.buyer, s.m.cast.seller);
+
+    // ERC-8004's SDK reads the feedback and checks its payment proof against the chain.
+    let chain = &s.m.chain;
+    let sdk_env = [
+        ("RPC_URL", chain.anvil.endpoint()),
+        ("CHAIN_ID", chain.anvil.chain_id().to_string()),
+        ("IDENTITY", chain.erc8004.identity.to_string()),
+        ("REPUTATION", chain.erc8004.reputation.to_string()),
+        ("AGENT_PACT_ADDRESS", chain.deployment.agent_pact.to_string()),
+        ("HIRED", hired.to_owned()),
+    ];
+    let read = Sdk::Agent0
+        .run("erc8004_sdk.py", &["grounded"], sdk_env, Duration::from_secs(120), "sdk grounded complete")
+        .await?;
+    assert!(read.contains("released pact"), "{read}");
+
+    // The pact was in USDC, and both the market's rating and the ERC-8004 feedback are in the index,
+    // the latter grounded in that pact.
+    index::caught_up(chain, s.db.pool()).await?;
+    let reader = Reader::new(s.db.pool().clone());
+    let chain_id = chain.anvil.chain_id();
+    let held = reader.pact(chain_id, pact).await.map_err(process)?.ok_or_else(|| process("no pact"))?;
+    assert_eq!((held.buyer, held.seller), (Some(seeker), Some(designer)));
+    assert_eq!((held.currency.symbol.as_str(), held.payment), ("USDC", U256::from(5_000_000u64)));
+    let rated = reader.reputation(chain_id, designer).await.map_err(process)?;
+    assert_eq!((rated.as_seller.feedback_count, rated.as_seller.feedback_mean), (1, Some(5.0)));
+    let feedback = reader.erc8004_feedback(chain_id, agent, 10).await.map_err(process)?;
+    assert_eq!(feedback.len(), 1);
+    assert_eq!((feedback[0].client, feedback[0].tagged_pact), (seeker, Some(pact)));
+    assert_eq!(feedback[0].grounding_pacts, [pact], "grounded in the pact that paid the designer");
     Ok(())
 }
 

@@ -11,7 +11,8 @@ use agentpact_mcp::{PactServer, Role};
 use agentpact_read::{AgentRef, Reader};
 use agentpact_tests::{
     HarnessError,
-    chain::{ether, send},
+    chain::ether,
+    erc8004::Registries,
     index::target,
     mcp::{OutputSchemas, Reply, TestAgent, dev_key, test_limits},
     pacts::Market,
@@ -242,8 +243,7 @@ async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that
         chain_id,
         stranger,
     );
-    let sent = send(identity.register_2(file.to_data_uri()).from(stranger)).await?;
-    assert!(sent.receipt.status());
+    Registries::of(&s.m.chain).register(stranger, file.to_data_uri()).await?;
     s.synced().await?;
     let found = seeker.ok("search_agents", json!({ "capability": "logo-design" })).await?;
     let only = found.data["erc8004Only"].as_array().cloned().unwrap_or_default();

@@ -15,13 +15,12 @@
 //! answers, dispute, and take the refund when the dispute times out, then rate it one star. The
 //! honest seller's score must move by less than 0.3.
 
-use agentpact_contracts::{
-    AgentPact, AgentRegistry, IdentityRegistry, Initiator, ReputationRegistry, erc8004::RegistrationFile,
-};
+use agentpact_contracts::{AgentPact, AgentRegistry, Initiator, erc8004::RegistrationFile};
 use agentpact_read::{AgentRef, Reader};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, hash, send},
+    erc8004::Registries,
     index::indexer,
     index::small_ranges,
     pacts::{Market, REVIEW_PERIOD, accepter_deposit, creator_deposit},
@@ -29,11 +28,10 @@ use agentpact_tests::{
 };
 use alloy::{
     network::TransactionBuilder,
-    primitives::{Address, B256, U256},
+    primitives::{Address, U256},
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::types::TransactionRequest,
     signers::local::PrivateKeySigner,
-    sol_types::SolEvent,
 };
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
@@ -138,7 +136,6 @@ async fn scores(m: &Market, db: &TestDatabase, who: Address) -> Result<Scores> {
 
 /// Registers `who` in the ERC-8004 Identity Registry with a data-URI file listing `skill`.
 async fn register_8004(m: &Market, who: Address, name: &str) -> Result<U256> {
-    let identity = IdentityRegistry::new(m.chain.erc8004.identity, m.chain.provider.clone());
     let chain = m.chain.anvil.chain_id();
     let file = RegistrationFile::ours(
         name,
@@ -148,15 +145,7 @@ async fn register_8004(m: &Market, who: Address, name: &str) -> Result<U256> {
         chain,
         who,
     );
-    let mined = send(identity.register_2(file.to_data_uri()).from(who)).await?;
-    let registered = mined
-        .receipt
-        .inner
-        .logs()
-        .iter()
-        .find_map(|l| IdentityRegistry::Registered::decode_log(&l.inner).ok())
-        .ok_or_else(|| process("no Registered event"))?;
-    Ok(registered.agentId)
+    Registries::of(&m.chain).register(who, file.to_data_uri()).await
 }
 
 /// `client` rates `agent` `value` (0-100) in ERC-8004, tagged with `pact` when given.
@@ -168,19 +157,8 @@ async fn feedback_8004(
     value: i128,
     pact: Option<U256>,
 ) -> Result {
-    let reputation = ReputationRegistry::new(m.chain.erc8004.reputation, provider.clone());
     let tag = pact.map(|p| format!("pact:{p}")).unwrap_or_default();
-    let call = reputation.giveFeedback(
-        agent,
-        value,
-        0,
-        tag,
-        "quality".into(),
-        String::new(),
-        String::new(),
-        B256::ZERO,
-    );
-    send(call.from(client)).await?;
+    Registries::at(m.chain.erc8004, provider.clone()).rate(agent, client, value, &tag, "quality").await?;
     Ok(())
 }
 

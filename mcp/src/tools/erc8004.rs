@@ -205,6 +205,7 @@ async fn plan_feedback(
         chain_id: chain.chain_id,
         contract: *chain.pact.address(),
         pact_id: pact_id.to_string(),
+        seller: ratee,
         payout_tx: payout.tx_hash,
         status: pact.status.name().to_owned(),
     };
