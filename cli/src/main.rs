@@ -8,6 +8,7 @@ mod dev;
 mod index;
 mod logging;
 mod mcp;
+mod memory;
 mod progress;
 mod serve;
 mod settings;
@@ -46,9 +47,20 @@ enum Command {
     Bench(agentpact_lab::bench::BenchArgs),
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let _ = dotenvy::dotenv();
+    // Before the runtime starts its threads: this may replace the process (memory.rs says why).
+    memory::fix_mmap_threshold();
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => {
+            eprintln!("agentpact: could not start the async runtime: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_json);
     let result = match cli.command {

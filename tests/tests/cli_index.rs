@@ -19,14 +19,21 @@ use alloy::providers::Provider;
 
 type Result = std::result::Result<(), HarnessError>;
 
-/// `agentpact index` for the market's chain, with addresses from a deployments file.
+/// `agentpact index` for the market's chain, with addresses from a deployments file, and
+/// `MALLOC_MMAP_THRESHOLD_` as given (absent when `None`).
 fn spawn_indexer(
     m: &Market,
     db: &TestDatabase,
     dir: &std::path::Path,
     metrics_port: u16,
+    mmap_threshold: Option<&str>,
 ) -> std::io::Result<Child> {
-    Command::new(binary())
+    let mut command = Command::new(binary());
+    match mmap_threshold {
+        Some(value) => command.env("MALLOC_MMAP_THRESHOLD_", value),
+        None => command.env_remove("MALLOC_MMAP_THRESHOLD_"),
+    };
+    command
         .arg("index")
         .args(["--rpc-url", m.chain.anvil.endpoint().as_str()])
         .args(["--chain-id", &m.chain.anvil.chain_id().to_string()])
@@ -39,6 +46,16 @@ fn spawn_indexer(
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+}
+
+/// The `MALLOC_MMAP_THRESHOLD_` process `pid` runs with, read from its environment in /proc.
+fn mmap_threshold_of(pid: u32) -> std::result::Result<Option<String>, HarnessError> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ"))
+        .map_err(|e| HarnessError::Process(format!("/proc/{pid}/environ: {e}")))?;
+    Ok(environ
+        .split(|b| *b == 0)
+        .find_map(|v| v.strip_prefix(b"MALLOC_MMAP_THRESHOLD_="))
+        .map(|v| String::from_utf8_lossy(v).into_owned()))
 }
 
 fn get_metrics(port: u16) -> std::result::Result<String, HarnessError> {
@@ -63,9 +80,13 @@ async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Resul
     std::fs::write(&file, json).map_err(|e| HarnessError::Process(e.to_string()))?;
 
     let port = free_port()?;
-    let mut process = spawn_indexer(&m, &db, &dir, port).map_err(|e| HarnessError::Process(e.to_string()))?;
+    let mut process =
+        spawn_indexer(&m, &db, &dir, port, None).map_err(|e| HarnessError::Process(e.to_string()))?;
     let head = m.chain.provider.get_block_number().await?;
     wait_for_checkpoint(db.pool(), head).await?;
+    // Started without it, the indexing process (the same pid: it replaced itself) runs with the
+    // fixed mmap threshold that keeps a long backfill's memory flat (cli/src/memory.rs).
+    assert_eq!(mmap_threshold_of(process.id())?.as_deref(), Some("131072"));
     let metrics = get_metrics(port)?;
     let expected =
         format!("agentpact_indexer_indexed_block{{chain_id=\"{}\"}} {head}", m.chain.anvil.chain_id());
@@ -76,9 +97,10 @@ async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Resul
     send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
     m.submitted(m.funded(Initiator::Seller, ether(2)).await?).await?;
 
-    let mut restarted =
-        spawn_indexer(&m, &db, &dir, free_port()?).map_err(|e| HarnessError::Process(e.to_string()))?;
+    let mut restarted = spawn_indexer(&m, &db, &dir, free_port()?, Some("262144"))
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
     caught_up(&m.chain, db.pool()).await?;
+    assert_eq!(mmap_threshold_of(restarted.id())?.as_deref(), Some("262144"), "the user's own value is kept");
     let _ = restarted.kill();
     let _ = restarted.wait();
     let _ = std::fs::remove_dir_all(&dir);

@@ -99,8 +99,9 @@ impl Lab {
     }
 
     /// `agentpact <subcommand>` (this very binary) pointed at the node, the contracts and the
-    /// database as an operator would configure it, with the image's fixed mmap threshold (the
-    /// Dockerfile says why), logging warnings unless `RUST_LOG` says otherwise; killed when dropped.
+    /// database as an operator would configure it and nothing more: no `MALLOC_MMAP_THRESHOLD_`
+    /// (the binary fixes its own, cli/src/memory.rs), logging warnings unless `RUST_LOG` says
+    /// otherwise; killed when dropped.
     pub fn command(&self, subcommand: &str) -> anyhow::Result<tokio::process::Command> {
         let d = self.deployment;
         let mut command = tokio::process::Command::new(std::env::current_exe()?);
@@ -113,7 +114,7 @@ impl Lab {
             .env("AGENT_REGISTRY_ADDRESS", d.agent_registry.to_string())
             .env("DEPLOYMENT_BLOCK", d.block.to_string())
             .env("DATABASE_URL", &self.database_url)
-            .env("MALLOC_MMAP_THRESHOLD_", "131072")
+            .env_remove("MALLOC_MMAP_THRESHOLD_")
             .kill_on_drop(true);
         // Quiet unless whoever runs the benchmark asked for more.
         if std::env::var_os("RUST_LOG").is_none() {
