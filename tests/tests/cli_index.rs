@@ -48,6 +48,17 @@ fn spawn_indexer(
         .spawn()
 }
 
+/// A spawned process, killed (SIGKILL) and reaped when dropped, so a failing assertion leaves no
+/// indexer running.
+struct Spawned(Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The `MALLOC_MMAP_THRESHOLD_` process `pid` runs with, read from its environment in /proc.
 fn mmap_threshold_of(pid: u32) -> std::result::Result<Option<String>, HarnessError> {
     let environ = std::fs::read(format!("/proc/{pid}/environ"))
@@ -80,29 +91,33 @@ async fn the_index_command_indexes_serves_metrics_and_survives_kill_9() -> Resul
     std::fs::write(&file, json).map_err(|e| HarnessError::Process(e.to_string()))?;
 
     let port = free_port()?;
-    let mut process =
-        spawn_indexer(&m, &db, &dir, port, None).map_err(|e| HarnessError::Process(e.to_string()))?;
+    let process =
+        Spawned(spawn_indexer(&m, &db, &dir, port, None).map_err(|e| HarnessError::Process(e.to_string()))?);
     let head = m.chain.provider.get_block_number().await?;
     wait_for_checkpoint(db.pool(), head).await?;
     // Started without it, the indexing process (the same pid: it replaced itself) runs with the
     // fixed mmap threshold that keeps a long backfill's memory flat (cli/src/memory.rs).
-    assert_eq!(mmap_threshold_of(process.id())?.as_deref(), Some("131072"));
+    assert_eq!(mmap_threshold_of(process.0.id())?.as_deref(), Some("131072"));
     let metrics = get_metrics(port)?;
     let expected =
         format!("agentpact_indexer_indexed_block{{chain_id=\"{}\"}} {head}", m.chain.anvil.chain_id());
     assert!(metrics.contains(&expected), "{metrics}");
 
-    process.kill().map_err(|e| HarnessError::Process(e.to_string()))?; // SIGKILL: no chance to clean up
-    let _ = process.wait();
+    drop(process); // SIGKILL: no chance to clean up
     send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
     m.submitted(m.funded(Initiator::Seller, ether(2)).await?).await?;
 
-    let mut restarted = spawn_indexer(&m, &db, &dir, free_port()?, Some("262144"))
-        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let restarted = Spawned(
+        spawn_indexer(&m, &db, &dir, free_port()?, Some("262144"))
+            .map_err(|e| HarnessError::Process(e.to_string()))?,
+    );
     caught_up(&m.chain, db.pool()).await?;
-    assert_eq!(mmap_threshold_of(restarted.id())?.as_deref(), Some("262144"), "the user's own value is kept");
-    let _ = restarted.kill();
-    let _ = restarted.wait();
+    assert_eq!(
+        mmap_threshold_of(restarted.0.id())?.as_deref(),
+        Some("262144"),
+        "the user's own value is kept"
+    );
+    drop(restarted);
     let _ = std::fs::remove_dir_all(&dir);
 
     assert_eq!(dump(db.pool()).await?, fresh_dump(&m.chain).await?);
