@@ -48,9 +48,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let _ = dotenvy::dotenv();
-    // Before the runtime starts its threads: this may replace the process (memory.rs says why).
+    // First, before the runtime starts its threads: this may replace the process (memory.rs says
+    // why). Before `.env` is read, so the replacement's initial environment (what
+    // /proc/<pid>/environ shows) holds no secret that only the file had.
     memory::fix_mmap_threshold();
+    let _ = dotenvy::dotenv();
     match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime.block_on(run()),
         Err(e) => {
