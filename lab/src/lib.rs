@@ -5,12 +5,14 @@
 //! - [`Cast`]: which dev account plays which part.
 //! - [`bench`]: the history generator and the benchmarks behind BENCHMARKS.md.
 //! - [`wait_until_indexed`]: wait for the index before reading what was just written.
+//! - [`replay`]: a chain recorded from a node and served back over JSON-RPC by our own server.
 //! - [`usdc`]: the test USDC the dev stack and the tests allow beside ETH.
 
 pub mod bench;
 mod cast;
 mod indexed;
 pub mod local;
+pub mod replay;
 pub mod usdc;
 
 pub use cast::Cast;
