@@ -90,7 +90,8 @@ pub async fn deploy<P: Provider>(provider: P, options: DeployOptions) -> Result<
     Ok(Deployment { agent_pact, oracle_registry, agent_registry, block, erc8004: None })
 }
 
-async fn send_deployment<P: Provider>(
+/// Sends one deployment and waits for its receipt: the contract's address and block.
+pub(crate) async fn send_deployment<P: Provider>(
     contract: &'static str,
     call: RawCallBuilder<P>,
 ) -> Result<(Address, u64), DeployError> {

@@ -5,12 +5,11 @@
 //! [`deploy_registries`] deploys our own (contracts/dev) for `agentpact dev` and the tests.
 
 use alloy::{
-    contract::RawCallBuilder,
     primitives::{Address, B256, U256, address, keccak256},
     providers::Provider,
 };
 
-use crate::{DeployError, IdentityRegistry, ReputationRegistry};
+use crate::{DeployError, IdentityRegistry, ReputationRegistry, deploy::send_deployment};
 
 /// The addresses of one chain's ERC-8004 Identity and Reputation registries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -58,19 +57,6 @@ pub async fn deploy_registries_at<P: Provider>(provider: &P) -> Result<(Erc8004,
     let reputation_call = ReputationRegistry::deploy_builder(provider, identity);
     let (reputation, _) = send_deployment("ReputationRegistry", reputation_call).await?;
     Ok((Erc8004 { identity, reputation }, block))
-}
-
-/// Sends one deployment and waits for its receipt (as `crate::deploy` does).
-async fn send_deployment<P: Provider>(
-    contract: &'static str,
-    call: RawCallBuilder<P>,
-) -> Result<(Address, u64), DeployError> {
-    let pending = call.send().await.map_err(|source| DeployError::Send { contract, source })?;
-    let receipt = pending.get_receipt().await.map_err(|source| DeployError::Receipt { contract, source })?;
-    match (receipt.status(), receipt.contract_address, receipt.block_number) {
-        (true, Some(address), Some(block)) => Ok((address, block)),
-        _ => Err(DeployError::Reverted { contract, tx: receipt.transaction_hash }),
-    }
 }
 
 /// The registration file type ERC-8004 names.

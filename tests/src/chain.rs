@@ -13,6 +13,7 @@ use alloy::{
     primitives::{Address, B256, U256},
     providers::{DynProvider, Provider, ProviderBuilder},
     rpc::types::TransactionReceipt,
+    signers::local::PrivateKeySigner,
     sol_types::SolInterface,
 };
 
@@ -60,7 +61,39 @@ pub struct Mined {
     pub gas_cost: U256,
 }
 
+/// A provider for `anvil` that signs for its dev accounts and for `extra` keys. Simple nonce
+/// management: a nonce is read from the node for every transaction (the default cached manager
+/// hands out a nonce before gas estimation, so a call that reverts in estimation leaves a gap and
+/// the sender's next transaction never mines).
+fn signing_provider(
+    anvil: &AnvilInstance,
+    extra: Vec<PrivateKeySigner>,
+) -> Result<DynProvider, HarnessError> {
+    let mut wallet =
+        anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
+    for key in extra {
+        wallet.register_signer(key);
+    }
+    let provider = ProviderBuilder::new()
+        .disable_recommended_fillers()
+        .with_gas_estimation()
+        .with_simple_nonce_management()
+        .fetch_chain_id()
+        .wallet(wallet)
+        .connect_http(anvil.endpoint_url())
+        .erased();
+    // anvil mines on receipt of a transaction; poll for receipts often, not every 250 ms.
+    provider.client().set_poll_interval(std::time::Duration::from_millis(5));
+    Ok(provider)
+}
+
 impl TestChain {
+    /// A provider that signs, as [`TestChain::provider`] does, for the dev accounts and also for
+    /// `keys` (fresh wallets a test makes).
+    pub fn provider_also_signing(&self, keys: Vec<PrivateKeySigner>) -> Result<DynProvider, HarnessError> {
+        signing_provider(&self.anvil, keys)
+    }
+
     /// Starts anvil with the local chain id and deploys with default options.
     pub async fn start() -> Result<Self, HarnessError> {
         Self::start_with(ANVIL_CHAIN_ID, DeployOptions::default()).await
@@ -79,21 +112,7 @@ impl TestChain {
 
     async fn start_on(anvil: AnvilInstance, options: DeployOptions) -> Result<Self, HarnessError> {
         let accounts = anvil.addresses().to_vec();
-        let wallet =
-            anvil.wallet().ok_or_else(|| HarnessError::Process("anvil reported no dev keys".into()))?;
-        // Simple nonce management: a nonce is read from the node for every transaction. The default
-        // cached manager hands out a nonce before gas estimation, so a call that reverts in
-        // estimation leaves a gap and the sender's next transaction never mines.
-        let provider = ProviderBuilder::new()
-            .disable_recommended_fillers()
-            .with_gas_estimation()
-            .with_simple_nonce_management()
-            .fetch_chain_id()
-            .wallet(wallet)
-            .connect_http(anvil.endpoint_url())
-            .erased();
-        // anvil mines on receipt of a transaction; poll for receipts often, not every 250 ms.
-        provider.client().set_poll_interval(std::time::Duration::from_millis(5));
+        let provider = signing_provider(&anvil, Vec::new())?;
         let usdc = agentpact_lab::usdc::deploy_test_usdc(provider.clone(), &accounts)
             .await
             .map_err(|e| HarnessError::Process(format!("{e:#}")))?;

@@ -55,6 +55,18 @@ pub fn follow(chain: &TestChain, pool: &PgPool) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// A fresh database that an indexer follows `chain` into in the background (see [`follow`]),
+/// returned once it has caught up with the chain's head (the MCP tools learn the allowed
+/// currencies from the index). The indexer stops when the handle is dropped or aborted.
+pub async fn followed(
+    chain: &TestChain,
+) -> Result<(crate::postgres::TestDatabase, tokio::task::JoinHandle<()>), HarnessError> {
+    let db = crate::postgres::TestDatabase::create().await?;
+    let indexer = follow(chain, db.pool());
+    caught_up(chain, db.pool()).await?;
+    Ok((db, indexer))
+}
+
 /// Small ranges and a short finality depth: many batches, and reorgs within reach.
 pub fn small_ranges() -> Config {
     Config { initial_range: 2, max_range: 4, finality_depth: 12, ..Config::default() }

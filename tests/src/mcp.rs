@@ -149,7 +149,6 @@ impl TestAgent {
         role: Role,
         limits: WriteLimits,
     ) -> Result<Self, HarnessError> {
-        let address = signer.address();
         let t = target(chain);
         let agent = agentpact_mcp::connect(
             url,
@@ -162,6 +161,16 @@ impl TestAgent {
         )
         .await
         .map_err(|e| HarnessError::Process(e.to_string()))?;
+        Self::serving(agent, role).await
+    }
+
+    /// The MCP server of `agent` (a wallet connected as a test needs it: other contracts, say) in
+    /// `role`, spoken to over an in-memory pipe.
+    pub async fn serving(
+        agent: std::sync::Arc<agentpact_mcp::Chain>,
+        role: Role,
+    ) -> Result<Self, HarnessError> {
+        let address = agent.me;
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         let server = PactServer::new(agent.clone(), role);
         tokio::spawn(async move {

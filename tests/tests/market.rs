@@ -46,10 +46,7 @@ struct Stage {
 impl Stage {
     async fn open() -> Result<Self> {
         let m = Market::open().await?;
-        let db = TestDatabase::create().await?;
-        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
-        // The tools learn the market's currency (USDC) from the index.
-        agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
+        let (db, indexer) = agentpact_tests::index::followed(&m.chain).await?;
         let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
         Ok(Self { m, db, api, _indexer: indexer })
     }

@@ -7,14 +7,14 @@
 use agentpact_contracts::{
     AgentPact, Contracts, Erc8004, IdentityRegistry, Initiator, ReputationRegistry, erc8004::FeedbackFile,
 };
-use agentpact_mcp::{PactServer, Role};
+use agentpact_mcp::Role;
 use agentpact_read::{AgentRef, Reader};
 use agentpact_tests::{
     HarnessError,
     chain::ether,
     erc8004::Registries,
     index::target,
-    mcp::{OutputSchemas, Reply, TestAgent, dev_key, test_limits},
+    mcp::{Reply, TestAgent, dev_key, test_limits},
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -23,11 +23,6 @@ use alloy::{
     providers::Provider,
     rpc::types::TransactionReceipt,
     sol_types::SolEvent,
-};
-use rmcp::{
-    ServiceExt,
-    model::CallToolRequestParams,
-    service::{RoleClient, RunningService},
 };
 use serde_json::{Value, json};
 
@@ -47,10 +42,7 @@ struct Stage {
 impl Stage {
     async fn open() -> Result<Self> {
         let m = Market::open().await?;
-        let db = TestDatabase::create().await?;
-        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
-        // The tools learn the market's currency (USDC) from the index.
-        agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
+        let (db, indexer) = agentpact_tests::index::followed(&m.chain).await?;
         Ok(Self { m, db, _indexer: indexer })
     }
 
@@ -271,63 +263,28 @@ async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that
 }
 
 /// An agent whose server is told `erc8004` for the chain's ERC-8004 registries (none: it knows
-/// none), speaking MCP over an in-memory pipe.
-struct Configured {
-    client: RunningService<RoleClient, ()>,
-    schemas: OutputSchemas,
-}
-
-impl Configured {
-    async fn start(s: &Stage, n: usize, role: Role, erc8004: Option<Erc8004>) -> Result<Self> {
-        let t = target(&s.m.chain);
-        let contracts = Contracts { erc8004, ..t.contracts };
-        let chain = agentpact_mcp::connect(
-            s.m.chain.anvil.endpoint_url(),
-            &agentpact_contracts::rpc::RpcLimits::default(),
-            t.chain_id,
-            contracts,
-            dev_key(&s.m.chain, n)?,
-            s.reader(),
-            test_limits(),
-        )
-        .await
-        .map_err(fail)?;
-        let (server_io, client_io) = tokio::io::duplex(1 << 16);
-        let server = PactServer::new(chain, role);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = ().serve(client_io).await.map_err(fail)?;
-        let tools = client.list_all_tools().await.map_err(fail)?;
-        let tools: Vec<Value> =
-            tools.iter().map(serde_json::to_value).collect::<std::result::Result<_, _>>().map_err(fail)?;
-        Ok(Self { client, schemas: OutputSchemas::of(&tools)? })
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> Result<Reply> {
-        let mut request = CallToolRequestParams::new(tool.to_owned());
-        if let Value::Object(map) = args {
-            request = request.with_arguments(map);
-        }
-        let result = self.client.call_tool(request).await.map_err(fail)?;
-        let is_error = result.is_error == Some(true);
-        self.schemas.check(tool, result.structured_content.as_ref(), is_error)?;
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        Ok(Reply { text, data: result.structured_content.unwrap_or_default(), is_error })
-    }
+/// none).
+async fn configured(s: &Stage, n: usize, role: Role, erc8004: Option<Erc8004>) -> Result<TestAgent> {
+    let t = target(&s.m.chain);
+    let contracts = Contracts { erc8004, ..t.contracts };
+    let chain = agentpact_mcp::connect(
+        s.m.chain.anvil.endpoint_url(),
+        &agentpact_contracts::rpc::RpcLimits::default(),
+        t.chain_id,
+        contracts,
+        dev_key(&s.m.chain, n)?,
+        s.reader(),
+        test_limits(),
+    )
+    .await
+    .map_err(fail)?;
+    TestAgent::serving(chain, role).await
 }
 
 #[tokio::test]
 async fn without_registries_erc8004_is_refused_before_anything_is_sent() -> Result {
     let s = Stage::open().await?;
-    let worker = Configured::start(&s, 2, Role::Worker, None).await?;
+    let worker = configured(&s, 2, Role::Worker, None).await?;
     let me = s.m.cast.seller;
     let nonce = s.nonce(me).await?;
     let refused = worker.call("register_agent", registration(me, true)).await?;
@@ -355,7 +312,7 @@ async fn without_registries_erc8004_is_refused_before_anything_is_sent() -> Resu
     );
     let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
     s.synced().await?;
-    let seeker = Configured::start(&s, 1, Role::Seeker, None).await?;
+    let seeker = configured(&s, 1, Role::Seeker, None).await?;
     let rated =
         seeker.call("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 3 })).await?;
     assert!(!rated.is_error, "{}", rated.text);
@@ -372,7 +329,7 @@ async fn an_erc8004_write_failing_after_the_agent_registry_one_is_explained_and_
     // Registries at a contract that is none (the OracleRegistry): their writes revert.
     let nowhere = s.m.chain.deployment.oracle_registry;
     let broken = Erc8004 { identity: nowhere, reputation: nowhere };
-    let worker = Configured::start(&s, 2, Role::Worker, Some(broken)).await?;
+    let worker = configured(&s, 2, Role::Worker, Some(broken)).await?;
     let half = worker.call("register_agent", registration(me, true)).await?;
     assert!(!half.is_error, "the AgentRegistry registration stands: {}", half.text);
     assert!(half.data["txHash"].is_string());
@@ -398,7 +355,7 @@ async fn an_erc8004_write_failing_after_the_agent_registry_one_is_explained_and_
     let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
     s.synced().await?;
     let wrong_reputation = Erc8004 { identity: s.m.chain.erc8004.identity, reputation: nowhere };
-    let seeker = Configured::start(&s, 1, Role::Seeker, Some(wrong_reputation)).await?;
+    let seeker = configured(&s, 1, Role::Seeker, Some(wrong_reputation)).await?;
     let rated =
         seeker.call("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5 })).await?;
     assert!(!rated.is_error, "{}", rated.text);

@@ -33,10 +33,7 @@ struct Stage {
 impl Stage {
     async fn open() -> Result<Self> {
         let m = Market::open().await?;
-        let db = TestDatabase::create().await?;
-        let indexer = agentpact_tests::index::follow(&m.chain, db.pool());
-        // The tools learn the allowed tokens from the index.
-        agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
+        let (db, indexer) = agentpact_tests::index::followed(&m.chain).await?;
         let agent = |n, role| TestAgent::start(&m.chain, &db, n, role, test_limits());
         let (buyer, seller) = (agent(1, Role::Seeker).await?, agent(2, Role::Worker).await?);
         let oracles = [agent(4, Role::Oracle).await?, agent(5, Role::Oracle).await?];

@@ -37,8 +37,7 @@ struct Setting {
 impl Setting {
     async fn open(extra: &[(&'static str, &str)]) -> Result<Self> {
         let m = Market::open().await?;
-        let db = TestDatabase::create().await?;
-        let indexer = index::follow(&m.chain, db.pool());
+        let (db, indexer) = index::followed(&m.chain).await?;
         let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
         env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
         env.push(("CONFIRM_ABOVE_ETH", "0.3".to_owned()));

@@ -29,7 +29,7 @@ use agentpact_tests::{
 use alloy::{
     network::TransactionBuilder,
     primitives::{Address, U256},
-    providers::{DynProvider, Provider, ProviderBuilder},
+    providers::{DynProvider, Provider},
     rpc::types::TransactionRequest,
     signers::local::PrivateKeySigner,
 };
@@ -163,24 +163,11 @@ async fn feedback_8004(
 }
 
 /// `n` fresh wallets and a provider that signs for them and for the dev accounts.
-fn ring(m: &Market, n: usize) -> (Vec<Address>, DynProvider) {
+fn ring(m: &Market, n: usize) -> Result<(Vec<Address>, DynProvider)> {
     // (The harness's provider signs for the dev accounts only.)
     let keys: Vec<PrivateKeySigner> = (0..n).map(|_| PrivateKeySigner::random()).collect();
-    let Some(mut wallet) = m.chain.anvil.wallet() else { unreachable!("anvil always reports its dev keys") };
     let addresses = keys.iter().map(PrivateKeySigner::address).collect();
-    for key in keys {
-        wallet.register_signer(key);
-    }
-    let provider = ProviderBuilder::new()
-        .disable_recommended_fillers()
-        .with_gas_estimation()
-        .with_simple_nonce_management()
-        .fetch_chain_id()
-        .wallet(wallet)
-        .connect_http(m.chain.anvil.endpoint_url())
-        .erased();
-    provider.client().set_poll_interval(std::time::Duration::from_millis(5));
-    (addresses, provider)
+    Ok((addresses, m.chain.provider_also_signing(keys)?))
 }
 
 async fn pay(provider: &DynProvider, from: Address, to: Address, amount: U256) -> Result {
@@ -196,7 +183,7 @@ async fn a_sybil_ring_moves_the_grounded_and_agentpact_scores_less_than_one_hone
     let a = &m.chain.accounts;
     let (owner, farmed, own_oracle, own_arbitrator, honest) = (a[10], a[11], a[12], a[13], a[14]);
     let clients = [a[15], a[16], a[17]];
-    let (wallets, provider) = ring(&m, 50);
+    let (wallets, provider) = ring(&m, 50)?;
     m.register_oracle(own_oracle).await?;
     let farmed_id = register_8004(&m, farmed, "Farmed Logos").await?;
     let honest_id = register_8004(&m, honest, "Honest Logos").await?;
@@ -290,7 +277,7 @@ async fn silent_arbitrator_refunds_by_griefers_move_an_honest_seller_by_less_tha
     let db = TestDatabase::create().await?;
     let a = &m.chain.accounts;
     let (seller, silent) = (a[10], a[11]);
-    let (griefers, provider) = ring(&m, 10);
+    let (griefers, provider) = ring(&m, 10)?;
     register_8004(&m, seller, "Honest Seller").await?;
     let agents = Ratings(&m, &provider);
     // An honest record: five clients, ordinary pacts, rated 4 and 5 stars.
