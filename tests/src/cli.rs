@@ -58,3 +58,32 @@ pub async fn run_within(
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     })
 }
+
+/// `agentpact bench gen --pacts <pacts> --seed <seed>` into `node` (a fresh anvil with 20 accounts
+/// or more): what it printed, and the deployment it made.
+pub fn bench_gen(
+    node: &alloy::node_bindings::AnvilInstance,
+    pacts: usize,
+    seed: u64,
+) -> Result<(String, agentpact_contracts::Deployment), HarnessError> {
+    let failed = |e: &dyn std::fmt::Display| HarnessError::Process(format!("bench gen: {e}"));
+    let dir =
+        std::env::temp_dir().join(format!("agentpact-bench-{}-{seed}-{}", std::process::id(), node.port()));
+    let output = std::process::Command::new(binary())
+        .args(["bench", "gen", "--pacts", &pacts.to_string(), "--seed", &seed.to_string(), "--rpc-url"])
+        .arg(node.endpoint())
+        .arg("--deployments-dir")
+        .arg(&dir)
+        .output()
+        .map_err(|e| failed(&e))?;
+    let printed =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() {
+        return Err(failed(&printed));
+    }
+    let file =
+        std::fs::read_to_string(dir.join(format!("{}.json", node.chain_id()))).map_err(|e| failed(&e))?;
+    let deployment = serde_json::from_str(&file).map_err(|e| failed(&e))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok((printed, deployment))
+}

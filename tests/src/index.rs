@@ -34,10 +34,21 @@ pub async fn through(
     config: Config,
     limits: &agentpact_contracts::rpc::RpcLimits,
 ) -> Result<Indexer<DynProvider>, HarnessError> {
+    through_to(url, target(chain), pool, config, limits).await
+}
+
+/// An indexer of `target` into `pool` reading the node at `url` (a proxy, a replay) with the
+/// production transport within `limits`, as `agentpact index` connects.
+pub async fn through_to(
+    url: &str,
+    target: Target,
+    pool: &PgPool,
+    config: Config,
+    limits: &agentpact_contracts::rpc::RpcLimits,
+) -> Result<Indexer<DynProvider>, HarnessError> {
     let failed = |e: agentpact_contracts::rpc::ConnectError| HarnessError::Process(e.to_string());
     let url: alloy::transports::http::reqwest::Url =
-        url.parse().map_err(|e| HarnessError::Process(format!("proxy url {url}: {e}")))?;
-    let target = target(chain);
+        url.parse().map_err(|e| HarnessError::Process(format!("node url {url}: {e}")))?;
     let metrics = agentpact_indexer::Metrics::for_chain(target.chain_id);
     let provider =
         agentpact_indexer::transport::connect(url.clone(), limits, &metrics).await.map_err(failed)?;
@@ -97,6 +108,25 @@ pub async fn fresh_dump(chain: &TestChain) -> Result<String, HarnessError> {
 /// The block of the checkpoint in `pool` (-1 before the first batch).
 pub async fn checkpoint_block(pool: &PgPool) -> Result<i64, HarnessError> {
     Ok(sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints").fetch_one(pool).await?)
+}
+
+/// Waits until the checkpoint has moved past `before` or `run` has ended (up to 15 s): where a
+/// kill test aborts a run, so the kill lands after a commit whatever the machine's speed.
+pub async fn wait_for_progress<T>(
+    pool: &PgPool,
+    before: i64,
+    run: &tokio::task::JoinHandle<T>,
+) -> std::result::Result<(), HarnessError> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    while checkpoint_block(pool).await? == before && !run.is_finished() {
+        if tokio::time::Instant::now() > deadline {
+            return Err(HarnessError::Process(format!(
+                "the indexer committed nothing past block {before} in 15 s"
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    Ok(())
 }
 
 /// Waits (up to 60 s: a bound for a stuck indexer, not a speed) until an indexer running elsewhere

@@ -4,8 +4,11 @@
 
 use std::process::{Command, Output};
 
-use agentpact_contracts::{AgentPact, Deployment, PactStatus};
-use agentpact_tests::{HarnessError, anvil, cli::binary};
+use agentpact_contracts::{AgentPact, PactStatus};
+use agentpact_tests::{
+    HarnessError, anvil,
+    cli::{bench_gen, binary},
+};
 use alloy::{
     primitives::Address,
     providers::{Provider, ProviderBuilder},
@@ -27,26 +30,7 @@ fn said(output: &Output) -> String {
 /// `agentpact bench gen` on a fresh anvil; returns what it printed and the pacts' states on chain.
 async fn generate(seed: &str) -> std::result::Result<(String, Vec<PactState>), HarnessError> {
     let node = anvil::spawn(31_337)?;
-    let dir = std::env::temp_dir().join(format!("agentpact-bench-{}-{seed}", std::process::id()));
-    let output = Command::new(binary())
-        .args([
-            "bench",
-            "gen",
-            "--pacts",
-            "60",
-            "--seed",
-            seed,
-            "--rpc-url",
-            &node.endpoint(),
-            "--deployments-dir",
-        ])
-        .arg(&dir)
-        .output()
-        .map_err(process)?;
-    let printed = said(&output);
-    assert!(output.status.success(), "{printed}");
-    let file = std::fs::read_to_string(dir.join("31337.json")).map_err(process)?;
-    let deployment: Deployment = serde_json::from_str(&file).map_err(process)?;
+    let (printed, deployment) = bench_gen(&node, 60, seed.parse().map_err(process)?)?;
     let provider = ProviderBuilder::new().connect_http(node.endpoint_url()).erased();
     let pact = AgentPact::new(deployment.agent_pact, provider.clone());
     let count: u64 = pact.pactCount().call().await?.to();
@@ -55,7 +39,6 @@ async fn generate(seed: &str) -> std::result::Result<(String, Vec<PactState>), H
         let p = pact.getPact(alloy::primitives::U256::from(id)).call().await?;
         states.push((p.status, p.seller, p.currency));
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok((printed, states))
 }
 

@@ -3,17 +3,25 @@
 //! production transport ends equal to a fresh index of anvil itself — and must refuse, not guess,
 //! what it cannot answer. (The ground for #36's amplified histories: this checks copy 0.)
 
+use std::time::Duration;
+
 use agentpact_contracts::rpc::RpcLimits;
-use agentpact_lab::replay::{Recording, Replay};
+use agentpact_indexer::{Contracts, Indexer, Target};
+use agentpact_lab::replay::{Amplified, Recording, Replay, Serving};
+use agentpact_read::Reader;
 use agentpact_tests::{
     HarnessError,
     erc8004::Registries,
-    index::{dump, fresh_dump, small_ranges, through},
+    index::{checkpoint_block, dump, fresh_dump, small_ranges, through, through_to, wait_for_progress},
     pacts::Market,
     postgres::TestDatabase,
 };
-use alloy::providers::Provider;
+use alloy::{
+    primitives::U256,
+    providers::{Provider, ProviderBuilder},
+};
 use serde_json::{Value, json};
+use sqlx::postgres::PgPoolOptions;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -41,7 +49,9 @@ async fn a_recorded_chain_served_back_indexes_exactly_as_the_node_itself() -> Re
     let head = m.chain.provider.get_block_number().await?;
     assert_eq!(recording.head(), head);
     assert!(recording.log_count() > 50, "a history worth replaying: {} logs", recording.log_count());
-    let replay = Replay::serve(recording).await.map_err(fail)?;
+    let replay = Replay::serve(Amplified::new(recording, &m.chain.deployment, 1).map_err(fail)?)
+        .await
+        .map_err(fail)?;
 
     // Small ranges: many range reads, header reads and continuity checks against the replay.
     let db = TestDatabase::create().await?;
@@ -73,5 +83,95 @@ async fn a_recorded_chain_served_back_indexes_exactly_as_the_node_itself() -> Re
     assert_eq!((&batch[2]["id"], &batch[2]["result"]), (&json!(3), &Value::Null), "{batch}");
     assert_eq!(batch[3]["error"]["code"], -32602, "{batch}");
     assert_eq!(batch[4]["result"], format!("0x{:x}", m.chain.anvil.chain_id()), "{batch}");
+    Ok(())
+}
+
+/// Copies of a generated market served by the replay.
+const COPIES: u64 = 4;
+
+#[tokio::test]
+async fn four_copies_of_a_market_index_as_four_times_its_plan_through_a_reorg_kills_and_a_log_cap() -> Result
+{
+    // The base: `agentpact bench gen` on anvil, indexed from anvil itself.
+    let node = agentpact_tests::anvil::spawn(31_337)?;
+    let (_, deployment) = agentpact_tests::cli::bench_gen(&node, 45, 3)?;
+    let target = Target {
+        chain_id: node.chain_id(),
+        contracts: Contracts::from(&deployment),
+        deployment_block: deployment.block,
+    };
+    let provider = ProviderBuilder::new().connect_http(node.endpoint_url()).erased();
+    let base = TestDatabase::create().await?;
+    Indexer::new(base.pool().clone(), provider.clone(), target, small_ranges()).catch_up().await?;
+    let base_stats = Reader::new(base.pool().clone()).stats(node.chain_id()).await.map_err(fail)?;
+    assert_eq!(base_stats.pacts, 45);
+
+    // Four copies; the node reveals the first two, then a side branch over the third copy's first
+    // three blocks that carries the fourth copy's (other pacts, other parties).
+    let recording = Recording::read(&provider).await.map_err(fail)?;
+    let amplified = Amplified::new(recording, &deployment, COPIES).map_err(fail)?;
+    let (third, pacts) = (amplified.first_block_of(2), amplified.pacts_per_copy());
+    assert_eq!(pacts, 45);
+    let serving = Serving { head: Some(third - 1), max_logs: Some(20) };
+    let replay = Replay::serve_with(amplified, serving).await.map_err(fail)?;
+    let limits = RpcLimits::default();
+    let db = TestDatabase::create().await?;
+    let reader = Reader::new(db.pool().clone());
+    through_to(&replay.url, target, db.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    assert_eq!(reader.stats(node.chain_id()).await.map_err(fail)?.pacts, 2 * pacts, "two copies revealed");
+    replay.fork(third, third + 2).map_err(fail)?;
+    through_to(&replay.url, target, db.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    let orphan = U256::from(3 * pacts);
+    assert!(
+        reader.pact(node.chain_id(), orphan).await.map_err(fail)?.is_some(),
+        "the side branch's pacts were indexed"
+    );
+    assert!(replay.refused() > 0, "no range passed the log cap: the refusals went untested");
+
+    // The reorg lands with the rest of the chain, and the indexer is killed mid-backfill, again
+    // and again, a few milliseconds after a commit.
+    replay.settle();
+    replay.reveal(u64::MAX);
+    let head = replay.head();
+    let mut stopped_partway = 0;
+    for attempt in 0..8u64 {
+        let pool = PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
+        let before = checkpoint_block(db.pool()).await?;
+        let mut ix = through_to(&replay.url, target, &pool, small_ranges(), &limits).await?;
+        let run = tokio::spawn(async move { ix.catch_up().await });
+        wait_for_progress(db.pool(), before, &run).await?;
+        tokio::time::sleep(Duration::from_millis(attempt % 4)).await;
+        run.abort();
+        let _ = run.await;
+        pool.close().await;
+        let at = checkpoint_block(db.pool()).await?;
+        if at >= 0 && (at as u64) < head {
+            stopped_partway += 1;
+        }
+    }
+    assert!(stopped_partway > 2, "the kills did not land during the backfill ({stopped_partway} did)");
+    through_to(&replay.url, target, db.pool(), small_ranges(), &limits).await?.catch_up().await?;
+
+    // The plan: four times the base, the side branch's pacts only where the fourth copy made them.
+    let stats = reader.stats(node.chain_id()).await.map_err(fail)?;
+    assert_eq!(stats.pacts, COPIES * base_stats.pacts);
+    for (amplified, base) in stats.by_status.iter().zip(&base_stats.by_status) {
+        assert_eq!(amplified.count, COPIES * base.count, "{:?}", base.status);
+    }
+    for (amplified, base) in stats.volumes.iter().zip(&base_stats.volumes) {
+        let times = U256::from(COPIES);
+        assert_eq!((amplified.completed, amplified.open), (base.completed * times, base.open * times));
+    }
+    let fourth = replay.with_chain(|c| c.timestamp(c.first_block_of(3))).unwrap_or(u64::MAX);
+    let created = reader.pact(node.chain_id(), orphan).await.map_err(fail)?.map(|p| p.created_at.timestamp());
+    assert!(
+        created >= Some(fourth as i64),
+        "pact {orphan} is still the side branch's: created at {created:?}, the fourth copy starts at {fourth}"
+    );
+
+    // And equal, row for row, to one clean index of the amplified chain.
+    let fresh = TestDatabase::create().await?;
+    through_to(&replay.url, target, fresh.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    assert_eq!(dump(db.pool()).await?, dump(fresh.pool()).await?);
     Ok(())
 }

@@ -9,7 +9,9 @@ use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
     erc8004::Registries,
-    index::{checkpoint_block, dump, fresh_dump, indexer, small_ranges, wait_for_checkpoint},
+    index::{
+        checkpoint_block, dump, fresh_dump, indexer, small_ranges, wait_for_checkpoint, wait_for_progress,
+    },
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -91,24 +93,6 @@ async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result 
         );
     }
     assert_eq!(dump(db.pool()).await?, fresh);
-    Ok(())
-}
-
-/// Waits until the checkpoint has moved past `before` or `run` has ended (up to 15 s).
-async fn wait_for_progress<T>(
-    pool: &sqlx::PgPool,
-    before: i64,
-    run: &tokio::task::JoinHandle<T>,
-) -> std::result::Result<(), HarnessError> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while checkpoint_block(pool).await? == before && !run.is_finished() {
-        if tokio::time::Instant::now() > deadline {
-            return Err(HarnessError::Process(format!(
-                "the indexer committed nothing past block {before} in 15 s"
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
     Ok(())
 }
 
