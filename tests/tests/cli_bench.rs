@@ -92,7 +92,7 @@ async fn index_bench_checks_the_index_against_the_generated_history() -> Result 
     let printed = bench(&["bench", "index", "--pacts", "80", "--samples", "3"])?;
     for expected in [
         "backfill (agentpact index, its own process):",
-        "checked: pacts by status in the index equal the generated history",
+        "checked: pacts by status and volumes per currency in the index equal the plan (1 x the generated history)",
         "live (",
     ] {
         assert!(printed.contains(expected), "{expected:?} missing from:\n{printed}");
@@ -113,9 +113,15 @@ async fn relay_bench_measures_latency_and_throughput() -> Result {
 }
 
 #[tokio::test]
-async fn api_bench_loads_the_server_from_another_process() -> Result {
-    let printed = bench(&["bench", "api", "--pacts", "60", "--seconds", "1", "--clients", "1,2"])?;
+async fn api_bench_loads_the_server_from_another_process_over_an_amplified_history() -> Result {
+    let printed =
+        bench(&["bench", "api", "--pacts", "60", "--copies", "3", "--seconds", "1", "--clients", "1,2"])?;
     assert!(printed.contains("load from another process"), "{printed}");
+    // The indexer process read three copies from the replay, and the index is checked against
+    // three times the plan.
+    for expected in ["amplified: 3 copies, 180 pacts", "equal the plan (3 x the generated history)"] {
+        assert!(printed.contains(expected), "{expected:?} missing from:\n{printed}");
+    }
     let rows: Vec<&str> =
         printed.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| query")).collect();
     assert_eq!(rows.len(), 5 * 2, "five queries at two client counts:\n{printed}");

@@ -10,13 +10,15 @@ use agentpact_api::ServeConfig;
 use agentpact_read::Databases;
 use serde_json::{Value, json};
 
-use super::{Workload, lab::Lab, load, market::SPEC_WORDS};
+use super::{Amplification, Workload, lab::Lab, load, market::SPEC_WORDS};
 
 /// Flags of `agentpact bench api`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ApiArgs {
     #[command(flatten)]
     workload: Workload,
+    #[command(flatten)]
+    amplification: Amplification,
     /// Seconds each measurement runs.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
@@ -30,7 +32,7 @@ type Inputs = Arc<dyn Fn(u64) -> Value + Send + Sync>;
 
 /// Runs the benchmark and prints a table.
 pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
-    let lab = Lab::open(&args.workload, "api").await?;
+    let lab = Lab::open(&args.workload, "api", args.amplification.copies).await?;
     super::index::backfill(&lab).await?;
     // What autovacuum does to tables this size within minutes: planner statistics, and the
     // visibility map that lets counts read indexes alone.
@@ -55,8 +57,8 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         std::future::pending(),
     ));
 
-    let total = args.workload.pacts.max(1) as u64;
-    let sellers: Vec<String> = lab.parties.sellers.iter().map(|s| s.to_checksum(None)).collect();
+    let total = (args.workload.pacts as u64 * lab.copies()).max(1);
+    let sellers: Vec<String> = lab.sellers().iter().map(|s| s.to_checksum(None)).collect();
     let seller = move |n: u64| sellers[(n % sellers.len() as u64) as usize].clone();
     let queries: [(&str, &str, Inputs); 5] = [
         (

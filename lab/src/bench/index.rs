@@ -17,18 +17,15 @@ use alloy::{
 };
 use anyhow::{Context, bail};
 
-use super::{
-    Percentiles, Workload,
-    lab::Lab,
-    market::{Fate, Generated},
-    ms, peak_rss_mib,
-};
+use super::{Amplification, Percentiles, Workload, lab::Lab, market::Fate, ms, peak_rss_mib};
 
 /// Flags of `agentpact bench index`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct IndexArgs {
     #[command(flatten)]
     workload: Workload,
+    #[command(flatten)]
+    amplification: Amplification,
     /// The follower's poll interval while latency is measured, in milliseconds.
     #[arg(long, default_value_t = 100)]
     poll_ms: u64,
@@ -39,8 +36,12 @@ pub struct IndexArgs {
 
 /// Runs the benchmark and prints its figures.
 pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
-    let lab = Lab::open(&args.workload, "index").await?;
+    let lab = Lab::open(&args.workload, "index", args.amplification.copies).await?;
     backfill(&lab).await?;
+    if lab.replay.is_some() {
+        println!("live: not measured on an amplified history (its blocks are replayed, not mined)");
+        return Ok(());
+    }
     let delays = follow(&lab, Duration::from_millis(args.poll_ms), args.samples).await?;
     let p = Percentiles::of(&mut delays.clone()).context("no latency sample")?;
     println!(
@@ -60,7 +61,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
 /// its checkpoint reaches the head; prints events/s, that process's peak RSS and its time by phase
 /// (from its `/metrics`), and checks the index against the history.
 pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
-    let head = lab.provider.get_block_number().await?;
+    let head = lab.source.get_block_number().await?;
     let chain_id = lab.anvil.chain_id();
     let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let started = Instant::now();
@@ -105,7 +106,7 @@ pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
         })
         .collect();
     println!("  time by phase (RPC overlaps writing): {}", phases.join(", "));
-    check_statuses(lab, &lab.generated).await
+    check_plan(lab).await
 }
 
 /// The value of the first series in a Prometheus text exposition whose line starts with `prefix`.
@@ -113,13 +114,24 @@ fn metric(exposition: &str, prefix: &str) -> Option<f64> {
     exposition.lines().find(|l| l.starts_with(prefix))?.rsplit(' ').next()?.parse().ok()
 }
 
-/// Fails unless the index holds exactly the statuses the generator planned: a benchmark of a
-/// history that went wrong would measure the wrong thing.
-async fn check_statuses(lab: &Lab, generated: &Generated) -> anyhow::Result<()> {
+/// Fails unless the index holds exactly what the generator planned, times the copies served:
+/// pacts by status, and payments per currency completed and still open (a benchmark of a history
+/// that went wrong would measure the wrong thing).
+async fn check_plan(lab: &Lab) -> anyhow::Result<()> {
     use std::collections::BTreeMap;
+    let copies = lab.copies();
     let mut planned: BTreeMap<PactStatus, u64> = BTreeMap::new();
-    for (fate, n) in &generated.fates {
-        *planned.entry(status_of(*fate)).or_default() += *n as u64;
+    for (fate, n) in &lab.generated.fates {
+        *planned.entry(status_of(*fate)).or_default() += *n as u64 * copies;
+    }
+    let mut volumes: BTreeMap<String, (U256, U256)> = BTreeMap::new();
+    for ((fate, symbol), payment) in &lab.generated.payments {
+        let (completed, open) = volumes.entry(symbol.clone()).or_default();
+        match status_of(*fate) {
+            PactStatus::Completed => *completed += *payment * U256::from(copies),
+            PactStatus::Refunded => {}
+            _ => *open += *payment * U256::from(copies),
+        }
     }
     let stats = Reader::new(lab.pool.clone()).stats(lab.anvil.chain_id()).await?;
     let indexed: BTreeMap<PactStatus, u64> =
@@ -127,7 +139,18 @@ async fn check_statuses(lab: &Lab, generated: &Generated) -> anyhow::Result<()> 
     if planned != indexed {
         bail!("the index holds {indexed:?} but the generator made {planned:?}");
     }
-    println!("  checked: pacts by status in the index equal the generated history {indexed:?}");
+    let indexed_volumes: BTreeMap<String, (U256, U256)> = stats
+        .volumes
+        .iter()
+        .filter(|v| volumes.contains_key(&v.currency.symbol) || v.completed + v.open > U256::ZERO)
+        .map(|v| (v.currency.symbol.clone(), (v.completed, v.open)))
+        .collect();
+    if volumes != indexed_volumes {
+        bail!("the index holds volumes {indexed_volumes:?} but the generator paid {volumes:?}");
+    }
+    println!(
+        "  checked: pacts by status and volumes per currency in the index equal the plan ({copies} x the generated history) {indexed:?}"
+    );
     Ok(())
 }
 

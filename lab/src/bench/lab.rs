@@ -3,12 +3,16 @@
 
 use std::time::Instant;
 
-use crate::local::{PrivateCluster, fresh_database, spawn_anvil};
+use crate::{
+    local::{PrivateCluster, fresh_database, spawn_anvil},
+    replay::{Amplified, Recording, Replay},
+};
 use agentpact_contracts::Deployment;
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_schema::MIGRATOR;
 use alloy::{
     node_bindings::AnvilInstance,
+    primitives::Address,
     providers::{DynProvider, Provider, ProviderBuilder},
 };
 use sqlx::PgPool;
@@ -29,6 +33,12 @@ pub struct Lab {
     pub anvil: AnvilInstance,
     /// Talks to the node, which signs for its dev accounts.
     pub provider: DynProvider,
+    /// What indexers read: anvil itself, or the replay of its history amplified.
+    pub source: DynProvider,
+    /// The source's URL.
+    pub source_url: String,
+    /// The replay, when the history is served amplified.
+    pub replay: Option<Replay>,
     /// Where the contracts are.
     pub deployment: Deployment,
     /// Which dev account plays which part outside the history (live pacts, the MCP wallet).
@@ -46,8 +56,9 @@ pub struct Lab {
 
 impl Lab {
     /// Starts anvil, deploys, generates `workload`'s history and prepares the database of
-    /// `benchmark` (`index`, `api`, …).
-    pub async fn open(workload: &Workload, benchmark: &str) -> anyhow::Result<Self> {
+    /// `benchmark` (`index`, `api`, …). With `copies` above 1, indexers read the history from the
+    /// lab's replay (crate::replay) repeated `copies` times, renumbered, instead of from anvil.
+    pub async fn open(workload: &Workload, benchmark: &str, copies: u64) -> anyhow::Result<Self> {
         // Without old states in memory: anvil otherwise keeps one per block and reaches gigabytes
         // (and crawls) within tens of thousands of pacts. Blocks, receipts and logs are kept.
         let anvil = spawn_anvil(|a| a.args(["--accounts", &ACCOUNTS.to_string(), "--prune-history"]))?;
@@ -67,6 +78,22 @@ impl Lab {
             generated.transactions,
             started.elapsed()
         );
+        let (replay, source_url) = if copies > 1 {
+            let started = Instant::now();
+            let amplified = Amplified::new(Recording::read(&provider).await?, &deployment, copies)?;
+            println!(
+                "amplified: {copies} copies, {} pacts in {} blocks (recorded and renumbered in {:.1?}), served by the lab's replay",
+                amplified.pacts_per_copy() * copies,
+                amplified.head() + 1,
+                started.elapsed()
+            );
+            let replay = Replay::serve(amplified).await?;
+            let url = replay.url.clone();
+            (Some(replay), url)
+        } else {
+            (None, anvil.endpoint())
+        };
+        let source = ProviderBuilder::new().connect_http(source_url.parse()?).erased();
         let (database_url, cluster) =
             fresh_database(workload.database_url.as_deref(), &format!("{DATABASE}_{benchmark}")).await?;
         let pool = sqlx::postgres::PgPoolOptions::new().max_connections(16).connect(&database_url).await?;
@@ -74,6 +101,9 @@ impl Lab {
         Ok(Self {
             anvil,
             provider,
+            source,
+            source_url,
+            replay,
             deployment,
             cast,
             parties,
@@ -95,7 +125,22 @@ impl Lab {
 
     /// An indexer of the history into the database.
     pub fn indexer(&self, config: Config) -> Indexer<DynProvider> {
-        Indexer::new(self.pool.clone(), self.provider.clone(), self.target(), config)
+        Indexer::new(self.pool.clone(), self.source.clone(), self.target(), config)
+    }
+
+    /// How many times the history is served (1: anvil itself).
+    pub fn copies(&self) -> u64 {
+        self.replay.as_ref().map_or(1, |r| r.with_chain(Amplified::copies))
+    }
+
+    /// The sellers of every copy of the history.
+    pub fn sellers(&self) -> Vec<Address> {
+        let Some(replay) = &self.replay else { return self.parties.sellers.clone() };
+        replay.with_chain(|chain| {
+            (0..chain.copies())
+                .flat_map(|copy| self.parties.sellers.iter().map(move |s| chain.party(*s, copy)))
+                .collect()
+        })
     }
 
     /// `agentpact <subcommand>` (this very binary) pointed at the node, the contracts and the
@@ -107,7 +152,7 @@ impl Lab {
         let mut command = tokio::process::Command::new(std::env::current_exe()?);
         command
             .arg(subcommand)
-            .env("RPC_URL", self.anvil.endpoint())
+            .env("RPC_URL", &self.source_url)
             .env("CHAIN_ID", self.anvil.chain_id().to_string())
             .env("AGENT_PACT_ADDRESS", d.agent_pact.to_string())
             .env("ORACLE_REGISTRY_ADDRESS", d.oracle_registry.to_string())

@@ -228,6 +228,8 @@ pub struct Generated {
     pub fates: std::collections::BTreeMap<Fate, usize>,
     /// Pacts by currency symbol.
     pub currencies: std::collections::BTreeMap<String, usize>,
+    /// Payments (base units) by fate and currency symbol.
+    pub payments: std::collections::BTreeMap<(Fate, String), U256>,
     /// Calls the parties made (creations, acceptances, scores, approvals, withdrawals, …).
     pub steps: usize,
     /// Node transactions they were sent in (every one mined without a revert, or the run fails).
@@ -357,6 +359,7 @@ impl Generator {
                 _ => "ETH",
             };
             *self.generated.currencies.entry(symbol.to_owned()).or_default() += 1;
+            *self.generated.payments.entry((p.fate, symbol.to_owned())).or_default() += p.terms.payment;
             self.step(p.creator(), pact.createPact(p.terms.clone()), p.value(p.creator_deposit()))?;
         }
         self.mine().await?;

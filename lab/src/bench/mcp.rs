@@ -36,7 +36,7 @@ pub struct McpBenchArgs {
 
 /// Runs the benchmark and prints a table and the lifecycle's wall time.
 pub async fn run(args: McpBenchArgs) -> anyhow::Result<()> {
-    let lab = Lab::open(&args.workload, "mcp").await?;
+    let lab = Lab::open(&args.workload, "mcp", 1).await?;
     let indexer = lab.indexer(Config { poll_interval: Duration::from_millis(100), ..Config::default() });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let following = tokio::spawn(agentpact_indexer::run(indexer, async move {

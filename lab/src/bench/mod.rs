@@ -89,6 +89,16 @@ async fn deploy_with_usdc(
     Ok(agentpact_contracts::deploy(provider, options).await?)
 }
 
+/// How many times the generated history is indexed: `--copies 10` of `--pacts 100000` is a
+/// million pacts, served by the lab's replay (crate::replay: every event one the contracts
+/// emitted, pact ids, parties, blocks, times and hashes renumbered per copy); 1 is anvil itself.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Amplification {
+    /// Copies of the history the indexer reads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    copies: u64,
+}
+
 /// Latency percentiles of a sample.
 #[derive(Debug, Clone, Copy)]
 struct Percentiles {

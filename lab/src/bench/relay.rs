@@ -42,8 +42,8 @@ pub struct RelayArgs {
 
 /// Runs the benchmark and prints what it measured.
 pub async fn run(args: RelayArgs) -> anyhow::Result<()> {
-    let lab =
-        Lab::open(&Workload { pacts: 0, seed: 1, database_url: args.database_url.clone() }, "relay").await?;
+    let lab = Lab::open(&Workload { pacts: 0, seed: 1, database_url: args.database_url.clone() }, "relay", 1)
+        .await?;
     let keys: Vec<PrivateKeySigner> =
         lab.anvil.keys().iter().take(3).skip(1).map(|k| PrivateKeySigner::from(k.clone())).collect();
     let [seeker, worker] =
