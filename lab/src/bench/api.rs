@@ -60,7 +60,8 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     let total = (args.workload.pacts as u64 * lab.copies()).max(1);
     let sellers: Vec<String> = lab.sellers().iter().map(|s| s.to_checksum(None)).collect();
     let seller = move |n: u64| sellers[(n % sellers.len() as u64) as usize].clone();
-    let queries: [(&str, &str, Inputs); 5] = [
+    let hostile = Hostile::at_the_limit();
+    let queries: [(&str, &str, Inputs); 8] = [
         (
             "pact(id)",
             "query($id: BigInt!) { pact(id: $id) { id status payment buyer seller deadline oracles { address weight } } }",
@@ -79,7 +80,10 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
             "reputation(address)",
             "query($a: Address!) { reputation(address: $a) { score { value rated }
                 asSeller { pacts completed volume disputeRate } asBuyer { pacts } } }",
-            Arc::new(move |n| json!({ "a": seller(n) })),
+            Arc::new({
+                let seller = seller.clone();
+                move |n| json!({ "a": seller(n) })
+            }),
         ),
         (
             "pact(id).timeline",
@@ -94,6 +98,22 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
                     timeline { kind blockNumber } } } } }",
             Arc::new(move |n| json!({ "w": SPEC_WORDS[(n % SPEC_WORDS.len() as u64) as usize] })),
         ),
+        ("hostile: stats aliased to the cost limit", &hostile.stats, Arc::new(|_| json!({}))),
+        (
+            "hostile: page totalCount aliased to the cost limit",
+            &hostile.counts,
+            Arc::new(move |n| json!({ "s": seller(n) })),
+        ),
+        (
+            "hostile: timelines of distinct pacts aliased to the cost limit",
+            &hostile.timelines,
+            Arc::new(move |n| {
+                let ids: serde_json::Map<String, Value> = (0..TIMELINE_ALIASES)
+                    .map(|i| (format!("p{i}"), json!(((n + i * 7_919) % total).to_string())))
+                    .collect();
+                Value::Object(ids)
+            }),
+        ),
     ];
     let load_cpu = pin_apart().await;
     match load_cpu {
@@ -107,7 +127,9 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     for (name, query, inputs) in &queries {
         let bodies = dir.join("bodies.jsonl");
         // A fixed pseudo-random sequence of inputs, so runs are comparable.
-        let lines: Vec<String> = (0..20_000u64)
+        // 20,000 bodies; 1,000 of the hostile ones (tens of kilobytes each).
+        let count = if query.len() < 1_000 { 20_000 } else { 1_000 };
+        let lines: Vec<String> = (0..count)
             .map(|i| {
                 json!({ "query": query, "variables": inputs(i * 2_654_435_761 % 1_000_003) }).to_string()
             })
@@ -124,6 +146,41 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     serving.abort();
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
+}
+
+/// Aliases in the hostile queries: each as many as the cost limit (5,000) accepts.
+const STATS_ALIASES: usize = 95;
+const COUNT_ALIASES: usize = 45;
+const TIMELINE_ALIASES: u64 = 200;
+
+/// The accepted queries a hostile client would send: one expensive field aliased as often as
+/// the complexity limit lets it (docs/api.md §Costs). Refused ones cost nothing to measure.
+struct Hostile {
+    /// `stats` × 95 (cost 51 each).
+    stats: String,
+    /// A seller's completed pacts' `totalCount` × 45 (cost ~102 each).
+    counts: String,
+    /// `pact(id).timeline` of 200 different pacts (cost ~22 each).
+    timelines: String,
+}
+
+impl Hostile {
+    fn at_the_limit() -> Self {
+        let aliases = |n: usize, field: &dyn Fn(usize) -> String| {
+            (0..n).map(|i| format!("a{i}: {} ", field(i))).collect::<String>()
+        };
+        let stats = format!("{{ {} }}", aliases(STATS_ALIASES, &|_| "stats { pacts }".into()));
+        let counts = format!(
+            "query($s: Address!) {{ {} }}",
+            aliases(COUNT_ALIASES, &|_| "pacts(filter: { seller: $s, status: [COMPLETED] }, first: 1) { totalCount }".into())
+        );
+        let variables: String = (0..TIMELINE_ALIASES).map(|i| format!("$p{i}: BigInt! ")).collect();
+        let timelines = format!(
+            "query({variables}) {{ {} }}",
+            aliases(TIMELINE_ALIASES as usize, &|i| format!("pact(id: $p{i}) {{ timeline {{ kind }} }}"))
+        );
+        Self { stats, counts, timelines }
+    }
 }
 
 /// Keeps this process (server and indexer) off the last CPU and returns that CPU for the load
