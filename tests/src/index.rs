@@ -110,9 +110,43 @@ pub async fn checkpoint_block(pool: &PgPool) -> Result<i64, HarnessError> {
     Ok(sqlx::query_scalar("SELECT coalesce(max(block_number), -1) FROM checkpoints").fetch_one(pool).await?)
 }
 
+/// Starts an indexer (made by `start` on a pool of its own) against `db` `attempts` times and
+/// kills each run a few milliseconds after its first commit — in or between its next transactions
+/// whatever the machine's speed (a fixed delay landed before the first commit or after the last one
+/// on a slow or a fast machine) — closing its pool, so its connections and any open transaction die
+/// with it. Returns how many kills left the checkpoint short of `head`.
+pub async fn kill_during_backfill<F, Fut>(
+    db: &crate::postgres::TestDatabase,
+    head: u64,
+    attempts: u64,
+    start: F,
+) -> Result<u64, HarnessError>
+where
+    F: Fn(PgPool) -> Fut,
+    Fut: std::future::Future<Output = Result<Indexer<DynProvider>, HarnessError>>,
+{
+    let mut stopped_partway = 0;
+    for attempt in 0..attempts {
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
+        let before = checkpoint_block(db.pool()).await?;
+        let mut ix = start(pool.clone()).await?;
+        let run = tokio::spawn(async move { ix.catch_up().await });
+        wait_for_progress(db.pool(), before, &run).await?;
+        tokio::time::sleep(std::time::Duration::from_millis(attempt % 5)).await;
+        run.abort();
+        let _ = run.await;
+        pool.close().await;
+        let at = checkpoint_block(db.pool()).await?;
+        if at >= 0 && (at as u64) < head {
+            stopped_partway += 1;
+        }
+    }
+    Ok(stopped_partway)
+}
+
 /// Waits until the checkpoint has moved past `before` or `run` has ended (up to 15 s): where a
 /// kill test aborts a run, so the kill lands after a commit whatever the machine's speed.
-pub async fn wait_for_progress<T>(
+async fn wait_for_progress<T>(
     pool: &PgPool,
     before: i64,
     run: &tokio::task::JoinHandle<T>,

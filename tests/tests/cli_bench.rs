@@ -124,7 +124,7 @@ async fn api_bench_loads_the_server_from_another_process_over_an_amplified_histo
     }
     let rows: Vec<&str> =
         printed.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| query")).collect();
-    assert_eq!(rows.len(), 5 * 2, "five queries at two client counts:\n{printed}");
+    assert_eq!(rows.len(), 8 * 2, "eight queries (three hostile) at two client counts:\n{printed}");
     for row in rows {
         // | name | clients | requests/s | p50 | p99 | errors |
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();

@@ -3,8 +3,6 @@
 //! production transport ends equal to a fresh index of anvil itself — and must refuse, not guess,
 //! what it cannot answer. (The ground for #36's amplified histories: this checks copy 0.)
 
-use std::time::Duration;
-
 use agentpact_contracts::rpc::RpcLimits;
 use agentpact_indexer::{Contracts, Indexer, Target};
 use agentpact_lab::replay::{Amplified, Recording, Replay, Serving};
@@ -12,7 +10,7 @@ use agentpact_read::Reader;
 use agentpact_tests::{
     HarnessError,
     erc8004::Registries,
-    index::{checkpoint_block, dump, fresh_dump, small_ranges, through, through_to, wait_for_progress},
+    index::{dump, fresh_dump, kill_during_backfill, small_ranges, through, through_to},
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -21,7 +19,6 @@ use alloy::{
     providers::{Provider, ProviderBuilder},
 };
 use serde_json::{Value, json};
-use sqlx::postgres::PgPoolOptions;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -114,13 +111,13 @@ async fn four_copies_of_a_market_index_as_four_times_its_plan_through_a_reorg_ki
     assert_eq!(pacts, 45);
     let serving = Serving { head: Some(third - 1), max_logs: Some(20) };
     let replay = Replay::serve_with(amplified, serving).await.map_err(fail)?;
-    let limits = RpcLimits::default();
+    let limits = &RpcLimits::default();
     let db = TestDatabase::create().await?;
     let reader = Reader::new(db.pool().clone());
-    through_to(&replay.url, target, db.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    through_to(&replay.url, target, db.pool(), small_ranges(), limits).await?.catch_up().await?;
     assert_eq!(reader.stats(node.chain_id()).await.map_err(fail)?.pacts, 2 * pacts, "two copies revealed");
     replay.fork(third, third + 2).map_err(fail)?;
-    through_to(&replay.url, target, db.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    through_to(&replay.url, target, db.pool(), small_ranges(), limits).await?.catch_up().await?;
     let orphan = U256::from(3 * pacts);
     assert!(
         reader.pact(node.chain_id(), orphan).await.map_err(fail)?.is_some(),
@@ -133,24 +130,13 @@ async fn four_copies_of_a_market_index_as_four_times_its_plan_through_a_reorg_ki
     replay.settle();
     replay.reveal(u64::MAX);
     let head = replay.head();
-    let mut stopped_partway = 0;
-    for attempt in 0..8u64 {
-        let pool = PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
-        let before = checkpoint_block(db.pool()).await?;
-        let mut ix = through_to(&replay.url, target, &pool, small_ranges(), &limits).await?;
-        let run = tokio::spawn(async move { ix.catch_up().await });
-        wait_for_progress(db.pool(), before, &run).await?;
-        tokio::time::sleep(Duration::from_millis(attempt % 4)).await;
-        run.abort();
-        let _ = run.await;
-        pool.close().await;
-        let at = checkpoint_block(db.pool()).await?;
-        if at >= 0 && (at as u64) < head {
-            stopped_partway += 1;
-        }
-    }
+    let url = &replay.url;
+    let stopped_partway = kill_during_backfill(&db, head, 8, |pool| async move {
+        through_to(url, target, &pool, small_ranges(), limits).await
+    })
+    .await?;
     assert!(stopped_partway > 2, "the kills did not land during the backfill ({stopped_partway} did)");
-    through_to(&replay.url, target, db.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    through_to(&replay.url, target, db.pool(), small_ranges(), limits).await?.catch_up().await?;
 
     // The plan: four times the base, the side branch's pacts only where the fourth copy made them.
     let stats = reader.stats(node.chain_id()).await.map_err(fail)?;
@@ -171,7 +157,7 @@ async fn four_copies_of_a_market_index_as_four_times_its_plan_through_a_reorg_ki
 
     // And equal, row for row, to one clean index of the amplified chain.
     let fresh = TestDatabase::create().await?;
-    through_to(&replay.url, target, fresh.pool(), small_ranges(), &limits).await?.catch_up().await?;
+    through_to(&replay.url, target, fresh.pool(), small_ranges(), limits).await?.catch_up().await?;
     assert_eq!(dump(db.pool()).await?, dump(fresh.pool()).await?);
     Ok(())
 }

@@ -10,7 +10,7 @@ use agentpact_tests::{
     chain::{ether, send},
     erc8004::Registries,
     index::{
-        checkpoint_block, dump, fresh_dump, indexer, small_ranges, wait_for_checkpoint, wait_for_progress,
+        checkpoint_block, dump, fresh_dump, indexer, kill_during_backfill, small_ranges, wait_for_checkpoint,
     },
     pacts::Market,
     postgres::TestDatabase,
@@ -19,7 +19,6 @@ use alloy::{
     primitives::{Address, U256},
     providers::Provider,
 };
-use sqlx::postgres::PgPoolOptions;
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -62,27 +61,10 @@ async fn killed_at_any_moment_the_index_ends_equal_to_one_clean_run() -> Result 
     let m = busy_market().await?;
     let head = m.chain.provider.get_block_number().await?;
     let db = TestDatabase::create().await?;
-    let mut stopped_partway = 0;
-    for attempt in 0..24u64 {
-        // A pool of its own, closed after the kill: the killed run's connections die with it,
-        // and with them any transaction it had open.
-        let pool = PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
-        let before = checkpoint_block(db.pool()).await?;
-        let mut ix = indexer(&m.chain, &pool, small_ranges());
-        let run = tokio::spawn(async move { ix.catch_up().await });
-        // The kill lands a few milliseconds after the run's first commit, so in or between its
-        // next transactions whatever the machine's speed (a fixed delay landed before the first
-        // commit or after the last one on a slow or a fast machine).
-        wait_for_progress(db.pool(), before, &run).await?;
-        tokio::time::sleep(Duration::from_millis(attempt % 5)).await;
-        run.abort();
-        let _ = run.await;
-        pool.close().await;
-        let at = checkpoint_block(db.pool()).await?;
-        if at >= 0 && (at as u64) < head {
-            stopped_partway += 1;
-        }
-    }
+    let chain = &m.chain;
+    let stopped_partway =
+        kill_during_backfill(&db, head, 24, |pool| async move { Ok(indexer(chain, &pool, small_ranges())) })
+            .await?;
     assert!(stopped_partway > 3, "the kills did not land during the backfill ({stopped_partway} did)");
     indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
     let fresh = fresh_dump(&m.chain).await?;

@@ -172,7 +172,9 @@ impl Hostile {
         let stats = format!("{{ {} }}", aliases(STATS_ALIASES, &|_| "stats { pacts }".into()));
         let counts = format!(
             "query($s: Address!) {{ {} }}",
-            aliases(COUNT_ALIASES, &|_| "pacts(filter: { seller: $s, status: [COMPLETED] }, first: 1) { totalCount }".into())
+            aliases(COUNT_ALIASES, &|_| {
+                "pacts(filter: { seller: $s, status: [COMPLETED] }, first: 1) { totalCount }".into()
+            })
         );
         let variables: String = (0..TIMELINE_ALIASES).map(|i| format!("$p{i}: BigInt! ")).collect();
         let timelines = format!(
