@@ -148,12 +148,58 @@ async fn four_copies_of_a_market_index_as_four_times_its_plan_through_a_reorg_ki
         let times = U256::from(COPIES);
         assert_eq!((amplified.completed, amplified.open), (base.completed * times, base.open * times));
     }
-    let fourth = replay.with_chain(|c| c.timestamp(c.first_block_of(3))).unwrap_or(u64::MAX);
+    let fourth = replay.with_chain(|c| c.timestamp(c.first_block_of(3)));
+    let fourth = fourth.ok_or_else(|| fail("the fourth copy has no first block"))?;
     let created = reader.pact(node.chain_id(), orphan).await.map_err(fail)?.map(|p| p.created_at.timestamp());
     assert!(
         created >= Some(fourth as i64),
         "pact {orphan} is still the side branch's: created at {created:?}, the fourth copy starts at {fourth}"
     );
+
+    // Pact by pact: each copy's pact is its base pact renumbered — parties renamed, times moved,
+    // the same fate, payment, score and timeline; and every copy paid out.
+    let base_reader = Reader::new(base.pool().clone());
+    let chain_id = node.chain_id();
+    for i in (0..pacts).step_by(4) {
+        let original = base_reader.pact(chain_id, U256::from(i)).await.map_err(fail)?;
+        let original = original.ok_or_else(|| fail(format!("base pact {i} missing")))?;
+        let kinds = |t: Vec<agentpact_read::TimelineEvent>| t.into_iter().map(|e| e.kind).collect::<Vec<_>>();
+        let original_timeline = kinds(base_reader.timeline(chain_id, U256::from(i)).await.map_err(fail)?);
+        for k in 1..COPIES {
+            let id = U256::from(i + k * pacts);
+            let copy = reader.pact(chain_id, id).await.map_err(fail)?;
+            let copy = copy.ok_or_else(|| fail(format!("pact {id} missing")))?;
+            let (later, renamed) = replay.with_chain(|c| {
+                let renamed = [original.creator, original.arbitrator].map(|a| c.party(a, k));
+                (c.seconds_later(k) as i64, renamed)
+            });
+            let party =
+                |a: Option<alloy::primitives::Address>| replay.with_chain(|c| a.map(|a| c.party(a, k)));
+            assert_eq!(
+                (copy.status, copy.payment, copy.final_score, copy.outcome),
+                (original.status, original.payment, original.final_score, original.outcome),
+                "pact {id}"
+            );
+            assert_eq!([copy.creator, copy.arbitrator], renamed, "pact {id}");
+            assert_ne!(copy.creator, original.creator, "pact {id}'s creator was not renamed");
+            assert_eq!(
+                (copy.buyer, copy.seller),
+                (party(original.buyer), party(original.seller)),
+                "pact {id}"
+            );
+            assert_eq!(copy.deadline.timestamp(), original.deadline.timestamp() + later, "pact {id}");
+            assert_eq!(copy.created_at.timestamp(), original.created_at.timestamp() + later, "pact {id}");
+            assert_eq!(
+                kinds(reader.timeline(chain_id, id).await.map_err(fail)?),
+                original_timeline,
+                "pact {id}"
+            );
+        }
+    }
+    let payouts = |pool: sqlx::PgPool| async move {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM payouts").fetch_one(&pool).await
+    };
+    assert_eq!(payouts(db.pool().clone()).await?, COPIES as i64 * payouts(base.pool().clone()).await?);
 
     // And equal, row for row, to one clean index of the amplified chain.
     let fresh = TestDatabase::create().await?;

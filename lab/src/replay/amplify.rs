@@ -1,5 +1,5 @@
 //! A recorded history made `copies` times longer without a bigger node (issue #36): copy 0 is the
-//! recording itself, byte for byte; copy `k ≥ 1` repeats its *body* — the blocks from the first
+//! recording itself (every header and log with the fields and values the node sent); copy `k ≥ 1` repeats its *body* — the blocks from the first
 //! pact's creation to the head — after copy `k - 1`, renumbered so no two copies share a name:
 //!
 //! - blocks: body block `b` of copy `k` is block `b + k·L` (`L` the body's length); its header is
@@ -11,12 +11,14 @@
 //!   acceptance cut-off move by `k·D`, as a settlement offer's expiry does;
 //! - parties: every buyer, seller and arbitrator of a pact is `keccak("agentpact-replay" ‖ address ‖
 //!   k)`'s last 20 bytes in copy `k`, wherever its address stands in a log (a topic or an ABI
-//!   word); oracles, contracts and currencies are shared by every copy.
+//!   word); oracles (a party that is also a registered oracle stays itself), contracts and
+//!   currencies are shared by every copy.
 //!
 //! Every event is one the real contracts emitted; only the numbering is synthetic. What cannot be
 //! renumbered safely is refused when the amplification is made, never served: an oracle or agent
-//! registration in the body (a second copy would register the same oracle twice) or a pact created
-//! out of order.
+//! registration in the body (a second copy would register the same oracle twice), an ERC-8004
+//! registry event in the body (its agent ids would repeat), a pact created out of order, a spec URI
+//! the copy suffix would take past the escrow's limit.
 
 use std::collections::{HashMap, HashSet};
 
@@ -122,8 +124,11 @@ impl Amplified {
             recording,
         };
         amplified.learn_body(deployment)?;
-        let first = amplified.timestamp_of(body)?;
-        amplified.span = amplified.timestamp_of(amplified.recording.head())? - first + 2;
+        let (first, last) =
+            (amplified.timestamp_of(body)?, amplified.timestamp_of(amplified.recording.head())?);
+        amplified.span =
+            last.checked_sub(first).context("amplify: the head is older than the first pact")? + 2;
+        amplified.body_len().checked_mul(copies).context("amplify: too many copies")?;
         for n in 0..=amplified.head() {
             let source = amplified.source(n).context("amplify: a block without a source")?;
             let parent = match n.checked_sub(1) {
@@ -166,6 +171,16 @@ impl Amplified {
                     continue;
                 }
                 let topic0 = log.topic0().copied().unwrap_or_default();
+                if deployment
+                    .erc8004
+                    .as_ref()
+                    .is_some_and(|r| [r.identity, r.reputation].contains(&log.address()))
+                {
+                    bail!(
+                        "{}: an ERC-8004 registry event in the body cannot be repeated (its agent ids)",
+                        at()
+                    );
+                }
                 if log.address() == self.agent_registry && !pact_scoped(false, &topic0) {
                     bail!("{}: an agent registry event other than feedback cannot be repeated", at());
                 }
@@ -179,6 +194,14 @@ impl Amplified {
                     }
                     self.pacts += 1;
                     self.parties.extend([e.creator, e.counterparty, e.arbitrator]);
+                    let longest = e.specUri.len() + format!("#copy-{}", self.copies - 1).len();
+                    if longest > agentpact_contracts::rules::MAX_SPEC_URI {
+                        bail!(
+                            "{}: pact {}'s spec URI would pass the escrow's limit in a copy",
+                            at(),
+                            e.pactId
+                        );
+                    }
                 } else if topic0 == AgentPact::PactAccepted::SIGNATURE_HASH {
                     let e = AgentPact::PactAccepted::decode_log_data(data).with_context(at)?;
                     self.parties.extend([e.accepter, e.buyer, e.seller]);
@@ -237,6 +260,11 @@ impl Amplified {
         let past = n - head - 1;
         let copy = 1 + past / self.body_len();
         (copy < self.copies).then(|| Source { block: self.body + past % self.body_len(), copy })
+    }
+
+    /// How much later copy `copy`'s blocks and pact times are than the recording's, in seconds.
+    pub fn seconds_later(&self, copy: u64) -> u64 {
+        copy * self.span
     }
 
     /// `party` as copy `copy` names it: itself in copy 0 or when it is not a pact's party.

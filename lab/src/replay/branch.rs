@@ -55,16 +55,21 @@ impl Served {
         self.side.as_ref().map_or(self.revealed, Side::last)
     }
 
-    /// Reveals the canonical chain up to `head` (at most its own head).
+    /// Reveals the canonical chain up to `head` (at most its own head); while a side branch is
+    /// staged, it takes effect when the branch is settled.
     pub(crate) fn reveal(&mut self, head: u64) {
         self.revealed = head.min(self.chain.head());
     }
 
     /// Serves a side branch over blocks `from..=to` (each the next copy's block at that place)
-    /// until [`Self::settle`]; the head becomes `to`.
+    /// until [`Self::settle`]; the head becomes `to`. `from` must be a copy's first block: a branch
+    /// starting mid-copy would carry events of pacts created in blocks it does not hold.
     pub(crate) fn fork(&mut self, from: u64, to: u64) -> anyhow::Result<()> {
         if from == 0 || to < from || to > self.chain.head() {
             bail!("replay: a side branch over blocks {from}..={to} of a chain of {}", self.chain.head());
+        }
+        if !(1..self.chain.copies()).any(|copy| self.chain.first_block_of(copy) == from) {
+            bail!("replay: a side branch must start at a copy's first block, not at block {from}");
         }
         let mut side = Side {
             from,
@@ -92,9 +97,12 @@ impl Served {
         Ok(())
     }
 
-    /// Drops the side branch: the canonical chain, up to the revealed head, is served again.
+    /// Drops the side branch: the canonical chain is served again, up to the revealed head or the
+    /// branch's last block, whichever is later (a reorg replaces a branch with one as long).
     pub(crate) fn settle(&mut self) {
-        self.side = None;
+        if let Some(side) = self.side.take() {
+            self.revealed = self.revealed.max(side.last());
+        }
     }
 
     /// Block `n` as a node answers it, when served.

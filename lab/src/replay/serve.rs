@@ -95,7 +95,7 @@ impl Replay {
         self.write(|s| s.fork(from, to))
     }
 
-    /// Ends a staged reorg: the canonical chain replaces the side branch.
+    /// Ends a staged reorg: the canonical chain replaces the side branch, at least as long.
     pub fn settle(&self) {
         self.write(Served::settle);
     }
