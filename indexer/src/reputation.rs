@@ -37,18 +37,18 @@ use agentpact_contracts::{Outcome, PactStatus, ReputationRole};
 use alloy::primitives::U256;
 use sqlx::PgConnection;
 
-use agentpact_schema::{Cells, i64_of};
+use agentpact_schema::i64_of;
 
 use crate::IndexError;
 
 /// Which addresses and agents to refresh.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope<'a> {
-    /// The buyers, sellers and oracles of these pacts (the ones a pass touched), the ERC-8004
-    /// agents paid through them, and these ERC-8004 agents (ids as decimal text).
+    /// These addresses (the buyers, sellers and oracles of the pacts a pass touched), the ERC-8004
+    /// agents whose wallets they are, and these ERC-8004 agents (ids as decimal text).
     Marked {
-        /// The pacts.
-        pacts: &'a [U256],
+        /// The addresses.
+        addresses: &'a [Vec<u8>],
         /// The ERC-8004 agents.
         agents: &'a [String],
     },
@@ -76,48 +76,39 @@ pub async fn mark(conn: &mut PgConnection, chain_id: u64, pacts: &[U256]) -> Res
 /// Recomputes the aggregates of every party of the pacts [`mark`]ed on `chain_id`, and clears the
 /// marks.
 pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(), IndexError> {
-    let ids = sqlx::query_scalar!(
-        r#"DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING pact_id::text AS "id!""#,
+    // The parties, not the pacts, come back: a backfill marks every pact it indexed (a million
+    // ids held at once cost the process ~70 MB at its end), while parties are few.
+    let addresses = sqlx::query_scalar!(
+        r#"WITH done AS (DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING pact_id)
+           SELECT p.buyer AS "a!" FROM pacts p JOIN done USING (pact_id) WHERE p.chain_id = $1 AND p.buyer IS NOT NULL
+           UNION SELECT p.seller FROM pacts p JOIN done USING (pact_id) WHERE p.chain_id = $1 AND p.seller IS NOT NULL
+           UNION SELECT po.oracle FROM pact_oracles po JOIN done USING (pact_id) WHERE po.chain_id = $1"#,
         i64_of(chain_id)
     )
     .fetch_all(&mut *conn)
     .await?;
-    let cells = Cells { table: "reputation_pending", key: format!("chain {chain_id}") };
-    let pacts = ids.iter().map(|id| cells.u256("pact_id", id)).collect::<Result<Vec<U256>, _>>()?;
     let agents = sqlx::query_scalar!(
         r#"DELETE FROM erc8004_pending WHERE chain_id = $1 RETURNING agent_id::text AS "id!""#,
         i64_of(chain_id)
     )
     .fetch_all(&mut *conn)
     .await?;
-    Ok(refresh(conn, chain_id, Scope::Marked { pacts: &pacts, agents: &agents }).await?)
+    Ok(refresh(conn, chain_id, Scope::Marked { addresses: &addresses, agents: &agents }).await?)
 }
 
 /// Recomputes the aggregates of `scope` on `chain_id` as buyer, seller and oracle.
 pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -> Result<(), sqlx::Error> {
     let chain = i64_of(chain_id);
-    let (all, addresses, agents): (bool, Vec<Vec<u8>>, &[String]) = match scope {
-        Scope::All => (true, Vec::new(), &[]),
-        Scope::Marked { pacts: [], agents: [] } => return Ok(()),
-        Scope::Marked { pacts, agents } => {
-            let ids: Vec<String> = pacts.iter().map(U256::to_string).collect();
-            let addresses = sqlx::query_scalar!(
-                r#"SELECT buyer AS "a!" FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[]) AND buyer IS NOT NULL
-                   UNION SELECT seller FROM pacts WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[]) AND seller IS NOT NULL
-                   UNION SELECT oracle FROM pact_oracles WHERE chain_id = $1 AND pact_id = ANY($2::text[]::numeric[])"#,
-                chain,
-                &ids
-            )
-            .fetch_all(&mut *conn)
-            .await?;
-            (false, addresses, agents)
-        }
+    let (all, addresses, agents): (bool, &[Vec<u8>], &[String]) = match scope {
+        Scope::All => (true, &[], &[]),
+        Scope::Marked { addresses: [], agents: [] } => return Ok(()),
+        Scope::Marked { addresses, agents } => (false, addresses, agents),
     };
     sqlx::query!(
         "DELETE FROM reputation WHERE chain_id = $1 AND ($2 OR address = ANY($3))",
         chain,
         all,
-        &addresses
+        addresses
     )
     .execute(&mut *conn)
     .await?;
@@ -200,7 +191,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         "#,
         chain,
         all,
-        &addresses,
+        addresses,
         alloy::primitives::Address::ZERO.as_slice(),
         Outcome::Approved.name(),
         Outcome::AutoApproved.name(),
@@ -218,7 +209,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
     )
     .execute(&mut *conn)
     .await?;
-    refresh_erc8004(conn, chain, all, &addresses, agents).await
+    refresh_erc8004(conn, chain, all, addresses, agents).await
 }
 
 /// Recomputes the ERC-8004 aggregates of every agent (`all`), or of `agents` and of the agents
