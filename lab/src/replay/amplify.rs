@@ -55,8 +55,9 @@ pub struct Amplified {
     span: u64,
     escrow: Address,
     agent_registry: Address,
-    /// The pacts' buyers, sellers and arbitrators: renumbered in every copy.
-    parties: HashSet<Address>,
+    /// The pacts' buyers, sellers and arbitrators, each with its name in copies 1, 2, …
+    /// (computed once: serving looks every ABI word of every log up here).
+    parties: HashMap<Address, Vec<Address>>,
     /// Every served block of the canonical chain, JSON as a node answers it, at index `n`.
     blocks: Vec<Value>,
     /// Their hashes.
@@ -117,7 +118,7 @@ impl Amplified {
             span: 0,
             escrow,
             agent_registry: deployment.agent_registry,
-            parties: HashSet::new(),
+            parties: HashMap::new(),
             blocks: Vec::new(),
             hashes: Vec::new(),
             by_hash: HashMap::new(),
@@ -135,7 +136,7 @@ impl Amplified {
                 Some(previous) => amplified.hash(previous).context("amplify: blocks out of order")?,
                 None => amplified.recording_header(0)?.inner.parent_hash,
             };
-            let timestamp = amplified.timestamp_of(source.block)? + source.copy * amplified.span;
+            let timestamp = amplified.timestamp(n).context("amplify: a block without a time")?;
             let (block, hash) = amplified.make_block(n, source, parent, timestamp, None)?;
             if source.copy == 0 && Some(hash) != amplified.recording.hash(n) {
                 bail!("amplify: block {n} rebuilt hashes to {hash}, not to its recorded hash");
@@ -153,7 +154,7 @@ impl Amplified {
         if self.copies == 1 {
             return Ok(());
         }
-        let mut oracles = HashSet::new();
+        let (mut oracles, mut parties) = (HashSet::new(), HashSet::new());
         for n in 0..=self.recording.head() {
             for log in self.recording.logs_of(n) {
                 let data = &log.inner.data;
@@ -193,7 +194,7 @@ impl Amplified {
                         bail!("{}: pact {} created where pact {} was next", at(), e.pactId, self.pacts);
                     }
                     self.pacts += 1;
-                    self.parties.extend([e.creator, e.counterparty, e.arbitrator]);
+                    parties.extend([e.creator, e.counterparty, e.arbitrator]);
                     let longest = e.specUri.len() + format!("#copy-{}", self.copies - 1).len();
                     if longest > agentpact_contracts::rules::MAX_SPEC_URI {
                         bail!(
@@ -204,14 +205,18 @@ impl Amplified {
                     }
                 } else if topic0 == AgentPact::PactAccepted::SIGNATURE_HASH {
                     let e = AgentPact::PactAccepted::decode_log_data(data).with_context(at)?;
-                    self.parties.extend([e.accepter, e.buyer, e.seller]);
+                    parties.extend([e.accepter, e.buyer, e.seller]);
                 } else if !pact_scoped(true, &topic0) && topic0 != AgentPact::Withdrawn::SIGNATURE_HASH {
                     bail!("{}: escrow event {topic0} is neither a pact's nor a withdrawal", at());
                 }
             }
         }
         let contracts = [self.escrow, deployment.oracle_registry, self.agent_registry, Address::ZERO];
-        self.parties.retain(|a| !oracles.contains(a) && !contracts.contains(a));
+        parties.retain(|a| !oracles.contains(a) && !contracts.contains(a));
+        self.parties = parties
+            .into_iter()
+            .map(|party| (party, (1..self.copies).map(|copy| renamed(party, copy)).collect()))
+            .collect();
         // Every log of the body renumbers (its events decode), so serving cannot fail later.
         for b in self.body..=self.recording.head() {
             for log in self.recording.logs_of(b) {
@@ -269,16 +274,8 @@ impl Amplified {
 
     /// `party` as copy `copy` names it: itself in copy 0 or when it is not a pact's party.
     pub fn party(&self, party: Address, copy: u64) -> Address {
-        if copy == 0 || !self.parties.contains(&party) {
-            return party;
-        }
-        let seed = [b"agentpact-replay".as_slice(), party.as_slice(), &copy.to_be_bytes()].concat();
-        Address::from_slice(&keccak256(seed)[12..])
-    }
-
-    /// The pacts' buyers, sellers and arbitrators, as copy 0 names them.
-    pub fn parties(&self) -> impl Iterator<Item = &Address> {
-        self.parties.iter()
+        let names = self.parties.get(&party);
+        copy.checked_sub(1).and_then(|k| names?.get(usize::try_from(k).ok()?)).copied().unwrap_or(party)
     }
 
     /// Block `n` of the canonical chain as a node answers it, when it exists.
@@ -337,7 +334,9 @@ impl Amplified {
         block["extraData"] = json!(header.extra_data);
         if let Some(txs) = block["transactions"].as_array_mut() {
             for tx in txs {
-                let recorded: B256 = tx.as_str().and_then(|t| t.parse().ok()).unwrap_or_default();
+                let recorded: B256 = tx.as_str().and_then(|t| t.parse().ok()).with_context(|| {
+                    format!("amplify: block {}'s transaction {tx} is not a hash", source.block)
+                })?;
                 *tx = json!(transaction(recorded, source.copy));
             }
         }
@@ -409,6 +408,12 @@ impl Amplified {
         renumbered = LogData::new_unchecked(topics, bytes.into());
         Ok(renumbered)
     }
+}
+
+/// Party `party`'s name in copy `copy ≥ 1`.
+fn renamed(party: Address, copy: u64) -> Address {
+    let seed = [b"agentpact-replay".as_slice(), party.as_slice(), &copy.to_be_bytes()].concat();
+    Address::from_slice(&keccak256(seed)[12..])
 }
 
 /// Transaction `tx` as copy `copy` names it.
