@@ -26,6 +26,11 @@ pub struct IndexArgs {
     /// How often to ask the RPC for a new head, in milliseconds.
     #[arg(long, env = "POLL_INTERVAL_MS", default_value_t = 1000)]
     poll_interval_ms: u64,
+    /// Put off secondary indexes and flat counts while a pass starts at least this many blocks
+    /// behind the head with more blocks to go than already indexed; they are built when the head is
+    /// reached (docs/indexer.md §Deferred upkeep). 0: never.
+    #[arg(long, env = "DEFER_UPKEEP_BEHIND", default_value_t = agentpact_indexer::config::DEFER_UPKEEP_BEHIND)]
+    defer_upkeep_behind: u64,
     /// Where to serve Prometheus metrics (GET /metrics).
     #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9464")]
     metrics_addr: SocketAddr,
@@ -52,6 +57,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let config = Config {
         finality_depth: args.finality_depth,
         poll_interval: Duration::from_millis(args.poll_interval_ms.max(10)),
+        defer_upkeep_behind: (args.defer_upkeep_behind > 0).then_some(args.defer_upkeep_behind),
         ..Config::default()
     };
     let indexer = Indexer::new(pool, provider, target, config).with_metrics(metrics).with_heads(heads);

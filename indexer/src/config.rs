@@ -16,14 +16,21 @@ pub struct Config {
     pub max_range: u64,
     /// The longest wait between retries after an RPC or database error.
     pub max_backoff: Duration,
+    /// A pass that starts at least this many blocks below the head, with more blocks to go than
+    /// already indexed, defers secondary indexes and flat counts until it reaches the head
+    /// ([`crate::defer`]); `None`: never.
+    pub defer_upkeep_behind: Option<u64>,
 }
+
+/// The default [`Config::defer_upkeep_behind`]: on Base, about half an hour of blocks.
+pub const DEFER_UPKEEP_BEHIND: u64 = 1_000;
 
 impl Default for Config {
     /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
     /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a
     /// dozen ranges and a dense one holds 5,000-20,000 logs at once, more only where the density
     /// jumps) up to 50,000 blocks, passes retried at most 30 seconds apart (each RPC call is retried by the transport,
-    /// `transport::connect`).
+    /// `transport::connect`), upkeep deferred from [`DEFER_UPKEEP_BEHIND`] blocks behind.
     fn default() -> Self {
         Self {
             finality_depth: 64,
@@ -31,6 +38,7 @@ impl Default for Config {
             initial_range: 10,
             max_range: 50_000,
             max_backoff: Duration::from_secs(30),
+            defer_upkeep_behind: Some(DEFER_UPKEEP_BEHIND),
         }
     }
 }

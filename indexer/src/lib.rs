@@ -6,11 +6,13 @@
 //! ([`sync`]). [`reorg`] notices and rolls back reorganisations; [`lock`] keeps one writer per
 //! chain; [`run`] follows the head, retrying failed passes; [`transport`] retries single RPC calls
 //! under the provider; [`notify`] announces committed changes; [`metrics`] counts; [`reputation`]
-//! keeps per-address aggregates.
+//! keeps per-address aggregates; [`defer`] puts off secondary indexes and flat counts while a
+//! backfill is far behind.
 
 pub mod checkpoint;
 pub mod config;
 pub mod decode;
+pub mod defer;
 pub mod event;
 pub mod fetch;
 pub mod journal;

@@ -22,6 +22,7 @@ use crate::{
     checkpoint::{self, BlockRef, ChainIdentity, Checkpoint, Head},
     config::Config,
     decode::{self, DecodeError},
+    defer,
     event::JournalEvent,
     fetch::{self, RangeSize},
     journal,
@@ -241,7 +242,12 @@ impl<P: Provider> Indexer<P> {
                 ours,
             })));
         }
-        // Aggregates a previous session noted but did not get to (it stopped mid-pass).
+        // Aggregates a previous session noted but did not get to (it stopped mid-pass) — unless
+        // that session was deferring: then the batch that reaches the head refreshes them, with
+        // the indexes they are read through built again.
+        if defer::is_deferred(conn, t.chain_id).await? {
+            return Ok(());
+        }
         self.refresh_reputation(conn).await
     }
 
@@ -306,6 +312,7 @@ impl<P: Provider> Indexer<P> {
                 from = cp.block_number + 1;
             }
         }
+        let deferred = self.defer_upkeep(conn, from, head).await?;
         // The next range's logs are read while this range is written: RPC and database overlap.
         let mut prefetched: Option<(u64, u64, Result<Fetched, TransportError>)> = None;
         while from <= head {
@@ -341,7 +348,7 @@ impl<P: Provider> Indexer<P> {
                 }
                 Some((next_from, next_to, self.logs(next_from, next_to).await))
             };
-            let (batch, next) = tokio::join!(self.commit(conn, at, from, to, seen, &fetched), next);
+            let (batch, next) = tokio::join!(self.commit(conn, at, from, to, seen, deferred, &fetched), next);
             let (checkpoint, events) = batch?;
             prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
@@ -354,11 +361,52 @@ impl<P: Provider> Indexer<P> {
         }
     }
 
+    /// Whether this pass, from block `from` to `head`, writes with upkeep deferred: it was
+    /// already (a session stopped while deferring), or begins now because the pass is far behind
+    /// ([`defer::worth_it`]). A deferral with no block left to write ends here.
+    async fn defer_upkeep(&self, conn: &mut PgConnection, from: u64, head: u64) -> Result<bool, IndexError> {
+        let chain_id = self.target.chain_id;
+        let deferred = defer::is_deferred(conn, chain_id).await?;
+        if deferred && from > head {
+            let mut tx = conn.begin().await?;
+            self.catch_up_upkeep(&mut tx).await?;
+            tx.commit().await?;
+            return Ok(false);
+        }
+        if deferred {
+            return Ok(true);
+        }
+        let indexed = from.saturating_sub(self.target.deployment_block);
+        let behind = (head + 1).saturating_sub(from);
+        if !defer::worth_it(self.config.defer_upkeep_behind, indexed, behind) {
+            return Ok(false);
+        }
+        let began = defer::begin(conn, chain_id, from).await?;
+        if began {
+            tracing::info!(
+                chain_id,
+                from,
+                head,
+                "far behind the head: secondary indexes and flat counts wait until it is reached"
+            );
+        }
+        Ok(began)
+    }
+
+    /// Builds the deferred indexes and counts again ([`defer::finish`]) and brings the
+    /// reputations every deferred batch noted up to date, in `conn`'s transaction.
+    async fn catch_up_upkeep(&self, conn: &mut PgConnection) -> Result<(), IndexError> {
+        let started = std::time::Instant::now();
+        defer::finish(conn, self.target.chain_id).await?;
+        tracing::info!(chain_id = self.target.chain_id, took = ?started.elapsed(), "deferred indexes and flat counts built");
+        reputation::refresh_pending(conn, self.target.chain_id).await
+    }
+
     /// Journals, projects, remembers recent blocks, announces changed pacts and moves the
     /// checkpoint for blocks `from..=to`, which extend the checkpoint `extends`, in one
-    /// transaction. Returns the checkpoint and the number of new events. Runs in a `batch` span
+    /// transaction (which, when upkeep is `deferred` and `to` is the head, also ends the deferral). Returns the checkpoint and the number of new events. Runs in a `batch` span
     /// (chain, from, to, logs) that every log line inside carries.
-    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, head, fetched),
+    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, head, deferred, fetched),
         fields(chain_id = self.target.chain_id, logs = fetched.logs.len()))]
     async fn commit(
         &self,
@@ -367,6 +415,7 @@ impl<P: Provider> Indexer<P> {
         from: u64,
         to: u64,
         head: Head,
+        deferred: bool,
         fetched: &Fetched,
     ) -> Result<(Checkpoint, u64), IndexError> {
         let logs = &fetched.logs[..];
@@ -433,9 +482,12 @@ impl<P: Provider> Indexer<P> {
         let touched_list: Vec<U256> = touched.iter().copied().collect();
         reputation::mark(&mut tx, chain_id, &touched_list).await?;
         // The pass's last batch (the one reaching the head it saw) brings every party the pass
-        // touched up to date in its own transaction: a reader that sees the checkpoint at the
-        // head sees the reputation of everything below it.
-        if to == head.number {
+        // touched up to date in its own transaction, and builds what a deferring pass put off:
+        // a reader that sees the checkpoint at the head sees the reputation, indexes and counts
+        // of everything below it.
+        if to == head.number && deferred {
+            self.catch_up_upkeep(&mut tx).await?;
+        } else if to == head.number {
             reputation::refresh_pending(&mut tx, chain_id).await?;
         }
         notify::pacts(&mut tx, chain_id, &touched).await?;

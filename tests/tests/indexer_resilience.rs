@@ -153,3 +153,117 @@ async fn catching_up_reports_the_new_checkpoint() -> Result {
     assert!(matches!(pass, Pass::Indexed(cp) if cp.block_number == head), "{pass:?}");
     Ok(())
 }
+
+/// The definitions of the database's indexes and triggers, sorted: what a deferral must leave as
+/// the migrations made it.
+async fn catalog(pool: &sqlx::PgPool) -> std::result::Result<Vec<String>, HarnessError> {
+    Ok(sqlx::query_scalar(
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()
+         UNION ALL
+         SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal
+         ORDER BY 1",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The backend pids of `db`'s sessions waiting for a lock in a statement on `table`.
+async fn waiting_on(db: &TestDatabase, table: &str) -> std::result::Result<Vec<i32>, HarnessError> {
+    Ok(sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+         AND wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'",
+    )
+    .bind(table)
+    .fetch_all(db.pool())
+    .await?)
+}
+
+#[tokio::test]
+async fn killed_while_indexes_and_counts_wait_the_index_ends_equal_to_one_that_never_deferred() -> Result {
+    let m = busy_market().await?;
+    let head = m.chain.provider.get_block_number().await?;
+    let reference = TestDatabase::create().await?;
+    let never = Config { defer_upkeep_behind: None, ..small_ranges() };
+    indexer(&m.chain, reference.pool(), never).catch_up().await?;
+    let db = TestDatabase::create().await?;
+
+    // Deferred batches never touch pact_counts; the transaction reaching the head recounts it
+    // after building the indexes and triggers again. Holding its lock here stops that transaction
+    // there, however fast the machine, so every run below is killed either mid-backfill or inside
+    // the rebuild.
+    let mut holder = db.pool().begin().await?;
+    sqlx::query("LOCK TABLE pact_counts IN ACCESS EXCLUSIVE MODE").execute(&mut *holder).await?;
+    let (mut partway, mut deferred_seen) = (0, 0);
+    for attempt in 0u64.. {
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
+        let before = checkpoint_block(db.pool()).await?;
+        let mut ix = indexer(&m.chain, &pool, small_ranges());
+        let run = tokio::spawn(async move { ix.catch_up().await });
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let rebuilding = loop {
+            let waiting = waiting_on(&db, "pact_counts").await?;
+            if !waiting.is_empty() || checkpoint_block(db.pool()).await? > before {
+                break waiting;
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(HarnessError::Process("neither a commit nor the rebuild in 60 s".into()));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        if !rebuilding.is_empty() {
+            // Its connection ends inside the rebuild: nothing of that transaction may land.
+            for pid in &rebuilding {
+                sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(db.pool()).await?;
+            }
+            let ended = run.await.map_err(|e| HarnessError::Process(e.to_string()))?;
+            assert!(ended.is_err(), "the run survived the end of its connection: {ended:?}");
+            pool.close().await;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(attempt % 5)).await;
+        run.abort();
+        let _ = run.await;
+        pool.close().await;
+        partway += 1;
+        let waiting: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM deferred_objects").fetch_one(db.pool()).await?;
+        deferred_seen += u64::from(waiting > 20);
+    }
+    holder.rollback().await?;
+    assert!(partway >= 3, "the kills did not land during the backfill ({partway} did)");
+    assert_eq!(deferred_seen, partway, "a session did not carry on with the deferral it found");
+    assert!(checkpoint_block(db.pool()).await? < head as i64, "the killed rebuild's checkpoint landed");
+    assert_ne!(catalog(db.pool()).await?, catalog(reference.pool()).await?, "nothing was deferred");
+
+    indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
+    assert_eq!(
+        dump(db.pool()).await?,
+        dump(reference.pool()).await?,
+        "differs from an index that never deferred"
+    );
+    assert_eq!(
+        catalog(db.pool()).await?,
+        catalog(reference.pool()).await?,
+        "an index or trigger was not built again"
+    );
+
+    // A stop longer than the history before it: more blocks to go than indexed, so the next pass
+    // defers again — now over counts that already hold every pact, which it must recount, not add to.
+    // (A funded pact joins rows the counts already hold; a started one makes new ones.)
+    m.funded(Initiator::Buyer, ether(1)).await?;
+    let id = m.funded(Initiator::Seller, ether(2)).await?;
+    send(m.chain.pact.startWork(id).from(m.cast.seller)).await?;
+    let blocks = m.chain.provider.get_block_number().await? + 1;
+    let _: serde_json::Value = m.chain.provider.raw_request("anvil_mine".into(), (blocks,)).await?;
+    let built = || async {
+        sqlx::query_scalar::<_, sqlx::postgres::types::Oid>("SELECT 'pacts_by_status'::regclass::oid")
+            .fetch_one(db.pool())
+            .await
+    };
+    let before = built().await?;
+    indexer(&m.chain, db.pool(), small_ranges()).catch_up().await?;
+    indexer(&m.chain, reference.pool(), never).catch_up().await?;
+    assert_ne!(built().await?, before, "the second backfill did not defer");
+    assert_eq!(dump(db.pool()).await?, dump(reference.pool()).await?, "a second deferral differs");
+    Ok(())
+}
