@@ -22,15 +22,18 @@ pub struct Config {
     pub defer_upkeep_behind: Option<u64>,
 }
 
-/// The default [`Config::defer_upkeep_behind`]: on Base, about half an hour of blocks.
-pub const DEFER_UPKEEP_BEHIND: u64 = 1_000;
+/// The default [`Config::defer_upkeep_behind`]: any pass with more blocks to go than already
+/// indexed. Blocks, not events, are what a pass knows before reading: a generated history packs
+/// 70,000 events into 59 blocks, so a threshold in blocks would miss the backfills that pay most;
+/// rebuilding costs about what the rows already indexed cost, which "more to go than done" bounds.
+pub const DEFER_UPKEEP_BEHIND: u64 = 1;
 
 impl Default for Config {
     /// 64 blocks of finality (Base and Ethereum reorganise far less), a 1-second poll, ranges from
     /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a
     /// dozen ranges and a dense one holds 5,000-20,000 logs at once, more only where the density
     /// jumps) up to 50,000 blocks, passes retried at most 30 seconds apart (each RPC call is retried by the transport,
-    /// `transport::connect`), upkeep deferred from [`DEFER_UPKEEP_BEHIND`] blocks behind.
+    /// `transport::connect`), upkeep deferred whenever more blocks are left than indexed.
     fn default() -> Self {
         Self {
             finality_depth: 64,

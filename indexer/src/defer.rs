@@ -109,6 +109,29 @@ pub async fn begin(conn: &mut PgConnection, chain_id: u64, from: u64) -> Result<
     Ok(true)
 }
 
+/// Whether any object is deferred now (by this chain's backfill or another's); if so, marks
+/// `chain_id`'s counts stale too, in the caller's transaction. Called at the end of every batch,
+/// after its writes: another chain's backfill may have dropped the count triggers since this
+/// pass began, leaving this batch's rows uncounted; while this batch holds its row locks on
+/// `pacts` and `pact_oracles`, no drop can land before the mark does. `from` is the batch's first
+/// block.
+pub async fn join(conn: &mut PgConnection, chain_id: u64, from: u64) -> Result<bool, sqlx::Error> {
+    let marked = sqlx::query_scalar!(
+        r#"WITH marked AS (
+               INSERT INTO deferred_chains (chain_id, since_block)
+               SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM deferred_objects)
+               ON CONFLICT DO NOTHING
+               RETURNING chain_id
+           )
+           SELECT EXISTS (SELECT 1 FROM deferred_objects) AS "deferred!""#,
+        i64_of(chain_id),
+        i64_of(from)
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(marked)
+}
+
 /// Builds every deferred index and trigger again from its stored definition and recounts
 /// `chain_id`'s `pact_counts` from its rows, in the caller's transaction (the one reaching the
 /// head). Objects another chain's backfill deferred are built too: a chain still behind keeps its
@@ -160,7 +183,7 @@ mod tests {
         assert!(!worth_it(Some(1_000), 5_000, 5_000));
         // Never, when turned off; and a pass with nothing to do never defers.
         assert!(!worth_it(None, 0, u64::MAX));
-        assert!(!worth_it(Some(0), 0, 0));
-        assert!(worth_it(Some(0), 0, 1));
+        assert!(!worth_it(Some(1), 0, 0));
+        assert!(worth_it(Some(1), 0, 1));
     }
 }

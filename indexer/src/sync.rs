@@ -481,6 +481,8 @@ impl<P: Provider> Indexer<P> {
         self.metrics.phase(Phase::Decode, decoding);
         let touched_list: Vec<U256> = touched.iter().copied().collect();
         reputation::mark(&mut tx, chain_id, &touched_list).await?;
+        // Upkeep another chain's backfill put off since this pass began is this chain's too.
+        let deferred = deferred || defer::join(&mut tx, chain_id, from).await?;
         // The pass's last batch (the one reaching the head it saw) brings every party the pass
         // touched up to date in its own transaction, and builds what a deferring pass put off:
         // a reader that sees the checkpoint at the head sees the reputation, indexes and counts

@@ -78,16 +78,9 @@ pub async fn followed(
     Ok((db, indexer))
 }
 
-/// Small ranges and a short finality depth: many batches, and reorgs within reach; upkeep
-/// deferred whenever more blocks are left than indexed (a first backfill always), however few.
+/// Small ranges and a short finality depth: many batches, and reorgs within reach.
 pub fn small_ranges() -> Config {
-    Config {
-        initial_range: 2,
-        max_range: 4,
-        finality_depth: 12,
-        defer_upkeep_behind: Some(0),
-        ..Config::default()
-    }
+    Config { initial_range: 2, max_range: 4, finality_depth: 12, ..Config::default() }
 }
 
 /// Tables of the schema left out of [`dump`], and why: none of them is content the chain decides.

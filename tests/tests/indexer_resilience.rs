@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use agentpact_contracts::Initiator;
+use agentpact_contracts::{DeployOptions, Initiator};
 use agentpact_indexer::{Config, Pass};
 use agentpact_tests::{
     HarnessError,
-    chain::{ether, send},
+    chain::{TestChain, ether, send},
     erc8004::Registries,
     index::{
         checkpoint_block, dump, fresh_dump, indexer, kill_during_backfill, small_ranges, wait_for_checkpoint,
@@ -265,5 +265,50 @@ async fn killed_while_indexes_and_counts_wait_the_index_ends_equal_to_one_that_n
     indexer(&m.chain, reference.pool(), never).catch_up().await?;
     assert_ne!(built().await?, before, "the second backfill did not defer");
     assert_eq!(dump(db.pool()).await?, dump(reference.pool()).await?, "a second deferral differs");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_second_chain_writing_while_the_first_defers_keeps_its_counts() -> Result {
+    let first = busy_market().await?;
+    let second = Market::open_on(TestChain::start_with(84_532, DeployOptions::default()).await?).await?;
+    for initiator in [Initiator::Buyer, Initiator::Seller] {
+        let id = second.funded(initiator, ether(1)).await?;
+        send(second.chain.pact.startWork(id).from(second.cast.seller)).await?;
+        second.funded(initiator, ether(3)).await?;
+    }
+    let never = Config { defer_upkeep_behind: None, ..small_ranges() };
+    let reference = TestDatabase::create().await?;
+    indexer(&first.chain, reference.pool(), never).catch_up().await?;
+    indexer(&second.chain, reference.pool(), never).catch_up().await?;
+
+    // The first chain, alone in the database, defers; it is stopped inside its rebuild (held by a
+    // lock on pact_counts), so its indexes and count triggers stay dropped.
+    let db = TestDatabase::create().await?;
+    let mut holder = db.pool().begin().await?;
+    sqlx::query("LOCK TABLE pact_counts IN ACCESS EXCLUSIVE MODE").execute(&mut *holder).await?;
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(2).connect(db.url()).await?;
+    let mut ix = indexer(&first.chain, &pool, small_ranges());
+    let run = tokio::spawn(async move { ix.catch_up().await });
+    let rebuilding = || async { Ok(!waiting_on(&db, "pact_counts").await?.is_empty()) };
+    agentpact_tests::until(Duration::from_secs(60), "the first chain's rebuild", rebuilding).await?;
+    for pid in waiting_on(&db, "pact_counts").await? {
+        sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(db.pool()).await?;
+    }
+    assert!(run.await.map_err(|e| HarnessError::Process(e.to_string()))?.is_err());
+    pool.close().await;
+    holder.rollback().await?;
+
+    // The second chain does not defer (it is not alone) but writes while the triggers are gone:
+    // its batches mark its counts stale, and reaching its head it builds the objects and recounts.
+    indexer(&second.chain, db.pool(), small_ranges()).catch_up().await?;
+    let waiting: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM deferred_objects").fetch_one(db.pool()).await?;
+    let marked: Vec<i64> =
+        sqlx::query_scalar("SELECT chain_id FROM deferred_chains").fetch_all(db.pool()).await?;
+    assert_eq!((waiting, marked), (0, vec![31_337]), "the second chain left upkeep undone");
+    indexer(&first.chain, db.pool(), small_ranges()).catch_up().await?;
+    assert_eq!(dump(db.pool()).await?, dump(reference.pool()).await?, "two chains' counts");
+    assert_eq!(catalog(db.pool()).await?, catalog(reference.pool()).await?);
     Ok(())
 }
