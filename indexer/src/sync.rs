@@ -348,7 +348,8 @@ impl<P: Provider> Indexer<P> {
                 }
                 Some((next_from, next_to, self.logs(next_from, next_to).await))
             };
-            let (batch, next) = tokio::join!(self.commit(conn, at, from, to, seen, deferred, &fetched), next);
+            let (batch, next) =
+                tokio::join!(self.commit(conn, at, from, to, Plan { head: seen, deferred }, &fetched), next);
             let (checkpoint, events) = batch?;
             prefetched = next;
             self.metrics.batch(to, events, started.elapsed());
@@ -406,7 +407,7 @@ impl<P: Provider> Indexer<P> {
     /// checkpoint for blocks `from..=to`, which extend the checkpoint `extends`, in one
     /// transaction (which, when upkeep is `deferred` and `to` is the head, also ends the deferral). Returns the checkpoint and the number of new events. Runs in a `batch` span
     /// (chain, from, to, logs) that every log line inside carries.
-    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, head, deferred, fetched),
+    #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, plan, fetched),
         fields(chain_id = self.target.chain_id, logs = fetched.logs.len()))]
     async fn commit(
         &self,
@@ -414,10 +415,10 @@ impl<P: Provider> Indexer<P> {
         extends: Option<Checkpoint>,
         from: u64,
         to: u64,
-        head: Head,
-        deferred: bool,
+        plan: Plan,
         fetched: &Fetched,
     ) -> Result<(Checkpoint, u64), IndexError> {
+        let Plan { head, deferred } = plan;
         let logs = &fetched.logs[..];
         let reading = std::time::Instant::now();
         let final_below = head.number.saturating_sub(self.config.finality_depth);
@@ -580,6 +581,14 @@ impl<P: Provider> Indexer<P> {
         let block = self.provider.get_block_by_number(BlockNumberOrTag::Number(number)).await?;
         Ok(block.map(|b| b.header.hash))
     }
+}
+
+/// What a pass decided before writing its batches: the head it saw (the batch reaching it ends the
+/// pass) and whether upkeep is deferred.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    head: Head,
+    deferred: bool,
 }
 
 /// A range's logs as read, with its last block's hash and parent hash just before.
