@@ -405,8 +405,9 @@ impl<P: Provider> Indexer<P> {
 
     /// Journals, projects, remembers recent blocks, announces changed pacts and moves the
     /// checkpoint for blocks `from..=to`, which extend the checkpoint `extends`, in one
-    /// transaction (which, when upkeep is `deferred` and `to` is the head, also ends the deferral). Returns the checkpoint and the number of new events. Runs in a `batch` span
-    /// (chain, from, to, logs) that every log line inside carries.
+    /// transaction; the one reaching the `plan`'s head also ends a deferral. Returns the
+    /// checkpoint and the number of new events. Runs in a `batch` span (chain, from, to, logs)
+    /// that every log line inside carries.
     #[tracing::instrument(name = "batch", level = "info", skip(self, conn, extends, plan, fetched),
         fields(chain_id = self.target.chain_id, logs = fetched.logs.len()))]
     async fn commit(
