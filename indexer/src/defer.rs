@@ -70,6 +70,7 @@ pub async fn begin(conn: &mut PgConnection, chain_id: u64, from: u64) -> Result<
     )
     .execute(&mut *tx)
     .await?;
+    // (The query macro types a text[] parameter as `&[String]`.)
     let tables: Vec<String> = TABLES.iter().map(|t| (*t).to_owned()).collect();
     let triggers: Vec<String> = TRIGGERS.iter().map(|t| (*t).to_owned()).collect();
     // The statements are made by Postgres from its own catalog (`%I` quotes each name).

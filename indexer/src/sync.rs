@@ -363,18 +363,12 @@ impl<P: Provider> Indexer<P> {
     }
 
     /// Whether this pass, from block `from` to `head`, writes with upkeep deferred: it was
-    /// already (a session stopped while deferring), or begins now because the pass is far behind
-    /// ([`defer::worth_it`]). A deferral with no block left to write ends here.
+    /// already (a session stopped while deferring: its checkpoint is below the head it saw, since
+    /// the batch reaching that head ends a deferral), or begins now because the pass is far behind
+    /// ([`defer::worth_it`]).
     async fn defer_upkeep(&self, conn: &mut PgConnection, from: u64, head: u64) -> Result<bool, IndexError> {
         let chain_id = self.target.chain_id;
-        let deferred = defer::is_deferred(conn, chain_id).await?;
-        if deferred && from > head {
-            let mut tx = conn.begin().await?;
-            self.catch_up_upkeep(&mut tx).await?;
-            tx.commit().await?;
-            return Ok(false);
-        }
-        if deferred {
+        if defer::is_deferred(conn, chain_id).await? {
             return Ok(true);
         }
         let indexed = from.saturating_sub(self.target.deployment_block);

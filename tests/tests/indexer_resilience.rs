@@ -178,6 +178,16 @@ async fn waiting_on(db: &TestDatabase, table: &str) -> std::result::Result<Vec<i
     .await?)
 }
 
+/// Ends every session of `db` waiting for a lock in a statement on `table` (as a crash would end
+/// its connection); how many it ended.
+async fn end_waiting_on(db: &TestDatabase, table: &str) -> std::result::Result<usize, HarnessError> {
+    let pids = waiting_on(db, table).await?;
+    for pid in &pids {
+        sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(db.pool()).await?;
+    }
+    Ok(pids.len())
+}
+
 #[tokio::test]
 async fn killed_while_indexes_and_counts_wait_the_index_ends_equal_to_one_that_never_deferred() -> Result {
     let m = busy_market().await?;
@@ -201,8 +211,8 @@ async fn killed_while_indexes_and_counts_wait_the_index_ends_equal_to_one_that_n
         let run = tokio::spawn(async move { ix.catch_up().await });
         let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
         let rebuilding = loop {
-            let waiting = waiting_on(&db, "pact_counts").await?;
-            if !waiting.is_empty() || checkpoint_block(db.pool()).await? > before {
+            let waiting = !waiting_on(&db, "pact_counts").await?.is_empty();
+            if waiting || checkpoint_block(db.pool()).await? > before {
                 break waiting;
             }
             if tokio::time::Instant::now() > deadline {
@@ -210,11 +220,9 @@ async fn killed_while_indexes_and_counts_wait_the_index_ends_equal_to_one_that_n
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         };
-        if !rebuilding.is_empty() {
+        if rebuilding {
             // Its connection ends inside the rebuild: nothing of that transaction may land.
-            for pid in &rebuilding {
-                sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(db.pool()).await?;
-            }
+            end_waiting_on(&db, "pact_counts").await?;
             let ended = run.await.map_err(|e| HarnessError::Process(e.to_string()))?;
             assert!(ended.is_err(), "the run survived the end of its connection: {ended:?}");
             pool.close().await;
@@ -292,9 +300,7 @@ async fn a_second_chain_writing_while_the_first_defers_keeps_its_counts() -> Res
     let run = tokio::spawn(async move { ix.catch_up().await });
     let rebuilding = || async { Ok(!waiting_on(&db, "pact_counts").await?.is_empty()) };
     agentpact_tests::until(Duration::from_secs(60), "the first chain's rebuild", rebuilding).await?;
-    for pid in waiting_on(&db, "pact_counts").await? {
-        sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(db.pool()).await?;
-    }
+    end_waiting_on(&db, "pact_counts").await?;
     assert!(run.await.map_err(|e| HarnessError::Process(e.to_string()))?.is_err());
     pool.close().await;
     holder.rollback().await?;
