@@ -28,8 +28,8 @@ pub struct IndexArgs {
     poll_interval_ms: u64,
     /// Put off secondary indexes and flat counts while a pass starts at least this many blocks
     /// behind the head with more blocks to go than already indexed (1: any such pass); they are
-    /// built when the head is reached (docs/indexer.md §Deferred upkeep). 0, the default: never.
-    #[arg(long, env = "DEFER_UPKEEP_BEHIND", default_value_t = 0)]
+    /// built when the head is reached (docs/indexer.md §Deferred upkeep). 0: never.
+    #[arg(long, env = "DEFER_UPKEEP_BEHIND", default_value_t = agentpact_indexer::config::DEFER_UPKEEP_BEHIND)]
     defer_upkeep_behind: u64,
     /// Where to serve Prometheus metrics (GET /metrics).
     #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9464")]

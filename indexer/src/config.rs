@@ -26,8 +26,6 @@ pub struct Config {
 /// indexed. Blocks, not events, are what a pass knows before reading: a generated history packs
 /// 70,000 events into 59 blocks, so a threshold in blocks would miss the backfills that pay most;
 /// rebuilding costs about what the rows already indexed cost, which "more to go than done" bounds.
-/// Not the default yet: after a deferred backfill of 100k pacts, live p95 was 319 ms against 134 ms
-/// without (BENCHMARKS.md §The write path), a cause not found yet.
 pub const DEFER_UPKEEP_BEHIND: u64 = 1;
 
 impl Default for Config {
@@ -35,7 +33,8 @@ impl Default for Config {
     /// 10 blocks (doubling while results are small, so a sparse chain reaches the cap within a
     /// dozen ranges and a dense one holds 5,000-20,000 logs at once, more only where the density
     /// jumps) up to 50,000 blocks, passes retried at most 30 seconds apart (each RPC call is retried by the transport,
-    /// `transport::connect`), upkeep never deferred (opt in with [`DEFER_UPKEEP_BEHIND`]).
+    /// `transport::connect`), upkeep deferred by any pass with more blocks to go than done
+    /// ([`DEFER_UPKEEP_BEHIND`]).
     fn default() -> Self {
         Self {
             finality_depth: 64,
@@ -43,7 +42,7 @@ impl Default for Config {
             initial_range: 10,
             max_range: 50_000,
             max_backoff: Duration::from_secs(30),
-            defer_upkeep_behind: None,
+            defer_upkeep_behind: Some(DEFER_UPKEEP_BEHIND),
         }
     }
 }

@@ -388,13 +388,15 @@ impl<P: Provider> Indexer<P> {
         Ok(began)
     }
 
-    /// Builds the deferred indexes and counts again ([`defer::finish`]) and brings the
-    /// reputations every deferred batch noted up to date, in `conn`'s transaction.
+    /// Builds the deferred indexes and counts again ([`defer::finish`]), brings the reputations
+    /// every deferred batch noted up to date and gathers the tables' statistics
+    /// ([`defer::analyze`]), in `conn`'s transaction.
     async fn catch_up_upkeep(&self, conn: &mut PgConnection) -> Result<(), IndexError> {
         let started = std::time::Instant::now();
         defer::finish(conn, self.target.chain_id).await?;
         tracing::info!(chain_id = self.target.chain_id, took = ?started.elapsed(), "deferred indexes and flat counts built");
-        reputation::refresh_pending(conn, self.target.chain_id).await
+        reputation::refresh_pending(conn, self.target.chain_id).await?;
+        Ok(defer::analyze(conn).await?)
     }
 
     /// Journals, projects, remembers recent blocks, announces changed pacts and moves the

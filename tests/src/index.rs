@@ -79,15 +79,9 @@ pub async fn followed(
 }
 
 /// Small ranges and a short finality depth: many batches, and reorgs within reach; upkeep
-/// deferred whenever more blocks are left than indexed (every first backfill).
+/// deferred whenever more blocks are left than indexed (the default: every first backfill).
 pub fn small_ranges() -> Config {
-    Config {
-        initial_range: 2,
-        max_range: 4,
-        finality_depth: 12,
-        defer_upkeep_behind: Some(agentpact_indexer::config::DEFER_UPKEEP_BEHIND),
-        ..Config::default()
-    }
+    Config { initial_range: 2, max_range: 4, finality_depth: 12, ..Config::default() }
 }
 
 /// Tables of the schema left out of [`dump`], and why: none of them is content the chain decides.
