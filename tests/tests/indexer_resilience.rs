@@ -254,6 +254,15 @@ async fn killed_while_indexes_and_counts_wait_the_index_ends_equal_to_one_that_n
         catalog(reference.pool()).await?,
         "an index or trigger was not built again"
     );
+    // The planner's statistics too: without them every live pass after a deferred backfill of
+    // 100k pacts hashed the whole chain's pacts (BENCHMARKS.md §The write path).
+    let with_statistics: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT tablename::text FROM pg_stats WHERE schemaname = current_schema()
+         AND tablename IN ('events', 'pacts', 'pact_oracles') ORDER BY 1",
+    )
+    .fetch_all(db.pool())
+    .await?;
+    assert_eq!(with_statistics, ["events", "pact_oracles", "pacts"], "the deferral left no statistics");
 
     // A stop longer than the history before it: more blocks to go than indexed, so the next pass
     // defers again — now over counts that already hold every pact, which it must recount, not add to.
