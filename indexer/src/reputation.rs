@@ -79,10 +79,10 @@ pub async fn refresh_pending(conn: &mut PgConnection, chain_id: u64) -> Result<(
     // The parties, not the pacts, come back: a backfill marks every pact it indexed (a million
     // ids held at once cost the process ~70 MB at its end), while parties are few.
     let addresses = sqlx::query_scalar!(
-        r#"WITH done AS (DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING chain_id, pact_id)
-           SELECT p.buyer AS "a!" FROM pacts p JOIN done USING (chain_id, pact_id) WHERE p.buyer IS NOT NULL
-           UNION SELECT p.seller FROM pacts p JOIN done USING (chain_id, pact_id) WHERE p.seller IS NOT NULL
-           UNION SELECT po.oracle FROM pact_oracles po JOIN done USING (chain_id, pact_id)"#,
+        r#"WITH done AS (DELETE FROM reputation_pending WHERE chain_id = $1 RETURNING pact_id)
+           SELECT p.buyer AS "a!" FROM pacts p JOIN done USING (pact_id) WHERE p.chain_id = $1 AND p.buyer IS NOT NULL
+           UNION SELECT p.seller FROM pacts p JOIN done USING (pact_id) WHERE p.chain_id = $1 AND p.seller IS NOT NULL
+           UNION SELECT po.oracle FROM pact_oracles po JOIN done USING (pact_id) WHERE po.chain_id = $1"#,
         i64_of(chain_id)
     )
     .fetch_all(&mut *conn)
