@@ -117,6 +117,12 @@ async fn api_bench_loads_the_server_from_another_process_over_an_amplified_histo
     let printed =
         bench(&["bench", "api", "--pacts", "60", "--copies", "3", "--seconds", "1", "--clients", "1,2"])?;
     assert!(printed.contains("load from another process"), "{printed}");
+    // The server was `agentpact serve` in a process of its own, whose peak memory was read.
+    let peak = printed.split("server peak RSS ").nth(1).and_then(|rest| rest.split(" MiB").next());
+    assert!(
+        peak.is_some_and(|mib| mib.parse::<u32>().is_ok_and(|m| m > 0)),
+        "no server peak RSS in:\n{printed}"
+    );
     // The indexer process read three copies from the replay, and the index is checked against
     // three times the plan.
     for expected in ["amplified: 3 copies, 180 pacts", "equal the plan (3 x the generated history)"] {

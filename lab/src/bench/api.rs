@@ -1,13 +1,14 @@
-//! `agentpact bench api`: the GraphQL API over a generated, indexed chain, served on loopback.
-//! For each query and each concurrency, clients in another process (`bench load`, pinned to the
-//! last CPU while this process keeps to the others, when `taskset` is there) send in a closed
-//! loop for a fixed time; reported: requests/s and p50/p99 latency. Postgres floats over every
-//! core, so the figures are a floor for a server with a machine of its own.
+//! `agentpact bench api`: the GraphQL API over a generated, indexed chain, served on loopback by
+//! `agentpact serve` in a process of its own, as deployed (its defaults, but no rate limit). For
+//! each query and each concurrency, clients in another process (`bench load`) send in a closed
+//! loop for a fixed time; reported: requests/s and p50/p99 latency. With `taskset` there, the load
+//! keeps to the last CPU and the server to the others from its start (so its runtime has one
+//! worker per CPU it has); Postgres floats over every core, so the figures are a floor for a
+//! server with a machine of its own.
 
-use std::{sync::Arc, time::Duration};
+use std::{process::Stdio, sync::Arc, time::Duration};
 
-use agentpact_api::ServeConfig;
-use agentpact_read::Databases;
+use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 use super::{Amplification, Workload, lab::Lab, load, market::SPEC_WORDS};
@@ -25,6 +26,10 @@ pub struct ApiArgs {
     /// Concurrent clients, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     clients: Vec<usize>,
+    /// Only the queries whose name contains one of these words (comma-separated), e.g.
+    /// `--only 'pact(id)'` to profile one; every query when absent.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 /// The variables of a query's `n`th request.
@@ -38,24 +43,23 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     // visibility map that lets counts read indexes alone.
     sqlx::query("VACUUM ANALYZE").execute(&lab.pool).await?;
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}/graphql", listener.local_addr()?);
-    let config = ServeConfig {
-        chain_id: lab.anvil.chain_id(),
-        cors_origins: Vec::new(),
-        ready_max_lag_blocks: u64::MAX,
-        ready_max_silence: Duration::from_secs(3_600),
-        ready_max_replica_lag_blocks: 2,
-        rate_limit: None,
-        negotiation: Default::default(),
-        connections: Default::default(),
-    };
-    let serving = tokio::spawn(agentpact_api::serve(
-        listener,
-        Databases::single(lab.pool.clone()),
-        config,
-        std::future::pending(),
-    ));
+    let load_cpu = pin_apart().await;
+    let server_cpus = load_cpu.map(|cpu| format!("0-{}", cpu - 1));
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+    let mut server = lab
+        .command_on("serve", server_cpus.as_deref())?
+        .env("API_ADDR", addr.to_string())
+        .env("RATE_LIMIT_PER_SEC", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting agentpact serve")?;
+    let server_pid = server.id().context("agentpact serve exited at once")?;
+    tokio::select! {
+        status = server.wait() => bail!("agentpact serve stopped ({}) before it answered", status?),
+        up = serving(addr) => up?,
+    }
+    let url = format!("http://{addr}/graphql");
 
     let total = (args.workload.pacts as u64 * lab.copies()).max(1);
     let sellers: Vec<String> = lab.sellers().iter().map(|s| s.to_checksum(None)).collect();
@@ -115,16 +119,21 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
             }),
         ),
     ];
-    let load_cpu = pin_apart().await;
-    match load_cpu {
-        Some(cpu) => println!("load from another process on CPU {cpu}; this server on the others"),
-        None => println!("load from another process, unpinned (no taskset, or one CPU)"),
+    match (&server_cpus, load_cpu) {
+        (Some(server), Some(load)) => {
+            println!("agentpact serve on CPUs {server}, the load from another process on CPU {load}")
+        }
+        _ => println!(
+            "agentpact serve in its own process, the load from another process, unpinned (no taskset, or one CPU)"
+        ),
     }
     let dir = std::env::temp_dir().join(format!("agentpact-bench-api-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     println!("| query | clients | requests/s | p50 | p99 | errors |");
     println!("|---|---|---|---|---|---|");
-    for (name, query, inputs) in &queries {
+    let chosen =
+        |name: &str| args.only.is_empty() || args.only.iter().any(|word| name.contains(word.as_str()));
+    for (name, query, inputs) in queries.iter().filter(|(name, ..)| chosen(name)) {
         let bodies = dir.join("bodies.jsonl");
         // A fixed pseudo-random sequence of inputs, so runs are comparable.
         // 20,000 bodies; 1,000 of the hostile ones (tens of kilobytes each).
@@ -143,9 +152,23 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
             );
         }
     }
-    serving.abort();
+    let peak = super::peak_rss_mib(server_pid);
+    println!("server peak RSS {}", peak.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB")));
+    server.kill().await?;
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
+}
+
+/// Waits until the server at `addr` answers `/healthz` (a minute at most).
+async fn serving(addr: std::net::SocketAddr) -> anyhow::Result<()> {
+    let url = format!("http://{addr}/healthz");
+    for _ in 0..1_200 {
+        if reqwest::get(&url).await.is_ok_and(|r| r.status().is_success()) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("agentpact serve did not answer {url} within a minute")
 }
 
 /// Aliases in the hostile queries: each as many as the cost limit (5,000) accepts.
@@ -185,8 +208,8 @@ impl Hostile {
     }
 }
 
-/// Keeps this process (server and indexer) off the last CPU and returns that CPU for the load
-/// process; `None` when there is one CPU or no `taskset`.
+/// Keeps this process off the last CPU and returns that CPU for the load process; `None` when
+/// there is one CPU or no `taskset`.
 async fn pin_apart() -> Option<usize> {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     if cpus < 2 {

@@ -148,8 +148,27 @@ impl Lab {
     /// (the binary fixes its own, cli/src/memory.rs), logging warnings unless `RUST_LOG` says
     /// otherwise; killed when dropped.
     pub fn command(&self, subcommand: &str) -> anyhow::Result<tokio::process::Command> {
+        self.command_on(subcommand, None)
+    }
+
+    /// [`Lab::command`] under `taskset -c <cpus>` when `cpus` names some (`0-2`, `0,3`): the
+    /// process keeps to them from its first instruction, so its runtime sizes itself to them as
+    /// it would on a machine of that many cores.
+    pub fn command_on(
+        &self,
+        subcommand: &str,
+        cpus: Option<&str>,
+    ) -> anyhow::Result<tokio::process::Command> {
         let d = self.deployment;
-        let mut command = tokio::process::Command::new(std::env::current_exe()?);
+        let exe = std::env::current_exe()?;
+        let mut command = match cpus {
+            Some(cpus) => {
+                let mut taskset = tokio::process::Command::new("taskset");
+                taskset.args(["-c", cpus]).arg(exe);
+                taskset
+            }
+            None => tokio::process::Command::new(exe),
+        };
         command
             .arg(subcommand)
             .env("RPC_URL", &self.source_url)
