@@ -43,11 +43,10 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     // visibility map that lets counts read indexes alone.
     sqlx::query("VACUUM ANALYZE").execute(&lab.pool).await?;
 
-    let load_cpu = pin_apart().await;
-    let server_cpus = load_cpu.map(|cpu| format!("0-{}", cpu - 1));
+    let placement = pin_apart().await;
     let addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let mut server = lab
-        .command_on("serve", server_cpus.as_deref())?
+        .command_on("serve", placement.as_ref().map(|p| p.server.as_str()))?
         .env("API_ADDR", addr.to_string())
         .env("RATE_LIMIT_PER_SEC", "0")
         .stdout(Stdio::null())
@@ -119,11 +118,11 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
             }),
         ),
     ];
-    match (&server_cpus, load_cpu) {
-        (Some(server), Some(load)) => {
+    match &placement {
+        Some(Placement { server, load }) => {
             println!("agentpact serve on CPUs {server}, the load from another process on CPU {load}")
         }
-        _ => println!(
+        None => println!(
             "agentpact serve in its own process, the load from another process, unpinned (no taskset, or one CPU)"
         ),
     }
@@ -145,15 +144,21 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
             .collect();
         std::fs::write(&bodies, lines.join("\n"))?;
         for &clients in &args.clients {
-            let r = load::in_another_process(&url, &bodies, clients, args.seconds, load_cpu).await?;
+            let r = load::in_another_process(
+                &url,
+                &bodies,
+                clients,
+                args.seconds,
+                placement.as_ref().map(|p| p.load),
+            )
+            .await?;
             println!(
                 "| {name} | {clients} | {:.0} | {:.1} ms | {:.1} ms | {} |",
                 r.per_second, r.p50_ms, r.p99_ms, r.errors
             );
         }
     }
-    let peak = super::peak_rss_mib(server_pid);
-    println!("server peak RSS {}", peak.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB")));
+    println!("server peak RSS {}", super::peak_rss(server_pid));
     server.kill().await?;
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
@@ -208,15 +213,24 @@ impl Hostile {
     }
 }
 
-/// Keeps this process off the last CPU and returns that CPU for the load process; `None` when
-/// there is one CPU or no `taskset`.
-async fn pin_apart() -> Option<usize> {
+/// Where the server and the load run when they are pinned apart.
+struct Placement {
+    /// The server's CPUs, as `taskset -c` takes them: every CPU but the last.
+    server: String,
+    /// The load's CPU: the last.
+    load: usize,
+}
+
+/// Keeps this process to the server's CPUs and says where each runs; `None` when there is one
+/// CPU or no `taskset`.
+async fn pin_apart() -> Option<Placement> {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     if cpus < 2 {
         return None;
     }
-    let own = format!("0-{}", cpus - 2);
+    let server = format!("0-{}", cpus - 2);
     let pid = std::process::id().to_string();
-    let pinned = tokio::process::Command::new("taskset").args(["-a", "-p", "-c", &own, &pid]).output().await;
-    pinned.ok().filter(|o| o.status.success()).map(|_| cpus - 1)
+    let pinned =
+        tokio::process::Command::new("taskset").args(["-a", "-p", "-c", &server, &pid]).output().await;
+    pinned.ok().filter(|o| o.status.success()).map(|_| Placement { server, load: cpus - 1 })
 }

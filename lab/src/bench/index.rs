@@ -17,7 +17,7 @@ use alloy::{
 };
 use anyhow::{Context, bail};
 
-use super::{Amplification, Percentiles, Workload, lab::Lab, market::Fate, ms, peak_rss_mib};
+use super::{Amplification, Percentiles, Workload, lab::Lab, market::Fate, ms, peak_rss};
 
 /// Flags of `agentpact bench index`.
 #[derive(Debug, Clone, clap::Args)]
@@ -85,14 +85,14 @@ pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
         }
     }
     let took = started.elapsed();
-    let peak = peak_rss_mib(pid);
+    let peak = peak_rss(pid);
     let metrics = reqwest::get(format!("http://{metrics_addr}/metrics")).await?.text().await?;
     indexer.kill().await?;
     let events = metric(&metrics, "agentpact_indexer_events_total{").context("no event count in /metrics")?;
     println!(
         "backfill (agentpact index, its own process): {events} events in {took:.2?} = {:.0} events/s; peak RSS {}",
         events / took.as_secs_f64(),
-        peak.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB")),
+        peak,
     );
     let phases: Vec<String> = Phase::ALL
         .iter()

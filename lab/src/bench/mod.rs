@@ -125,6 +125,12 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
+/// The peak resident memory of process `pid` as the benchmarks print it: `N MiB`, or `unknown`
+/// where `/proc` cannot tell.
+fn peak_rss(pid: u32) -> String {
+    peak_rss_mib(pid).map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB"))
+}
+
 /// The peak resident memory of process `pid` (`VmHWM` in `/proc/<pid>/status`), in MiB (Linux).
 fn peak_rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
