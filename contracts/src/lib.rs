@@ -41,7 +41,10 @@ pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use erc8004::Erc8004;
 pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};
-pub use vocab::{DisputeCause, DisputeOutcome, OracleStatus, Outcome, ReputationRole};
+pub use vocab::{
+    DeliveryState, DisputeCause, DisputeOutcome, NoticeKind, OracleStatus, Outcome, ReputationRole, WebhookMode,
+    WindowKind,
+};
 
 /// The committed compiler artifacts (`abi`, `bytecode`, `deployedBytecode`), for tools that hand
 /// the ABI to clients.

@@ -5,7 +5,7 @@
 
 use alloy::primitives::{Address, U256};
 
-use crate::{AgentPact, PactStatus};
+use crate::{AgentPact, PactStatus, WindowKind};
 
 /// Each side's stake is the payment divided by this (`STAKE_DIVISOR`).
 pub const STAKE_DIVISOR: u64 = 10;
@@ -29,6 +29,10 @@ pub const MAX_THRESHOLD: u8 = 100;
 pub const FULL_SHARE: u16 = 10_000;
 /// Review period used when the terms give zero (`DEFAULT_REVIEW_PERIOD`).
 pub const DEFAULT_REVIEW_PERIOD: u64 = 3 * 24 * 60 * 60;
+/// Seconds oracles have to score submitted work, from its submission (`VERIFICATION_PERIOD`).
+pub const VERIFICATION_PERIOD: u64 = 3 * 24 * 60 * 60;
+/// Seconds the arbitrator has to rule, from the dispute (`DISPUTE_PERIOD`).
+pub const DISPUTE_PERIOD: u64 = 7 * 24 * 60 * 60;
 /// Longest spec URI in bytes (`MAX_SPEC_URI`).
 pub const MAX_SPEC_URI: usize = 256;
 /// Most oracles a pact may name (`MAX_ORACLES`).
@@ -37,6 +41,19 @@ pub const MAX_ORACLES: usize = 10;
 /// Each side's stake on a pact paying `payment`.
 pub fn stake(payment: U256) -> U256 {
     payment / U256::from(STAKE_DIVISOR)
+}
+
+/// The window a pact in `status` waits in (each closes at one second for everyone), or `None`
+/// for a status no clock ends (COMPLETED, REFUNDED, SPLIT).
+pub const fn window(status: PactStatus) -> Option<WindowKind> {
+    match status {
+        PactStatus::Negotiating => Some(WindowKind::Acceptance),
+        PactStatus::Funded | PactStatus::InProgress => Some(WindowKind::Deadline),
+        PactStatus::PendingVerify => Some(WindowKind::Verification),
+        PactStatus::PendingApproval => Some(WindowKind::Review),
+        PactStatus::Disputed => Some(WindowKind::Dispute),
+        PactStatus::Completed | PactStatus::Refunded | PactStatus::Split => None,
+    }
 }
 
 /// Who divided a pact's money when it ended at a share.

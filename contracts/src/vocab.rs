@@ -127,6 +127,61 @@ closed_set! {
     }
 }
 
+closed_set! {
+    /// When a webhook subscription is told of an event (`webhook_subscriptions.mode`).
+    pub enum WebhookMode {
+        /// As soon as the event is indexed; a reorganisation that removes it later sends a
+        /// revocation.
+        Instant => "instant",
+        /// Only once the event's block is past the finality depth: never revoked.
+        Finalized => "finalized",
+    }
+}
+
+closed_set! {
+    /// What a webhook delivery tells (`webhook_deliveries.kind`).
+    pub enum NoticeKind {
+        /// A pact event.
+        Event => "event",
+        /// A reorganisation removed an event delivered before.
+        Revocation => "revocation",
+        /// A window a party must act in closes soon.
+        Reminder => "reminder",
+        /// A window closed with the pact still waiting in it.
+        Closed => "closed",
+    }
+}
+
+closed_set! {
+    /// Where a webhook delivery stands (`webhook_deliveries.state`).
+    pub enum DeliveryState {
+        /// Not yet answered with a 2xx: waiting for its (next) attempt.
+        Pending => "pending",
+        /// A 2xx answered it.
+        Delivered => "delivered",
+        /// Every attempt failed: kept for its owner to see (the dead letters).
+        Dead => "dead",
+        /// Never sent: a reorganisation removed its event first.
+        Cancelled => "cancelled",
+    }
+}
+
+closed_set! {
+    /// The window a pact waits in, by its status: each closes at one second for everyone.
+    pub enum WindowKind {
+        /// NEGOTIATING: the counterparty accepts by `acceptBy`.
+        Acceptance => "acceptance",
+        /// FUNDED / IN_PROGRESS: the seller submits by the deadline.
+        Deadline => "deadline",
+        /// PENDING_VERIFY: oracles score (and parties may dispute) until it closes.
+        Verification => "verification",
+        /// PENDING_APPROVAL: the buyer approves or rejects until it closes.
+        Review => "review",
+        /// DISPUTED: the arbitrator rules until it closes.
+        Dispute => "dispute",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

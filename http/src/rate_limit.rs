@@ -1,9 +1,11 @@
 //! Per-client rate limiting of the GraphQL routes: a token bucket per client IP address, refilled
 //! at a steady rate up to a burst. A client over its rate gets 429 with `Retry-After`. The buckets
-//! live in this process: behind a load balancer each replica limits what reaches it.
+//! live in this process: behind a load balancer each replica limits what reaches it. The same
+//! buckets keyed by anything else (`RateLimiter<K>`) pace webhook deliveries per owner.
 
 use std::{
     collections::HashMap,
+    hash::Hash,
     net::{IpAddr, SocketAddr},
     sync::Mutex,
     time::{Duration, Instant},
@@ -26,11 +28,11 @@ pub struct Rate {
     pub burst: f64,
 }
 
-/// Clients' buckets.
+/// Clients' buckets, one per key (a client's address unless said otherwise).
 #[derive(Debug)]
-pub struct RateLimiter {
+pub struct RateLimiter<K = IpAddr> {
     rate: Rate,
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    buckets: Mutex<HashMap<K, Bucket>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -42,14 +44,14 @@ struct Bucket {
 /// Above this many clients, buckets idle long enough to be full again are forgotten.
 const PRUNE_ABOVE: usize = 10_000;
 
-impl RateLimiter {
+impl<K: Hash + Eq> RateLimiter<K> {
     /// A limiter allowing `rate` to every client.
     pub fn new(rate: Rate) -> Self {
         Self { rate, buckets: Mutex::new(HashMap::new()) }
     }
 
     /// Takes a token for `client` at `now`, or says how long until one is free.
-    pub fn take(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
+    pub fn take(&self, client: K, now: Instant) -> Result<(), Duration> {
         let Ok(mut buckets) = self.buckets.lock() else { return Ok(()) };
         let Rate { per_second, burst } = self.rate;
         if buckets.len() > PRUNE_ABOVE {

@@ -311,6 +311,8 @@ async fn the_rust_rules_are_the_contracts_rules() -> Result {
     assert_eq!(c.MAX_DURATION().call().await?, rules::MAX_DURATION);
     assert_eq!(c.MAX_REVIEW_PERIOD().call().await?, rules::MAX_REVIEW_PERIOD);
     assert_eq!(c.DEFAULT_REVIEW_PERIOD().call().await?, rules::DEFAULT_REVIEW_PERIOD);
+    assert_eq!(c.VERIFICATION_PERIOD().call().await?, rules::VERIFICATION_PERIOD);
+    assert_eq!(c.DISPUTE_PERIOD().call().await?, rules::DISPUTE_PERIOD);
     assert_eq!(c.MAX_SPEC_URI().call().await?, U256::from(rules::MAX_SPEC_URI));
     assert_eq!(c.MAX_PAYMENT().call().await?, rules::MAX_PAYMENT);
     assert_eq!(c.MAX_ORACLES().call().await?, U256::from(rules::MAX_ORACLES));

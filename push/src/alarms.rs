@@ -1,0 +1,130 @@
+//! Clock alarms, computed from the index on the chain's clock (the indexed block's time: the clock
+//! the contract checks). For each pact waiting in a window ([`rules::window`]) the subscriptions
+//! with alarms that match it get a `reminder` once the window closes within
+//! `remind_before`, and a `closed` notice once it closed with the pact still in it. Keys name the
+//! pact, the window and its closing second, so each is written once per subscription however many
+//! passes see it. Closed notices cover the chain time since the last pass
+//! (`webhook_alarm_cursors`): none is lost while the process is down, and a new deployment does
+//! not announce windows that closed before it started.
+
+use agentpact_contracts::{DeliveryState, NoticeKind, PactStatus, rules};
+use agentpact_schema::i64_of;
+use chrono::{DateTime, Utc};
+use sqlx::{Postgres, Transaction};
+
+use crate::{PushConfig, PushError, dispatch};
+
+/// One pass: reminders and closed notices as of the indexed block's time; returns how many
+/// deliveries it wrote.
+pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig) -> Result<u64, PushError> {
+    let mut tx = pool.begin().await?;
+    let Some(now) = dispatch::indexed(&mut tx, config.chain_id).await?.and_then(|i| i.time) else {
+        return Ok(0);
+    };
+    let since: Option<DateTime<Utc>> =
+        sqlx::query_scalar("SELECT until FROM webhook_alarm_cursors WHERE chain_id = $1 FOR UPDATE")
+            .bind(i64_of(config.chain_id))
+            .fetch_optional(&mut *tx)
+            .await?;
+    let since = since.unwrap_or(now);
+    let remind_until = now + chrono::Duration::from_std(config.remind_before).unwrap_or(chrono::Duration::zero());
+    // Reminders: windows closing in (now, now + remind_before]. Closed: in [since, now).
+    let mut written = queue(&mut tx, config, NoticeKind::Reminder, (now, remind_until), now).await?;
+    if now > since {
+        written += queue(&mut tx, config, NoticeKind::Closed, (since, now), now).await?;
+    }
+    sqlx::query(
+        "INSERT INTO webhook_alarm_cursors (chain_id, until) VALUES ($1, $2)
+         ON CONFLICT (chain_id) DO UPDATE SET until = GREATEST(webhook_alarm_cursors.until, $2)",
+    )
+    .bind(i64_of(config.chain_id))
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(written)
+}
+
+/// Writes `kind` notices for the windows closing in `range` (reminders: after its start up to its
+/// end; closed: from its start to before its end), as of chain time `now`.
+async fn queue(
+    tx: &mut Transaction<'_, Postgres>,
+    config: &PushConfig,
+    kind: NoticeKind,
+    (start, end): (DateTime<Utc>, DateTime<Utc>),
+    now: DateTime<Utc>,
+) -> Result<u64, PushError> {
+    let (statuses, windows): (Vec<i16>, Vec<&str>) = PactStatus::ALL
+        .iter()
+        .filter_map(|s| rules::window(*s).map(|w| (i16::from(s.code()), w.name())))
+        .unzip();
+    let status_names: Vec<String> =
+        PactStatus::ALL.iter().filter(|s| rules::window(**s).is_some()).map(|s| s.to_string()).collect();
+    let code = |s: PactStatus| i16::from(s.code());
+    let secs = |d: u64| i64_of(d) as f64;
+    let done = sqlx::query(
+        "WITH w AS (SELECT * FROM unnest($2::smallint[], $3::text[], $4::text[]) AS w(status, window_name, status_name)),
+         open AS (
+             SELECT p.chain_id, p.pact_id, p.currency, w.window_name, w.status_name,
+                    ARRAY[p.creator, p.buyer, p.seller, p.arbitrator]
+                      || ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = p.chain_id AND o.pact_id = p.pact_id)
+                      AS parties,
+                    CASE
+                        WHEN p.status = $5 THEN p.accept_by
+                        WHEN p.status = ANY($6) THEN p.deadline
+                        WHEN p.status = $7 THEN p.submitted_at + make_interval(secs => $10)
+                        WHEN p.status = $8 THEN p.verified_at + make_interval(secs =>
+                            CASE WHEN p.review_period = 0 THEN $11 ELSE p.review_period::float8 END)
+                        WHEN p.status = $9 THEN p.disputed_at + make_interval(secs => $12)
+                    END AS closes_at
+             FROM pacts p JOIN w ON w.status = p.status
+             WHERE p.chain_id = $1
+         ),
+         due AS (
+             SELECT * FROM open
+             WHERE CASE WHEN $13 = $16 THEN closes_at > $14 AND closes_at <= $15
+                        ELSE closes_at >= $14 AND closes_at < $15 END
+         ),
+         keyed AS (
+             SELECT due.*, due.chain_id || ':' || due.pact_id || ':' || due.window_name || ':'
+                           || extract(epoch FROM due.closes_at)::bigint || ':' || $13 AS key
+             FROM due
+         )
+         INSERT INTO webhook_deliveries (subscription_id, idempotency_key, kind, chain_id, body, state)
+         SELECT s.id, keyed.key, $13, keyed.chain_id,
+                jsonb_build_object(
+                    'type', $13::text, 'idempotencyKey', keyed.key, 'subscriptionId', s.id, 'mode', s.mode,
+                    'chainId', keyed.chain_id, 'pactId', keyed.pact_id::text, 'window', keyed.window_name,
+                    'status', keyed.status_name, 'closesAt', keyed.closes_at, 'chainTime', $17::timestamptz)::text,
+                $18
+         FROM keyed
+         JOIN webhook_subscriptions s
+           ON s.chain_id = keyed.chain_id AND s.alarms AND s.cancelled_at IS NULL
+          AND (s.party IS NULL OR s.party = ANY(keyed.parties))
+          AND (s.pact_ids IS NULL OR keyed.pact_id = ANY(s.pact_ids))
+          AND (s.currencies IS NULL OR keyed.currency = ANY(s.currencies))
+         ORDER BY keyed.closes_at, keyed.pact_id, s.id
+         ON CONFLICT (subscription_id, idempotency_key) DO NOTHING",
+    )
+    .bind(i64_of(config.chain_id))
+    .bind(&statuses)
+    .bind(&windows)
+    .bind(&status_names)
+    .bind(code(PactStatus::Negotiating))
+    .bind(vec![code(PactStatus::Funded), code(PactStatus::InProgress)])
+    .bind(code(PactStatus::PendingVerify))
+    .bind(code(PactStatus::PendingApproval))
+    .bind(code(PactStatus::Disputed))
+    .bind(secs(rules::VERIFICATION_PERIOD))
+    .bind(secs(rules::DEFAULT_REVIEW_PERIOD))
+    .bind(secs(rules::DISPUTE_PERIOD))
+    .bind(kind.name())
+    .bind(start)
+    .bind(end)
+    .bind(NoticeKind::Reminder.name())
+    .bind(now)
+    .bind(DeliveryState::Pending.name())
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected())
+}

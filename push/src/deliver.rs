@@ -1,0 +1,231 @@
+//! Sending the outbox. A subscription's deliveries go one at a time in the order they were written
+//! (a pact's story arrives in order; a revocation after what it revokes), so a failing receiver
+//! holds up only its own subscription: its first pending delivery waits for its backoff, and
+//! after the last attempt becomes a dead letter and the next one goes.
+//!
+//! A turn on a subscription holds a transaction-scoped advisory lock on a connection of its own
+//! (another process skips the subscription meanwhile; a killed process's lock goes with its
+//! connection), while each attempt is recorded on another connection as it happens: the attempt
+//! is counted before the POST (so a reorganisation revokes rather than silently cancels anything
+//! that may have reached the receiver) and its answer after. A process killed between the two
+//! sends the delivery again later with the same idempotency key.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use agentpact_contracts::DeliveryState;
+use agentpact_http::rate_limit::RateLimiter;
+use alloy::primitives::Address;
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+
+use crate::{
+    PushConfig, PushError,
+    config::MAX_BODY,
+    metrics::Metrics,
+    sign::ServerKey,
+    subscription::LOCK_NAMESPACE,
+};
+
+/// Deliveries one turn sends to one subscription before it lets others go.
+const PER_TURN: usize = 64;
+
+/// The sender.
+pub struct Deliverer {
+    pool: sqlx::PgPool,
+    client: reqwest::Client,
+    key: ServerKey,
+    config: PushConfig,
+    metrics: Metrics,
+    owners: RateLimiter<Address>,
+}
+
+/// The next delivery of a subscription.
+#[derive(Debug, sqlx::FromRow)]
+struct Next {
+    id: i64,
+    idempotency_key: String,
+    body: String,
+    attempts: i32,
+    due: bool,
+    block_time: Option<DateTime<Utc>>,
+    url: String,
+    hmac_secret: Option<String>,
+    owner: Vec<u8>,
+}
+
+/// How one attempt ended.
+enum Attempt {
+    Answered,
+    Failed(String),
+}
+
+impl Deliverer {
+    /// A sender with `key`, holding every target to `config.targets` at connection time (no
+    /// proxy, no redirects followed: a 3xx is a failure).
+    pub fn new(pool: sqlx::PgPool, key: ServerKey, config: PushConfig, metrics: Metrics) -> Result<Self, PushError> {
+        let client = reqwest::Client::builder()
+            .dns_resolver(config.targets.resolver())
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(config.timeout)
+            .user_agent(concat!("agentpact-push/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(PushError::Client)?;
+        let owners = RateLimiter::new(config.owner_rate);
+        Ok(Self { pool, client, key, config, metrics, owners })
+    }
+
+    /// One round: every subscription with a delivery due gets a turn (`concurrency` at once);
+    /// returns how many deliveries were answered.
+    pub async fn round(&self) -> Result<u64, PushError> {
+        let heads: Vec<(i64, bool)> = sqlx::query_as(
+            "SELECT DISTINCT ON (subscription_id) subscription_id, next_attempt_at <= now()
+             FROM webhook_deliveries WHERE state = $1 ORDER BY subscription_id, id",
+        )
+        .bind(DeliveryState::Pending.name())
+        .fetch_all(&self.pool)
+        .await?;
+        self.metrics.set_pending(heads.len() as u64);
+        let due: Vec<i64> = heads.into_iter().filter(|(_, due)| *due).map(|(id, _)| id).collect();
+        let turns = futures::stream::iter(due).map(|id| self.turn(id)).buffer_unordered(self.config.concurrency.max(1));
+        let results: Vec<Result<u64, PushError>> = turns.collect().await;
+        let mut answered = 0;
+        for result in results {
+            answered += result?;
+        }
+        Ok(answered)
+    }
+
+    /// Delivers subscription `id`'s due deliveries in order, unless another process is.
+    async fn turn(&self, id: i64) -> Result<u64, PushError> {
+        let mut lock = self.pool.begin().await?;
+        let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1, hashtext($2::text))")
+            .bind(LOCK_NAMESPACE)
+            .bind(id.to_string())
+            .fetch_one(&mut *lock)
+            .await?;
+        if !mine {
+            return Ok(0);
+        }
+        let mut answered = 0;
+        for _ in 0..PER_TURN {
+            let next: Option<Next> = sqlx::query_as(
+                "SELECT d.id, d.idempotency_key, d.body, d.attempts, d.next_attempt_at <= now() AS due, d.block_time,
+                        s.url, s.hmac_secret, s.owner
+                 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+                 WHERE d.subscription_id = $1 AND d.state = $2 AND s.cancelled_at IS NULL
+                 ORDER BY d.id LIMIT 1",
+            )
+            .bind(id)
+            .bind(DeliveryState::Pending.name())
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(next) = next.filter(|n| n.due) else { break };
+            let owner = Address::try_from(next.owner.as_slice()).unwrap_or_default();
+            if let Err(wait) = self.owners.take(owner, Instant::now()) {
+                self.postpone(next.id, wait, None).await?;
+                break;
+            }
+            // Counted before it is sent: see the module's note.
+            let started = sqlx::query("UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = $1 AND state = $2")
+                .bind(next.id)
+                .bind(DeliveryState::Pending.name())
+                .execute(&self.pool)
+                .await?;
+            if started.rows_affected() == 0 {
+                continue;
+            }
+            let attempts = u32::try_from(next.attempts).unwrap_or(0) + 1;
+            match self.send(&next).await {
+                Attempt::Answered => {
+                    sqlx::query(
+                        "UPDATE webhook_deliveries SET state = $2, delivered_at = now(), last_error = NULL WHERE id = $1",
+                    )
+                    .bind(next.id)
+                    .bind(DeliveryState::Delivered.name())
+                    .execute(&self.pool)
+                    .await?;
+                    let latency = next.block_time.and_then(|t| (Utc::now() - t).to_std().ok());
+                    self.metrics.delivered(latency);
+                    answered += 1;
+                }
+                Attempt::Failed(error) if attempts >= self.config.retry.max_attempts => {
+                    sqlx::query("UPDATE webhook_deliveries SET state = $2, last_error = $3 WHERE id = $1")
+                        .bind(next.id)
+                        .bind(DeliveryState::Dead.name())
+                        .bind(&error)
+                        .execute(&self.pool)
+                        .await?;
+                    self.metrics.failed(true);
+                    tracing::warn!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery given up");
+                }
+                Attempt::Failed(error) => {
+                    self.postpone(next.id, self.config.retry.backoff(attempts), Some(&error)).await?;
+                    self.metrics.failed(false);
+                    tracing::debug!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery failed");
+                    break;
+                }
+            }
+        }
+        lock.commit().await?;
+        Ok(answered)
+    }
+
+    async fn postpone(&self, delivery: i64, wait: Duration, error: Option<&str>) -> Result<(), PushError> {
+        sqlx::query(
+            "UPDATE webhook_deliveries
+             SET next_attempt_at = now() + make_interval(secs => $2), last_error = coalesce($3, last_error)
+             WHERE id = $1",
+        )
+        .bind(delivery)
+        .bind(wait.as_secs_f64())
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// One POST. The error kept for the owner names what failed, never the URL (it may hold a
+    /// token) or a secret.
+    async fn send(&self, next: &Next) -> Attempt {
+        if next.body.len() > MAX_BODY {
+            return Attempt::Failed(format!("the body is {} bytes, over the {MAX_BODY}-byte bound", next.body.len()));
+        }
+        let url = match self.config.targets.check_form(&next.url) {
+            Ok(url) => url,
+            Err(e) => return Attempt::Failed(e.to_string()),
+        };
+        let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let headers = self.key.headers(&next.idempotency_key, i64::try_from(timestamp).unwrap_or(0), &next.body, next.hmac_secret.as_deref());
+        let mut request = self.client.post(url).header("content-type", "application/json").body(next.body.clone());
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        match request.send().await {
+            Ok(response) if response.status().is_success() => Attempt::Answered,
+            Ok(response) => Attempt::Failed(format!("the receiver answered HTTP {}", response.status().as_u16())),
+            Err(e) => Attempt::Failed(describe(&e)),
+        }
+    }
+}
+
+/// What went wrong with a request, without its URL.
+fn describe(e: &reqwest::Error) -> String {
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "failed"
+    };
+    let mut cause = std::error::Error::source(e);
+    let mut root = None;
+    while let Some(c) = cause {
+        root = Some(c.to_string());
+        cause = c.source();
+    }
+    match root {
+        Some(root) => format!("the request {what}: {root}"),
+        None => format!("the request {what}"),
+    }
+}

@@ -1,0 +1,82 @@
+//! The loop `agentpact push` runs on one chain: a matcher (woken by the indexer's pact
+//! notifications, and every `poll` for the clock) that fills the outbox, and a sender that empties
+//! it, side by side so a slow receiver never delays matching.
+
+use std::{future::Future, sync::Arc};
+
+use agentpact_contracts::{WebhookMode, channels::PACT_CHANNEL};
+use tokio::sync::Notify;
+
+use crate::{PushConfig, PushError, alarms, deliver::Deliverer, dispatch, metrics::Metrics, sign::ServerKey};
+
+/// Runs until `shutdown` completes or an error needs a person.
+pub async fn run(
+    pool: sqlx::PgPool,
+    config: PushConfig,
+    key: ServerKey,
+    metrics: Metrics,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), PushError> {
+    let queued = Arc::new(Notify::new());
+    let deliverer = Deliverer::new(pool.clone(), key, config.clone(), metrics.clone())?;
+    let matcher = match_forever(&pool, &config, &metrics, &queued);
+    let sender = send_forever(&deliverer, &config, &queued);
+    tokio::select! {
+        result = matcher => result,
+        result = sender => result,
+        () = shutdown => Ok(()),
+    }
+}
+
+/// Matches events and alarms whenever the indexer announces a change or `poll` passes.
+async fn match_forever(
+    pool: &sqlx::PgPool,
+    config: &PushConfig,
+    metrics: &Metrics,
+    queued: &Notify,
+) -> Result<(), PushError> {
+    let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+    listener.listen(PACT_CHANNEL).await?;
+    loop {
+        match match_all(pool, config, metrics).await {
+            Ok(0) => {}
+            Ok(_) => queued.notify_one(),
+            Err(e) if e.is_fatal() => return Err(e),
+            Err(e) if e.is_conflict() => continue,
+            Err(e) => tracing::warn!(error = %e, "matching webhooks failed; trying again"),
+        }
+        // Woken by a notification or the clock, whichever comes first.
+        let _ = tokio::time::timeout(config.poll, listener.try_recv()).await;
+    }
+}
+
+/// Every mode's passes until caught up, then the alarms; how many deliveries they wrote.
+async fn match_all(pool: &sqlx::PgPool, config: &PushConfig, metrics: &Metrics) -> Result<u64, PushError> {
+    let mut written = 0;
+    for mode in WebhookMode::ALL {
+        loop {
+            let matched = dispatch::pass(pool, config, *mode).await?;
+            metrics.queued(matched.queued, matched.revoked);
+            written += matched.queued + matched.revoked;
+            if !matched.more {
+                break;
+            }
+        }
+    }
+    let alarms = alarms::pass(pool, config).await?;
+    metrics.queued(alarms, 0);
+    Ok(written + alarms)
+}
+
+/// Sends what is due, then waits for the matcher or `poll` (retries coming due).
+async fn send_forever(deliverer: &Deliverer, config: &PushConfig, queued: &Notify) -> Result<(), PushError> {
+    loop {
+        match deliverer.round().await {
+            Ok(n) if n > 0 => continue,
+            Ok(_) => {}
+            Err(e) if e.is_fatal() => return Err(e),
+            Err(e) => tracing::warn!(error = %e, "delivering webhooks failed; trying again"),
+        }
+        let _ = tokio::time::timeout(config.poll, queued.notified()).await;
+    }
+}
