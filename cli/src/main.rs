@@ -1,6 +1,6 @@
 //! `agentpact`: the one binary users run.
 //!
-//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `mcp`, `migrate`, and `bench`
+//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `push`, `mcp`, `migrate`, and `bench`
 //! for the figures of BENCHMARKS.md.
 
 mod deploy;
@@ -10,6 +10,7 @@ mod logging;
 mod mcp;
 mod memory;
 mod progress;
+mod push;
 mod serve;
 mod settings;
 mod signal;
@@ -39,6 +40,8 @@ enum Command {
     Index(index::IndexArgs),
     /// Serve the GraphQL API over the index.
     Serve(serve::ServeArgs),
+    /// Deliver signed webhooks for pact events and clock alarms (docs/push.md).
+    Push(Box<push::PushArgs>),
     /// Serve the MCP tools to an agent (stdio by default).
     Mcp(Box<mcp::McpArgs>),
     /// Apply database migrations.
@@ -68,6 +71,7 @@ async fn run() -> ExitCode {
     let result = match cli.command {
         Command::Index(args) => index::run(args).await,
         Command::Serve(args) => serve::run(args).await,
+        Command::Push(args) => push::run(*args).await,
         Command::Migrate(database) => migrate(database).await,
         Command::Deploy(args) => deploy::run(*args).await,
         Command::Dev(args) => dev::run(args).await,

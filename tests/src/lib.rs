@@ -35,6 +35,7 @@ pub mod round_robin;
 pub mod rpc_proxy;
 pub mod tcp_relay;
 pub mod tls_proxy;
+pub mod webhooks;
 
 /// Waits until `holds` answers true, asking every 20 ms, for at most `limit`: how a test waits
 /// for a condition it created instead of sleeping for a time a loaded machine may not keep to.

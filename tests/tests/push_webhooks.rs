@@ -1,0 +1,290 @@
+//! Webhooks (docs/push.md) against the real parts: an anvil, the indexer following it into a real
+//! Postgres, `agentpact push` as a process, and a receiving HTTP server whose checks nobody here
+//! wrote (tests/python/webhook_receiver.py verifies each EIP-191 signature with eth_account and
+//! each HMAC with Python's hmac). A pact's life arrives in order; a receiver down for a while gets
+//! everything once back; a reorg of depth 3 after instant delivery revokes exactly the removed
+//! events and finalized subscriptions never hear of them; a push process killed mid-batch loses
+//! nothing; a review window closing in an hour brings its reminder and its closing notice.
+
+use std::collections::BTreeSet;
+
+use agentpact_contracts::{Initiator, WebhookMode};
+use agentpact_push::Filter;
+use agentpact_tests::{
+    HarnessError,
+    chain::ether,
+    index::{caught_up, follow},
+    pacts::Market,
+    postgres::TestDatabase,
+    webhooks::{Push, Received, Receiver, journal_keys, subscribe},
+};
+use alloy::primitives::Address;
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+const SECRET: &str = "a-receivers-own-hmac-secret";
+
+/// A market indexed into a fresh database, with `agentpact push` started on it (extra `env`)
+/// and its cursors in place, so every event from here on is matched.
+struct Stack {
+    m: Market,
+    db: TestDatabase,
+    _indexer: tokio::task::JoinHandle<()>,
+    push: Option<Push>,
+}
+
+impl Stack {
+    async fn start(env: &[(&str, String)]) -> Result<Self> {
+        let m = Market::open().await?;
+        let db = TestDatabase::create().await?;
+        let indexer = follow(&m.chain, db.pool());
+        caught_up(&m.chain, db.pool()).await?;
+        let push = Push::start(db.url(), m.chain.anvil.chain_id(), env).await?;
+        let pool = db.pool().clone();
+        agentpact_tests::until(std::time::Duration::from_secs(60), "push's cursors", || async {
+            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_cursors").fetch_one(&pool).await?;
+            Ok(n == 2)
+        })
+        .await?;
+        Ok(Self { m, db, _indexer: indexer, push: Some(push) })
+    }
+
+    fn chain_id(&self) -> u64 {
+        self.m.chain.anvil.chain_id()
+    }
+
+    async fn subscribe(&self, receiver: &Receiver, mode: WebhookMode, filter: Filter, secret: Option<&str>) -> Result<i64> {
+        let owner = self.m.cast.buyer;
+        Ok(subscribe(self.db.pool(), self.chain_id(), owner, receiver.url(), mode, filter, secret).await?.id)
+    }
+}
+
+fn party(who: Address) -> Filter {
+    Filter { party: Some(who), ..Filter::default() }
+}
+
+fn everything() -> Filter {
+    Filter::default()
+}
+
+/// The keys of `subscription`'s deliveries of `kind`, in the order they first arrived.
+fn first_arrivals(received: &[Received], subscription: i64, kind: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    received
+        .iter()
+        .filter(|r| r.subscription() == subscription && r.kind() == kind)
+        .filter(|r| seen.insert(r.id.clone()))
+        .map(|r| r.id.clone())
+        .collect()
+}
+
+/// Every request verified by the receiver, and a body that names the key it was sent under.
+fn assert_all_verified(received: &[Received], hmac: bool) {
+    for r in received {
+        assert!(r.signature_ok, "EIP-191 signature refused by eth_account: {r:?}");
+        assert_eq!(r.hmac_ok, hmac.then_some(true), "HMAC by Python's hmac: {r:?}");
+        assert_eq!(r.body["idempotencyKey"].as_str(), Some(r.id.as_str()), "{r:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_pacts_whole_life_arrives_in_order_each_signature_verified_independently() -> Result {
+    let s = Stack::start(&[]).await?;
+    let receiver = Receiver::start(Some(SECRET)).await?;
+    let sub = s.subscribe(&receiver, WebhookMode::Instant, party(s.m.cast.buyer), Some(SECRET)).await?;
+
+    let id = s.m.completed(Initiator::Buyer, ether(1)).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let journal = journal_keys(s.db.pool(), s.chain_id(), Some(id)).await?;
+    assert!(journal.len() >= 8, "a whole life: {journal:?}");
+    let received = receiver
+        .until("the pact's events", |r| first_arrivals(r, sub, "event").len() >= journal.len())
+        .await?;
+
+    assert_eq!(first_arrivals(&received, sub, "event"), journal, "every event, in chain order");
+    assert_all_verified(&received, true);
+    let kinds: Vec<&str> = received.iter().filter_map(|r| r.body["event"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"PactCreated"));
+    assert!(kinds.contains(&"WorkApproved"), "{kinds:?}");
+    for r in &received {
+        assert_eq!(r.body["pactId"].as_str(), Some(id.to_string().as_str()));
+        assert_eq!(r.body["mode"].as_str(), Some("instant"));
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_receiver_down_for_a_while_gets_every_event_once_it_is_back() -> Result {
+    let s = Stack::start(&[]).await?;
+    let mut receiver = Receiver::start(None).await?;
+    let sub = s.subscribe(&receiver, WebhookMode::Instant, party(s.m.cast.seller), None).await?;
+
+    receiver.stop().await?;
+    let id = s.m.funded(Initiator::Seller, ether(1)).await?;
+    s.m.submitted(id).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    // The condition, made: the server has tried and failed more than once.
+    let pool = s.db.pool().clone();
+    agentpact_tests::until(std::time::Duration::from_secs(60), "failed attempts", || async {
+        let n: Option<i32> = sqlx::query_scalar("SELECT max(attempts) FROM webhook_deliveries WHERE subscription_id = $1")
+            .bind(sub)
+            .fetch_one(&pool)
+            .await?;
+        Ok(n.unwrap_or(0) >= 2)
+    })
+    .await?;
+    assert!(receiver.received()?.is_empty());
+
+    receiver.restart().await?;
+    let journal = journal_keys(s.db.pool(), s.chain_id(), Some(id)).await?;
+    let received =
+        receiver.until("every event", |r| first_arrivals(r, sub, "event").len() >= journal.len()).await?;
+    assert_eq!(first_arrivals(&received, sub, "event"), journal);
+    assert_all_verified(&received, false);
+    let dead: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'dead'")
+        .fetch_one(s.db.pool())
+        .await?;
+    assert_eq!(dead, 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_never_sees_them() -> Result {
+    let s = Stack::start(&[("FINALITY_DEPTH", "5".into())]).await?;
+    let receiver = Receiver::start(None).await?;
+    let instant = s.subscribe(&receiver, WebhookMode::Instant, everything(), None).await?;
+    let finalized = s.subscribe(&receiver, WebhookMode::Finalized, everything(), None).await?;
+    let chain = &s.m.chain;
+
+    let fork = chain.snapshot().await?;
+    let before = journal_keys(s.db.pool(), s.chain_id(), None).await?;
+    for _ in 0..3 {
+        s.m.create(s.m.terms(Initiator::Buyer, ether(1)).await?).await?; // one block each
+    }
+    caught_up(chain, s.db.pool()).await?;
+    let abandoned: Vec<String> = journal_keys(s.db.pool(), s.chain_id(), None)
+        .await?
+        .into_iter()
+        .filter(|k| !before.contains(k))
+        .collect();
+    assert_eq!(abandoned.len(), 3);
+    receiver.until("instant delivery of the 3 events", |r| first_arrivals(r, instant, "event") == abandoned).await?;
+
+    chain.restore(fork).await?;
+    s.m.create(s.m.terms(Initiator::Seller, ether(2)).await?).await?;
+    for _ in 0..3 {
+        chain.mine().await?; // the new branch outgrows the old one
+    }
+    caught_up(chain, s.db.pool()).await?;
+    let canonical: Vec<String> = journal_keys(s.db.pool(), s.chain_id(), None)
+        .await?
+        .into_iter()
+        .filter(|k| !before.contains(k))
+        .collect();
+    assert_eq!(canonical.len(), 1);
+    let received = receiver
+        .until("revocations and the new branch", |r| {
+            first_arrivals(r, instant, "revocation").len() >= 3 && first_arrivals(r, instant, "event").len() >= 4
+        })
+        .await?;
+    let revoked: BTreeSet<String> = received
+        .iter()
+        .filter(|r| r.subscription() == instant && r.kind() == "revocation")
+        .map(|r| r.body["revokes"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(revoked, abandoned.iter().cloned().collect(), "exactly the removed events");
+    for r in received.iter().filter(|r| r.kind() == "revocation") {
+        assert_eq!(r.id, format!("{}:revoked", r.body["revokes"].as_str().unwrap_or_default()));
+    }
+    assert_eq!(first_arrivals(&received, instant, "event")[3..], canonical[..]);
+
+    for _ in 0..6 {
+        chain.mine().await?; // past the finality depth of 5
+    }
+    caught_up(chain, s.db.pool()).await?;
+    let received =
+        receiver.until("finalized delivery", |r| first_arrivals(r, finalized, "event") == canonical).await?;
+    let finalized_keys: BTreeSet<String> =
+        received.iter().filter(|r| r.subscription() == finalized).map(|r| r.id.clone()).collect();
+    assert!(abandoned.iter().all(|k| !finalized_keys.contains(k)), "finalized never delivers removed events");
+    assert!(received.iter().filter(|r| r.subscription() == finalized).all(|r| r.kind() == "event"));
+    assert_all_verified(&received, false);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_push_process_killed_mid_batch_loses_nothing() -> Result {
+    let mut s = Stack::start(&[]).await?;
+    let receiver = Receiver::start(None).await?;
+    let sub = s.subscribe(&receiver, WebhookMode::Instant, everything(), None).await?;
+
+    receiver.stall()?;
+    let id = s.m.completed(Initiator::Seller, ether(1)).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let journal = journal_keys(s.db.pool(), s.chain_id(), Some(id)).await?;
+    // The condition, made: a delivery is in flight, the rest of the batch queued behind it.
+    receiver.until("a delivery held in flight", |r| r.iter().any(|r| r.stalled)).await?;
+    s.push.take().map(Push::kill).expect("started").await?;
+    receiver.release()?;
+
+    s.push = Some(Push::start(s.db.url(), s.chain_id(), &[]).await?);
+    let received =
+        receiver.until("every event", |r| first_arrivals(r, sub, "event").len() >= journal.len()).await?;
+    assert_eq!(first_arrivals(&received, sub, "event"), journal, "nothing lost, in order");
+    assert_all_verified(&received, false);
+    let delivered: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'delivered'",
+    )
+    .bind(sub)
+    .fetch_one(s.db.pool())
+    .await?;
+    assert_eq!(delivered, i64::try_from(journal.len()).unwrap_or(0));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_review_window_closing_in_an_hour_brings_its_reminder_then_its_closing_notice() -> Result {
+    // The default reminder time: an hour before.
+    let s = Stack::start(&[]).await?;
+    let receiver = Receiver::start(None).await?;
+    let sub = s
+        .subscribe(&receiver, WebhookMode::Instant, Filter { alarms: true, ..party(s.m.cast.buyer) }, None)
+        .await?;
+
+    let mut terms = s.m.terms(Initiator::Buyer, ether(1)).await?;
+    terms.reviewPeriod = 3600;
+    let (id, _) = s.m.create(terms).await?;
+    s.m.accept(id, Initiator::Buyer, ether(1)).await?;
+    s.m.submitted(id).await?;
+    s.m.verified(id, &[90, 80]).await?;
+    let closes = s.m.chain.pact.getPact(id).call().await?.verifiedAt + 3600;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+
+    let is = |r: &Received, kind: &str| r.subscription() == sub && r.kind() == kind;
+    let received = receiver.until("the reminder", |r| r.iter().any(|r| is(r, "reminder"))).await?;
+    let reminder = received.iter().find(|r| is(r, "reminder")).expect("found");
+    assert_eq!(reminder.body["window"], "review");
+    assert_eq!(reminder.body["status"], "PENDING_APPROVAL");
+    assert_eq!(reminder.body["pactId"], id.to_string());
+    assert_eq!(reminder_closes(reminder), closes);
+    assert!(!received.iter().any(|r| is(r, "closed")), "not closed yet");
+
+    s.m.chain.increase_time(3601).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let received = receiver.until("the closing notice", |r| r.iter().any(|r| is(r, "closed"))).await?;
+    let closed = received.iter().find(|r| is(r, "closed")).expect("found");
+    assert_eq!(closed.body["window"], "review");
+    assert_eq!(reminder_closes(closed), closes);
+    assert_eq!(received.iter().filter(|r| is(r, "reminder")).count(), 1, "one reminder");
+    assert_all_verified(&received, false);
+    Ok(())
+}
+
+/// The `closesAt` of an alarm, in Unix seconds.
+fn reminder_closes(r: &Received) -> u64 {
+    r.body["closesAt"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .and_then(|t| u64::try_from(t.timestamp()).ok())
+        .unwrap_or_default()
+}
