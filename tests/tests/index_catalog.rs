@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 
 use agentpact_contracts::{
-    DisputeCause, DisputeOutcome, Initiator, OracleStatus, Outcome, PactStatus, ReputationRole,
+    DeliveryState, DisputeCause, DisputeOutcome, Initiator, NoticeKind, OracleStatus, Outcome, PactStatus,
+    ReputationRole, WebhookMode,
 };
 use agentpact_indexer::{IndexError, project};
 use agentpact_mcp::Role;
@@ -34,9 +35,19 @@ const DERIVED: [&str; 5] =
 /// What a backfill far behind the head put off (`indexer::defer`): no chain content, and a rollback
 /// leaves it alone — the deferral outlives it, and the batch that reaches the head empties both.
 const UPKEEP: [&str; 2] = ["deferred_objects", "deferred_chains"];
-/// Tables no chain event writes: the relay's, the MCP server's, the migrator's.
-const NOT_FROM_THE_CHAIN: [&str; 5] =
-    ["conversations", "negotiation_messages", "mcp_confirmations", "mcp_tasks", "_sqlx_migrations"];
+/// Tables no chain event writes: the relay's, the MCP server's, push's (a reorganisation is its own
+/// business: revocations, not rollbacks), the migrator's.
+const NOT_FROM_THE_CHAIN: [&str; 9] = [
+    "conversations",
+    "negotiation_messages",
+    "mcp_confirmations",
+    "mcp_tasks",
+    "webhook_subscriptions",
+    "webhook_cursors",
+    "webhook_alarm_cursors",
+    "webhook_deliveries",
+    "_sqlx_migrations",
+];
 
 async fn tables(pool: &PgPool) -> Result<BTreeSet<String>> {
     Ok(sqlx::query_scalar(
@@ -99,6 +110,10 @@ async fn each_closed_sets_check_constraint_lists_exactly_its_enum() -> Result {
         ("oracles_status_known", names(OracleStatus::ALL.iter().map(|m| m.name()))),
         ("reputation_role_known", names(ReputationRole::ALL.iter().map(|m| m.name()))),
         ("conversations_status_known", names(agentpact_negotiation::Status::ALL.iter().map(|m| m.name()))),
+        ("webhook_subscriptions_mode_known", names(WebhookMode::ALL.iter().map(|m| m.name()))),
+        ("webhook_cursors_mode_known", names(WebhookMode::ALL.iter().map(|m| m.name()))),
+        ("webhook_deliveries_kind_known", names(NoticeKind::ALL.iter().map(|m| m.name()))),
+        ("webhook_deliveries_state_known", names(DeliveryState::ALL.iter().map(|m| m.name()))),
     ];
     for (constraint, expected) in cases {
         assert_eq!(check_names(pool, constraint).await?, expected, "{constraint}");
