@@ -65,12 +65,10 @@ pub struct PushArgs {
 
 /// Runs until Ctrl-C or SIGTERM.
 pub async fn run(args: PushArgs) -> anyhow::Result<()> {
-    let signer: alloy::signers::local::PrivateKeySigner = args
-        .webhook_signing_key
-        .expose()
-        .trim()
-        .parse()
-        .map_err(|_| anyhow::anyhow!("WEBHOOK_SIGNING_KEY is not a hex private key (32 bytes, 0x optional)"))?;
+    let signer: alloy::signers::local::PrivateKeySigner =
+        args.webhook_signing_key.expose().trim().parse().map_err(|_| {
+            anyhow::anyhow!("WEBHOOK_SIGNING_KEY is not a hex private key (32 bytes, 0x optional)")
+        })?;
     let key = ServerKey::new(signer);
     let policy = args.policy.policy()?;
     let config = PushConfig {
@@ -84,7 +82,10 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
         },
         timeout: Duration::from_secs(args.timeout_secs),
         concurrency: args.concurrency.max(1),
-        owner_rate: Rate { per_second: f64::from(args.owner_rate.max(1)), burst: f64::from(args.owner_burst.max(1)) },
+        owner_rate: Rate {
+            per_second: f64::from(args.owner_rate.max(1)),
+            burst: f64::from(args.owner_burst.max(1)),
+        },
         poll: Duration::from_millis(args.poll_ms.max(10)),
         ..PushConfig::new(args.chain_id)
     };

@@ -42,8 +42,8 @@ pub use erc8004::Erc8004;
 pub use event_kind::EventKind;
 pub use status::{Initiator, PactStatus, UnknownCode};
 pub use vocab::{
-    DeliveryState, DisputeCause, DisputeOutcome, NoticeKind, OracleStatus, Outcome, ReputationRole, WebhookMode,
-    WindowKind,
+    DeliveryState, DisputeCause, DisputeOutcome, NoticeKind, OracleStatus, Outcome, ReputationRole,
+    WebhookMode, WindowKind,
 };
 
 /// The committed compiler artifacts (`abi`, `bytecode`, `deployedBytecode`), for tools that hand

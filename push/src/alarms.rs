@@ -27,7 +27,8 @@ pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig) -> Result<u64, PushE
             .fetch_optional(&mut *tx)
             .await?;
     let since = since.unwrap_or(now);
-    let remind_until = now + chrono::Duration::from_std(config.remind_before).unwrap_or(chrono::Duration::zero());
+    let remind_until =
+        now + chrono::Duration::from_std(config.remind_before).unwrap_or(chrono::Duration::zero());
     // Reminders: windows closing in (now, now + remind_before]. Closed: in [since, now).
     let mut written = queue(&mut tx, config, NoticeKind::Reminder, (now, remind_until), now).await?;
     if now > since {

@@ -45,7 +45,11 @@ impl Retry {
 impl Default for Retry {
     /// 12 attempts, from 1 s doubling up to 1 hour apart: about 3.5 hours before a dead letter.
     fn default() -> Self {
-        Self { max_attempts: 12, first_backoff: Duration::from_secs(1), max_backoff: Duration::from_secs(3600) }
+        Self {
+            max_attempts: 12,
+            first_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(3600),
+        }
     }
 }
 
@@ -105,7 +109,11 @@ mod tests {
 
     #[test]
     fn backoff_doubles_up_to_its_ceiling() {
-        let retry = Retry { max_attempts: 5, first_backoff: Duration::from_secs(1), max_backoff: Duration::from_secs(5) };
+        let retry = Retry {
+            max_attempts: 5,
+            first_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(5),
+        };
         let waits: Vec<u64> = (1..=5).map(|n| retry.backoff(n).as_secs()).collect();
         assert_eq!(waits, [1, 2, 4, 5, 5]);
         assert_eq!(Retry::default().backoff(u32::MAX), Duration::from_secs(3600), "no overflow");

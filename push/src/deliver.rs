@@ -19,11 +19,7 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 
 use crate::{
-    PushConfig, PushError,
-    config::MAX_BODY,
-    metrics::Metrics,
-    sign::ServerKey,
-    subscription::LOCK_NAMESPACE,
+    PushConfig, PushError, config::MAX_BODY, metrics::Metrics, sign::ServerKey, subscription::LOCK_NAMESPACE,
 };
 
 /// Deliveries one turn sends to one subscription before it lets others go.
@@ -62,7 +58,12 @@ enum Attempt {
 impl Deliverer {
     /// A sender with `key`, holding every target to `config.targets` at connection time (no
     /// proxy, no redirects followed: a 3xx is a failure).
-    pub fn new(pool: sqlx::PgPool, key: ServerKey, config: PushConfig, metrics: Metrics) -> Result<Self, PushError> {
+    pub fn new(
+        pool: sqlx::PgPool,
+        key: ServerKey,
+        config: PushConfig,
+        metrics: Metrics,
+    ) -> Result<Self, PushError> {
         let client = reqwest::Client::builder()
             .dns_resolver(config.targets.resolver())
             .redirect(reqwest::redirect::Policy::none())
@@ -87,7 +88,9 @@ impl Deliverer {
         .await?;
         self.metrics.set_pending(heads.len() as u64);
         let due: Vec<i64> = heads.into_iter().filter(|(_, due)| *due).map(|(id, _)| id).collect();
-        let turns = futures::stream::iter(due).map(|id| self.turn(id)).buffer_unordered(self.config.concurrency.max(1));
+        let turns = futures::stream::iter(due)
+            .map(|id| self.turn(id))
+            .buffer_unordered(self.config.concurrency.max(1));
         let results: Vec<Result<u64, PushError>> = turns.collect().await;
         let mut answered = 0;
         for result in results {
@@ -127,11 +130,13 @@ impl Deliverer {
                 break;
             }
             // Counted before it is sent: see the module's note.
-            let started = sqlx::query("UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = $1 AND state = $2")
-                .bind(next.id)
-                .bind(DeliveryState::Pending.name())
-                .execute(&self.pool)
-                .await?;
+            let started = sqlx::query(
+                "UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = $1 AND state = $2",
+            )
+            .bind(next.id)
+            .bind(DeliveryState::Pending.name())
+            .execute(&self.pool)
+            .await?;
             if started.rows_affected() == 0 {
                 continue;
             }
@@ -189,21 +194,32 @@ impl Deliverer {
     /// token) or a secret.
     async fn send(&self, next: &Next) -> Attempt {
         if next.body.len() > MAX_BODY {
-            return Attempt::Failed(format!("the body is {} bytes, over the {MAX_BODY}-byte bound", next.body.len()));
+            return Attempt::Failed(format!(
+                "the body is {} bytes, over the {MAX_BODY}-byte bound",
+                next.body.len()
+            ));
         }
         let url = match self.config.targets.check_form(&next.url) {
             Ok(url) => url,
             Err(e) => return Attempt::Failed(e.to_string()),
         };
         let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let headers = self.key.headers(&next.idempotency_key, i64::try_from(timestamp).unwrap_or(0), &next.body, next.hmac_secret.as_deref());
-        let mut request = self.client.post(url).header("content-type", "application/json").body(next.body.clone());
+        let headers = self.key.headers(
+            &next.idempotency_key,
+            i64::try_from(timestamp).unwrap_or(0),
+            &next.body,
+            next.hmac_secret.as_deref(),
+        );
+        let mut request =
+            self.client.post(url).header("content-type", "application/json").body(next.body.clone());
         for (name, value) in headers {
             request = request.header(name, value);
         }
         match request.send().await {
             Ok(response) if response.status().is_success() => Attempt::Answered,
-            Ok(response) => Attempt::Failed(format!("the receiver answered HTTP {}", response.status().as_u16())),
+            Ok(response) => {
+                Attempt::Failed(format!("the receiver answered HTTP {}", response.status().as_u16()))
+            }
             Err(e) => Attempt::Failed(describe(&e)),
         }
     }

@@ -180,12 +180,13 @@ async fn load_cursor(
     chain_id: u64,
     mode: WebhookMode,
 ) -> Result<Option<Cursor>, PushError> {
-    let row: Option<(i64, i32, Option<Vec<u8>>)> =
-        sqlx::query_as("SELECT block_number, log_index, block_hash FROM webhook_cursors WHERE chain_id = $1 AND mode = $2")
-            .bind(i64_of(chain_id))
-            .bind(mode.name())
-            .fetch_optional(&mut **tx)
-            .await?;
+    let row: Option<(i64, i32, Option<Vec<u8>>)> = sqlx::query_as(
+        "SELECT block_number, log_index, block_hash FROM webhook_cursors WHERE chain_id = $1 AND mode = $2",
+    )
+    .bind(i64_of(chain_id))
+    .bind(mode.name())
+    .fetch_optional(&mut **tx)
+    .await?;
     Ok(row.map(|(block, log_index, hash)| Cursor { block, log_index, hash }))
 }
 

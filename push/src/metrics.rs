@@ -58,7 +58,9 @@ impl Metrics {
                 }
             }
             self.0.latency_count.fetch_add(1, Ordering::Relaxed);
-            self.0.latency_micros.fetch_add(u64::try_from(latency.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+            self.0
+                .latency_micros
+                .fetch_add(u64::try_from(latency.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
         }
     }
 
@@ -86,11 +88,16 @@ impl Metrics {
         let chain = i.chain_id.load(Ordering::Relaxed);
         let mut out = String::new();
         let mut counter = |name: &str, help: &str, value: u64| {
-            let _ = writeln!(out, "# HELP agentpact_push_{name} {help}\n# TYPE agentpact_push_{name} counter");
+            let _ =
+                writeln!(out, "# HELP agentpact_push_{name} {help}\n# TYPE agentpact_push_{name} counter");
             let _ = writeln!(out, "agentpact_push_{name}{{chain_id=\"{chain}\"}} {value}");
         };
         counter("queued_total", "Deliveries written to the outbox.", i.queued.load(Ordering::Relaxed));
-        counter("revoked_total", "Revocations written after a reorganisation.", i.revoked.load(Ordering::Relaxed));
+        counter(
+            "revoked_total",
+            "Revocations written after a reorganisation.",
+            i.revoked.load(Ordering::Relaxed),
+        );
         counter("delivered_total", "Deliveries answered with a 2xx.", i.delivered.load(Ordering::Relaxed));
         counter("failed_total", "Delivery attempts that failed.", i.failed.load(Ordering::Relaxed));
         counter("dead_total", "Deliveries given up (dead letters).", i.dead.load(Ordering::Relaxed));
@@ -111,7 +118,10 @@ impl Metrics {
             );
         }
         let count = i.latency_count.load(Ordering::Relaxed);
-        let _ = writeln!(out, "agentpact_push_latency_seconds_bucket{{chain_id=\"{chain}\",le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            out,
+            "agentpact_push_latency_seconds_bucket{{chain_id=\"{chain}\",le=\"+Inf\"}} {count}"
+        );
         let _ = writeln!(
             out,
             "agentpact_push_latency_seconds_sum{{chain_id=\"{chain}\"}} {}\nagentpact_push_latency_seconds_count{{chain_id=\"{chain}\"}} {count}",
@@ -146,7 +156,13 @@ mod tests {
         let text = m.render();
         assert!(text.contains("agentpact_push_queued_total{chain_id=\"84532\"} 4"), "{text}");
         assert!(text.contains("agentpact_push_dead_total{chain_id=\"84532\"} 1"), "{text}");
-        assert!(text.contains("agentpact_push_latency_seconds_bucket{chain_id=\"84532\",le=\"0.5\"} 0"), "{text}");
-        assert!(text.contains("agentpact_push_latency_seconds_bucket{chain_id=\"84532\",le=\"1\"} 1"), "{text}");
+        assert!(
+            text.contains("agentpact_push_latency_seconds_bucket{chain_id=\"84532\",le=\"0.5\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("agentpact_push_latency_seconds_bucket{chain_id=\"84532\",le=\"1\"} 1"),
+            "{text}"
+        );
     }
 }

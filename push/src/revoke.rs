@@ -41,12 +41,17 @@ pub async fn fork_below(
         .await?;
         known.is_none_or(|known| known == *hash)
     };
-    Ok((!still_there).then(|| cursor.block.min(head_number).saturating_sub(i64_of(config.finality_depth)).max(0)))
+    Ok((!still_there)
+        .then(|| cursor.block.min(head_number).saturating_sub(i64_of(config.finality_depth)).max(0)))
 }
 
 /// Cancels or revokes every event delivery of the chain above block `from` whose event the
 /// journal no longer holds; returns how many revocations it queued.
-pub async fn revoke_above(tx: &mut Transaction<'_, Postgres>, chain_id: u64, from: i64) -> Result<u64, PushError> {
+pub async fn revoke_above(
+    tx: &mut Transaction<'_, Postgres>,
+    chain_id: u64,
+    from: i64,
+) -> Result<u64, PushError> {
     let gone: Vec<(i64, i32)> = sqlx::query_as(
         "SELECT d.id, d.attempts FROM webhook_deliveries d
          WHERE d.chain_id = $1 AND d.kind = $3 AND NOT d.revoked AND d.state <> $4 AND d.block_number > $2

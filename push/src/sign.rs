@@ -63,7 +63,8 @@ impl ServerKey {
 /// Base64 of HMAC-SHA256 of `content` under `secret`'s UTF-8 bytes.
 pub fn hmac(secret: &str, content: &str) -> String {
     // HMAC takes a key of any length: `new_from_slice` cannot fail for it.
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
+    let mut mac =
+        <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
     mac.update(content.as_bytes());
     base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
 }

@@ -94,7 +94,9 @@ pub enum Refusal {
     #[error(transparent)]
     Target(#[from] TargetError),
     /// The owner holds the most subscriptions it may.
-    #[error("{owner} already has {cap} active webhook subscriptions on this chain, the most one owner may hold: cancel one first")]
+    #[error(
+        "{owner} already has {cap} active webhook subscriptions on this chain, the most one owner may hold: cancel one first"
+    )]
     TooMany {
         /// The owner.
         owner: Address,
@@ -105,7 +107,9 @@ pub enum Refusal {
     #[error("the signature does not recover to {0}: sign the request's text with the owner's key")]
     NotSigned(Address),
     /// Signed too long ago (or in the future).
-    #[error("the request was signed at {issued_at}, more than {SIGNATURE_LIFETIME} s from now ({now}): sign it again")]
+    #[error(
+        "the request was signed at {issued_at}, more than {SIGNATURE_LIFETIME} s from now ({now}): sign it again"
+    )]
     Stale {
         /// When it says it was signed.
         issued_at: u64,
@@ -284,7 +288,11 @@ pub async fn cancel(
 }
 
 /// The subscriptions `owner` holds on `chain_id` (cancelled ones included), newest first.
-pub async fn list(pool: &sqlx::PgPool, chain_id: u64, owner: Address) -> Result<Vec<Subscription>, PushError> {
+pub async fn list(
+    pool: &sqlx::PgPool,
+    chain_id: u64,
+    owner: Address,
+) -> Result<Vec<Subscription>, PushError> {
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT s.id, s.chain_id, s.owner, s.url, s.mode, s.hmac_secret IS NOT NULL AS hmac, s.created_at,
                 s.cancelled_at, count(*) FILTER (WHERE d.state = $3) AS pending,

@@ -28,7 +28,9 @@ pub enum TargetError {
     #[error("the webhook URL's scheme is {0}: only http:// and https:// targets are called")]
     Scheme(String),
     /// Credentials in the URL would be sent to every redirect and stored in plain.
-    #[error("the webhook URL holds a user name or password: authenticate the server by its signature instead")]
+    #[error(
+        "the webhook URL holds a user name or password: authenticate the server by its signature instead"
+    )]
     Credentials,
     /// The host resolves to an address in a range the operator has not opened.
     #[error(
@@ -122,7 +124,8 @@ impl reqwest::dns::Resolve for Resolver {
         Box::pin(async move {
             let host = name.as_str().to_owned();
             let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let permitted: Vec<SocketAddr> = found.iter().copied().filter(|a| targets.permits(a.ip())).collect();
+            let permitted: Vec<SocketAddr> =
+                found.iter().copied().filter(|a| targets.permits(a.ip())).collect();
             match (permitted.is_empty(), found.first()) {
                 (false, _) => Ok(Box::new(permitted.into_iter()) as reqwest::dns::Addrs),
                 (true, Some(refused)) => Err(Box::new(TargetError::Internal(refused.ip())) as _),
@@ -197,7 +200,10 @@ mod tests {
         let open = Targets::parse("127.0.0.1/32, ::1").expect("ranges");
         assert!(open.check_form("http://127.0.0.1:9/hook").is_ok());
         assert!(open.check_form("http://[::1]:9/hook").is_ok());
-        assert!(matches!(open.check_form("http://127.0.0.2/"), Err(TargetError::Internal(_))), "only what was opened");
+        assert!(
+            matches!(open.check_form("http://127.0.0.2/"), Err(TargetError::Internal(_))),
+            "only what was opened"
+        );
     }
 
     #[test]

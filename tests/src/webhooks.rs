@@ -65,8 +65,13 @@ impl Receiver {
     /// Starts one checking HMACs under `secret` when given.
     pub async fn start(secret: Option<&str>) -> Result<Self, HarnessError> {
         let dir = tempfile::tempdir().map_err(|e| HarnessError::Process(format!("a temp dir: {e}")))?;
-        let mut receiver =
-            Self { port: free_port()?, log: dir.path().join("received.jsonl"), secret: secret.map(str::to_owned), child: None, _dir: dir };
+        let mut receiver = Self {
+            port: free_port()?,
+            log: dir.path().join("received.jsonl"),
+            secret: secret.map(str::to_owned),
+            child: None,
+            _dir: dir,
+        };
         receiver.restart().await?;
         Ok(receiver)
     }
@@ -125,7 +130,10 @@ impl Receiver {
             Err(e) => return Err(HarnessError::Process(format!("reading the receiver's log: {e}"))),
         };
         text.lines()
-            .map(|line| serde_json::from_str(line).map_err(|e| HarnessError::Process(format!("receiver log {line:?}: {e}"))))
+            .map(|line| {
+                serde_json::from_str(line)
+                    .map_err(|e| HarnessError::Process(format!("receiver log {line:?}: {e}")))
+            })
             .collect()
     }
 
@@ -148,7 +156,11 @@ pub struct Push {
 impl Push {
     /// Starts it on `chain_id` over the database at `database_url`, loopback targets allowed,
     /// fast retries (100 ms doubling up to 1 s), with `env` added (`FINALITY_DEPTH`, ...).
-    pub async fn start(database_url: &str, chain_id: u64, env: &[(&str, String)]) -> Result<Self, HarnessError> {
+    pub async fn start(
+        database_url: &str,
+        chain_id: u64,
+        env: &[(&str, String)],
+    ) -> Result<Self, HarnessError> {
         let metrics = free_port()?;
         let child = Command::new(binary())
             .arg("push")

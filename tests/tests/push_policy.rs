@@ -54,7 +54,12 @@ async fn a_private_target_is_refused_unless_the_operator_opened_its_range() -> R
     let db = TestDatabase::create().await?;
     let agent = PrivateKeySigner::random();
     let closed = Policy::default();
-    for url in ["http://127.0.0.1:9/hook", "http://10.0.0.7/hook", "http://169.254.169.254/latest", "http://localhost:9/"] {
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://10.0.0.7/hook",
+        "http://169.254.169.254/latest",
+        "http://localhost:9/",
+    ] {
         let r = registration(&agent, url, now());
         let result = subscription::register(db.pool(), &closed, &r, signed(&agent, &r), None).await;
         assert!(matches!(refusal(result), Some(Refusal::Target(TargetError::Internal(_)))), "{url}");
@@ -63,7 +68,8 @@ async fn a_private_target_is_refused_unless_the_operator_opened_its_range() -> R
 
     let open = Policy { targets: loopback(), ..Policy::default() };
     let r = registration(&agent, "http://127.0.0.1:9/hook?token=s3cret", now());
-    let stored = subscription::register(db.pool(), &open, &r, signed(&agent, &r), Some("sixteen-chars-ok")).await;
+    let stored =
+        subscription::register(db.pool(), &open, &r, signed(&agent, &r), Some("sixteen-chars-ok")).await;
     let stored = stored.map_err(|e| HarnessError::Process(e.to_string()))?;
     assert_eq!(stored.url, "http://127.0.0.1:9/hook", "the query string (a token) is never shown back");
     assert!(stored.hmac);
@@ -92,7 +98,8 @@ async fn a_registration_needs_its_owners_fresh_signature() -> Result {
     let issued = now();
     let text = subscription::cancellation_text(CHAIN, agent.address(), stored.id, issued);
     let by_stranger = Proof::Signed(stranger.sign_message_sync(text.as_bytes()).expect("signs"));
-    let refused = subscription::cancel(db.pool(), CHAIN, agent.address(), stored.id, issued, by_stranger).await;
+    let refused =
+        subscription::cancel(db.pool(), CHAIN, agent.address(), stored.id, issued, by_stranger).await;
     assert!(matches!(refused, Err(RegisterError::Refused(Refusal::NotSigned(_)))));
     let by_owner = Proof::Signed(agent.sign_message_sync(text.as_bytes()).expect("signs"));
     subscription::cancel(db.pool(), CHAIN, agent.address(), stored.id, issued, by_owner)

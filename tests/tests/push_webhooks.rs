@@ -53,7 +53,13 @@ impl Stack {
         self.m.chain.anvil.chain_id()
     }
 
-    async fn subscribe(&self, receiver: &Receiver, mode: WebhookMode, filter: Filter, secret: Option<&str>) -> Result<i64> {
+    async fn subscribe(
+        &self,
+        receiver: &Receiver,
+        mode: WebhookMode,
+        filter: Filter,
+        secret: Option<&str>,
+    ) -> Result<i64> {
         let owner = self.m.cast.buyer;
         Ok(subscribe(self.db.pool(), self.chain_id(), owner, receiver.url(), mode, filter, secret).await?.id)
     }
@@ -126,10 +132,11 @@ async fn a_receiver_down_for_a_while_gets_every_event_once_it_is_back() -> Resul
     // The condition, made: the server has tried and failed more than once.
     let pool = s.db.pool().clone();
     agentpact_tests::until(std::time::Duration::from_secs(60), "failed attempts", || async {
-        let n: Option<i32> = sqlx::query_scalar("SELECT max(attempts) FROM webhook_deliveries WHERE subscription_id = $1")
-            .bind(sub)
-            .fetch_one(&pool)
-            .await?;
+        let n: Option<i32> =
+            sqlx::query_scalar("SELECT max(attempts) FROM webhook_deliveries WHERE subscription_id = $1")
+                .bind(sub)
+                .fetch_one(&pool)
+                .await?;
         Ok(n.unwrap_or(0) >= 2)
     })
     .await?;
@@ -168,7 +175,9 @@ async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_nev
         .filter(|k| !before.contains(k))
         .collect();
     assert_eq!(abandoned.len(), 3);
-    receiver.until("instant delivery of the 3 events", |r| first_arrivals(r, instant, "event") == abandoned).await?;
+    receiver
+        .until("instant delivery of the 3 events", |r| first_arrivals(r, instant, "event") == abandoned)
+        .await?;
 
     chain.restore(fork).await?;
     s.m.create(s.m.terms(Initiator::Seller, ether(2)).await?).await?;
@@ -184,7 +193,8 @@ async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_nev
     assert_eq!(canonical.len(), 1);
     let received = receiver
         .until("revocations and the new branch", |r| {
-            first_arrivals(r, instant, "revocation").len() >= 3 && first_arrivals(r, instant, "event").len() >= 4
+            first_arrivals(r, instant, "revocation").len() >= 3
+                && first_arrivals(r, instant, "event").len() >= 4
         })
         .await?;
     let revoked: BTreeSet<String> = received

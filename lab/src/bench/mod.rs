@@ -1,5 +1,5 @@
 //! `agentpact bench`: reproducible load and the figures of BENCHMARKS.md. `gen` fills a running
-//! anvil; `index`, `api`, `mcp` and `relay` each start their own anvil and database, generate the same
+//! anvil; `index`, `api`, `mcp`, `relay` and `push` each start their own anvil and database, generate the same
 //! history for the same seed, and print what they measured. Benchmarks measure; tests assert.
 
 mod api;
@@ -10,6 +10,7 @@ mod load;
 mod market;
 mod mcp;
 mod parties;
+mod push;
 mod relay;
 
 use std::time::Duration;
@@ -37,6 +38,8 @@ enum BenchCommand {
     Mcp(mcp::McpBenchArgs),
     /// The negotiation relay: send-to-subscription latency and messages/s.
     Relay(relay::RelayArgs),
+    /// Webhooks at 10,000 subscriptions: block mined to webhook received, and deliveries/s.
+    Push(push::PushArgs),
 }
 
 /// Runs the chosen benchmark.
@@ -48,6 +51,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Load(args) => load::run(args).await,
         BenchCommand::Mcp(args) => mcp::run(args).await,
         BenchCommand::Relay(args) => relay::run(args).await,
+        BenchCommand::Push(args) => push::run(args).await,
     }
 }
 
