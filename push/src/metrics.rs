@@ -1,5 +1,6 @@
 //! What `agentpact push` counts, in Prometheus text on `GET /metrics`: deliveries queued,
-//! delivered, failed attempts, dead letters and revocations, the outbox's pending depth, and the
+//! delivered, failed attempts, dead letters and revocations, subscriptions with a delivery waiting,
+//! and the
 //! latency from an event's block to its delivery (a histogram; the chain's clock against this
 //! machine's, so it is only as good as both).
 
@@ -72,7 +73,7 @@ impl Metrics {
         }
     }
 
-    /// Deliveries waiting in the outbox, as last counted.
+    /// Subscriptions with a delivery waiting in the outbox, as last counted.
     pub fn set_pending(&self, n: u64) {
         self.0.pending.store(n, Ordering::Relaxed);
     }
@@ -103,7 +104,7 @@ impl Metrics {
         counter("dead_total", "Deliveries given up (dead letters).", i.dead.load(Ordering::Relaxed));
         let _ = writeln!(
             out,
-            "# HELP agentpact_push_pending Deliveries waiting in the outbox.\n# TYPE agentpact_push_pending gauge\nagentpact_push_pending{{chain_id=\"{chain}\"}} {}",
+            "# HELP agentpact_push_pending Subscriptions with a delivery waiting in the outbox.\n# TYPE agentpact_push_pending gauge\nagentpact_push_pending{{chain_id=\"{chain}\"}} {}",
             i.pending.load(Ordering::Relaxed)
         );
         let _ = writeln!(
