@@ -95,7 +95,8 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {} (PUSH_METRICS_ADDR)", args.metrics_addr))?;
-    tokio::spawn(agentpact_push::metrics::serve(listener, metrics.clone()));
+    let rendered = metrics.clone();
+    tokio::spawn(agentpact_http::metrics::serve(listener, move || rendered.render()));
     tracing::info!(chain_id = args.chain_id, signer = %key.address(), metrics = %args.metrics_addr, "delivering webhooks");
     agentpact_push::run(pool, config, key, metrics, signal::shutdown()).await?;
     tracing::info!("stopped");

@@ -2,7 +2,9 @@
 //! (`agentpact mcp --http`), so that neither depends on the other to have it:
 //!
 //! - [`connections`]: accepting with limits per address and in all, header and body timeouts;
-//! - [`rate_limit`]: a token bucket per client address, 429 with `Retry-After` beyond it.
+//! - [`rate_limit`]: a token bucket per client address, 429 with `Retry-After` beyond it;
+//! - [`metrics`]: `GET /metrics` for the processes that serve nothing else.
 
 pub mod connections;
+pub mod metrics;
 pub mod rate_limit;

@@ -216,14 +216,7 @@ impl Metrics {
 
 /// Serves `GET /metrics` on `listener` until the task is dropped.
 pub async fn serve(listener: tokio::net::TcpListener, metrics: Metrics) -> std::io::Result<()> {
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let metrics = metrics.clone();
-            async move { ([("content-type", "text/plain; version=0.0.4")], metrics.render()) }
-        }),
-    );
-    axum::serve(listener, app).await
+    agentpact_http::metrics::serve(listener, move || metrics.render()).await
 }
 
 #[cfg(test)]

@@ -33,6 +33,9 @@ pub struct Deliverer {
     config: PushConfig,
     metrics: Metrics,
     owners: RateLimiter<Address>,
+    /// Turns at once: `config.concurrency`, at most what the pool can hold (two connections each,
+    /// two left for matching).
+    concurrency: usize,
 }
 
 /// The next delivery of a subscription.
@@ -73,10 +76,13 @@ impl Deliverer {
             .build()
             .map_err(PushError::Client)?;
         let owners = RateLimiter::new(config.owner_rate);
-        Ok(Self { pool, client, key, config, metrics, owners })
+        let room = usize::try_from(pool.options().get_max_connections().saturating_sub(2) / 2).unwrap_or(1);
+        let concurrency = config.concurrency.min(room).max(1);
+        Ok(Self { pool, client, key, config, metrics, owners, concurrency })
     }
 
-    /// One round: every subscription with a delivery due gets a turn (`concurrency` at once);
+    /// One round: every subscription with a delivery due gets a turn (`concurrency` at once, each
+    /// holding two connections);
     /// returns how many deliveries were answered.
     pub async fn round(&self) -> Result<u64, PushError> {
         let heads: Vec<(i64, bool)> = sqlx::query_as(
@@ -88,9 +94,7 @@ impl Deliverer {
         .await?;
         self.metrics.set_pending(heads.len() as u64);
         let due: Vec<i64> = heads.into_iter().filter(|(_, due)| *due).map(|(id, _)| id).collect();
-        let turns = futures::stream::iter(due)
-            .map(|id| self.turn(id))
-            .buffer_unordered(self.config.concurrency.max(1));
+        let turns = futures::stream::iter(due).map(|id| self.turn(id)).buffer_unordered(self.concurrency);
         let results: Vec<Result<u64, PushError>> = turns.collect().await;
         let mut answered = 0;
         for result in results {

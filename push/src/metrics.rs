@@ -1,8 +1,7 @@
-//! What `agentpact push` counts, in Prometheus text on `GET /metrics`: deliveries queued,
-//! delivered, failed attempts, dead letters and revocations, subscriptions with a delivery waiting,
-//! and the
-//! latency from an event's block to its delivery (a histogram; the chain's clock against this
-//! machine's, so it is only as good as both).
+//! What `agentpact push` counts, in Prometheus text (it serves it on `GET /metrics`): deliveries
+//! queued, delivered, failed attempts, dead letters and revocations, subscriptions with a delivery
+//! waiting, and the latency from an event's block to its delivery (a histogram; the chain's clock
+//! against this machine's, so it is only as good as both).
 
 use std::{
     fmt::Write,
@@ -130,18 +129,6 @@ impl Metrics {
         );
         out
     }
-}
-
-/// Serves `metrics` on `GET /metrics` until the listener fails.
-pub async fn serve(listener: tokio::net::TcpListener, metrics: Metrics) -> std::io::Result<()> {
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let metrics = metrics.clone();
-            async move { ([("content-type", "text/plain; version=0.0.4")], metrics.render()) }
-        }),
-    );
-    axum::serve(listener, app).await
 }
 
 #[cfg(test)]

@@ -11,10 +11,7 @@ use std::{
 use agentpact_contracts::{AgentPact, PactStatus};
 use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
 use agentpact_read::Reader;
-use alloy::{
-    primitives::{Address, U256, keccak256},
-    providers::Provider,
-};
+use alloy::{primitives::U256, providers::Provider};
 use anyhow::{Context, bail};
 
 use super::{Amplification, Percentiles, Workload, lab::Lab, market::Fate, ms, peak_rss};
@@ -180,46 +177,11 @@ async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<D
     let mut listener = sqlx::postgres::PgListener::connect(&lab.database_url).await?;
     listener.listen(PACT_CHANNEL).await?;
     let pact = AgentPact::new(lab.deployment.agent_pact, lab.provider.clone());
-    let (buyer, payment) = (lab.cast.buyers[0], U256::from(1_000_000_000_000_000u64));
     let poll_ms = u64::try_from(poll.as_millis()).unwrap_or(1_000).max(1);
     let mut delays = Vec::new();
     for i in 0..samples {
         let id = pact.pactCount().call().await?.to_string();
-        let now =
-            lab.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
-        let terms = AgentPact::Terms {
-            initiator: agentpact_contracts::Initiator::Buyer.code(),
-            specHash: keccak256(id.as_bytes()),
-            specUri: format!("ipfs://bench/live/{id}"),
-            deadline: now + 86_400,
-            acceptBy: 0,
-            reviewPeriod: 0,
-            threshold: 50,
-            arbitrator: lab.cast.arbitrator,
-            counterparty: Address::ZERO,
-            currency: Address::ZERO,
-            payment,
-            oracles: vec![lab.cast.oracles[0]],
-            weights: vec![100],
-        };
-        agentpact_contracts::rules::check_terms(&terms, buyer, now)?;
-        let pending = pact
-            .createPact(terms)
-            .from(buyer)
-            .value(payment + agentpact_contracts::rules::stake(payment))
-            .send()
-            .await?;
-        // Anvil answers the send before it has mined the block (hundreds of ms with a large
-        // state): the clock starts when the receipt appears, polled every 5 ms.
-        let (hash, provider) = (*pending.tx_hash(), lab.provider.clone());
-        let mined = tokio::spawn(async move {
-            loop {
-                if provider.get_transaction_receipt(hash).await?.is_some() {
-                    return Ok::<_, anyhow::Error>(Instant::now());
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        });
+        let (_, mined) = lab.send_live_pact(lab.cast.buyers[0]).await?;
         loop {
             let note = tokio::time::timeout(Duration::from_secs(30), listener.recv())
                 .await

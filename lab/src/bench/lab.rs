@@ -7,12 +7,12 @@ use crate::{
     local::{PrivateCluster, fresh_database, spawn_anvil},
     replay::{Amplified, Recording, Replay},
 };
-use agentpact_contracts::Deployment;
+use agentpact_contracts::{AgentPact, Deployment};
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use agentpact_schema::MIGRATOR;
 use alloy::{
     node_bindings::AnvilInstance,
-    primitives::Address,
+    primitives::{Address, TxHash, U256, keccak256},
     providers::{DynProvider, Provider, ProviderBuilder},
 };
 use sqlx::PgPool;
@@ -141,6 +141,53 @@ impl Lab {
                 .flat_map(|copy| self.parties.sellers.iter().map(move |s| chain.party(*s, copy)))
                 .collect()
         })
+    }
+
+    /// Sends the creation of a pact by `buyer` (ETH, one oracle, due in a day) and returns its
+    /// transaction's hash and a task that yields when its receipt appeared (its block mined): anvil
+    /// answers the send before it has mined the block (hundreds of ms with a large state), so the
+    /// receipt is polled every 5 ms.
+    pub async fn send_live_pact(
+        &self,
+        buyer: Address,
+    ) -> anyhow::Result<(TxHash, tokio::task::JoinHandle<anyhow::Result<Instant>>)> {
+        let pact = AgentPact::new(self.deployment.agent_pact, self.provider.clone());
+        let id = pact.pactCount().call().await?.to_string();
+        let now =
+            self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
+        let payment = U256::from(1_000_000_000_000_000u64);
+        let terms = AgentPact::Terms {
+            initiator: agentpact_contracts::Initiator::Buyer.code(),
+            specHash: keccak256(id.as_bytes()),
+            specUri: format!("ipfs://bench/live/{id}"),
+            deadline: now + 86_400,
+            acceptBy: 0,
+            reviewPeriod: 0,
+            threshold: 50,
+            arbitrator: self.cast.arbitrator,
+            counterparty: Address::ZERO,
+            currency: Address::ZERO,
+            payment,
+            oracles: vec![self.cast.oracles[0]],
+            weights: vec![100],
+        };
+        agentpact_contracts::rules::check_terms(&terms, buyer, now)?;
+        let pending = pact
+            .createPact(terms)
+            .from(buyer)
+            .value(payment + agentpact_contracts::rules::stake(payment))
+            .send()
+            .await?;
+        let (hash, provider) = (*pending.tx_hash(), self.provider.clone());
+        let mined = tokio::spawn(async move {
+            loop {
+                if provider.get_transaction_receipt(hash).await?.is_some() {
+                    return Ok(Instant::now());
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        });
+        Ok((hash, mined))
     }
 
     /// `agentpact <subcommand>` (this very binary) pointed at the node, the contracts and the

@@ -10,16 +10,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agentpact_contracts::{AgentPact, WebhookMode, rules};
+use agentpact_contracts::WebhookMode;
 use agentpact_indexer::Config;
 use agentpact_push::{
     Filter, Policy, PushConfig, Registration, Targets, sign::ServerKey, subscription::Proof,
 };
-use alloy::{
-    primitives::{Address, B256, U256},
-    providers::Provider,
-    signers::local::PrivateKeySigner,
-};
+use alloy::{primitives::Address, signers::local::PrivateKeySigner};
 use anyhow::Context;
 
 use super::{Percentiles, Workload, lab::Lab, ms};
@@ -148,38 +144,12 @@ async fn subscribe(
     Ok(stored.id)
 }
 
-/// Creates a pact of `buyer`; returns its transaction hash (as bodies show it) and when its
-/// receipt came back (the block mined: anvil mines on send).
+/// Creates a pact of `buyer`; returns its transaction hash (as bodies show it) and when its block
+/// was mined.
 async fn create_pact(lab: &Lab, buyer: Address) -> anyhow::Result<(String, Instant)> {
-    let pact = AgentPact::new(lab.deployment.agent_pact, lab.provider.clone());
-    let now = lab
-        .provider
-        .get_block(alloy::eips::BlockId::latest())
-        .await?
-        .context("no latest block")?
-        .header
-        .timestamp;
-    let payment = U256::from(10u64).pow(U256::from(15u64));
-    let terms = AgentPact::Terms {
-        initiator: 0,
-        specHash: B256::with_last_byte(1),
-        specUri: "ipfs://bench/push".into(),
-        deadline: now + 30 * 86_400,
-        acceptBy: 0,
-        reviewPeriod: 0,
-        threshold: 50,
-        arbitrator: lab.cast.arbitrator,
-        counterparty: Address::ZERO,
-        currency: Address::ZERO,
-        payment,
-        oracles: lab.cast.oracles[..2].to_vec(),
-        weights: vec![50, 50],
-    };
-    let value = payment + rules::stake(payment);
-    let receipt = pact.createPact(terms).from(buyer).value(value).send().await?.get_receipt().await?;
-    let mined = Instant::now();
-    anyhow::ensure!(receipt.status(), "createPact reverted");
-    Ok((format!("{:#x}", receipt.transaction_hash), mined))
+    let (hash, mined) = lab.send_live_pact(buyer).await?;
+    let mined = mined.await.context("the receipt watcher panicked")??;
+    Ok((format!("{hash:#x}"), mined))
 }
 
 /// A loopback receiver recording each POST's `txHash`, `subscriptionId` and arrival; its base URL.
