@@ -75,7 +75,9 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
     }
     println!("{} subscriptions registered in {:.1} s", args.subscriptions, started.elapsed().as_secs_f64());
     let mut samples = Vec::with_capacity(args.samples);
-    for _ in 0..args.samples {
+    for i in 0..args.samples {
+        // Land at a different point of the indexer's poll cycle each time.
+        tokio::time::sleep(Duration::from_millis((i as u64) * 389 % args.poll_ms.max(1))).await;
         let (tx, mined) = create_pact(&lab, buyer).await?;
         loop {
             let seen = arrivals
