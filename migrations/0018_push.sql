@@ -1,14 +1,6 @@
 -- Push (docs/push.md): webhook subscriptions, the deliveries owed to them (an outbox), and how far
 -- `agentpact push` has matched the journal. `agentpact-push` is the only code that writes these
--- tables; the MCP server and the GraphQL API register subscriptions through it.
--- And what GraphQL's `_meta` answers: the checkpoint block's parent hash (the `blocks` table keeps
--- only the reorg window) and whether the indexer's last pass failed.
-
-ALTER TABLE checkpoints
-    ADD COLUMN parent_hash BYTEA,
-    -- Set by a pass that failed, cleared by the next one that commits.
-    ADD COLUMN failing_since TIMESTAMPTZ,
-    ADD COLUMN last_error TEXT;
+-- tables: whoever registers a subscription calls it (`subscription::register`).
 
 -- Who wants to be told what, and where. A subscription is never deleted (its deliveries name it):
 -- cancelling stops matching and delivering.

@@ -9,7 +9,7 @@ use agentpact_schema::MIGRATOR;
 use anyhow::Context;
 
 use crate::{
-    settings::{DatabaseArgs, Secret, WebhookPolicyArgs},
+    settings::{DatabaseArgs, Secret, WebhookTargetsArgs},
     signal,
 };
 
@@ -19,7 +19,7 @@ pub struct PushArgs {
     #[command(flatten)]
     database: DatabaseArgs,
     #[command(flatten)]
-    policy: WebhookPolicyArgs,
+    targets: WebhookTargetsArgs,
     /// The chain whose index is watched.
     #[arg(long, env = "CHAIN_ID", default_value_t = 84532)]
     chain_id: u64,
@@ -70,11 +70,10 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
             anyhow::anyhow!("WEBHOOK_SIGNING_KEY is not a hex private key (32 bytes, 0x optional)")
         })?;
     let key = ServerKey::new(signer);
-    let policy = args.policy.policy()?;
     let config = PushConfig {
         finality_depth: args.finality_depth,
         remind_before: Duration::from_secs(args.remind_before_secs),
-        targets: policy.targets,
+        targets: args.targets.targets()?,
         retry: Retry {
             max_attempts: args.max_attempts,
             first_backoff: Duration::from_millis(args.first_backoff_ms.max(1)),

@@ -210,25 +210,21 @@ impl KeyArgs {
     }
 }
 
-/// What a webhook registration must satisfy (the MCP server, the API and `agentpact push` read
-/// the same settings, so a target refused at registration is refused at delivery).
+/// Where webhooks may point (`agentpact push` holds every connection to it; a registering
+/// process holds its registrations to the same setting, so what it accepts is delivered).
 #[derive(Debug, Clone, clap::Args)]
-pub struct WebhookPolicyArgs {
+pub struct WebhookTargetsArgs {
     /// Internal address ranges webhook targets may reach (comma-separated CIDRs, e.g.
     /// 10.0.0.0/8,127.0.0.1/32): private, loopback and link-local ranges are refused otherwise.
     #[arg(long, env = "WEBHOOK_ALLOW_TARGETS", default_value = "")]
     pub webhook_allow_targets: String,
-    /// Active webhook subscriptions one owner may hold on a chain.
-    #[arg(long, env = "WEBHOOK_MAX_PER_OWNER", default_value_t = agentpact_push::Policy::default().max_per_owner)]
-    pub webhook_max_per_owner: u32,
 }
 
-impl WebhookPolicyArgs {
-    /// The policy, or which entry of WEBHOOK_ALLOW_TARGETS is not a range.
-    pub fn policy(&self) -> anyhow::Result<agentpact_push::Policy> {
-        let targets = agentpact_push::Targets::parse(&self.webhook_allow_targets)
-            .map_err(|e| anyhow::anyhow!("WEBHOOK_ALLOW_TARGETS: {e}"))?;
-        Ok(agentpact_push::Policy { targets, max_per_owner: self.webhook_max_per_owner })
+impl WebhookTargetsArgs {
+    /// The permitted targets, or which entry of WEBHOOK_ALLOW_TARGETS is not a range.
+    pub fn targets(&self) -> anyhow::Result<agentpact_push::Targets> {
+        agentpact_push::Targets::parse(&self.webhook_allow_targets)
+            .map_err(|e| anyhow::anyhow!("WEBHOOK_ALLOW_TARGETS: {e}"))
     }
 }
 

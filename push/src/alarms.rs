@@ -55,12 +55,12 @@ async fn queue(
     (start, end): (DateTime<Utc>, DateTime<Utc>),
     now: DateTime<Utc>,
 ) -> Result<u64, PushError> {
-    let (statuses, windows): (Vec<i16>, Vec<&str>) = PactStatus::ALL
-        .iter()
-        .filter_map(|s| rules::window(*s).map(|w| (i16::from(s.code()), w.name())))
-        .unzip();
-    let status_names: Vec<String> =
-        PactStatus::ALL.iter().filter(|s| rules::window(**s).is_some()).map(|s| s.to_string()).collect();
+    let (mut statuses, mut windows, mut status_names) = (Vec::new(), Vec::new(), Vec::new());
+    for (status, window) in PactStatus::ALL.iter().filter_map(|s| rules::window(*s).map(|w| (*s, w))) {
+        statuses.push(i16::from(status.code()));
+        windows.push(window.name());
+        status_names.push(status.name());
+    }
     let code = |s: PactStatus| i16::from(s.code());
     let secs = |d: u64| i64_of(d) as f64;
     let done = sqlx::query(

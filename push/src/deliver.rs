@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentpact_contracts::DeliveryState;
 use agentpact_http::rate_limit::RateLimiter;
+use agentpact_schema::Cells;
 use alloy::primitives::Address;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -23,7 +24,7 @@ use crate::{
 };
 
 /// Deliveries one turn sends to one subscription before it lets others go.
-const PER_TURN: usize = 64;
+const PER_TURN: i64 = 64;
 
 /// The sender.
 pub struct Deliverer {
@@ -38,7 +39,15 @@ pub struct Deliverer {
     concurrency: usize,
 }
 
-/// The next delivery of a subscription.
+/// Where a subscription's deliveries go, and how they are signed.
+#[derive(Debug, sqlx::FromRow)]
+struct Target {
+    url: String,
+    hmac_secret: Option<String>,
+    owner: Vec<u8>,
+}
+
+/// A pending delivery of a subscription.
 #[derive(Debug, sqlx::FromRow)]
 struct Next {
     id: i64,
@@ -47,9 +56,6 @@ struct Next {
     attempts: i32,
     due: bool,
     block_time: Option<DateTime<Utc>>,
-    url: String,
-    hmac_secret: Option<String>,
-    owner: Vec<u8>,
 }
 
 /// How one attempt ended.
@@ -114,21 +120,29 @@ impl Deliverer {
         if !mine {
             return Ok(0);
         }
+        let target: Option<Target> = sqlx::query_as(
+            "SELECT url, hmac_secret, owner FROM webhook_subscriptions WHERE id = $1 AND cancelled_at IS NULL",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(target) = target else { return Ok(0) };
+        let owner = Cells { table: "webhook_subscriptions", key: format!("id {id}") }
+            .address("owner", &target.owner)?;
+        let batch: Vec<Next> = sqlx::query_as(
+            "SELECT id, idempotency_key, body, attempts, next_attempt_at <= now() AS due, block_time
+             FROM webhook_deliveries WHERE subscription_id = $1 AND state = $2 ORDER BY id LIMIT $3",
+        )
+        .bind(id)
+        .bind(DeliveryState::Pending.name())
+        .bind(PER_TURN)
+        .fetch_all(&self.pool)
+        .await?;
         let mut answered = 0;
-        for _ in 0..PER_TURN {
-            let next: Option<Next> = sqlx::query_as(
-                "SELECT d.id, d.idempotency_key, d.body, d.attempts, d.next_attempt_at <= now() AS due, d.block_time,
-                        s.url, s.hmac_secret, s.owner
-                 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-                 WHERE d.subscription_id = $1 AND d.state = $2 AND s.cancelled_at IS NULL
-                 ORDER BY d.id LIMIT 1",
-            )
-            .bind(id)
-            .bind(DeliveryState::Pending.name())
-            .fetch_optional(&self.pool)
-            .await?;
-            let Some(next) = next.filter(|n| n.due) else { break };
-            let owner = Address::try_from(next.owner.as_slice()).unwrap_or_default();
+        for next in batch {
+            if !next.due {
+                break;
+            }
             if let Err(wait) = self.owners.take(owner, Instant::now()) {
                 self.postpone(next.id, wait, None).await?;
                 break;
@@ -142,10 +156,10 @@ impl Deliverer {
             .execute(&self.pool)
             .await?;
             if started.rows_affected() == 0 {
-                continue;
+                continue; // cancelled since it was read: a reorganisation removed its event
             }
             let attempts = u32::try_from(next.attempts).unwrap_or(0) + 1;
-            match self.send(&next).await {
+            match self.send(&target, &next).await {
                 Attempt::Answered => {
                     sqlx::query(
                         "UPDATE webhook_deliveries SET state = $2, delivered_at = now(), last_error = NULL WHERE id = $1",
@@ -196,14 +210,14 @@ impl Deliverer {
 
     /// One POST. The error kept for the owner names what failed, never the URL (it may hold a
     /// token) or a secret.
-    async fn send(&self, next: &Next) -> Attempt {
+    async fn send(&self, target: &Target, next: &Next) -> Attempt {
         if next.body.len() > MAX_BODY {
             return Attempt::Failed(format!(
                 "the body is {} bytes, over the {MAX_BODY}-byte bound",
                 next.body.len()
             ));
         }
-        let url = match self.config.targets.check_form(&next.url) {
+        let url = match self.config.targets.check_form(&target.url) {
             Ok(url) => url,
             Err(e) => return Attempt::Failed(e.to_string()),
         };
@@ -212,7 +226,7 @@ impl Deliverer {
             &next.idempotency_key,
             i64::try_from(timestamp).unwrap_or(0),
             &next.body,
-            next.hmac_secret.as_deref(),
+            target.hmac_secret.as_deref(),
         );
         let mut request =
             self.client.post(url).header("content-type", "application/json").body(next.body.clone());

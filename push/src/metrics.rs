@@ -77,11 +77,6 @@ impl Metrics {
         self.0.pending.store(n, Ordering::Relaxed);
     }
 
-    /// Deliveries answered so far.
-    pub fn delivered_total(&self) -> u64 {
-        self.0.delivered.load(Ordering::Relaxed)
-    }
-
     /// The Prometheus text.
     pub fn render(&self) -> String {
         let i = &self.0;

@@ -227,13 +227,13 @@ pub async fn register(
         Proof::Signed(s) => Some(s.as_bytes().to_vec()),
         Proof::Operator => None,
     };
-    let id: i64 = sqlx::query_scalar(
+    let (id, created_at): (i64, DateTime<Utc>) = sqlx::query_as(
         "INSERT INTO webhook_subscriptions
              (chain_id, owner, url, mode, party, pact_ids, kinds, currencies, alarms, hmac_secret, signature)
          VALUES ($1, $2, $3, $4, $5,
                  NULLIF($6::text[], '{}')::numeric[], NULLIF($7::text[], '{}'), NULLIF($8::bytea[], '{}'),
                  $9, $10, $11)
-         RETURNING id",
+         RETURNING id, created_at",
     )
     .bind(i64_of(registration.chain_id))
     .bind(owner.as_slice())
@@ -249,8 +249,19 @@ pub async fn register(
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
-    let mine = list(pool, registration.chain_id, owner).await?;
-    Ok(mine.into_iter().find(|s| s.id == id).ok_or(Refusal::Unknown(id))?)
+    Ok(Subscription {
+        id,
+        chain_id: registration.chain_id,
+        owner,
+        url: without_secrets(&registration.url),
+        mode: registration.mode,
+        hmac: hmac_secret.is_some(),
+        created_at,
+        cancelled_at: None,
+        pending: 0,
+        delivered: 0,
+        dead: 0,
+    })
 }
 
 /// Cancels subscription `id` of `owner`: nothing more is matched for it, and what is still
