@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 
 use crate::{
-    settings::{ChainArgs, DatabaseArgs, KeyArgs, ReadDatabaseArgs, Secret},
+    settings::{ChainArgs, DatabaseArgs, KeyArgs, ReadDatabaseArgs, Secret, WebhookTargetsArgs},
     signal,
 };
 
@@ -78,6 +78,12 @@ pub struct McpArgs {
     /// http://127.0.0.1:8080/. Without it the negotiation tools say so.
     #[arg(long, env = "HIRE_RELAY_URL")]
     relay_url: Option<alloy::transports::http::reqwest::Url>,
+    #[command(flatten)]
+    webhook_targets: WebhookTargetsArgs,
+    /// Active webhook subscriptions this wallet may hold on the chain (subscribe_webhook).
+    #[arg(long, env = "WEBHOOK_MAX_PER_OWNER", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    webhook_max_per_owner: u32,
 }
 
 /// Serves until the client closes stdin (stdio) or Ctrl-C/SIGTERM (HTTP).
@@ -115,6 +121,10 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         );
     }
     let target = args.chain.target()?;
+    let policy = agentpact_push::Policy {
+        targets: args.webhook_targets.targets()?,
+        max_per_owner: args.webhook_max_per_owner,
+    };
     let pool = args.database.connect(8).await?;
     // Reads (and a write's wait for its block) go to the replica when there is one; the
     // subscriptions' LISTEN stays on the primary.
@@ -135,6 +145,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     if let Some(url) = args.relay_url {
         chain.set_relay(url);
     }
+    chain.set_webhooks(agentpact_mcp::Webhooks { pool: pool.clone(), policy });
     tracing::info!(wallet = %chain.me, role = %args.role, chain_id = target.chain_id, "MCP server ready");
     let server = PactServer::new(chain, args.role).listening_on(Reader::new(pool));
     match args.http {

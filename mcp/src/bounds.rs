@@ -27,6 +27,8 @@ pub const MAX_ORACLE_CAPABILITY: usize = 64;
 pub const ADDRESS_CHARS: usize = 42;
 /// A 32-byte hash: 0x and 64 hex digits.
 pub const HASH_CHARS: usize = 66;
+/// A webhook's target URL (`agentpact_push::target::MAX_URL`).
+pub const URL_CHARS: usize = agentpact_push::target::MAX_URL;
 /// A decimal amount: a `uint256` has 78 digits, and a point.
 pub const AMOUNT_CHARS: usize = 80;
 /// A currency: a symbol ("USDC") or a token's address.

@@ -44,6 +44,16 @@ pub struct WriteLimits {
     pub index_wait: Duration,
 }
 
+/// Where the webhook tools store subscriptions (the primary database, which `agentpact push`
+/// reads) and the operator's policy they are held to.
+#[derive(Debug, Clone)]
+pub struct Webhooks {
+    /// The primary database.
+    pub pool: sqlx::PgPool,
+    /// Permitted targets and the cap per owner.
+    pub policy: agentpact_push::Policy,
+}
+
 /// A mined write.
 #[derive(Debug, Clone)]
 pub struct Mined {
@@ -76,6 +86,8 @@ pub struct Chain {
     signer: PrivateKeySigner,
     /// The negotiation relay (the api server's `/hire` endpoints), when configured.
     relay: OnceLock<RelayClient>,
+    /// Where webhook subscriptions are stored and the policy they are held to, when configured.
+    webhooks: OnceLock<Webhooks>,
     limits: WriteLimits,
     /// One write at a time from this key: nonces never collide or skip.
     sending: Mutex<()>,
@@ -106,6 +118,7 @@ impl Chain {
             reader,
             signer,
             relay: OnceLock::new(),
+            webhooks: OnceLock::new(),
             limits,
             sending: Mutex::new(()),
         }
@@ -132,6 +145,26 @@ impl Chain {
                     .into(),
             )
         })
+    }
+
+    /// Lets the webhook tools store subscriptions in `webhooks.pool` under `webhooks.policy`; once.
+    pub fn set_webhooks(&self, webhooks: Webhooks) {
+        let _ = self.webhooks.set(webhooks);
+    }
+
+    /// Where webhook subscriptions go, or why the webhook tools are unavailable.
+    pub fn webhooks(&self) -> Result<&Webhooks, ToolError> {
+        self.webhooks.get().ok_or_else(|| {
+            ToolError::Failed("webhooks are not configured on this server: ask its operator".into())
+        })
+    }
+
+    /// The agent's EIP-191 signature of `text` (a webhook subscription or cancellation).
+    pub fn sign_text(&self, text: &str) -> Result<alloy::primitives::Signature, ToolError> {
+        use alloy::signers::SignerSync;
+        self.signer
+            .sign_message_sync(text.as_bytes())
+            .map_err(|_| ToolError::Failed("signing the request failed".into()))
     }
 
     /// The agent's key, for signatures made here (permits); never printed.

@@ -36,7 +36,7 @@ use alloy::{
     signers::local::PrivateKeySigner,
     transports::http::reqwest::Url,
 };
-pub use chain::{Chain, WriteLimits};
+pub use chain::{Chain, Webhooks, WriteLimits};
 pub use role::Role;
 pub use server::PactServer;
 

@@ -115,6 +115,9 @@ pub enum ToolError {
     /// The index's database could not be read; the cause is logged, not shown.
     #[error("The index is unavailable right now; try again shortly.")]
     IndexUnavailable(#[source] std::sync::Arc<sqlx::Error>),
+    /// The server's policy refuses the request (a webhook target, a cap); nothing was stored.
+    #[error("Refused: {0}")]
+    Refused(String),
     /// Something else failed (an unexpected RPC answer).
     #[error("{0}")]
     Failed(String),
@@ -159,6 +162,30 @@ impl From<agentpact_negotiation::ClientError> for ToolError {
     }
 }
 
+impl From<agentpact_push::PushError> for ToolError {
+    fn from(e: agentpact_push::PushError) -> Self {
+        use agentpact_push::PushError;
+        match e {
+            PushError::Database(e) => agentpact_read::ReadError::Db(e).into(),
+            PushError::Corrupt(e) => Self::IndexCorrupt(e),
+            PushError::Client(e) => Self::Failed(format!("the HTTP client could not be built: {e}")),
+        }
+    }
+}
+
+impl From<agentpact_push::subscription::RegisterError> for ToolError {
+    fn from(e: agentpact_push::subscription::RegisterError) -> Self {
+        use agentpact_push::{Refusal, subscription::RegisterError};
+        match e {
+            RegisterError::Refused(refusal @ (Refusal::Target(_) | Refusal::TooMany { .. })) => {
+                Self::Refused(refusal.to_string())
+            }
+            RegisterError::Refused(refusal) => Self::Invalid(refusal.to_string()),
+            RegisterError::Push(e) => e.into(),
+        }
+    }
+}
+
 impl ToolError {
     /// A stable code for programs (the `error.code` of the structured result).
     pub const fn code(&self) -> &'static str {
@@ -173,6 +200,7 @@ impl ToolError {
             Self::Cancelled => "CANCELLED",
             Self::Unconfirmed(_) => "NOT_CONFIRMED",
             Self::NotInRole { .. } => "FORBIDDEN",
+            Self::Refused(_) => "REFUSED",
             Self::Relay { code, .. } => code,
             Self::IndexCorrupt(_) => "INDEX_CORRUPT",
             Self::IndexUnavailable(_) | Self::Failed(_) => "INTERNAL",
@@ -212,8 +240,8 @@ pub struct Failure {
 #[serde(rename_all = "camelCase")]
 pub struct FailureBody {
     /// INVALID_INPUT, CONTRACT_REVERT, INSUFFICIENT_FUNDS, SPENDING_CAP, NOT_CONFIRMED,
-    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, INDEX_CORRUPT, INTERNAL, or a relay's code
-    /// (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
+    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, REFUSED, INDEX_CORRUPT, INTERNAL, or a
+    /// relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
     pub code: &'static str,
     /// The sentence the text content says.
     pub message: String,

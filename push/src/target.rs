@@ -12,6 +12,9 @@ use std::{
 use ipnet::IpNet;
 use url::{Host, Url};
 
+/// Longest target URL a subscription takes, in bytes.
+pub const MAX_URL: usize = 2048;
+
 /// The ranges opened beyond the public internet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Targets {
@@ -24,6 +27,11 @@ pub enum TargetError {
     /// Not a URL.
     #[error("the webhook URL is not a URL ({0}): give an absolute http:// or https:// URL")]
     Malformed(String),
+    /// Longer than [`MAX_URL`] bytes.
+    #[error(
+        "the webhook URL is {0} bytes long, more than the {MAX_URL} a subscription takes: give a shorter URL"
+    )]
+    TooLong(usize),
     /// Another scheme than http(s).
     #[error("the webhook URL's scheme is {0}: only http:// and https:// targets are called")]
     Scheme(String),
@@ -70,6 +78,9 @@ impl Targets {
 
     /// Checks `url`'s form, and its host when it is an address; returns the parsed URL.
     pub fn check_form(&self, url: &str) -> Result<Url, TargetError> {
+        if url.len() > MAX_URL {
+            return Err(TargetError::TooLong(url.len()));
+        }
         let parsed = Url::parse(url).map_err(|e| TargetError::Malformed(e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(TargetError::Scheme(parsed.scheme().to_owned()));

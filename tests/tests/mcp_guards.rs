@@ -274,7 +274,7 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
     }
     assert_eq!(
         classes.into_iter().collect::<Vec<_>>(),
-        [((false, false), 13), ((false, true), 10), ((true, false), 11)],
+        [((false, false), 15), ((false, true), 10), ((true, false), 12)],
         "writes, money movers and reads"
     );
     let again = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;

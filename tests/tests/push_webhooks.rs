@@ -4,7 +4,8 @@
 //! each HMAC with Python's hmac). A pact's life arrives in order; a receiver down for a while gets
 //! everything once back; a reorg of depth 3 after instant delivery revokes exactly the removed
 //! events and finalized subscriptions never hear of them; a push process killed mid-batch loses
-//! nothing; a review window closing in an hour brings its reminder and its closing notice.
+//! nothing; a review window closing in an hour brings its reminder and its closing notice; an
+//! agent subscribes through its own MCP server, with the official Python SDK as its client.
 
 use std::collections::BTreeSet;
 
@@ -14,11 +15,14 @@ use agentpact_tests::{
     HarnessError,
     chain::ether,
     index::{caught_up, follow},
+    mcp::{binary_env, dev_key},
     pacts::Market,
     postgres::TestDatabase,
+    python::Sdk,
     webhooks::{Push, Received, Receiver, journal_keys, subscribe},
 };
 use alloy::primitives::Address;
+use serde_json::json;
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
@@ -62,6 +66,12 @@ impl Stack {
     ) -> Result<i64> {
         let owner = self.m.cast.buyer;
         Ok(subscribe(self.db.pool(), self.chain_id(), owner, receiver.url(), mode, filter, secret).await?.id)
+    }
+
+    /// A subscription of `owner` to its own pacts, by the library's call.
+    async fn subscribe_as(&self, owner: Address, receiver: &Receiver) -> Result<i64> {
+        let (mode, filter) = (WebhookMode::Instant, party(owner));
+        Ok(subscribe(self.db.pool(), self.chain_id(), owner, receiver.url(), mode, filter, None).await?.id)
     }
 }
 
@@ -297,4 +307,114 @@ fn reminder_closes(r: &Received) -> u64 {
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
         .and_then(|t| u64::try_from(t.timestamp()).ok())
         .unwrap_or_default()
+}
+
+/// Calls `tool` of the real `agentpact mcp` binary through the official Python SDK's `Client` in
+/// its default mode (tests/python/mcp_call.py), with `env`; returns what the SDK received:
+/// `isError`, `text` and `structured`.
+async fn sdk_call(env: &[(&str, String)], tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
+    let binary = agentpact_tests::cli::binary().to_string_lossy().into_owned();
+    let limit = std::time::Duration::from_secs(120);
+    let printed = Sdk::Mcp
+        .run("mcp_call.py", &[&binary, tool, &args.to_string()], env.to_vec(), limit, "answer ")
+        .await?;
+    let line = printed.lines().find_map(|l| l.strip_prefix("answer ")).unwrap_or_default();
+    serde_json::from_str(line).map_err(|e| HarnessError::Process(format!("{tool}: {e}: {printed}")))
+}
+
+/// An agent asleep between jobs subscribes through its own MCP server (the official Python
+/// SDK's client in its default mode, the `agentpact mcp` binary), signed with its key: its pact's
+/// events arrive verified, the HMAC secret and the URL's token never come back, the operator's
+/// target ranges and cap per owner hold, dead letters are listed with why, and cancelling stops it.
+#[tokio::test]
+async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_holds() -> Result {
+    // One attempt per delivery: a target nobody answers becomes a dead letter at once.
+    let s = Stack::start(&[("WEBHOOK_MAX_ATTEMPTS", "1".into())]).await?;
+    let receiver = Receiver::start(Some(SECRET)).await?;
+    let nobody = format!("http://127.0.0.1:{}/hook", agentpact_tests::cli::free_port()?);
+    let mut env = binary_env(&s.m.chain, &s.m.chain.anvil.endpoint(), s.db.url());
+    env.extend([
+        ("PRIVATE_KEY", format!("0x{}", alloy::hex::encode(dev_key(&s.m.chain, 1)?.to_bytes()))),
+        ("WEBHOOK_ALLOW_TARGETS", "127.0.0.1/32".to_owned()),
+        ("WEBHOOK_MAX_PER_OWNER", "2".to_owned()),
+    ]);
+    let buyer = s.m.cast.buyer;
+
+    let with_token = format!("{}?token=receivers-query-token", receiver.url());
+    let args = json!({ "url": with_token, "hmacSecret": SECRET, "kinds": ["PactCreated", "PactAccepted"] });
+    let made = sdk_call(&env, "subscribe_webhook", args).await?;
+    assert_eq!(made["isError"], false, "{made}");
+    let sub = made["structured"]["subscriptionId"].as_i64().unwrap_or_default();
+    assert_eq!(made["structured"]["url"], receiver.url().as_str(), "shown without its query: {made}");
+    assert_eq!(made["structured"]["hmac"], true);
+    let said = made.to_string();
+    assert!(!said.contains(SECRET) && !said.contains("receivers-query-token"), "{said}");
+    let stored: (Vec<u8>, Option<Vec<u8>>) =
+        sqlx::query_as("SELECT owner, party FROM webhook_subscriptions WHERE id = $1")
+            .bind(sub)
+            .fetch_one(s.db.pool())
+            .await?;
+    assert_eq!(stored, (buyer.to_vec(), Some(buyer.to_vec())), "owned by the key, its own pacts");
+
+    let dead = sdk_call(&env, "subscribe_webhook", json!({ "url": nobody, "alarms": false })).await?;
+    assert_eq!(dead["isError"], false, "{dead}");
+    let dead_sub = dead["structured"]["subscriptionId"].as_i64().unwrap_or_default();
+    let metadata =
+        sdk_call(&env, "subscribe_webhook", json!({ "url": "http://169.254.169.254/latest" })).await?;
+    assert_eq!(metadata["structured"]["error"]["code"], "REFUSED", "{metadata}");
+    assert!(metadata["text"].as_str().unwrap_or_default().contains("WEBHOOK_ALLOW_TARGETS"), "{metadata}");
+    let third = sdk_call(&env, "subscribe_webhook", json!({ "url": receiver.url() })).await?;
+    assert_eq!(third["structured"]["error"]["code"], "REFUSED", "{third}");
+    assert!(third["text"].as_str().unwrap_or_default().contains("already has 2 active"), "{third}");
+
+    let id = s.m.funded(Initiator::Buyer, ether(1)).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let received =
+        receiver.until("created and accepted", |r| first_arrivals(r, sub, "event").len() >= 2).await?;
+    assert_all_verified(&received, true);
+    let kinds: Vec<&str> = received.iter().filter_map(|r| r.body["event"].as_str()).collect();
+    assert_eq!(kinds, ["PactCreated", "PactAccepted"], "only the kinds asked for, of pact {id}");
+
+    let pool = s.db.pool().clone();
+    agentpact_tests::until(std::time::Duration::from_secs(60), "a dead letter", || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'dead'",
+        )
+        .bind(dead_sub)
+        .fetch_one(&pool)
+        .await?;
+        Ok(n > 0)
+    })
+    .await?;
+    let listed = sdk_call(&env, "list_webhooks", json!({})).await?;
+    assert_eq!(listed["isError"], false, "{listed}");
+    let webhooks = listed["structured"]["webhooks"].as_array().cloned().unwrap_or_default();
+    let ids: Vec<i64> = webhooks.iter().filter_map(|w| w["subscriptionId"].as_i64()).collect();
+    assert_eq!(ids, [dead_sub, sub], "newest first, only this wallet's");
+    assert!(webhooks[1]["delivered"].as_u64() >= Some(2), "{listed}");
+    let letter = &webhooks[0]["deadLetters"][0];
+    assert_eq!(letter["kind"], "event", "{listed}");
+    assert_eq!(letter["attempts"], 1, "{listed}");
+    assert!(letter["lastError"].as_str().is_some_and(|e| !e.contains(&nobody)), "why, not where: {listed}");
+    assert!(
+        letter["idempotencyKey"].as_str().is_some_and(|k| k.starts_with(&format!("{}:0x", s.chain_id())))
+    );
+    assert!(!listed.to_string().contains(SECRET), "{listed}");
+
+    let cancelled = sdk_call(&env, "cancel_webhook", json!({ "subscriptionId": dead_sub })).await?;
+    assert_eq!(cancelled["structured"]["subscriptionId"], dead_sub, "{cancelled}");
+    let again = sdk_call(&env, "cancel_webhook", json!({ "subscriptionId": dead_sub })).await?;
+    assert_eq!(again["structured"]["error"]["code"], "INVALID_INPUT", "{again}");
+    let sellers = s.subscribe_as(s.m.cast.seller, &receiver).await?;
+    let not_mine = sdk_call(&env, "cancel_webhook", json!({ "subscriptionId": sellers })).await?;
+    assert_eq!(not_mine["structured"]["error"]["code"], "INVALID_INPUT", "{not_mine}");
+    let listed = sdk_call(&env, "list_webhooks", json!({ "deadLetters": 0 })).await?;
+    let webhooks = listed["structured"]["webhooks"].as_array().cloned().unwrap_or_default();
+    assert!(webhooks[0]["cancelledAt"].is_string() && webhooks[1]["cancelledAt"].is_null(), "{listed}");
+    assert_eq!(webhooks[0]["deadLetters"], json!([]), "none asked for");
+    // A slot freed: the cap counts active subscriptions.
+    let replaced =
+        sdk_call(&env, "subscribe_webhook", json!({ "url": receiver.url(), "mode": "finalized" })).await?;
+    assert_eq!(replaced["structured"]["mode"], "finalized", "{replaced}");
+    Ok(())
 }

@@ -16,6 +16,7 @@ mod registration;
 mod schema_check;
 mod settlement;
 mod text_check;
+mod webhooks;
 mod work;
 
 use futures::future::BoxFuture;
@@ -68,6 +69,9 @@ pub enum Effect {
     MovesMoney,
     /// A signed message to another agent, through the relay.
     Messages,
+    /// A signed request to this server's operator to be told of pacts (a webhook subscription);
+    /// no transaction.
+    Subscribes,
 }
 
 impl Tool {
@@ -198,8 +202,8 @@ macro_rules! tool {
     };
 }
 
-/// Every tool, in the order of seed 002, then the additions, then seed 000's market tools; built
-/// once per process.
+/// Every tool, in the order of seed 002, then the additions, then seed 000's market tools, then
+/// webhooks; built once per process.
 pub fn catalog() -> &'static [Tool] {
     static CATALOG: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(build_catalog);
     &CATALOG
@@ -483,6 +487,30 @@ fn build_catalog() -> Vec<Tool> {
             &[Role::Seeker],
             feedback::submit,
             "Rate the other party of a finished (COMPLETED or REFUNDED) pact this wallet was buyer or seller of: 1-5, once per pact. When the pact paid the seller (COMPLETED or SPLIT) and the rated seller has an ERC-8004 identity, the rating is also given as ERC-8004 feedback (0-100, tagged pact:{id}) with a feedback file that proves the payout."
+        ),
+        tool!(
+            "subscribe_webhook",
+            webhooks::SubscribeWebhook => webhooks::Subscribed,
+            Effect::Subscribes,
+            EVERYONE,
+            webhooks::subscribe,
+            "Be told while asleep: the push server POSTs each matching pact event to url (signed by its key; optionally HMAC too), instant (revoked if a reorganisation removes it) or finalized, plus a reminder before each window this wallet must act in closes and a notice when it closed. Filters: party (default this wallet), pactIds, kinds, currencies. The request is signed with this wallet's key."
+        ),
+        tool!(
+            "list_webhooks",
+            webhooks::ListWebhooks => webhooks::Webhooks,
+            Effect::Reads,
+            EVERYONE,
+            webhooks::list,
+            "This wallet's webhook subscriptions: target (without its query), mode, deliveries pending, delivered and given up, and the newest dead letters (deliveries given up after every retry) with why they failed."
+        ),
+        tool!(
+            "cancel_webhook",
+            webhooks::CancelWebhook => webhooks::Cancelled,
+            Effect::Subscribes,
+            EVERYONE,
+            webhooks::cancel,
+            "Cancel one of this wallet's webhook subscriptions (signed with this wallet's key): nothing more is matched for it and what is pending is not sent."
         ),
     ]
 }
