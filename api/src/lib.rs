@@ -14,4 +14,4 @@ pub mod websocket;
 use agentpact_http::{connections, rate_limit};
 use agentpact_read as read;
 use agentpact_read::{databases, live};
-pub use server::{NegotiationConfig, ServeConfig, ServeError, app, serve};
+pub use server::{NegotiationConfig, OperatorConfig, ServeConfig, ServeError, app, serve};

@@ -31,7 +31,7 @@ use crate::{
     connections::{self, ConnectionLimits},
     dashboard,
     databases::Databases,
-    graphql::{ApiSchema, ChainId, Code, schema},
+    graphql::{ApiSchema, BlockWait, ChainId, Code, OperatorAccess, schema},
     live::Live,
     metrics::ApiMetrics,
     rate_limit::{self, Rate, RateLimiter},
@@ -59,6 +59,26 @@ pub struct ServeConfig {
     pub negotiation: NegotiationConfig,
     /// How clients may hold connections (per address, in all, header and body time).
     pub connections: ConnectionLimits,
+    /// How long a query with `block: { number_gte }` waits for the index.
+    pub block_wait: Duration,
+    /// The operator's token and webhook policy; `None`: no request reaches the operator's fields.
+    pub operator: Option<OperatorConfig>,
+}
+
+/// What the operator's requests (`Authorization: Bearer <token>`) may do: register, list and
+/// cancel anyone's webhooks under `policy`.
+#[derive(Clone)]
+pub struct OperatorConfig {
+    /// The bearer token (`OPERATOR_TOKEN`); never printed.
+    pub token: String,
+    /// Permitted targets and the cap per owner.
+    pub policy: agentpact_push::Policy,
+}
+
+impl std::fmt::Debug for OperatorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorConfig").field("token", &"<hidden>").field("policy", &self.policy).finish()
+    }
 }
 
 /// How the negotiation relay keeps time.
@@ -103,6 +123,8 @@ struct AppState {
     reader: Reader,
     config: ServeConfig,
     metrics: ApiMetrics,
+    /// The operator's token and what a request carrying it may reach.
+    operator: Option<(Arc<str>, OperatorAccess)>,
 }
 
 /// The application over `databases`: every route, ready for `axum::serve`.
@@ -110,13 +132,18 @@ pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, Se
     let cors = cors(&config.cors_origins)?;
     let live = Live::start(&databases.primary).await?;
     let reader = databases.reader();
-    let schema = schema(reader.clone(), live, ChainId(config.chain_id));
+    let schema = schema(reader.clone(), live, ChainId(config.chain_id), BlockWait(config.block_wait));
+    let operator = config.operator.as_ref().map(|o| {
+        let access = OperatorAccess { pool: databases.primary.clone(), policy: o.policy.clone() };
+        (Arc::<str>::from(o.token.as_str()), access)
+    });
     let n = &config.negotiation;
     let relay = Relay::new(databases.primary.clone(), config.chain_id, n.timeouts, n.clock.clone());
     // One limiter for HTTP requests and the operations sockets start.
     let limiter = config.rate_limit.map(|rate| Arc::new(RateLimiter::new(rate)));
     let sockets = websocket::Sockets { schema: schema.clone(), limiter: limiter.clone() };
-    let state = AppState { schema, sockets, databases, reader, config, metrics: ApiMetrics::default() };
+    let state =
+        AppState { schema, sockets, databases, reader, config, metrics: ApiMetrics::default(), operator };
     let mut graphql_routes = Router::new()
         .route("/graphql", get(dashboard::page).post(graphql))
         .route("/graphql/ws", get(socket))
@@ -167,11 +194,19 @@ fn cors(origins: &[String]) -> Result<Option<CorsLayer>, ServeError> {
     Ok(Some(layer.allow_origin(AllowOrigin::list(values))))
 }
 
+/// Runs one GraphQL request; one carrying the operator's token reaches the operator's fields.
 async fn graphql(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     request: GraphQLRequest<BadGraphQLRequest>,
 ) -> GraphQLResponse {
-    state.schema.execute(request.into_inner()).await.into()
+    let mut request = request.into_inner();
+    if let Some((token, access)) = &state.operator
+        && agentpact_http::bearer::presents(&headers, token)
+    {
+        request = request.data(access.clone());
+    }
+    state.schema.execute(request).await.into()
 }
 
 /// Whether reading the body failed because it did not arrive in time (the connection's body

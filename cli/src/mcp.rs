@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 
 use crate::{
-    settings::{ChainArgs, DatabaseArgs, KeyArgs, ReadDatabaseArgs, Secret, WebhookTargetsArgs},
+    settings::{ChainArgs, DatabaseArgs, KeyArgs, ReadDatabaseArgs, Secret, WebhookPolicyArgs},
     signal,
 };
 
@@ -78,12 +78,9 @@ pub struct McpArgs {
     /// http://127.0.0.1:8080/. Without it the negotiation tools say so.
     #[arg(long, env = "HIRE_RELAY_URL")]
     relay_url: Option<alloy::transports::http::reqwest::Url>,
+    /// What subscribe_webhook holds this wallet's subscriptions to.
     #[command(flatten)]
-    webhook_targets: WebhookTargetsArgs,
-    /// Active webhook subscriptions this wallet may hold on the chain (subscribe_webhook).
-    #[arg(long, env = "WEBHOOK_MAX_PER_OWNER", default_value_t = 100,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    webhook_max_per_owner: u32,
+    webhooks: WebhookPolicyArgs,
 }
 
 /// Serves until the client closes stdin (stdio) or Ctrl-C/SIGTERM (HTTP).
@@ -121,10 +118,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         );
     }
     let target = args.chain.target()?;
-    let policy = agentpact_push::Policy {
-        targets: args.webhook_targets.targets()?,
-        max_per_owner: args.webhook_max_per_owner,
-    };
+    let policy = args.webhooks.policy()?;
     let pool = args.database.connect(8).await?;
     // Reads (and a write's wait for its block) go to the replica when there is one; the
     // subscriptions' LISTEN stays on the primary.

@@ -2,14 +2,14 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_api::{NegotiationConfig, ServeConfig};
+use agentpact_api::{NegotiationConfig, OperatorConfig, ServeConfig};
 use agentpact_http::rate_limit::Rate;
 use agentpact_negotiation::Timeouts;
 use agentpact_read::Databases;
 use anyhow::{Context, bail};
 
 use crate::{
-    settings::{DatabaseArgs, ReadDatabaseArgs},
+    settings::{DatabaseArgs, ReadDatabaseArgs, Secret, WebhookPolicyArgs},
     signal,
 };
 
@@ -59,6 +59,18 @@ pub struct ServeArgs {
     /// Negotiation: seconds to accept (or answer) terms on the table.
     #[arg(long, env = "HIRE_ACCEPTANCE_SECS", default_value_t = 120)]
     acceptance_secs: u64,
+    /// How long a query with `block: { number_gte: N }` waits for the index to hold block N
+    /// before it is refused with BLOCK_NOT_INDEXED, in milliseconds.
+    #[arg(long, env = "BLOCK_WAIT_MS", default_value_t = 5000)]
+    block_wait_ms: u64,
+    /// The operator's bearer token (at least 16 characters): requests to /graphql with
+    /// `Authorization: Bearer <token>` may register, list and cancel anyone's webhooks. Unset:
+    /// nobody may.
+    #[arg(long, env = "OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<Secret>,
+    /// What the operator's webhook registrations are held to.
+    #[command(flatten)]
+    webhooks: WebhookPolicyArgs,
 }
 
 /// Serves until Ctrl-C or SIGTERM.
@@ -93,6 +105,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..NegotiationConfig::default()
         },
         connections: Default::default(),
+        block_wait: Duration::from_millis(args.block_wait_ms),
+        operator: match args.operator_token {
+            Some(token) if token.expose().trim().len() < 16 => bail!(
+                "OPERATOR_TOKEN is shorter than 16 characters, which could be guessed: set a long random token, or unset it"
+            ),
+            Some(token) => {
+                Some(OperatorConfig { token: token.expose().to_owned(), policy: args.webhooks.policy()? })
+            }
+            None => None,
+        },
     };
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

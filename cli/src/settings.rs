@@ -228,6 +228,28 @@ impl WebhookTargetsArgs {
     }
 }
 
+/// What a process that registers webhooks holds them to (`agentpact mcp`, and `agentpact serve`
+/// for the operator): the permitted targets and the cap per owner.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WebhookPolicyArgs {
+    #[command(flatten)]
+    targets: WebhookTargetsArgs,
+    /// Active webhook subscriptions one owner may hold on the chain.
+    #[arg(long, env = "WEBHOOK_MAX_PER_OWNER", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    webhook_max_per_owner: u32,
+}
+
+impl WebhookPolicyArgs {
+    /// The policy, or which entry of WEBHOOK_ALLOW_TARGETS is not a range.
+    pub fn policy(&self) -> anyhow::Result<agentpact_push::Policy> {
+        Ok(agentpact_push::Policy {
+            targets: self.targets.targets()?,
+            max_per_owner: self.webhook_max_per_owner,
+        })
+    }
+}
+
 /// A value that must never be printed (a key, a password, a token): `Debug` shows `<hidden>`, and
 /// the value is read only through [`Secret::expose`], where it is used.
 #[derive(Clone)]

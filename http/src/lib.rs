@@ -1,10 +1,12 @@
 //! The HTTP plumbing both servers share, the GraphQL API (`agentpact serve`) and the MCP server
 //! (`agentpact mcp --http`), so that neither depends on the other to have it:
 //!
+//! - [`bearer`]: whether a request carries the token a server expects;
 //! - [`connections`]: accepting with limits per address and in all, header and body timeouts;
 //! - [`rate_limit`]: a token bucket per client address, 429 with `Retry-After` beyond it;
 //! - [`metrics`]: `GET /metrics` for the processes that serve nothing else.
 
+pub mod bearer;
 pub mod connections;
 pub mod metrics;
 pub mod rate_limit;

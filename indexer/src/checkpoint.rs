@@ -154,6 +154,49 @@ pub async fn save(
     .map(drop)
 }
 
+/// Records the parent hash of the checkpoint's block (GraphQL `_meta`): `parent` when the batch
+/// read it, else the remembered block's (a rollback to a fork point), else none.
+pub async fn record_parent(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    parent: Option<B256>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE checkpoints c
+         SET block_parent_hash = coalesce($2,
+             (SELECT b.parent_hash FROM blocks b WHERE b.chain_id = c.chain_id AND b.number = c.block_number))
+         WHERE c.chain_id = $1",
+    )
+    .bind(i64_of(chain_id))
+    .bind(parent.map(|p| p.to_vec()))
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Records that a pass failed with an error of `kind` (`IndexError::kind`, never its message),
+/// keeping when the failing began; readers see it as `_meta.hasIndexingErrors`. Does nothing
+/// before the first checkpoint.
+pub async fn record_failure(pool: &sqlx::PgPool, chain_id: u64, kind: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE checkpoints SET failing_since = coalesce(failing_since, now()), failure = $2 WHERE chain_id = $1",
+    )
+    .bind(i64_of(chain_id))
+    .bind(kind)
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// Records that a pass completed: the failing, if any, is over.
+pub async fn record_recovery(conn: &mut PgConnection, chain_id: u64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE checkpoints SET failing_since = NULL, failure = NULL WHERE chain_id = $1")
+        .bind(i64_of(chain_id))
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
 /// Records the chain's head as the indexer saw it just now, so readers know the lag and that the
 /// indexer is alive. Does nothing before the first checkpoint (the first batch records it).
 pub async fn record_head(conn: &mut PgConnection, chain_id: u64, head: Head) -> Result<(), sqlx::Error> {

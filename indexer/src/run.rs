@@ -9,7 +9,7 @@ use alloy::{providers::Provider, pubsub::SubscriptionStream, rpc::types::Header}
 use futures::StreamExt;
 
 use crate::{
-    lock,
+    checkpoint, lock,
     sync::{IndexError, Indexer, Pass},
 };
 
@@ -20,12 +20,23 @@ pub async fn run<P: Provider>(
 ) -> Result<(), IndexError> {
     tokio::pin!(shutdown);
     let mut backoff = Backoff::new(indexer.config().max_backoff);
+    // Unknown at start (a crashed process may have left a failure recorded): the first pass
+    // that completes clears it.
+    let mut failing = true;
     loop {
         tokio::select! {
             () = &mut shutdown => return Ok(()),
-            result = session(&mut indexer, &mut backoff) => {
+            result = session(&mut indexer, &mut backoff, &mut failing) => {
                 let Err(e) = result;
                 indexer.metrics().error(e.kind());
+                // The chain moving under a batch is a race, not a failure: the next pass reads it.
+                if !matches!(e, IndexError::ChainMoved { .. }) {
+                    failing = true;
+                    let chain_id = indexer.target().chain_id;
+                    if let Err(db) = checkpoint::record_failure(indexer.pool(), chain_id, e.kind()).await {
+                        tracing::debug!(error = %db, "the failure could not be recorded");
+                    }
+                }
                 if e.is_fatal() {
                     tracing::error!(error = %e, "indexer stopped");
                     return Err(e);
@@ -45,6 +56,7 @@ pub async fn run<P: Provider>(
 async fn session<P: Provider>(
     indexer: &mut Indexer<P>,
     backoff: &mut Backoff,
+    failing: &mut bool,
 ) -> Result<std::convert::Infallible, IndexError> {
     let target = indexer.target();
     let poll = indexer.config().poll_interval;
@@ -58,6 +70,10 @@ async fn session<P: Provider>(
             Pass::Waiting { head } => tracing::trace!(head, "waiting for the RPC"),
         }
         backoff.reset();
+        if *failing {
+            checkpoint::record_recovery(&mut conn, target.chain_id).await?;
+            *failing = false;
+        }
         if heads.is_none() {
             // First, or again after the subscription ended (a websocket that dropped for good).
             heads = indexer.subscribe_heads().await;

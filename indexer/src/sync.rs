@@ -457,10 +457,10 @@ impl<P: Provider> Indexer<P> {
             let extended = extends.filter(|cp| cp.block_number == p).map(|cp| cp.block_hash);
             blocks.get(&p).map(|(hash, _)| *hash).or(extended)
         });
-        match fetched.last {
-            Some((hash, parent)) if hash == end && parent_now.is_none_or(|p| p == parent) => {}
+        let end_parent = match fetched.last {
+            Some((hash, parent)) if hash == end && parent_now.is_none_or(|p| p == parent) => parent,
             _ => return Err(IndexError::ChainMoved { block: to }),
-        }
+        };
         let writing = std::time::Instant::now();
         let chain_id = self.target.chain_id;
         let mut tx = conn.begin().await?;
@@ -494,6 +494,7 @@ impl<P: Provider> Indexer<P> {
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
         checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(head)).await?;
+        checkpoint::record_parent(&mut tx, chain_id, Some(end_parent)).await?;
         tx.commit().await?;
         self.metrics.phase(Phase::Db, writing.elapsed().saturating_sub(decoding));
         tracing::debug!(from, to, events = new_events, "indexed");

@@ -69,10 +69,9 @@ pub fn router(server: PactServer, guards: Guards) -> axum::Router {
         }))
         .layer(axum::middleware::from_fn(move |request, next| origin(Arc::clone(&allowed), request, next)));
     if let Some(token) = guards.token {
-        let expected: Arc<str> = format!("Bearer {token}").into();
-        router = router.layer(axum::middleware::from_fn(move |request, next| {
-            bearer(Arc::clone(&expected), request, next)
-        }));
+        let token: Arc<str> = token.into();
+        router = router
+            .layer(axum::middleware::from_fn(move |request, next| bearer(Arc::clone(&token), request, next)));
     }
     // Past the token and Origin guards: the human's browser carries no token, and the page's
     // own address (a 256-bit secret) is what admits it. The rate limit holds for both.
@@ -109,10 +108,9 @@ async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, next:
     next.run(request).await
 }
 
-/// Lets a request through only with the expected `Authorization` header.
-async fn bearer(expected: Arc<str>, request: Request, next: Next) -> Response {
-    let given = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
-    if given.is_some_and(|g| constant_time_eq(g, expected.as_bytes())) {
+/// Lets a request through only with `Authorization: Bearer <token>`.
+async fn bearer(token: Arc<str>, request: Request, next: Next) -> Response {
+    if agentpact_http::bearer::presents(request.headers(), &token) {
         next.run(request).await
     } else {
         (StatusCode::UNAUTHORIZED, "send Authorization: Bearer <MCP_HTTP_TOKEN>\n").into_response()
@@ -147,11 +145,6 @@ fn is_loopback(origin: &str) -> bool {
         rest.split(':').next().unwrap_or(rest)
     };
     matches!(host, "localhost" | "127.0.0.1" | "[::1]")
-}
-
-/// Compares without returning early, so timing does not reveal how much of a guess was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 #[cfg(test)]

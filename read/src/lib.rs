@@ -38,7 +38,7 @@ pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
 pub use reputation::{Reputation, RoleReputation, Score};
 pub use settlements::{Settlement, SettlementState};
-pub use status::{CurrencyVolume, IndexerStatus, Stats, StatusCount};
+pub use status::{CurrencyVolume, IndexerStatus, Meta, Stats, StatusCount};
 pub use timeline::TimelineEvent;
 
 /// The largest page a list query returns; asking for more is an error, not a silent cut.

@@ -2,7 +2,7 @@
 
 use agentpact_contracts::PactStatus;
 use agentpact_schema::{Cells, i64_of};
-use alloy::primitives::U256;
+use alloy::primitives::{B256, U256};
 use chrono::{DateTime, Utc};
 
 use super::{Currency, ReadError, Reader};
@@ -78,7 +78,50 @@ impl IndexerStatus {
     }
 }
 
+/// The indexed block and the indexer's health, as graph-node's `_meta` tells them: a client that
+/// remembers `hash` and later sees a `parent_hash` (or a hash at the same number) it did not expect
+/// knows a reorganisation happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meta {
+    /// The last block fully indexed.
+    pub number: u64,
+    /// Its hash.
+    pub hash: B256,
+    /// Its parent's hash, when the indexer recorded it (an index built before it did, or a
+    /// rollback to a block no longer remembered, has none).
+    pub parent_hash: Option<B256>,
+    /// When it was mined, when known.
+    pub timestamp: Option<DateTime<Utc>>,
+    /// Since when the indexer's passes fail, while they do.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// The kind of the last failure (`rpc`, `db`, `corrupt`, ...), while failing.
+    pub failure: Option<String>,
+}
+
 impl Reader {
+    /// The indexed block of `chain_id` and whether indexing fails, or `None` before its first batch.
+    pub async fn meta(&self, chain_id: u64) -> Result<Option<Meta>, ReadError> {
+        type Row =
+            (i64, Vec<u8>, Option<Vec<u8>>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<String>);
+        let row: Option<Row> = sqlx::query_as(
+            "SELECT block_number, block_hash, block_parent_hash, block_time, failing_since, failure
+             FROM checkpoints WHERE chain_id = $1",
+        )
+        .bind(i64_of(chain_id))
+        .fetch_optional(self.pool())
+        .await?;
+        let Some((number, hash, parent, timestamp, failing_since, failure)) = row else { return Ok(None) };
+        let cells = Cells { table: "checkpoints", key: format!("chain {chain_id}") };
+        Ok(Some(Meta {
+            number: cells.int("block_number", number)?,
+            hash: cells.hash("block_hash", &hash)?,
+            parent_hash: parent.map(|p| cells.hash("block_parent_hash", &p)).transpose()?,
+            timestamp,
+            failing_since,
+            failure,
+        }))
+    }
+
     /// Counts and volumes of `chain_id`.
     pub async fn stats(&self, chain_id: u64) -> Result<Stats, ReadError> {
         let chain = i64_of(chain_id);

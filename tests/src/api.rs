@@ -36,6 +36,8 @@ pub fn config(chain_id: u64) -> ServeConfig {
         rate_limit: None,
         negotiation: Default::default(),
         connections: Default::default(),
+        block_wait: Duration::from_secs(5),
+        operator: None,
     }
 }
 

@@ -1,9 +1,9 @@
 //! `agentpact dev` as a newcomer runs it: a process that brings the whole stack up with nothing
 //! configured, serves demo pacts in every status, takes a new pact from MCP agents (the real stdio
-//! binary) to COMPLETED, and leaves nothing running after Ctrl-C.
+//! binary) to COMPLETED while its webhooks tell the seller, and leaves nothing running after Ctrl-C.
 
 use agentpact_contracts::PactStatus;
-use agentpact_tests::{HarnessError, anvil, dev::DevStack, mcp::StdioAgent};
+use agentpact_tests::{HarnessError, anvil, dev::DevStack, mcp::StdioAgent, webhooks::Receiver};
 use alloy::{hex, signers::local::PrivateKeySigner};
 use serde_json::{Value, json};
 
@@ -76,6 +76,7 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             ("CHAIN_ID", "31337".to_owned()),
             ("DATABASE_URL", database.clone()),
             ("DEPLOYMENTS_DIR", dir.display().to_string()),
+            ("WEBHOOK_ALLOW_TARGETS", "127.0.0.1/32".to_owned()),
         ];
         async move { StdioAgent::start(&env).await }
     };
@@ -98,6 +99,11 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
         .as_str()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| process(format!("{created}")))?;
+    // The seller sleeps between jobs: the stack's push tells it, signed by dev account 9.
+    let receiver = Receiver::start(None).await?;
+    let subscribed =
+        seller.ok("subscribe_webhook", json!({ "url": receiver.url(), "pactIds": [id] })).await?;
+    assert_eq!(subscribed["mode"], "instant", "{subscribed}");
     seller.ok("accept-pact", json!({ "pactId": id })).await?;
     seller.ok("start-work", json!({ "pactId": id })).await?;
     seller.ok("submit-work", json!({ "pactId": id, "proofHash": format!("0x{}", "ab".repeat(32)) })).await?;
@@ -116,6 +122,11 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
         .await
         .map_err(process)?;
     assert_eq!(seen["data"]["pact"], json!({ "status": "COMPLETED", "outcome": "approved" }), "{seen}");
+    let told = receiver
+        .until("the approval, by webhook", |r| r.iter().any(|r| r.body["event"] == "WorkApproved"))
+        .await?;
+    assert!(told.iter().all(|r| r.signature_ok), "signed by the key the tests know: {told:?}");
+    assert!(told.iter().all(|r| r.body["pactId"] == id.to_string().as_str()), "{told:?}");
     drop((buyer, seller, oracle_a, oracle_b));
 
     // Ctrl-C: everything the stack started stops.

@@ -302,6 +302,11 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     for band in bands {
         assert_eq!(shown[format!("{}-{}", band["from"], band["to"])], band["pacts"], "{shown}");
     }
+    // The indexer's health, from `_meta`.
+    let indexing = browser
+        .run("return document.querySelector('[data-tile=\"indexing\"] strong').textContent", json!([]))
+        .await?;
+    assert_eq!(indexing, "healthy", "the demo's indexer runs");
     browser.screenshot(&screenshots().join("overview-1440.png")).await?;
     assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on the overview");
 

@@ -5,21 +5,23 @@
 //! everything once back; a reorg of depth 3 after instant delivery revokes exactly the removed
 //! events and finalized subscriptions never hear of them; a push process killed mid-batch loses
 //! nothing; a review window closing in an hour brings its reminder and its closing notice; an
-//! agent subscribes through its own MCP server, with the official Python SDK as its client.
+//! agent subscribes through its own MCP server, with the official Python SDK as its client; the
+//! operator registers, lists and cancels through GraphQL with its token.
 
 use std::collections::BTreeSet;
 
 use agentpact_contracts::{Initiator, WebhookMode};
-use agentpact_push::Filter;
+use agentpact_push::{Filter, Policy};
 use agentpact_tests::{
     HarnessError,
+    api::{self, TestApi},
     chain::ether,
     index::{caught_up, follow},
     mcp::{binary_env, dev_key},
     pacts::Market,
     postgres::TestDatabase,
     python::Sdk,
-    webhooks::{Push, Received, Receiver, journal_keys, subscribe},
+    webhooks::{Push, Received, Receiver, journal_keys, loopback, subscribe},
 };
 use alloy::primitives::Address;
 use serde_json::json;
@@ -416,5 +418,98 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
     let replaced =
         sdk_call(&env, "subscribe_webhook", json!({ "url": receiver.url(), "mode": "finalized" })).await?;
     assert_eq!(replaced["structured"]["mode"], "finalized", "{replaced}");
+    Ok(())
+}
+
+/// Posts `query` to `api` with `token` as the bearer (none: no header).
+async fn as_operator(
+    api: &TestApi,
+    token: Option<&str>,
+    query: &str,
+    variables: serde_json::Value,
+) -> Result<serde_json::Value> {
+    let mut request = api
+        .client()
+        .post(format!("{}/graphql", api.base))
+        .json(&json!({ "query": query, "variables": variables }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let answer = request.send().await.map_err(|e| HarnessError::Process(e.to_string()))?;
+    answer.json().await.map_err(|e| HarnessError::Process(e.to_string()))
+}
+
+/// The operator, with its token, registers a subscription for an agent through GraphQL (held to
+/// the same policy), sees its dead letters and cancels it; without the token, or with another,
+/// every operator field is FORBIDDEN.
+#[tokio::test]
+async fn the_operator_registers_lists_and_cancels_webhooks_through_graphql() -> Result {
+    const TOKEN: &str = "the-operators-own-long-token";
+    let s = Stack::start(&[("WEBHOOK_MAX_ATTEMPTS", "1".into())]).await?;
+    let nobody = format!("http://127.0.0.1:{}/hook", agentpact_tests::cli::free_port()?);
+    let policy = Policy { targets: loopback(), max_per_owner: 1 };
+    let operator = agentpact_api::OperatorConfig { token: TOKEN.into(), policy };
+    let config = agentpact_api::ServeConfig { operator: Some(operator), ..api::config(s.chain_id()) };
+    let api = TestApi::start(s.db.pool(), config).await?;
+    let seller = s.m.cast.seller;
+    let register = "mutation($input: WebhookInput!) {
+        registerWebhook(input: $input) { id owner url mode hmac dead } }";
+    let input = |url: &str| {
+        json!({ "input": { "owner": seller.to_string(), "url": url, "kinds": ["PactCreated"],
+                                               "hmacSecret": SECRET, "party": seller.to_string() } })
+    };
+    let list = "query($owner: Address!) { webhooks(owner: $owner) {
+        id url cancelledAt dead deadLetters { idempotencyKey kind attempts lastError } } }";
+    let owner = json!({ "owner": seller.to_string() });
+
+    for token in [None, Some("the-operators-own-long-tokem")] {
+        let refused = as_operator(&api, token, register, input(&nobody)).await?;
+        assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN", "{refused}");
+        let refused = as_operator(&api, token, list, owner.clone()).await?;
+        assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN", "{refused}");
+    }
+    let count: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_subscriptions").fetch_one(s.db.pool()).await?;
+    assert_eq!(count, 0, "nothing stored by a refused request");
+
+    let private = as_operator(&api, Some(TOKEN), register, input("http://10.1.2.3/hook")).await?;
+    assert_eq!(private["errors"][0]["extensions"]["code"], "BAD_ARGUMENT", "{private}");
+    let made = as_operator(&api, Some(TOKEN), register, input(&format!("{nobody}?key=q"))).await?;
+    let made = &made["data"]["registerWebhook"];
+    assert_eq!((made["url"].as_str(), made["hmac"].as_bool()), (Some(nobody.as_str()), Some(true)), "{made}");
+    assert!(!made.to_string().contains(SECRET));
+    let capped = as_operator(&api, Some(TOKEN), register, input(&nobody)).await?;
+    assert_eq!(
+        capped["errors"][0]["extensions"]["code"], "BAD_ARGUMENT",
+        "the cap holds for the operator: {capped}"
+    );
+
+    s.m.funded(Initiator::Seller, ether(1)).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let id = made["id"].as_i64().unwrap_or_default();
+    let pool = s.db.pool().clone();
+    agentpact_tests::until(std::time::Duration::from_secs(60), "a dead letter", || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'dead'",
+        )
+        .bind(id)
+        .fetch_one(&pool)
+        .await?;
+        Ok(n > 0)
+    })
+    .await?;
+    let listed = as_operator(&api, Some(TOKEN), list, owner.clone()).await?;
+    let letter = &listed["data"]["webhooks"][0]["deadLetters"][0];
+    assert_eq!((letter["kind"].as_str(), letter["attempts"].as_u64()), (Some("event"), Some(1)), "{listed}");
+    assert!(letter["lastError"].as_str().is_some_and(|e| !e.contains("127.0.0.1")), "{listed}");
+
+    let cancel = "mutation($owner: Address!, $id: Int!) { cancelWebhook(owner: $owner, id: $id) }";
+    let vars = json!({ "owner": seller.to_string(), "id": id });
+    let cancelled = as_operator(&api, Some(TOKEN), cancel, vars.clone()).await?;
+    assert_eq!(cancelled["data"]["cancelWebhook"], true, "{cancelled}");
+    let again = as_operator(&api, Some(TOKEN), cancel, vars).await?;
+    assert_eq!(again["errors"][0]["extensions"]["code"], "BAD_ARGUMENT", "{again}");
+    let listed = as_operator(&api, Some(TOKEN), list, owner).await?;
+    assert!(listed["data"]["webhooks"][0]["cancelledAt"].is_string(), "{listed}");
     Ok(())
 }

@@ -5,8 +5,8 @@ use async_graphql::{Context, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    chain_of,
     errors::to_graphql,
+    meta::{BlockHeight, indexed},
     scalars::{Address, BigInt},
     types::Currency,
 };
@@ -19,8 +19,14 @@ pub struct AccountQuery;
 #[Object]
 impl AccountQuery {
     /// What the escrow holds for `address` (nothing yet for an address never paid).
-    async fn account(&self, ctx: &Context<'_>, chain_id: Option<u64>, address: Address) -> Result<Account> {
-        Ok(Account { chain: chain_of(ctx, chain_id)?, address: address.0 })
+    async fn account(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        block: Option<BlockHeight>,
+        address: Address,
+    ) -> Result<Account> {
+        Ok(Account { chain: indexed(ctx, chain_id, block).await?, address: address.0 })
     }
 }
 

@@ -6,8 +6,8 @@ use async_graphql::{Context, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    chain_of,
     errors::{Code, to_graphql},
+    meta::{BlockHeight, indexed},
     scalars::{Address, BigInt, Bytes32},
 };
 use crate::read::{self, Reader};
@@ -26,6 +26,7 @@ impl Erc8004Query {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         agent_id: Option<BigInt>,
         address: Option<Address>,
     ) -> Result<Option<Erc8004Agent>> {
@@ -34,7 +35,7 @@ impl Erc8004Query {
             (None, Some(a)) => read::AgentRef::Address(a.0),
             _ => return Err(Code::BadArgument.error("give exactly one of `agentId` and `address`")),
         };
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let agent = ctx.data::<Reader>()?.erc8004_agent(chain, who).await.map_err(to_graphql)?;
         Ok(agent.map(|agent| Erc8004Agent { agent, chain_id: chain }))
     }
@@ -50,10 +51,11 @@ impl Erc8004Query {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         capability: String,
         first: Option<u32>,
     ) -> Result<Vec<RegistryMatch>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let found = ctx
             .data::<Reader>()?
             .search_registries(chain, &capability, first.unwrap_or(read::DEFAULT_PAGE_SIZE))

@@ -49,6 +49,10 @@ pub enum Code {
     TooManyOperations,
     /// An address over its rate.
     RateLimited,
+    /// An operator-only field asked without the operator's token.
+    Forbidden,
+    /// `block: { number_gte }` named a block the index did not reach in time.
+    BlockNotIndexed,
     /// A value in the index that cannot be read back.
     IndexCorrupt,
     /// The database (or something else of ours) failed; details are logged, not sent.
@@ -57,7 +61,7 @@ pub enum Code {
 
 impl Code {
     /// Every code.
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 20] = [
         Self::BadAddress,
         Self::BadBigInt,
         Self::BadBytes32,
@@ -74,6 +78,8 @@ impl Code {
         Self::BodyTimeout,
         Self::TooManyOperations,
         Self::RateLimited,
+        Self::Forbidden,
+        Self::BlockNotIndexed,
         Self::IndexCorrupt,
         Self::Internal,
     ];
@@ -97,6 +103,8 @@ impl Code {
             Self::BodyTimeout => "BODY_TIMEOUT",
             Self::TooManyOperations => "TOO_MANY_OPERATIONS",
             Self::RateLimited => "RATE_LIMITED",
+            Self::Forbidden => "FORBIDDEN",
+            Self::BlockNotIndexed => "BLOCK_NOT_INDEXED",
             Self::IndexCorrupt => "INDEX_CORRUPT",
             Self::Internal => "INTERNAL",
         }

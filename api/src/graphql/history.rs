@@ -5,8 +5,8 @@ use async_graphql::{Context, Enum, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    chain_of,
     errors::{Code, to_graphql},
+    meta::{BlockHeight, indexed},
     scalars::BigInt,
     types::Currency,
 };
@@ -37,13 +37,14 @@ impl HistoryQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         #[graphql(default_with = "Interval::Day")] interval: Interval,
         #[graphql(default = 14)] last: i64,
     ) -> Result<Vec<VolumeBucket>> {
         let last = u32::try_from(last).ok().filter(|n| (1..=MAX_BUCKETS).contains(n)).ok_or_else(|| {
             Code::BadArgument.error(format!("last must be 1 to {MAX_BUCKETS} buckets, not {last}"))
         })?;
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let interval = match interval {
             Interval::Hour => read::Interval::Hour,
             Interval::Day => read::Interval::Day,
@@ -56,8 +57,13 @@ impl HistoryQuery {
     /// How many verified pacts got a weighted oracle score in each band of ten: 0-9, 10-19, …,
     /// 90-100, every band listed.
     #[graphql(complexity = "super::cost::SCORES + child_complexity")]
-    async fn score_distribution(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Vec<ScoreBand>> {
-        let chain = chain_of(ctx, chain_id)?;
+    async fn score_distribution(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        block: Option<BlockHeight>,
+    ) -> Result<Vec<ScoreBand>> {
+        let chain = indexed(ctx, chain_id, block).await?;
         let bands = ctx.data::<Reader>()?.score_distribution(chain).await.map_err(to_graphql)?;
         Ok(bands.into_iter().map(Into::into).collect())
     }

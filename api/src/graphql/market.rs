@@ -4,8 +4,8 @@ use async_graphql::{Context, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    chain_of,
     errors::to_graphql,
+    meta::{BlockHeight, indexed},
     query::PageInfo,
     scalars::{Address, BigInt},
     types::{Currency, Reputation},
@@ -24,9 +24,10 @@ impl MarketQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         address: Address,
     ) -> Result<Option<Agent>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let agent = ctx.data::<Reader>()?.agent(chain, address.0).await.map_err(to_graphql)?;
         Ok(agent.map(|a| Agent { chain_id: chain, agent: a }))
     }
@@ -38,12 +39,13 @@ impl MarketQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         #[graphql(default)] include_inactive: bool,
         first: Option<u32>,
         after: Option<String>,
     ) -> Result<AgentConnection> {
         let search = read::AgentSearch { include_inactive, ..Default::default() };
-        page_of(ctx, chain_id, &search, first, after).await
+        page_of(ctx, chain_id, block, &search, first, after).await
     }
 
     /// Active agents offering `capability` (name compared without regard to case) priced in
@@ -58,6 +60,7 @@ impl MarketQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         capability: String,
         currency: Option<Address>,
         max_price: Option<BigInt>,
@@ -72,7 +75,7 @@ impl MarketQuery {
             min_reputation,
             include_inactive: false,
         };
-        page_of(ctx, chain_id, &search, first, after).await
+        page_of(ctx, chain_id, block, &search, first, after).await
     }
 }
 
@@ -85,11 +88,12 @@ fn page_size(first: Option<u32>) -> u32 {
 async fn page_of(
     ctx: &Context<'_>,
     chain_id: Option<u64>,
+    block: Option<BlockHeight>,
     search: &read::AgentSearch,
     first: Option<u32>,
     after: Option<String>,
 ) -> Result<AgentConnection> {
-    let chain = chain_of(ctx, chain_id)?;
+    let chain = indexed(ctx, chain_id, block).await?;
     let page = ctx
         .data::<Reader>()?
         .search_agents(chain, search, first.unwrap_or(read::DEFAULT_PAGE_SIZE), after.as_deref())

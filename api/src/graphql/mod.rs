@@ -1,5 +1,6 @@
-//! The GraphQL schema (DESIGN.md §GraphQL API): read-only over the index, with limits on depth,
-//! complexity and page size, and a code on every error.
+//! The GraphQL schema (DESIGN.md §GraphQL API): read-only over the index (the operator's webhooks
+//! are the one thing it writes), with limits on depth, complexity and page size, and a code on every
+//! error.
 
 mod account;
 mod admission;
@@ -10,31 +11,35 @@ mod errors;
 mod history;
 mod map_responses;
 mod market;
+mod meta;
 mod negotiation;
 mod query;
 pub mod scalars;
 mod settlement;
 mod subscription;
 mod types;
+mod webhooks;
 
-use async_graphql::{Context, EmptyMutation, MergedObject, MergedSubscription, Schema};
+use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
 
 pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
 pub use answer_cap::MAX_ANSWER_BYTES;
 pub use errors::{Code, to_graphql};
+pub use meta::BlockWait;
+pub use webhooks::OperatorAccess;
 
 use map_responses::MapResponses;
 
 use crate::{live::Live, read::Reader};
 
 /// The API's schema type.
-pub type ApiSchema = Schema<QueryRoot, EmptyMutation, SubscriptionRoot>;
+pub type ApiSchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 
 /// The chain a query means when it names none.
 #[derive(Debug, Clone, Copy)]
 pub struct ChainId(pub u64);
 
-/// The root of every query: pacts, the agent market, negotiations, charts and accounts.
+/// The root of every query: pacts, the agent market, negotiations, charts, accounts and `_meta`.
 #[derive(MergedObject, Default)]
 pub struct QueryRoot(
     query::PactQuery,
@@ -43,7 +48,14 @@ pub struct QueryRoot(
     negotiation::NegotiationQuery,
     history::HistoryQuery,
     account::AccountQuery,
+    meta::MetaQuery,
+    webhooks::WebhookQuery,
 );
+
+/// The root of every mutation: the operator's webhooks (the index itself is written only by the
+/// indexer, from the chain).
+#[derive(MergedObject, Default)]
+pub struct MutationRoot(webhooks::WebhookMutation);
 
 /// The root of every subscription: pact changes and negotiation messages.
 #[derive(MergedSubscription, Default)]
@@ -60,9 +72,10 @@ fn chain_of(ctx: &Context<'_>, asked: Option<u64>) -> async_graphql::Result<u64>
 /// nor ten `stats`.
 pub const MAX_COMPLEXITY: usize = 5_000;
 
-/// The schema over `reader`, announcing changes from `live`, defaulting to `chain`.
-pub fn schema(reader: Reader, live: Live, chain: ChainId) -> ApiSchema {
-    builder().data(reader).data(live).data(chain).finish()
+/// The schema over `reader`, announcing changes from `live`, defaulting to `chain`; a query with
+/// `block: { number_gte }` waits up to `block_wait` for the index.
+pub fn schema(reader: Reader, live: Live, chain: ChainId, block_wait: BlockWait) -> ApiSchema {
+    builder().data(reader).data(live).data(chain).data(block_wait).finish()
 }
 
 /// The schema in SDL, as checked in at `api/schema.graphql`.
@@ -70,8 +83,8 @@ pub fn sdl() -> String {
     builder().finish().sdl()
 }
 
-fn builder() -> async_graphql::SchemaBuilder<QueryRoot, EmptyMutation, SubscriptionRoot> {
-    Schema::build(QueryRoot::default(), EmptyMutation, SubscriptionRoot::default())
+fn builder() -> async_graphql::SchemaBuilder<QueryRoot, MutationRoot, SubscriptionRoot> {
+    Schema::build(QueryRoot::default(), MutationRoot::default(), SubscriptionRoot::default())
         .limit_complexity(MAX_COMPLEXITY)
         .extension(admission::Admission)
         .extension(MapResponses(answer_cap::capped))

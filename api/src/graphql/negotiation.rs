@@ -10,8 +10,9 @@ use futures::{Stream, stream};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
-    ChainId, chain_of,
+    ChainId,
     errors::{Code, to_graphql},
+    meta::{BlockHeight, indexed},
     scalars::Address,
     types::Pact,
 };
@@ -33,9 +34,10 @@ impl NegotiationQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         id: String,
     ) -> Result<Option<Conversation>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         Ok(ctx
             .data::<Reader>()?
             .negotiations()
@@ -51,11 +53,12 @@ impl NegotiationQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         agent: Address,
         #[graphql(default_with = "\"all\".to_owned()")] status: String,
         #[graphql(default = 20)] first: u32,
     ) -> Result<Vec<Conversation>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let filter = match status.as_str() {
             "active" => ConversationFilter::Active,
             "completed" => ConversationFilter::Completed,

@@ -4,8 +4,8 @@ use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    chain_of,
     errors::to_graphql,
+    meta::{BlockHeight, indexed},
     scalars::{Address, BigInt, Initiator, Status},
     types::{Currency, IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
 };
@@ -190,8 +190,14 @@ pub struct PactQuery;
 #[Object]
 impl PactQuery {
     /// One pact, or null when the index has no such pact (yet).
-    async fn pact(&self, ctx: &Context<'_>, chain_id: Option<u64>, id: BigInt) -> Result<Option<Pact>> {
-        let chain = chain_of(ctx, chain_id)?;
+    async fn pact(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        block: Option<BlockHeight>,
+        id: BigInt,
+    ) -> Result<Option<Pact>> {
+        let chain = indexed(ctx, chain_id, block).await?;
         Ok(ctx.data::<Reader>()?.pact(chain, id.0).await.map_err(to_graphql)?.map(Pact))
     }
 
@@ -207,6 +213,7 @@ impl PactQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         filter: Option<PactFilter>,
         order_by: Option<PactOrder>,
         first: Option<u32>,
@@ -214,7 +221,7 @@ impl PactQuery {
         last: Option<u32>,
         before: Option<String>,
     ) -> Result<PactConnection> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let filter: ReadFilter = filter.unwrap_or_default().into();
         let order = order_by.unwrap_or_default();
         let order = read::PactOrder { field: order.field.into(), direction: order.direction.into() };
@@ -237,11 +244,12 @@ impl PactQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         pact_id: Option<BigInt>,
         oracle: Option<Address>,
         #[graphql(default = 100)] first: u32,
     ) -> Result<Vec<Verification>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let list = ctx
             .data::<Reader>()?
             .verifications(chain, pact_id.map(|p| p.0), oracle.map(|a| a.0), first)
@@ -255,9 +263,10 @@ impl PactQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         address: Address,
     ) -> Result<Option<Oracle>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         Ok(ctx.data::<Reader>()?.oracle(chain, address.0).await.map_err(to_graphql)?.map(Oracle))
     }
 
@@ -266,10 +275,11 @@ impl PactQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         filter: Option<OracleFilter>,
         #[graphql(default = 100)] first: u32,
     ) -> Result<Vec<Oracle>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         let f = filter.unwrap_or_default();
         let filter = read::OracleFilter {
             capability: f.capability,
@@ -286,23 +296,34 @@ impl PactQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
         address: Address,
     ) -> Result<Reputation> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         Ok(Reputation(ctx.data::<Reader>()?.reputation(chain, address.0).await.map_err(to_graphql)?, chain))
     }
 
     /// The currencies the escrow takes: ETH, then the tokens of its allowlist, as it announced them.
-    async fn currencies(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Vec<Currency>> {
-        let chain = chain_of(ctx, chain_id)?;
+    async fn currencies(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        block: Option<BlockHeight>,
+    ) -> Result<Vec<Currency>> {
+        let chain = indexed(ctx, chain_id, block).await?;
         let known = ctx.data::<Reader>()?.currencies(chain).await.map_err(to_graphql)?;
         Ok(known.into_iter().map(Currency).collect())
     }
 
     /// Pacts by status, volumes and active oracles.
     #[graphql(complexity = "super::cost::STATS + child_complexity")]
-    async fn stats(&self, ctx: &Context<'_>, chain_id: Option<u64>) -> Result<Stats> {
-        let chain = chain_of(ctx, chain_id)?;
+    async fn stats(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        block: Option<BlockHeight>,
+    ) -> Result<Stats> {
+        let chain = indexed(ctx, chain_id, block).await?;
         Ok(Stats(ctx.data::<Reader>()?.stats(chain).await.map_err(to_graphql)?))
     }
 
@@ -311,8 +332,9 @@ impl PactQuery {
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
+        block: Option<BlockHeight>,
     ) -> Result<Option<IndexerStatus>> {
-        let chain = chain_of(ctx, chain_id)?;
+        let chain = indexed(ctx, chain_id, block).await?;
         Ok(ctx.data::<Reader>()?.indexer_status(chain).await.map_err(to_graphql)?.map(Into::into))
     }
 }

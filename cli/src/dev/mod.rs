@@ -1,7 +1,7 @@
 //! `agentpact dev`: the whole stack on this machine with nothing configured — the pinned anvil,
 //! a test USDC, the contracts, our ERC-8004 registries, demo pacts in every status in ETH and in
-//! USDC, Postgres, migrations, the indexer and the API — and the configuration an MCP client
-//! needs. Ctrl-C stops everything it started.
+//! USDC, Postgres, migrations, the indexer, the API and webhook delivery — and the configuration an
+//! MCP client needs. Ctrl-C stops everything it started.
 
 mod demo;
 
@@ -95,7 +95,10 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         rate_limit: None,
         negotiation: Default::default(),
         connections: Default::default(),
+        block_wait: Duration::from_secs(5),
+        operator: None,
     };
+    let pushing = tokio::spawn(push(&anvil, &database_url, until_stopped(stopped.clone())).await?);
     let reader = Reader::new(pool.clone());
     let databases = agentpact_read::Databases::single(pool);
     let serving =
@@ -111,10 +114,40 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     let _ = stop.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(5), indexing).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), serving).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), pushing).await;
     drop(anvil); // kills the node
     drop(cluster); // stops and deletes the private cluster
     Ok(())
 }
+
+/// Webhook delivery on the dev chain, signed by dev account 9's key, with loopback targets open (a
+/// local agent's receiver); its own pool, as `agentpact push` has. Returns the delivery, to spawn.
+async fn push(
+    anvil: &AnvilInstance,
+    database_url: &str,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<impl std::future::Future<Output = Result<(), agentpact_push::PushError>> + Send + 'static>
+{
+    let key = anvil.keys().get(PUSH_ACCOUNT).cloned().context("anvil has no tenth dev account")?;
+    let config = agentpact_push::PushConfig {
+        targets: agentpact_push::Targets::parse(LOOPBACK).map_err(anyhow::Error::msg)?,
+        concurrency: 4,
+        poll: Duration::from_millis(200),
+        ..agentpact_push::PushConfig::new(CHAIN_ID)
+    };
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(u32::try_from(2 * config.concurrency + 4).unwrap_or(12))
+        .connect(database_url)
+        .await?;
+    let key = agentpact_push::sign::ServerKey::new(PrivateKeySigner::from(key));
+    let metrics = agentpact_push::Metrics::for_chain(CHAIN_ID);
+    Ok(agentpact_push::run(pool, config, key, metrics, shutdown))
+}
+
+/// The dev account whose key signs webhooks (anvil's public account 9: test use only).
+const PUSH_ACCOUNT: usize = 9;
+/// The ranges webhook targets may reach on the dev stack: this machine.
+const LOOPBACK: &str = "127.0.0.0/8,::1/128";
 
 /// Deploys from dev account 0 (the test USDC, the contracts and the ERC-8004 registries), runs the
 /// demo, writes the deployments file (the registries in it, its block the earlier of the two
@@ -169,6 +202,7 @@ fn print_welcome(
             "DATABASE_URL": database_url,
             "DEPLOYMENTS_DIR": deployments.display().to_string(),
             "HIRE_RELAY_URL": format!("http://127.0.0.1:{api_port}/"),
+            "WEBHOOK_ALLOW_TARGETS": LOOPBACK,
         }
     } } });
     println!(
@@ -180,6 +214,8 @@ fn print_welcome(
          Postgres: {database_url}\n\
          Demo: pacts 0-7 in ETH and 8-15 in USDC, one in each status; oracles are dev accounts 4 and 5;\n\
          the seller (account 2) is the agent DesignBot Pro, offering logo-design for 5 USDC.\n\
+         Webhooks: delivered as agents subscribe (subscribe_webhook), signed by dev account {PUSH_ACCOUNT}\n\
+         ({}); targets on this machine are allowed.\n\
          \n\
          Try:\n  curl -s http://127.0.0.1:{api_port}/graphql -H 'content-type: application/json' \\\n    \
          -d '{{\"query\":\"{{ stats {{ pacts byStatus {{ status count }} }} }}\"}}'\n  \
@@ -190,6 +226,7 @@ fn print_welcome(
          account 1, test ETH only, never for a real network:\n{}",
         anvil.endpoint(),
         deployments.display(),
+        anvil.addresses().get(PUSH_ACCOUNT).map(ToString::to_string).unwrap_or_default(),
         serde_json::to_string_pretty(&mcp).unwrap_or_default()
     );
 }

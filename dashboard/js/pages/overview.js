@@ -15,6 +15,7 @@ const OVERVIEW = `
       volumes { currency { symbol address } completed completedFormatted open openFormatted }
     }
     indexerStatus { indexedBlock indexedBlockTime headBlock lagBlocks lagSeconds }
+    _meta { hasIndexingErrors }
     volumeOverTime(interval: DAY, last: 14) { start currency { symbol } completed completedFormatted pacts }
     scoreDistribution { from to pacts }
     agents(first: 100) { edges { cursor } pageInfo { hasNextPage } }
@@ -27,34 +28,46 @@ export async function overview(main, { live }) {
   await draw();
   live(onPactChanges(null, draw));
   // The head moves without pacts changing: only the indexer's tiles are read again for it (the
-  // whole overview, charts included, is read again when a pact changes).
-  const timer = setInterval(() => quietly(async () => indexerTiles(main, (await query(INDEXER)).indexerStatus)), 5000);
+  // whole overview, charts included, is read again when a pact changes). Each read asks for at
+  // least the block the last one showed, so behind replicas that lag differently the tiles
+  // never step back.
+  let seen = 0;
+  const refresh = async () => {
+    const { indexerStatus, _meta: meta } = await query(INDEXER, { seen });
+    seen = Math.max(seen, indexerStatus?.indexedBlock ?? 0);
+    indexerTiles(main, indexerStatus, meta);
+  };
+  const timer = setInterval(() => quietly(refresh), 5000);
   live(() => clearInterval(timer));
 }
 
-const INDEXER = 'query Indexer { indexerStatus { indexedBlock headBlock lagBlocks lagSeconds } }';
+const INDEXER = `query Indexer($seen: Int!) {
+  indexerStatus(block: { number_gte: $seen }) { indexedBlock headBlock lagBlocks lagSeconds }
+  _meta(block: { number_gte: $seen }) { hasIndexingErrors }
+}`;
 
-/** The indexed block, the head and the lag, as the three tiles show them. */
-function indexerValues(ix) {
+/** The indexed block, the head, the lag and whether indexing fails, as the four tiles show them. */
+function indexerValues(ix, meta) {
   return {
     indexed: ix ? ix.indexedBlock : '—',
     head: ix?.headBlock ?? '—',
     lag: ix ? `${ix.lagBlocks} blocks · ${ix.lagSeconds} s` : 'not indexed yet',
+    indexing: !meta ? '—' : meta.hasIndexingErrors ? 'failing, retrying' : 'healthy',
   };
 }
 
 /** Writes the indexer's figures into the tiles already on the page. */
-function indexerTiles(main, ix) {
-  for (const [key, value] of Object.entries(indexerValues(ix))) {
+function indexerTiles(main, ix, meta) {
+  for (const [key, value] of Object.entries(indexerValues(ix, meta))) {
     const strong = main.querySelector(`[data-tile="${key}"] strong`);
     if (strong) strong.textContent = String(value);
   }
 }
 
-function render(main, { stats, indexerStatus: ix, agents, pacts, volumeOverTime, scoreDistribution }) {
+function render(main, { stats, indexerStatus: ix, _meta: meta, agents, pacts, volumeOverTime, scoreDistribution }) {
   const agentCount = `${agents.edges.length}${agents.pageInfo.hasNextPage ? '+' : ''}`;
   const byStatus = new Map(stats.byStatus.map((s) => [s.status, s.count]));
-  const indexer = indexerValues(ix);
+  const indexer = indexerValues(ix, meta);
   fill(main,
     h('h1', {}, 'Market overview'),
     h('div', { class: 'tiles' },
@@ -63,7 +76,8 @@ function render(main, { stats, indexerStatus: ix, agents, pacts, volumeOverTime,
       tile('Active oracles', stats.activeOracles, 'oracles'),
       tile('Indexed block', indexer.indexed, 'indexed'),
       tile('Chain head', indexer.head, 'head'),
-      tile('Lag', indexer.lag, 'lag')),
+      tile('Lag', indexer.lag, 'lag'),
+      tile('Indexing', indexer.indexing, 'indexing')),
     h('div', { class: 'columns' },
       section('Pacts by status', h('div', { id: 'by-status' }, bars('Pacts in each status', STATUSES.map((s) => ({
         key: s, label: label(s), value: byStatus.get(s) ?? 0, href: `/#/pacts?status=${s}`, tone: `s-${s}`,

@@ -78,6 +78,8 @@ pub async fn run(args: RelayArgs) -> anyhow::Result<()> {
         rate_limit: None,
         negotiation: NegotiationConfig { timeouts: Timeouts::default(), ..NegotiationConfig::default() },
         connections: Default::default(),
+        block_wait: Duration::from_secs(5),
+        operator: None,
     };
     let serving = tokio::spawn(agentpact_api::serve(
         listener,

@@ -1,0 +1,125 @@
+//! What graph-node's clients expect to ask: `_meta` (the indexed block with its parent hash, so a
+//! client notices a reorganisation, and whether indexing fails) and `block: { number_gte }` on the
+//! root queries (answer once the index the query reads holds that block: a writer reads its own
+//! write, on a replica too).
+
+use std::time::Duration;
+
+use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
+
+use super::{
+    chain_of,
+    errors::{Code, to_graphql},
+    scalars::Bytes32,
+};
+use crate::read::Reader;
+
+/// The block a query must see: `block: { number_gte: N }` answers once the index holds block N.
+#[derive(InputObject, Clone, Copy)]
+pub struct BlockHeight {
+    /// The lowest block the answer may be read at.
+    #[graphql(name = "number_gte")]
+    number_gte: u64,
+}
+
+/// How long a query with `block: { number_gte }` waits for the index before it is refused with
+/// BLOCK_NOT_INDEXED (`BLOCK_WAIT_MS`).
+#[derive(Debug, Clone, Copy)]
+pub struct BlockWait(pub Duration);
+
+impl Default for BlockWait {
+    /// Five seconds: a few of the indexer's polls.
+    fn default() -> Self {
+        Self(Duration::from_secs(5))
+    }
+}
+
+/// How often a waiting query looks at the checkpoint again.
+const BLOCK_POLL: Duration = Duration::from_millis(50);
+/// Blocks past the head the indexer last saw that a query may still wait for: further is not a
+/// write the client just made, and is refused at once.
+const AHEAD_OF_HEAD: u64 = 64;
+
+/// The chain asked for (or the server's), once the index the query reads holds `block` when one
+/// is asked; BLOCK_NOT_INDEXED when it does not within [`BlockWait`], or the block is far past the
+/// chain's head.
+pub(super) async fn indexed(
+    ctx: &Context<'_>,
+    asked: Option<u64>,
+    block: Option<BlockHeight>,
+) -> Result<u64> {
+    let chain = chain_of(ctx, asked)?;
+    let Some(BlockHeight { number_gte }) = block else { return Ok(chain) };
+    let reader = ctx.data::<Reader>()?;
+    let status = reader.indexer_status(chain).await.map_err(to_graphql)?;
+    if let Some(head) = status.as_ref().and_then(|s| s.head_block)
+        && number_gte > head.saturating_add(AHEAD_OF_HEAD)
+    {
+        return Err(Code::BlockNotIndexed.error(format!(
+            "block {number_gte} is past chain {chain}'s head ({head}) as the indexer last saw it: ask for a block that was mined"
+        )));
+    }
+    let wait = ctx.data_opt::<BlockWait>().copied().unwrap_or_default().0;
+    if reader.wait_until_indexed(chain, number_gte, wait, BLOCK_POLL).await.map_err(to_graphql)? {
+        return Ok(chain);
+    }
+    let at = reader.indexer_status(chain).await.map_err(to_graphql)?.map(|s| s.indexed_block);
+    let at = at.map_or_else(|| "no block yet".to_owned(), |b| format!("block {b}"));
+    Err(Code::BlockNotIndexed.error(format!(
+        "the index of chain {chain} holds {at}, not yet block {number_gte}, after waiting {} ms: retry shortly",
+        wait.as_millis()
+    )))
+}
+
+/// The indexed block and whether indexing fails.
+#[derive(SimpleObject)]
+#[graphql(name = "_Meta_")]
+pub struct Meta {
+    /// The last block fully indexed: every answer reads the index at it.
+    block: MetaBlock,
+    /// Whether the indexer's last pass failed (it retries; `indexerStatus` tells its lag).
+    has_indexing_errors: bool,
+}
+
+/// A block, as graph-node's `_meta` gives it.
+#[derive(SimpleObject)]
+#[graphql(name = "_Block_")]
+pub struct MetaBlock {
+    /// Its number.
+    number: u64,
+    /// Its hash.
+    hash: Bytes32,
+    /// Its parent's hash; null when the indexer did not record it (a rollback to an old block).
+    parent_hash: Option<Bytes32>,
+    /// When it was mined, in Unix seconds; null when unknown.
+    timestamp: Option<i64>,
+}
+
+/// `_meta`.
+#[derive(Default)]
+pub struct MetaQuery;
+
+#[Object]
+impl MetaQuery {
+    /// The indexed block (number, hash, parent hash, time) and whether indexing fails; null before
+    /// the indexer's first batch. With `block`, answers once the index holds that block.
+    #[graphql(name = "_meta")]
+    async fn meta(
+        &self,
+        ctx: &Context<'_>,
+        chain_id: Option<u64>,
+        block: Option<BlockHeight>,
+    ) -> Result<Option<Meta>> {
+        let chain = indexed(ctx, chain_id, block).await?;
+        let meta = ctx.data::<Reader>()?.meta(chain).await.map_err(to_graphql)?;
+        Ok(meta.map(|m| Meta {
+            block: MetaBlock {
+                number: m.number,
+                hash: Bytes32(m.hash),
+                parent_hash: m.parent_hash.map(Bytes32),
+                timestamp: m.timestamp.map(|t| t.timestamp()),
+            },
+            has_indexing_errors: m.failing_since.is_some(),
+        }))
+    }
+}
