@@ -70,6 +70,21 @@ impl Stack {
         Ok(subscribe(self.db.pool(), self.chain_id(), owner, receiver.url(), mode, filter, secret).await?.id)
     }
 
+    /// Waits until `agentpact push` has given up a delivery of `subscription`.
+    async fn until_dead_letter(&self, subscription: i64) -> Result {
+        let pool = self.db.pool().clone();
+        agentpact_tests::until(std::time::Duration::from_secs(60), "a dead letter", || async {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'dead'",
+            )
+            .bind(subscription)
+            .fetch_one(&pool)
+            .await?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
     /// A subscription of `owner` to its own pacts, by the library's call.
     async fn subscribe_as(&self, owner: Address, receiver: &Receiver) -> Result<i64> {
         let (mode, filter) = (WebhookMode::Instant, party(owner));
@@ -377,17 +392,7 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
     let kinds: Vec<&str> = received.iter().filter_map(|r| r.body["event"].as_str()).collect();
     assert_eq!(kinds, ["PactCreated", "PactAccepted"], "only the kinds asked for, of pact {id}");
 
-    let pool = s.db.pool().clone();
-    agentpact_tests::until(std::time::Duration::from_secs(60), "a dead letter", || async {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'dead'",
-        )
-        .bind(dead_sub)
-        .fetch_one(&pool)
-        .await?;
-        Ok(n > 0)
-    })
-    .await?;
+    s.until_dead_letter(dead_sub).await?;
     let listed = sdk_call(&env, "list_webhooks", json!({})).await?;
     assert_eq!(listed["isError"], false, "{listed}");
     let webhooks = listed["structured"]["webhooks"].as_array().cloned().unwrap_or_default();
@@ -487,17 +492,7 @@ async fn the_operator_registers_lists_and_cancels_webhooks_through_graphql() -> 
     s.m.funded(Initiator::Seller, ether(1)).await?;
     caught_up(&s.m.chain, s.db.pool()).await?;
     let id = made["id"].as_i64().unwrap_or_default();
-    let pool = s.db.pool().clone();
-    agentpact_tests::until(std::time::Duration::from_secs(60), "a dead letter", || async {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'dead'",
-        )
-        .bind(id)
-        .fetch_one(&pool)
-        .await?;
-        Ok(n > 0)
-    })
-    .await?;
+    s.until_dead_letter(id).await?;
     let listed = as_operator(&api, Some(TOKEN), list, owner.clone()).await?;
     let letter = &listed["data"]["webhooks"][0]["deadLetters"][0];
     assert_eq!((letter["kind"].as_str(), letter["attempts"].as_u64()), (Some("event"), Some(1)), "{listed}");
