@@ -92,25 +92,23 @@ pub struct Meta {
     pub parent_hash: Option<B256>,
     /// When it was mined, when known.
     pub timestamp: Option<DateTime<Utc>>,
-    /// Since when the indexer's passes fail, while they do.
+    /// Since when the indexer's passes fail, while they do (`checkpoints.failure` names the
+    /// error's kind, for the operator).
     pub failing_since: Option<DateTime<Utc>>,
-    /// The kind of the last failure (`rpc`, `db`, `corrupt`, ...), while failing.
-    pub failure: Option<String>,
 }
 
 impl Reader {
     /// The indexed block of `chain_id` and whether indexing fails, or `None` before its first batch.
     pub async fn meta(&self, chain_id: u64) -> Result<Option<Meta>, ReadError> {
-        type Row =
-            (i64, Vec<u8>, Option<Vec<u8>>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<String>);
+        type Row = (i64, Vec<u8>, Option<Vec<u8>>, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
         let row: Option<Row> = sqlx::query_as(
-            "SELECT block_number, block_hash, block_parent_hash, block_time, failing_since, failure
+            "SELECT block_number, block_hash, block_parent_hash, block_time, failing_since
              FROM checkpoints WHERE chain_id = $1",
         )
         .bind(i64_of(chain_id))
         .fetch_optional(self.pool())
         .await?;
-        let Some((number, hash, parent, timestamp, failing_since, failure)) = row else { return Ok(None) };
+        let Some((number, hash, parent, timestamp, failing_since)) = row else { return Ok(None) };
         let cells = Cells { table: "checkpoints", key: format!("chain {chain_id}") };
         Ok(Some(Meta {
             number: cells.int("block_number", number)?,
@@ -118,7 +116,6 @@ impl Reader {
             parent_hash: parent.map(|p| cells.hash("block_parent_hash", &p)).transpose()?,
             timestamp,
             failing_since,
-            failure,
         }))
     }
 
