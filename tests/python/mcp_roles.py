@@ -30,7 +30,7 @@ ROLES = ["seeker", "worker", "oracle-a", "oracle-b", "arbitrator"]
 # What a stdio server gets from this process's environment besides its key and role.
 SERVER_SETTINGS = [
     "RPC_URL", "CHAIN_ID", "AGENT_PACT_ADDRESS", "ORACLE_REGISTRY_ADDRESS", "AGENT_REGISTRY_ADDRESS",
-    "DATABASE_URL", "INDEX_WAIT_MS", "RUST_LOG", "HIRE_RELAY_URL",
+    "DATABASE_URL", "INDEX_WAIT_MS", "RUST_LOG", "HIRE_RELAY_URL", "WEBHOOK_ALLOW_TARGETS",
 ]
 
 # What docs/mcp.md §Outputs lists for sign_contract: the seeker's and the worker's answer alike.
@@ -78,6 +78,22 @@ async def deliver(a, pact, scores):
     return await ok(a["oracle-a"], "finalize-verification", {"pactId": pact})
 
 
+async def webhooks(a):
+    """Every role may ask to be told while it sleeps: each subscribes (signed with its own key,
+    WEBHOOK_ALLOW_TARGETS opening loopback), sees only its own subscription, and cancels it."""
+    ids = {}
+    for role, agent in a.items():
+        made = await ok(agent, "subscribe_webhook", {"url": f"http://127.0.0.1:9/{role}?token=t", "alarms": True})
+        check(made["url"] == f"http://127.0.0.1:9/{role}" and made["mode"] == "instant", f"{role} subscribed: {made}")
+        ids[role] = made["subscriptionId"]
+    for role, agent in a.items():
+        listed = (await ok(agent, "list_webhooks", {}))["webhooks"]
+        check([w["subscriptionId"] for w in listed] == [ids[role]], f"{role} lists its own subscription only")
+        other = next(r for r in a if r != role)
+        await refused(agent, "cancel_webhook", {"subscriptionId": ids[other]}, "INVALID_INPUT")
+        await ok(agent, "cancel_webhook", {"subscriptionId": ids[role]})
+
+
 async def roles(a, mode):
     version = "2026-07-28"
     for role, agent in a.items():
@@ -91,6 +107,7 @@ async def roles(a, mode):
     check("resolve-dispute" in tools["arbitrator"] and "raise-dispute" not in tools["arbitrator"],
           "the arbitrator's tools")
     await refused(a["seeker"], "submit-work", {"pactId": 0, "proofHash": "0x" + "51" * 32}, "FORBIDDEN")
+    await webhooks(a)
 
     seeker = (await ok(a["seeker"], "get-my-address", {}))["address"]
     worker = (await ok(a["worker"], "get-my-address", {}))["address"]

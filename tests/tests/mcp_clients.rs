@@ -145,7 +145,8 @@ async fn the_python_sdk_drives_a_flow_over_streamable_http_in_both_protocols() -
 /// mode and pinned to 2026-07-28, over stdio and HTTP: the seeker finds the worker, negotiates
 /// through the relay and signs without any registration, the worker signs the same contract (one
 /// answer shape on both sides), the pact is approved and rated; another is settled by the
-/// arbitrator, a third by the parties; each agent sees only its role's tools
+/// arbitrator, a third by the parties; each agent sees only its role's tools, and subscribes, lists
+/// and cancels a webhook of its own
 /// (tests/python/mcp_roles.py).
 #[tokio::test]
 async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over_stdio_and_http() -> Result {
@@ -161,6 +162,7 @@ async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over
                 .cloned()
                 .collect();
             env.push(("HIRE_RELAY_URL", relay.base.clone()));
+            env.push(("WEBHOOK_ALLOW_TARGETS", "127.0.0.1/32".to_owned()));
             let key =
                 |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(&s.m.chain, n)?.to_bytes())));
             let roles = [("seeker", 1), ("worker", 2), ("oracle", 4), ("oracle", 5), ("arbitrator", 3)];
@@ -191,6 +193,10 @@ async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over
             assert!(
                 printed.contains("ok: the worker's sign_contract answers the same fields"),
                 "the unregistered seeker negotiated and both signed ({mode} over {transport}): {printed}"
+            );
+            assert!(
+                printed.contains("ok: arbitrator lists its own subscription only"),
+                "every role subscribed, listed and cancelled its webhook ({mode} over {transport}): {printed}"
             );
         }
     }
