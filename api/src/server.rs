@@ -10,6 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use agentpact_http::bearer::Bearer;
 use agentpact_negotiation::{Clock, Relay, Timeouts};
 use async_graphql::ParseRequestError;
 use async_graphql_axum::{GraphQLProtocol, GraphQLRequest, GraphQLResponse};
@@ -124,7 +125,7 @@ struct AppState {
     config: ServeConfig,
     metrics: ApiMetrics,
     /// The operator's token and what a request carrying it may reach.
-    operator: Option<(Arc<str>, OperatorAccess)>,
+    operator: Option<(Bearer, OperatorAccess)>,
 }
 
 /// The application over `databases`: every route, ready for `axum::serve`.
@@ -135,7 +136,7 @@ pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, Se
     let schema = schema(reader.clone(), live, ChainId(config.chain_id), BlockWait(config.block_wait));
     let operator = config.operator.as_ref().map(|o| {
         let access = OperatorAccess { pool: databases.primary.clone(), policy: o.policy.clone() };
-        (Arc::<str>::from(o.token.as_str()), access)
+        (Bearer::new(&o.token), access)
     });
     let n = &config.negotiation;
     let relay = Relay::new(databases.primary.clone(), config.chain_id, n.timeouts, n.clock.clone());
@@ -201,8 +202,8 @@ async fn graphql(
     request: GraphQLRequest<BadGraphQLRequest>,
 ) -> GraphQLResponse {
     let mut request = request.into_inner();
-    if let Some((token, access)) = &state.operator
-        && agentpact_http::bearer::presents(&headers, token)
+    if let Some((expected, access)) = &state.operator
+        && expected.presented_in(&headers)
     {
         request = request.data(access.clone());
     }

@@ -2,7 +2,7 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use agentpact_indexer::{Config, Indexer, Metrics, metrics};
+use agentpact_indexer::{Config, Indexer, Metrics};
 use agentpact_schema::MIGRATOR;
 use alloy::providers::Provider;
 use anyhow::{Context, bail};
@@ -64,7 +64,8 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {} (METRICS_ADDR)", args.metrics_addr))?;
-    tokio::spawn(metrics::serve(listener, indexer.metrics()));
+    let metrics = indexer.metrics();
+    tokio::spawn(agentpact_http::metrics::serve(listener, move || metrics.render()));
     tokio::spawn(progress::report(indexer.metrics()));
     tracing::info!(chain_id = target.chain_id, agent_pact = %target.contracts.agent_pact, metrics = %args.metrics_addr, "indexing");
     agentpact_indexer::run(indexer, signal::shutdown()).await?;

@@ -88,7 +88,7 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
         poll: Duration::from_millis(args.poll_ms.max(10)),
         ..PushConfig::new(args.chain_id)
     };
-    let pool = args.database.connect(u32::try_from(2 * config.concurrency + 4).unwrap_or(u32::MAX)).await?;
+    let pool = args.database.connect(config.pool_size()).await?;
     MIGRATOR.run(&pool).await.context("applying migrations")?;
     let metrics = Metrics::for_chain(args.chain_id);
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)

@@ -110,9 +110,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             Some(token) if token.expose().trim().len() < 16 => bail!(
                 "OPERATOR_TOKEN is shorter than 16 characters, which could be guessed: set a long random token, or unset it"
             ),
-            Some(token) => {
-                Some(OperatorConfig { token: token.expose().to_owned(), policy: args.webhooks.policy()? })
-            }
+            // Trimmed as checked: a token read from a file ends in a newline no header carries.
+            Some(token) => Some(OperatorConfig {
+                token: token.expose().trim().to_owned(),
+                policy: args.webhooks.policy()?,
+            }),
             None => None,
         },
     };

@@ -125,49 +125,36 @@ pub struct Head {
 }
 
 /// Moves the checkpoint of `chain_id` to `checkpoint`, whose block was mined at `block_time`
-/// (Unix seconds) when known, and records `head` when given (else keeps the last one).
+/// (Unix seconds) and whose parent is `parent` when known (else the remembered block's: a rollback
+/// to a fork point), and records `head` when given (else keeps the last one). A batch written is a
+/// pass that works: any failure recorded (`_meta.hasIndexingErrors`) is cleared with it.
 pub async fn save(
     conn: &mut PgConnection,
     chain_id: u64,
     checkpoint: Checkpoint,
     block_time: Option<u64>,
+    parent: Option<B256>,
     head: Option<Head>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "INSERT INTO checkpoints (chain_id, block_number, block_hash, block_time, head_block, head_time, head_seen_at)
+    sqlx::query(
+        "INSERT INTO checkpoints (chain_id, block_number, block_hash, block_time, head_block, head_time, head_seen_at,
+                                  block_parent_hash)
          VALUES ($1, $2, $3, to_timestamp($4::bigint), $5, to_timestamp($6::bigint),
-                 CASE WHEN $5::bigint IS NULL THEN NULL ELSE now() END)
+                 CASE WHEN $5::bigint IS NULL THEN NULL ELSE now() END,
+                 coalesce($7, (SELECT b.parent_hash FROM blocks b WHERE b.chain_id = $1 AND b.number = $2)))
          ON CONFLICT (chain_id) DO UPDATE
          SET block_number = $2, block_hash = $3, block_time = to_timestamp($4::bigint), updated_at = now(),
              head_block = coalesce($5, checkpoints.head_block),
              head_time = coalesce(to_timestamp($6::bigint), checkpoints.head_time),
-             head_seen_at = CASE WHEN $5::bigint IS NULL THEN checkpoints.head_seen_at ELSE now() END",
-        i64_of(chain_id),
-        i64_of(checkpoint.block_number),
-        checkpoint.block_hash.as_slice(),
-        block_time.map(i64_of),
-        head.map(|h| i64_of(h.number)),
-        head.map(|h| i64_of(h.time)),
-    )
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-/// Records the parent hash of the checkpoint's block (GraphQL `_meta`): `parent` when the batch
-/// read it, else the remembered block's (a rollback to a fork point), else none.
-pub async fn record_parent(
-    conn: &mut PgConnection,
-    chain_id: u64,
-    parent: Option<B256>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE checkpoints c
-         SET block_parent_hash = coalesce($2,
-             (SELECT b.parent_hash FROM blocks b WHERE b.chain_id = c.chain_id AND b.number = c.block_number))
-         WHERE c.chain_id = $1",
+             head_seen_at = CASE WHEN $5::bigint IS NULL THEN checkpoints.head_seen_at ELSE now() END,
+             block_parent_hash = excluded.block_parent_hash, failing_since = NULL, failure = NULL",
     )
     .bind(i64_of(chain_id))
+    .bind(i64_of(checkpoint.block_number))
+    .bind(checkpoint.block_hash.as_slice())
+    .bind(block_time.map(i64_of))
+    .bind(head.map(|h| i64_of(h.number)))
+    .bind(head.map(|h| i64_of(h.time)))
     .bind(parent.map(|p| p.to_vec()))
     .execute(conn)
     .await

@@ -214,11 +214,6 @@ impl Metrics {
     }
 }
 
-/// Serves `GET /metrics` on `listener` until the task is dropped.
-pub async fn serve(listener: tokio::net::TcpListener, metrics: Metrics) -> std::io::Result<()> {
-    agentpact_http::metrics::serve(listener, move || metrics.render()).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

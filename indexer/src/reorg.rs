@@ -109,8 +109,7 @@ pub async fn rollback(
     project::rollback(&mut tx, chain_id, above, &pacts, &accounts).await?;
     let history = journal::history(&mut tx, chain_id, &pacts, &accounts).await?;
     project::apply_batch(&mut tx, &history.iter().collect::<Vec<_>>()).await?;
-    checkpoint::save(&mut tx, chain_id, fork, None, None).await?;
-    checkpoint::record_parent(&mut tx, chain_id, None).await?;
+    checkpoint::save(&mut tx, chain_id, fork, None, None, None).await?;
     reputation::refresh(&mut tx, chain_id, reputation::Scope::All).await?;
     let cells = Cells { table: "events", key: format!("chain {chain_id} above block {above}") };
     let rebuilt = pacts.iter().map(|id| cells.u256("pact_id", id)).collect::<Result<Vec<U256>, _>>()?;

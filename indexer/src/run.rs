@@ -20,18 +20,17 @@ pub async fn run<P: Provider>(
 ) -> Result<(), IndexError> {
     tokio::pin!(shutdown);
     let mut backoff = Backoff::new(indexer.config().max_backoff);
-    // Unknown at start (a crashed process may have left a failure recorded): the first pass
-    // that completes clears it.
-    let mut failing = true;
+    let mut health = Health::default();
     loop {
         tokio::select! {
             () = &mut shutdown => return Ok(()),
-            result = session(&mut indexer, &mut backoff, &mut failing) => {
+            result = session(&mut indexer, &mut backoff, &mut health) => {
                 let Err(e) = result;
                 indexer.metrics().error(e.kind());
-                // The chain moving under a batch is a race, not a failure: the next pass reads it.
-                if !matches!(e, IndexError::ChainMoved { .. }) {
-                    failing = true;
+                // Recorded by the writer only (a standby waiting for the lock speaks for no index),
+                // and not for the chain moving under a batch: a race the next pass reads.
+                if health.writer && !matches!(e, IndexError::ChainMoved { .. }) {
+                    health.failing = true;
                     let chain_id = indexer.target().chain_id;
                     if let Err(db) = checkpoint::record_failure(indexer.pool(), chain_id, e.kind()).await {
                         tracing::debug!(error = %db, "the failure could not be recorded");
@@ -52,16 +51,34 @@ pub async fn run<P: Provider>(
     }
 }
 
+/// What `_meta.hasIndexingErrors` needs of the run loop.
+#[derive(Debug)]
+struct Health {
+    /// Whether this process holds the writer lock (only the writer records failures).
+    writer: bool,
+    /// Whether a failure may be recorded: unknown at start (a crashed process may have left one),
+    /// so the first pass that completes clears it.
+    failing: bool,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Self { writer: false, failing: true }
+    }
+}
+
 /// One connection's life: lock, check the chain, then follow the head until something fails.
 async fn session<P: Provider>(
     indexer: &mut Indexer<P>,
     backoff: &mut Backoff,
-    failing: &mut bool,
+    health: &mut Health,
 ) -> Result<std::convert::Infallible, IndexError> {
     let target = indexer.target();
     let poll = indexer.config().poll_interval;
+    health.writer = false;
     let mut conn = indexer.pool().acquire().await?.detach();
     lock::acquire(&mut conn, target.chain_id, poll).await?;
+    health.writer = true;
     indexer.prepare(&mut conn).await?;
     let mut heads = None;
     loop {
@@ -70,9 +87,9 @@ async fn session<P: Provider>(
             Pass::Waiting { head } => tracing::trace!(head, "waiting for the RPC"),
         }
         backoff.reset();
-        if *failing {
+        if health.failing {
             checkpoint::record_recovery(&mut conn, target.chain_id).await?;
-            *failing = false;
+            health.failing = false;
         }
         if heads.is_none() {
             // First, or again after the subscription ended (a websocket that dropped for good).

@@ -493,8 +493,7 @@ impl<P: Provider> Indexer<P> {
         notify::pacts(&mut tx, chain_id, &touched).await?;
         checkpoint::record_blocks(&mut tx, chain_id, &recent, final_below).await?;
         let checkpoint = Checkpoint { block_number: to, block_hash: end };
-        checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(head)).await?;
-        checkpoint::record_parent(&mut tx, chain_id, Some(end_parent)).await?;
+        checkpoint::save(&mut tx, chain_id, checkpoint, Some(end_time), Some(end_parent), Some(head)).await?;
         tx.commit().await?;
         self.metrics.phase(Phase::Db, writing.elapsed().saturating_sub(decoding));
         tracing::debug!(from, to, events = new_events, "indexed");

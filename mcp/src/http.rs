@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
-use agentpact_http::rate_limit::{self, Rate, RateLimiter};
+use agentpact_http::{
+    bearer::Bearer,
+    rate_limit::{self, Rate, RateLimiter},
+};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -69,9 +72,10 @@ pub fn router(server: PactServer, guards: Guards) -> axum::Router {
         }))
         .layer(axum::middleware::from_fn(move |request, next| origin(Arc::clone(&allowed), request, next)));
     if let Some(token) = guards.token {
-        let token: Arc<str> = token.into();
-        router = router
-            .layer(axum::middleware::from_fn(move |request, next| bearer(Arc::clone(&token), request, next)));
+        let expected = Arc::new(Bearer::new(&token));
+        router = router.layer(axum::middleware::from_fn(move |request, next| {
+            bearer(Arc::clone(&expected), request, next)
+        }));
     }
     // Past the token and Origin guards: the human's browser carries no token, and the page's
     // own address (a 256-bit secret) is what admits it. The rate limit holds for both.
@@ -109,8 +113,8 @@ async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, next:
 }
 
 /// Lets a request through only with `Authorization: Bearer <token>`.
-async fn bearer(token: Arc<str>, request: Request, next: Next) -> Response {
-    if agentpact_http::bearer::presents(request.headers(), &token) {
+async fn bearer(expected: Arc<Bearer>, request: Request, next: Next) -> Response {
+    if expected.presented_in(request.headers()) {
         next.run(request).await
     } else {
         (StatusCode::UNAUTHORIZED, "send Authorization: Bearer <MCP_HTTP_TOKEN>\n").into_response()

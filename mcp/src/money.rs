@@ -54,8 +54,14 @@ impl Chain {
     /// address the escrow allows.
     pub async fn currency(&self, field: &str, text: Option<&str>) -> Result<Currency, ToolError> {
         let known = self.reader.currencies(self.chain_id).await?;
-        money::resolve(&known, text.unwrap_or("ETH"))
-            .map_err(|why| ToolError::Invalid(format!("{field}: {why}")))
+        named(&known, field, text.unwrap_or("ETH"))
+    }
+
+    /// The currencies `texts` name (the list input `field`), as [`Chain::currency`] finds one,
+    /// the known currencies read once.
+    pub async fn currencies_named(&self, field: &str, texts: &[String]) -> Result<Vec<Currency>, ToolError> {
+        let known = self.reader.currencies(self.chain_id).await?;
+        texts.iter().enumerate().map(|(n, text)| named(&known, &format!("{field}[{n}]"), text)).collect()
     }
 
     /// What the escrow holds for this wallet in each currency it takes, ETH first.
@@ -224,4 +230,9 @@ fn at_18_decimals(amount: U256, currency: &Currency) -> U256 {
     } else {
         amount / U256::from(10u8).pow(U256::from(currency.decimals - 18))
     }
+}
+
+/// The currency of `known` that `text` (the input `field`) names, or why it names none.
+fn named(known: &[Currency], field: &str, text: &str) -> Result<Currency, ToolError> {
+    money::resolve(known, text).map_err(|why| ToolError::Invalid(format!("{field}: {why}")))
 }

@@ -180,6 +180,11 @@ impl From<agentpact_push::subscription::RegisterError> for ToolError {
             RegisterError::Refused(refusal @ (Refusal::Target(_) | Refusal::TooMany { .. })) => {
                 Self::Refused(refusal.to_string())
             }
+            // The server signed the request itself: a signature refused is its key's or clock's
+            // fault, not the agent's input.
+            RegisterError::Refused(refusal @ (Refusal::NotSigned(_) | Refusal::Stale { .. })) => {
+                Self::Failed(refusal.to_string())
+            }
             RegisterError::Refused(refusal) => Self::Invalid(refusal.to_string()),
             RegisterError::Push(e) => e.into(),
         }

@@ -100,6 +100,14 @@ impl PushConfig {
     }
 }
 
+impl PushConfig {
+    /// Database connections a process needs: two for each delivery turn (its lock and its
+    /// statements), and a few for matching, alarms and the notification listener.
+    pub fn pool_size(&self) -> u32 {
+        u32::try_from(self.concurrency.saturating_mul(2).saturating_add(4)).unwrap_or(u32::MAX)
+    }
+}
+
 /// The body of a delivery is at most this many bytes: a longer one is a dead letter, never sent.
 pub const MAX_BODY: usize = 64 * 1024;
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentpact_contracts::DeliveryState;
 use agentpact_http::rate_limit::RateLimiter;
-use agentpact_schema::Cells;
+use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::Address;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -61,7 +61,10 @@ struct Next {
 /// How one attempt ended.
 enum Attempt {
     Answered,
+    /// Worth trying again (the receiver down, a 5xx, a timeout).
     Failed(String),
+    /// Never deliverable (a body over the bound, a target the policy refuses): a dead letter now.
+    Refused(String),
 }
 
 impl Deliverer {
@@ -93,9 +96,10 @@ impl Deliverer {
     pub async fn round(&self) -> Result<u64, PushError> {
         let heads: Vec<(i64, bool)> = sqlx::query_as(
             "SELECT DISTINCT ON (subscription_id) subscription_id, next_attempt_at <= now()
-             FROM webhook_deliveries WHERE state = $1 ORDER BY subscription_id, id",
+             FROM webhook_deliveries WHERE state = $1 AND chain_id = $2 ORDER BY subscription_id, id",
         )
         .bind(DeliveryState::Pending.name())
+        .bind(i64_of(self.config.chain_id))
         .fetch_all(&self.pool)
         .await?;
         self.metrics.set_pending(heads.len() as u64);
@@ -126,7 +130,17 @@ impl Deliverer {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        let Some(target) = target else { return Ok(0) };
+        let Some(target) = target else {
+            // Cancelled after these were queued: never sent, and no longer waiting.
+            sqlx::query("UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3")
+                .bind(id)
+                .bind(DeliveryState::Cancelled.name())
+                .bind(DeliveryState::Pending.name())
+                .execute(&mut *lock)
+                .await?;
+            lock.commit().await?;
+            return Ok(0);
+        };
         let owner = Cells { table: "webhook_subscriptions", key: format!("id {id}") }
             .address("owner", &target.owner)?;
         let batch: Vec<Next> = sqlx::query_as(
@@ -159,7 +173,9 @@ impl Deliverer {
                 continue; // cancelled since it was read: a reorganisation removed its event
             }
             let attempts = u32::try_from(next.attempts).unwrap_or(0) + 1;
-            match self.send(&target, &next).await {
+            let attempt = self.send(&target, &next).await;
+            let refused = matches!(attempt, Attempt::Refused(_));
+            match attempt {
                 Attempt::Answered => {
                     sqlx::query(
                         "UPDATE webhook_deliveries SET state = $2, delivered_at = now(), last_error = NULL WHERE id = $1",
@@ -172,7 +188,9 @@ impl Deliverer {
                     self.metrics.delivered(latency);
                     answered += 1;
                 }
-                Attempt::Failed(error) if attempts >= self.config.retry.max_attempts => {
+                Attempt::Refused(error) | Attempt::Failed(error)
+                    if attempts >= self.config.retry.max_attempts || refused =>
+                {
                     sqlx::query("UPDATE webhook_deliveries SET state = $2, last_error = $3 WHERE id = $1")
                         .bind(next.id)
                         .bind(DeliveryState::Dead.name())
@@ -182,7 +200,7 @@ impl Deliverer {
                     self.metrics.failed(true);
                     tracing::warn!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery given up");
                 }
-                Attempt::Failed(error) => {
+                Attempt::Refused(error) | Attempt::Failed(error) => {
                     self.postpone(next.id, self.config.retry.backoff(attempts), Some(&error)).await?;
                     self.metrics.failed(false);
                     tracing::debug!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery failed");
@@ -212,14 +230,14 @@ impl Deliverer {
     /// token) or a secret.
     async fn send(&self, target: &Target, next: &Next) -> Attempt {
         if next.body.len() > MAX_BODY {
-            return Attempt::Failed(format!(
+            return Attempt::Refused(format!(
                 "the body is {} bytes, over the {MAX_BODY}-byte bound",
                 next.body.len()
             ));
         }
         let url = match self.config.targets.check_form(&target.url) {
             Ok(url) => url,
-            Err(e) => return Attempt::Failed(e.to_string()),
+            Err(e) => return Attempt::Refused(e.to_string()),
         };
         let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let headers = self.key.headers(

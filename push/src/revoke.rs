@@ -80,7 +80,7 @@ pub async fn revoke_above(
          INSERT INTO webhook_deliveries
              (subscription_id, idempotency_key, kind, chain_id, block_number, block_hash, log_index, block_time, body, state)
          SELECT subscription_id, idempotency_key || ':revoked', $2, chain_id, block_number, block_hash, log_index,
-                block_time,
+                NULL,
                 (body::jsonb || jsonb_build_object('type', $2::text, 'idempotencyKey', idempotency_key || ':revoked',
                                                    'revokes', idempotency_key))::text,
                 $3

@@ -45,8 +45,10 @@ async fn match_forever(
             Err(e) if e.is_conflict() => continue,
             Err(e) => tracing::warn!(error = %e, "matching webhooks failed; trying again"),
         }
-        // Woken by a notification or the clock, whichever comes first.
+        // Woken by a notification or the clock, whichever comes first; a batch announces each pact
+        // it touched, and one pass matches them all.
         let _ = tokio::time::timeout(config.poll, listener.try_recv()).await;
+        while listener.next_buffered().is_some() {}
     }
 }
 

@@ -28,6 +28,12 @@ pub struct Filter {
 
 /// Most pacts, kinds or currencies one filter may list.
 pub const MAX_LISTED: usize = 100;
+/// Shortest HMAC secret a subscription takes, in characters (shorter could be guessed).
+pub const MIN_SECRET: usize = 16;
+/// Longest HMAC secret a subscription takes, in characters.
+pub const MAX_SECRET: usize = 256;
+/// Most dead letters one listing shows of a subscription.
+pub const MAX_DEAD_LETTERS: u32 = 50;
 /// Seconds a signed registration or cancellation stays valid after (and before) it was issued.
 pub const SIGNATURE_LIFETIME: u64 = 600;
 
@@ -117,7 +123,7 @@ pub enum Refusal {
         now: u64,
     },
     /// An HMAC secret too short to resist guessing, or too long to store.
-    #[error("the HMAC secret must be 16 to 256 characters: choose a longer random one")]
+    #[error("the HMAC secret must be {MIN_SECRET} to {MAX_SECRET} characters: choose a longer random one")]
     Secret,
     /// A filter list too long.
     #[error("a filter lists at most {MAX_LISTED} pacts, kinds or currencies: subscribe by party instead")]
@@ -171,7 +177,9 @@ pub struct Subscription {
     pub dead: u64,
 }
 
-fn now_unix() -> u64 {
+/// Now, in Unix seconds: the `issued_at` a signer puts in a request it signs now, and what
+/// [`SIGNATURE_LIFETIME`] is measured from.
+pub fn now_unix() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
@@ -197,7 +205,7 @@ pub async fn register(
     hmac_secret: Option<&str>,
 ) -> Result<Subscription, RegisterError> {
     check_signature(&registration.text(), registration.owner, registration.issued_at, proof)?;
-    if hmac_secret.is_some_and(|s| !(16..=256).contains(&s.chars().count())) {
+    if hmac_secret.is_some_and(|s| !(MIN_SECRET..=MAX_SECRET).contains(&s.chars().count())) {
         return Err(Refusal::Secret.into());
     }
     let f = &registration.filter;
@@ -360,6 +368,8 @@ struct Row {
 pub struct DeadLetter {
     /// The delivery.
     pub id: i64,
+    /// Its subscription.
+    pub subscription_id: i64,
     /// Its idempotency key.
     pub idempotency_key: String,
     /// What it told.
@@ -372,38 +382,54 @@ pub struct DeadLetter {
     pub body: String,
 }
 
-/// The newest `limit` dead letters of subscription `id` of `owner`.
+/// The newest `per` dead letters of each of `owner`'s subscriptions `ids`, in one query: newest
+/// subscription first, newest letter first within it.
 pub async fn dead_letters(
     pool: &sqlx::PgPool,
     owner: Address,
-    id: i64,
-    limit: i64,
+    ids: &[i64],
+    per: u32,
 ) -> Result<Vec<DeadLetter>, PushError> {
-    let rows: Vec<(i64, String, String, i32, Option<String>, String)> = sqlx::query_as(
-        "SELECT d.id, d.idempotency_key, d.kind, d.attempts, d.last_error, d.body
-         FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-         WHERE d.subscription_id = $1 AND s.owner = $2 AND d.state = $3
-         ORDER BY d.id DESC LIMIT $4",
+    let rows: Vec<LetterRow> = sqlx::query_as(
+        "SELECT id, subscription_id, idempotency_key, kind, attempts, last_error, body FROM (
+             SELECT d.id, d.subscription_id, d.idempotency_key, d.kind, d.attempts, d.last_error, d.body,
+                    row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.id DESC) AS n
+             FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+             WHERE d.subscription_id = ANY($1) AND s.owner = $2 AND d.state = $3) newest
+         WHERE n <= $4 ORDER BY subscription_id DESC, id DESC",
     )
-    .bind(id)
+    .bind(ids)
     .bind(owner.as_slice())
     .bind(DeliveryState::Dead.name())
-    .bind(limit)
+    .bind(i64::from(per))
     .fetch_all(pool)
     .await?;
     rows.into_iter()
-        .map(|(id, idempotency_key, kind, attempts, last_error, body)| {
-            let cells = Cells { table: "webhook_deliveries", key: format!("id {id}") };
+        .map(|r| {
+            let cells = Cells { table: "webhook_deliveries", key: format!("id {}", r.id) };
             Ok(DeadLetter {
-                id,
-                idempotency_key,
-                kind: cells.named("kind", &kind, agentpact_contracts::NoticeKind::from_name)?,
-                attempts: cells.int("attempts", attempts)?,
-                last_error,
-                body,
+                id: r.id,
+                subscription_id: r.subscription_id,
+                idempotency_key: r.idempotency_key,
+                kind: cells.named("kind", &r.kind, agentpact_contracts::NoticeKind::from_name)?,
+                attempts: cells.int("attempts", r.attempts)?,
+                last_error: r.last_error,
+                body: r.body,
             })
         })
         .collect()
+}
+
+/// A dead letter's row.
+#[derive(sqlx::FromRow)]
+struct LetterRow {
+    id: i64,
+    subscription_id: i64,
+    idempotency_key: String,
+    kind: String,
+    attempts: i32,
+    last_error: Option<String>,
+    body: String,
 }
 
 /// `url` without its query string and fragment (where tokens hide), for showing.

@@ -52,11 +52,6 @@ pub enum TargetError {
 }
 
 impl Targets {
-    /// Public addresses plus `allowed` ranges.
-    pub fn new(allowed: Vec<IpNet>) -> Self {
-        Self { allowed }
-    }
-
     /// Reads a comma-separated list of CIDR ranges (`127.0.0.1/32,10.0.0.0/8`; a bare address is
     /// its own range); an error names the entry that is neither.
     pub fn parse(list: &str) -> Result<Self, String> {

@@ -70,6 +70,12 @@ impl Stack {
         Ok(subscribe(self.db.pool(), self.chain_id(), owner, receiver.url(), mode, filter, secret).await?.id)
     }
 
+    /// The journal's pact event keys, in chain order, that are not in `before`.
+    async fn journal_since(&self, before: &[String]) -> Result<Vec<String>> {
+        let now = journal_keys(self.db.pool(), self.chain_id(), None).await?;
+        Ok(now.into_iter().filter(|k| !before.contains(k)).collect())
+    }
+
     /// Waits until `agentpact push` has given up a delivery of `subscription`.
     async fn until_dead_letter(&self, subscription: i64) -> Result {
         let pool = self.db.pool().clone();
@@ -196,11 +202,7 @@ async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_nev
         s.m.create(s.m.terms(Initiator::Buyer, ether(1)).await?).await?; // one block each
     }
     caught_up(chain, s.db.pool()).await?;
-    let abandoned: Vec<String> = journal_keys(s.db.pool(), s.chain_id(), None)
-        .await?
-        .into_iter()
-        .filter(|k| !before.contains(k))
-        .collect();
+    let abandoned = s.journal_since(&before).await?;
     assert_eq!(abandoned.len(), 3);
     receiver
         .until("instant delivery of the 3 events", |r| first_arrivals(r, instant, "event") == abandoned)
@@ -212,11 +214,7 @@ async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_nev
         chain.mine().await?; // the new branch outgrows the old one
     }
     caught_up(chain, s.db.pool()).await?;
-    let canonical: Vec<String> = journal_keys(s.db.pool(), s.chain_id(), None)
-        .await?
-        .into_iter()
-        .filter(|k| !before.contains(k))
-        .collect();
+    let canonical = s.journal_since(&before).await?;
     assert_eq!(canonical.len(), 1);
     let received = receiver
         .until("revocations and the new branch", |r| {

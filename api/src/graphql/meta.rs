@@ -3,7 +3,9 @@
 //! root queries (answer once the index the query reads holds that block: a writer reads its own
 //! write, on a replica too).
 
-use std::time::Duration;
+use std::{collections::HashMap, time::Duration};
+
+use tokio::time::Instant;
 
 use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
 
@@ -12,7 +14,7 @@ use super::{
     errors::{Code, to_graphql},
     scalars::Bytes32,
 };
-use crate::read::Reader;
+use crate::read::{IndexerStatus, Reader};
 
 /// The block a query must see: `block: { number_gte: N }` answers once the index holds block N.
 #[derive(InputObject, Clone, Copy)]
@@ -34,11 +36,35 @@ impl Default for BlockWait {
     }
 }
 
-/// How often a waiting query looks at the checkpoint again.
+/// How often waiting queries look at the checkpoint again: at most once per this, per chain and
+/// server, however many wait ([`IndexedBlocks`]).
 const BLOCK_POLL: Duration = Duration::from_millis(50);
 /// Blocks past the head the indexer last saw that a query may still wait for: further is not a
 /// write the client just made, and is refused at once.
 const AHEAD_OF_HEAD: u64 = 64;
+
+/// Where the indexer stands per chain, read from the index at most once per [`BLOCK_POLL`] for
+/// every query of the server: a request with a thousand aliased `block` arguments costs the
+/// database what one does.
+#[derive(Default)]
+pub struct IndexedBlocks {
+    last: tokio::sync::Mutex<HashMap<u64, (Instant, Option<IndexerStatus>)>>,
+}
+
+impl IndexedBlocks {
+    async fn status(&self, reader: &Reader, chain: u64) -> Result<Option<IndexerStatus>> {
+        // Held across the read: queries arriving meanwhile take its answer instead of reading.
+        let mut last = self.last.lock().await;
+        if let Some((at, status)) = last.get(&chain)
+            && at.elapsed() < BLOCK_POLL
+        {
+            return Ok(status.clone());
+        }
+        let status = reader.indexer_status(chain).await.map_err(to_graphql)?;
+        last.insert(chain, (Instant::now(), status.clone()));
+        Ok(status)
+    }
+}
 
 /// The chain asked for (or the server's), once the index the query reads holds `block` when one
 /// is asked; BLOCK_NOT_INDEXED when it does not within [`BlockWait`], or the block is far past the
@@ -50,25 +76,31 @@ pub(super) async fn indexed(
 ) -> Result<u64> {
     let chain = chain_of(ctx, asked)?;
     let Some(BlockHeight { number_gte }) = block else { return Ok(chain) };
-    let reader = ctx.data::<Reader>()?;
-    let status = reader.indexer_status(chain).await.map_err(to_graphql)?;
-    if let Some(head) = status.as_ref().and_then(|s| s.head_block)
-        && number_gte > head.saturating_add(AHEAD_OF_HEAD)
-    {
-        return Err(Code::BlockNotIndexed.error(format!(
-            "block {number_gte} is past chain {chain}'s head ({head}) as the indexer last saw it: ask for a block that was mined"
-        )));
-    }
+    let (reader, blocks) = (ctx.data::<Reader>()?, ctx.data::<IndexedBlocks>()?);
     let wait = ctx.data_opt::<BlockWait>().copied().unwrap_or_default().0;
-    if reader.wait_until_indexed(chain, number_gte, wait, BLOCK_POLL).await.map_err(to_graphql)? {
-        return Ok(chain);
+    let until = Instant::now() + wait;
+    loop {
+        let status = blocks.status(reader, chain).await?;
+        let at = status.as_ref().map(|s| s.indexed_block);
+        if at.is_some_and(|b| b >= number_gte) {
+            return Ok(chain);
+        }
+        if let Some(head) = status.as_ref().and_then(|s| s.head_block)
+            && number_gte > head.saturating_add(AHEAD_OF_HEAD)
+        {
+            return Err(Code::BlockNotIndexed.error(format!(
+                "block {number_gte} is past chain {chain}'s head ({head}) as the indexer last saw it: ask for a block that was mined"
+            )));
+        }
+        if Instant::now() >= until {
+            let at = at.map_or_else(|| "no block yet".to_owned(), |b| format!("block {b}"));
+            return Err(Code::BlockNotIndexed.error(format!(
+                "the index of chain {chain} holds {at}, not yet block {number_gte}, after waiting {} ms: retry shortly",
+                wait.as_millis()
+            )));
+        }
+        tokio::time::sleep(BLOCK_POLL).await;
     }
-    let at = reader.indexer_status(chain).await.map_err(to_graphql)?.map(|s| s.indexed_block);
-    let at = at.map_or_else(|| "no block yet".to_owned(), |b| format!("block {b}"));
-    Err(Code::BlockNotIndexed.error(format!(
-        "the index of chain {chain} holds {at}, not yet block {number_gte}, after waiting {} ms: retry shortly",
-        wait.as_millis()
-    )))
 }
 
 /// The indexed block and whether indexing fails.

@@ -75,7 +75,13 @@ pub const MAX_COMPLEXITY: usize = 5_000;
 /// The schema over `reader`, announcing changes from `live`, defaulting to `chain`; a query with
 /// `block: { number_gte }` waits up to `block_wait` for the index.
 pub fn schema(reader: Reader, live: Live, chain: ChainId, block_wait: BlockWait) -> ApiSchema {
-    builder().data(reader).data(live).data(chain).data(block_wait).finish()
+    builder()
+        .data(reader)
+        .data(live)
+        .data(chain)
+        .data(block_wait)
+        .data(meta::IndexedBlocks::default())
+        .finish()
 }
 
 /// The schema in SDL, as checked in at `api/schema.graphql`.

@@ -136,7 +136,7 @@ async fn push(
         ..agentpact_push::PushConfig::new(CHAIN_ID)
     };
     let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(u32::try_from(2 * config.concurrency + 4).unwrap_or(12))
+        .max_connections(config.pool_size())
         .connect(database_url)
         .await?;
     let key = agentpact_push::sign::ServerKey::new(PrivateKeySigner::from(key));

@@ -3,10 +3,12 @@
 //! operator's GraphQL hold every registration to (`agentpact_push::subscription`), and counts
 //! against the operator's cap per owner.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::collections::HashMap;
 
 use agentpact_contracts::{EventKind, WebhookMode};
-use agentpact_push::subscription::{self, DeadLetter, Filter, MAX_LISTED, Proof, Registration, Subscription};
+use agentpact_push::subscription::{
+    self, DeadLetter, Filter, MAX_DEAD_LETTERS, MAX_LISTED, MAX_SECRET, Proof, Registration, Subscription,
+};
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -18,13 +20,8 @@ use crate::{
     outcome::{Answer, ToolError},
 };
 
-/// Longest HMAC secret a subscription takes (`agentpact_push` refuses shorter than 16).
-const SECRET_CHARS: usize = 256;
-/// Most dead letters `list_webhooks` shows of one subscription.
-const MAX_DEAD_LETTERS: u32 = 50;
-
-/// Input of `subscribe_webhook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// Input of `subscribe_webhook`. `Debug` hides the secret and the URL's query.
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubscribeWebhook {
     /// Where to POST: an absolute https:// (or http://) URL on the public internet; internal
@@ -52,8 +49,23 @@ pub struct SubscribeWebhook {
     alarms: Option<bool>,
     /// A random secret of 16 to 256 characters: deliveries then also carry a Standard Webhooks
     /// HMAC-SHA256 header with it. Stored by the server, never shown again.
-    #[schemars(length(max = SECRET_CHARS))]
+    #[schemars(length(max = MAX_SECRET))]
     hmac_secret: Option<String>,
+}
+
+impl std::fmt::Debug for SubscribeWebhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubscribeWebhook")
+            .field("url", &subscription::without_secrets(&self.url))
+            .field("mode", &self.mode)
+            .field("party", &self.party)
+            .field("pact_ids", &self.pact_ids)
+            .field("kinds", &self.kinds)
+            .field("currencies", &self.currencies)
+            .field("alarms", &self.alarms)
+            .field("hmac_secret", &self.hmac_secret.as_ref().map(|_| "<hidden>"))
+            .finish()
+    }
 }
 
 /// Input of `list_webhooks`.
@@ -179,10 +191,6 @@ pub struct Cancelled {
     subscription_id: i64,
 }
 
-fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 pub async fn subscribe(chain: &Chain, input: SubscribeWebhook) -> Result<Answer<Subscribed>, ToolError> {
     let webhooks = chain.webhooks()?;
     let pacts: Vec<U256> = input.pact_ids.unwrap_or_default().into_iter().map(U256::from).collect();
@@ -192,10 +200,7 @@ pub async fn subscribe(chain: &Chain, input: SubscribeWebhook) -> Result<Answer<
         None if pacts.is_empty() => Some(chain.me),
         None => None,
     };
-    let mut currencies = Vec::new();
-    for (n, text) in input.currencies.unwrap_or_default().iter().enumerate() {
-        currencies.push(chain.currency(&format!("currencies[{n}]"), Some(text)).await?.address);
-    }
+    let currencies = chain.currencies_named("currencies", &input.currencies.unwrap_or_default()).await?;
     let registration = Registration {
         chain_id: chain.chain_id,
         owner: chain.me,
@@ -205,10 +210,10 @@ pub async fn subscribe(chain: &Chain, input: SubscribeWebhook) -> Result<Answer<
             party,
             pacts,
             kinds: input.kinds.unwrap_or_default(),
-            currencies,
+            currencies: currencies.iter().map(|c| c.address).collect(),
             alarms: input.alarms.unwrap_or(true),
         },
-        issued_at: now_unix(),
+        issued_at: subscription::now_unix(),
     };
     let signature = chain.sign_text(&registration.text())?;
     let stored = subscription::register(
@@ -235,19 +240,25 @@ pub async fn subscribe(chain: &Chain, input: SubscribeWebhook) -> Result<Answer<
 
 pub async fn list(chain: &Chain, input: ListWebhooks) -> Result<Answer<Webhooks>, ToolError> {
     let webhooks = chain.webhooks()?;
-    let shown = i64::from(input.dead_letters.unwrap_or(5));
-    let mut listed = Vec::new();
-    for stored in subscription::list(&webhooks.pool, chain.chain_id, chain.me).await? {
-        let dead_letters = if stored.dead > 0 && shown > 0 {
-            subscription::dead_letters(&webhooks.pool, chain.me, stored.id, shown).await?
-        } else {
-            Vec::new()
-        };
-        listed.push(WebhookListing {
-            subscription: stored.into(),
-            dead_letters: dead_letters.into_iter().map(DeadLetterView::from).collect(),
-        });
+    let stored = subscription::list(&webhooks.pool, chain.chain_id, chain.me).await?;
+    let with_dead: Vec<i64> = stored.iter().filter(|s| s.dead > 0).map(|s| s.id).collect();
+    let per = input.dead_letters.unwrap_or(5);
+    let letters = if with_dead.is_empty() || per == 0 {
+        Vec::new()
+    } else {
+        subscription::dead_letters(&webhooks.pool, chain.me, &with_dead, per).await?
+    };
+    let mut by_subscription: HashMap<i64, Vec<DeadLetterView>> = HashMap::new();
+    for letter in letters {
+        by_subscription.entry(letter.subscription_id).or_default().push(letter.into());
     }
+    let listed: Vec<WebhookListing> = stored
+        .into_iter()
+        .map(|s| WebhookListing {
+            dead_letters: by_subscription.remove(&s.id).unwrap_or_default(),
+            subscription: s.into(),
+        })
+        .collect();
     let active = listed.iter().filter(|l| l.subscription.cancelled_at.is_none()).count();
     let dead: u64 = listed.iter().map(|l| l.subscription.dead).sum();
     Answer::new(
@@ -263,7 +274,7 @@ pub async fn list(chain: &Chain, input: ListWebhooks) -> Result<Answer<Webhooks>
 pub async fn cancel(chain: &Chain, input: CancelWebhook) -> Result<Answer<Cancelled>, ToolError> {
     let webhooks = chain.webhooks()?;
     let id = input.subscription_id;
-    let issued_at = now_unix();
+    let issued_at = subscription::now_unix();
     let signature =
         chain.sign_text(&subscription::cancellation_text(chain.chain_id, chain.me, id, issued_at))?;
     subscription::cancel(&webhooks.pool, chain.chain_id, chain.me, id, issued_at, Proof::Signed(signature))
