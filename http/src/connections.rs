@@ -1,5 +1,6 @@
-//! How the HTTP servers (`agentpact serve`, and `agentpact mcp --http`) accept connections, so
-//! that holding connections open cannot make a server unreachable:
+//! How the HTTP servers (`agentpact serve`'s API, `agentpact mcp --http`, and the metrics of
+//! `agentpact index` and `agentpact push`) accept connections, so that holding connections open
+//! cannot make a server unreachable:
 //!
 //! - at most [`ConnectionLimits::per_address`] open connections from one address and
 //!   [`ConnectionLimits::total`] in all; a connection over either is closed at once, before a

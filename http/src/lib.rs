@@ -1,5 +1,6 @@
-//! The HTTP plumbing both servers share, the GraphQL API (`agentpact serve`) and the MCP server
-//! (`agentpact mcp --http`), so that neither depends on the other to have it:
+//! The HTTP plumbing the servers share — the GraphQL API (`agentpact serve`), the MCP server
+//! (`agentpact mcp --http`) and the metrics of the indexer and push — so that none depends on
+//! another to have it:
 //!
 //! - [`bearer`]: whether a request carries the token a server expects;
 //! - [`connections`]: accepting with limits per address and in all, header and body timeouts;
