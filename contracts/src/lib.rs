@@ -11,6 +11,7 @@
 //!   ceiling.
 //! - [`rules`]: the escrow's rules on terms and the stake rule, for clients that refuse bad
 //!   terms before sending them.
+//! - [`links`]: which URI schemes are links (what our tools write, what the dashboard links).
 //! - [`money`]: the one amount grammar and way of writing amounts, the currencies a deployment
 //!   takes and which one a name means.
 //! - [`vocab`]: the closed sets the index stores and every surface shows ([`Outcome`],
@@ -25,6 +26,7 @@ pub mod channels;
 mod deploy;
 pub mod erc8004;
 mod event_kind;
+pub mod links;
 pub mod money;
 pub mod parse;
 pub mod permit;

@@ -182,14 +182,8 @@ pub enum TermsError {
 /// and active is the chain's to say). Every path that makes terms goes through it: `create-pact`,
 /// `sign_contract`, `bench gen` and the dev demo.
 pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Result<(), TermsError> {
-    if stake(terms.payment).is_zero() || terms.payment > MAX_PAYMENT {
-        return Err(TermsError::Payment { payment: terms.payment });
-    }
-    let earliest = now.saturating_add(MIN_WORK_WINDOW + 1);
-    let latest = now.saturating_add(MAX_DURATION);
-    if terms.deadline < earliest || terms.deadline > latest {
-        return Err(TermsError::Deadline { deadline: terms.deadline, earliest, latest });
-    }
+    check_payment(terms.payment)?;
+    check_deadline(terms.deadline, now)?;
     let last_accept = terms.deadline - MIN_WORK_WINDOW;
     let accept_by = if terms.acceptBy == 0 { last_accept } else { terms.acceptBy };
     if accept_by <= now || accept_by > last_accept {
@@ -218,6 +212,28 @@ pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Resu
         return Err(TermsError::Counterparty(c));
     }
     check_oracles(&terms.oracles, &terms.weights, creator)
+}
+
+/// Refuses a payment (in base units) whose stake would be zero, or above [`MAX_PAYMENT`].
+pub fn check_payment(payment: U256) -> Result<(), TermsError> {
+    if stake(payment).is_zero() || payment > MAX_PAYMENT {
+        return Err(TermsError::Payment { payment });
+    }
+    Ok(())
+}
+
+/// The earliest and the latest deadline a pact created at chain time `now` may have.
+pub const fn deadline_bounds(now: u64) -> (u64, u64) {
+    (now.saturating_add(MIN_WORK_WINDOW + 1), now.saturating_add(MAX_DURATION))
+}
+
+/// Refuses a deadline outside [`deadline_bounds`] at chain time `now`.
+pub fn check_deadline(deadline: u64, now: u64) -> Result<(), TermsError> {
+    let (earliest, latest) = deadline_bounds(now);
+    if deadline < earliest || deadline > latest {
+        return Err(TermsError::Deadline { deadline, earliest, latest });
+    }
+    Ok(())
 }
 
 /// The contract's `checkOracles`, in its order, but for whether each oracle is active.

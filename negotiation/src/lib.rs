@@ -5,6 +5,7 @@
 //! - [`message`]: the envelope, its typed payloads and its EIP-712 signature.
 //! - [`price`]: a price as messages name it ("5 USDC"), and in a currency's base units.
 //! - [`machine`]: the conversation state machine with its timeouts.
+//! - [`offer`]: what terms must be for an accept to make a pact of them.
 //! - [`relay`]: checks a message, stores it and announces it; links the pact that carries the terms.
 //! - [`store`]: the relay's tables, every query checked at compile time, every row read fail-loud.
 //! - [`http`]: the relay's endpoints, which the api server mounts.
@@ -16,6 +17,9 @@ mod code;
 pub mod http;
 pub mod machine;
 pub mod message;
+#[cfg(test)]
+mod model_test;
+pub mod offer;
 pub mod price;
 pub mod relay;
 pub mod store;

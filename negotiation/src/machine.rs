@@ -9,22 +9,30 @@
 //! | capability | worker | |
 //! | clarification | either | |
 //! | counter | worker | terms on the table; replaces them |
-//! | accept | either | terms on the table, put there by the other party, named exactly → CONTRACTED |
-//! | reject | either | → DECLINED |
+//! | accept | either | terms on the table, put there by the other party, named exactly, with a deadline → CONTRACTED |
+//! | reject | either | → DECLINED; also from CONTRACTED while no pact carries the terms |
 //! | contract | the relay only | CONTRACTED, after the pact is on chain |
 //!
 //! Every message restarts the clock of the conversation: the other side must answer within the
 //! initial-response timeout after the opening message, the clarification timeout after a
 //! clarification, and the acceptance timeout after terms (a proposal, capability or counter).
+//!
+//! Terms are held to [`crate::offer`] when they are put on the table and when they are accepted,
+//! so an accept never agrees to terms no pact can carry. Every state has an exit: NEGOTIATING
+//! ends by reject, accept or the clock; CONTRACTED becomes a pact by `sign_contract`, or, while
+//! no pact carries it (the chain changed under the agreement: an oracle left, a token paused),
+//! DECLINED by either party's reject.
 
 use std::time::Duration;
 
+use agentpact_contracts::money::Currency;
 use alloy::primitives::Address;
 use chrono::{DateTime, Utc};
 
 use crate::{
     Code,
     message::{MessageType, Payload},
+    offer::{self, Moment},
     price::Price,
 };
 
@@ -115,6 +123,9 @@ pub struct Conversation {
     pub terms: Option<Terms>,
     /// When the party that owes an answer runs out of time.
     pub expires_at: DateTime<Utc>,
+    /// Whether a pact carries its terms (the relay linked one): a signed conversation is the
+    /// pact's from then on.
+    pub signed: bool,
 }
 
 /// Why the relay refuses a message. Nothing is stored for a refused message.
@@ -190,7 +201,9 @@ impl Refusal {
 }
 
 /// The conversation after `payload` went from `from` to `to` at `now`, or why it may not.
-/// `current` is `None` for a conversation id the relay has not seen (IDLE).
+/// `current` is `None` for a conversation id the relay has not seen (IDLE); `currencies` are the
+/// ones the escrow takes (as indexed), against which terms are held.
+#[allow(clippy::too_many_arguments)] // the message's own fields, then the relay's clock and rules
 pub fn step(
     current: Option<&Conversation>,
     id: &str,
@@ -199,6 +212,7 @@ pub fn step(
     payload: &Payload,
     now: DateTime<Utc>,
     timeouts: &Timeouts,
+    currencies: &[Currency],
 ) -> Result<Conversation, Refusal> {
     let kind = kind_of(payload);
     let Some(c) = current else {
@@ -218,14 +232,19 @@ pub fn step(
             status: Status::Negotiating,
             terms: None,
             expires_at: now,
+            signed: false,
         };
-        return apply(opened, from, payload, now, timeouts.initial_response);
+        return apply(opened, from, payload, now, timeouts.initial_response, currencies);
     };
     // Who may write comes first: a stranger learns nothing of the conversation's state and
     // changes none of it (an expired one is marked ABANDONED only by its parties' messages).
     let between = (from == c.seeker && to == c.worker) || (from == c.worker && to == c.seeker);
     if !between {
         return Err(Refusal::NotParties { id: c.id.clone(), seeker: c.seeker, worker: c.worker });
+    }
+    if c.status == Status::Contracted && !c.signed && kind == MessageType::Reject {
+        // The exit from an agreement no pact carries: either side may end it.
+        return Ok(Conversation { status: Status::Declined, ..c.clone() });
     }
     if c.status != Status::Negotiating {
         return Err(Refusal::Closed { id: c.id.clone(), status: c.status });
@@ -261,7 +280,7 @@ pub fn step(
         MessageType::Clarification => timeouts.clarification_round,
         _ => timeouts.acceptance,
     };
-    apply(c.clone(), from, payload, now, clock)
+    apply(c.clone(), from, payload, now, clock, currencies)
 }
 
 /// `c` with the message's effect on terms and status, its clock restarted with `clock`.
@@ -271,6 +290,7 @@ fn apply(
     payload: &Payload,
     now: DateTime<Utc>,
     clock: Duration,
+    currencies: &[Currency],
 ) -> Result<Conversation, Refusal> {
     match payload {
         Payload::Proposal(p) => {
@@ -281,6 +301,7 @@ fn apply(
                 deadline: p.deadline.as_deref().map(date).transpose()?,
                 by: from,
             });
+            offer_made(&c, currencies, now)?;
         }
         Payload::Counter(k) => {
             let table = c.terms.take();
@@ -297,6 +318,7 @@ fn apply(
                 task: table.map(|t| t.task).unwrap_or_default(),
                 by: from,
             });
+            offer_made(&c, currencies, now)?;
         }
         Payload::Accept(a) => {
             let table = c.terms.as_ref().ok_or(Refusal::Illegal {
@@ -311,6 +333,7 @@ fn apply(
                     table: describe(&table.price, table.deadline),
                 });
             }
+            offer::check(table, currencies, now, Moment::Accepted)?;
             c.status = Status::Contracted;
         }
         Payload::Reject(_) => c.status = Status::Declined,
@@ -318,6 +341,11 @@ fn apply(
     }
     c.expires_at = now + chrono::Duration::from_std(clock).unwrap_or(chrono::Duration::MAX);
     Ok(c)
+}
+
+/// Holds the terms `c` now has on the table to [`offer::check`].
+fn offer_made(c: &Conversation, currencies: &[Currency], now: DateTime<Utc>) -> Result<(), Refusal> {
+    c.terms.as_ref().map_or(Ok(()), |t| offer::check(t, currencies, now, Moment::Offered))
 }
 
 fn kind_of(payload: &Payload) -> MessageType {

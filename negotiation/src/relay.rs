@@ -190,6 +190,7 @@ impl Relay {
         {
             return Err(RelayError::Full(envelope.conversation_id.clone()));
         }
+        let currencies = store::currencies(&mut tx, self.chain_id).await?;
         let step = machine::step(
             current.as_ref(),
             &envelope.conversation_id,
@@ -198,6 +199,7 @@ impl Relay {
             &payload,
             now,
             &self.timeouts,
+            &currencies,
         );
         let next = match step {
             Ok(next) => next,
@@ -214,9 +216,6 @@ impl Relay {
         // machine lets only the two parties write, each to the other.
         if current.is_none() && !store::listed(&mut tx, self.chain_id, next.worker).await? {
             return Err(RelayError::NotRegistered(next.worker));
-        }
-        if let Some(price) = new_price(current.as_ref(), &next) {
-            self.currency_of(&mut tx, price).await?;
         }
         if !store::save(&mut tx, self.chain_id, &next, current.is_none(), now).await? {
             // Two openings of one id raced and the other won.
@@ -314,12 +313,6 @@ impl Relay {
             expires_at: conversation.expires_at.to_rfc3339(),
         })
     }
-}
-
-/// The price `next` puts on the table, when it is not the one `current` had.
-fn new_price<'a>(current: Option<&Conversation>, next: &'a Conversation) -> Option<&'a Price> {
-    let before = current.and_then(|c| c.terms.as_ref()).map(|t| &t.price);
-    next.terms.as_ref().map(|t| &t.price).filter(|p| Some(*p) != before)
 }
 
 /// What a contracted conversation's pact carries: the terms document its spec hash commits to,
@@ -564,6 +557,7 @@ mod tests {
             status: Status::Contracted,
             terms: None,
             expires_at: Utc::now(),
+            signed: false,
         };
         let reached = |c: &Conversation| Agreement::reached(1, c, Address::ZERO, 6);
         assert!(matches!(reached(&c), Err(AgreementError::NoTerms { .. })));

@@ -145,6 +145,7 @@ impl ConversationRow {
             }),
             None => None,
         };
+        let pact_id = self.pact_id.as_deref().map(|p| cells.u256("pact_id", p)).transpose()?;
         Ok(ConversationRecord {
             chain_id,
             conversation: Conversation {
@@ -154,8 +155,9 @@ impl ConversationRow {
                 terms,
                 expires_at: self.expires_at,
                 id: self.id,
+                signed: pact_id.is_some(),
             },
-            pact_id: self.pact_id.as_deref().map(|p| cells.u256("pact_id", p)).transpose()?,
+            pact_id,
             terms_document: self.terms_document,
             created_at: self.created_at,
             updated_at: self.updated_at,
