@@ -32,7 +32,7 @@ use crate::{
     connections::{self, ConnectionLimits},
     dashboard,
     databases::Databases,
-    graphql::{ApiSchema, BlockWait, ChainId, Code, OperatorAccess, schema},
+    graphql::{ApiSchema, BlockWait, ChainId, Code, OperatorAccess, negotiation_access::Credential, schema},
     live::Live,
     metrics::ApiMetrics,
     rate_limit::{self, Rate, RateLimiter},
@@ -142,7 +142,11 @@ pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, Se
     let relay = Relay::new(databases.primary.clone(), config.chain_id, n.timeouts, n.clock.clone());
     // One limiter for HTTP requests and the operations sockets start.
     let limiter = config.rate_limit.map(|rate| Arc::new(RateLimiter::new(rate)));
-    let sockets = websocket::Sockets { schema: schema.clone(), limiter: limiter.clone() };
+    let sockets = websocket::Sockets {
+        schema: schema.clone(),
+        limiter: limiter.clone(),
+        operator: operator.as_ref().map(|(bearer, _)| bearer.clone()),
+    };
     let state =
         AppState { schema, sockets, databases, reader, config, metrics: ApiMetrics::default(), operator };
     let mut graphql_routes = Router::new()
@@ -195,7 +199,8 @@ fn cors(origins: &[String]) -> Result<Option<CorsLayer>, ServeError> {
     Ok(Some(layer.allow_origin(AllowOrigin::list(values))))
 }
 
-/// Runs one GraphQL request; one carrying the operator's token reaches the operator's fields.
+/// Runs one GraphQL request; one carrying the operator's token reaches the operator's fields and
+/// every negotiation, one signed by a party its own negotiations.
 async fn graphql(
     State(state): State<AppState>,
     headers: axum::http::HeaderMap,
@@ -205,7 +210,13 @@ async fn graphql(
     if let Some((expected, access)) = &state.operator
         && expected.presented_in(&headers)
     {
-        request = request.data(access.clone());
+        request = request.data(access.clone()).data(Credential::Operator);
+    } else if let Some(credential) = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(Credential::from_authorization)
+    {
+        request = request.data(credential);
     }
     state.schema.execute(request).await.into()
 }

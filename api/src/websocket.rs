@@ -8,6 +8,10 @@
 //!
 //! A refused operation gets an `error` message for its id with a code (`RATE_LIMITED`,
 //! `TOO_MANY_OPERATIONS`) and never reaches the schema; the socket stays open.
+//!
+//! `connection_init`'s payload may carry `authorization`, the value an HTTP request sends as its
+//! `Authorization` header: the operator's bearer token or a party's signed request, for the
+//! subscriptions to negotiations ([`negotiation_access`](crate::graphql::negotiation_access)).
 
 use std::{
     collections::HashSet,
@@ -16,7 +20,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use async_graphql::{ServerError, http::ALL_WEBSOCKET_PROTOCOLS};
+use agentpact_http::bearer::Bearer;
+use async_graphql::{Data, ServerError, http::ALL_WEBSOCKET_PROTOCOLS};
 use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
 use axum::{
     extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade},
@@ -27,7 +32,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::{
-    graphql::{ApiSchema, Code},
+    graphql::{ApiSchema, Code, negotiation_access::Credential},
     rate_limit::RateLimiter,
 };
 
@@ -44,6 +49,8 @@ pub struct Sockets {
     pub schema: ApiSchema,
     /// The per-address limit HTTP requests share, when one is configured.
     pub limiter: Option<Arc<RateLimiter>>,
+    /// The operator's token, when one is configured.
+    pub operator: Option<Bearer>,
 }
 
 /// Upgrades the request from `client` and serves GraphQL over the socket.
@@ -66,12 +73,14 @@ async fn serve(socket: WebSocket, sockets: Sockets, protocol: GraphQLProtocol, c
     let sink = futures::sink::unfold(outbox, |outbox, message: Message| async move {
         outbox.send(message).await.map(|()| outbox)
     });
+    let operator = sockets.operator;
     let graphql = GraphQLWebSocket::new_with_pair(
         Box::pin(sink),
         guarded(from_socket, guard),
         sockets.schema,
         protocol,
     )
+    .on_connection_init(move |payload| async move { Ok(credential_data(&payload, operator.as_ref())) })
     .serve();
     let forward = async move {
         while let Some(message) = outgoing.recv().await {
@@ -84,6 +93,22 @@ async fn serve(socket: WebSocket, sockets: Sockets, protocol: GraphQLProtocol, c
         }
     };
     futures::future::join(graphql, forward).await;
+}
+
+/// The credential `connection_init`'s `authorization` carries, as the socket's data.
+fn credential_data(payload: &Value, operator: Option<&Bearer>) -> Data {
+    let mut data = Data::default();
+    let Some(value) = payload["authorization"].as_str() else { return data };
+    let mut headers = axum::http::HeaderMap::new();
+    if let Ok(header) = axum::http::HeaderValue::from_str(value) {
+        headers.insert(axum::http::header::AUTHORIZATION, header);
+    }
+    if operator.is_some_and(|bearer| bearer.presented_in(&headers)) {
+        data.insert(Credential::Operator);
+    } else if let Some(credential) = Credential::from_authorization(value) {
+        data.insert(credential);
+    }
+    data
 }
 
 /// Forgets an operation the server has finished (`complete` or `error` sent for its id).

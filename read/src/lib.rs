@@ -17,6 +17,7 @@ pub mod databases;
 pub mod erc8004;
 pub mod history;
 pub mod live;
+pub mod negotiations;
 pub mod oracles;
 pub mod pacts;
 pub mod reputation;

@@ -25,7 +25,13 @@ pub struct TestApi {
     task: Option<JoinHandle<()>>,
 }
 
-/// The settings tests use unless they say otherwise: the chain given, CORS for one origin.
+/// The operator's token in [`config`].
+pub const OPERATOR_TOKEN: &str = "the-test-operators-token";
+/// The `Authorization` value of the operator in [`config`].
+pub const OPERATOR: &str = "Bearer the-test-operators-token";
+
+/// The settings tests use unless they say otherwise: the chain given, CORS for one origin, the
+/// operator's token [`OPERATOR_TOKEN`] with the default webhook policy.
 pub fn config(chain_id: u64) -> ServeConfig {
     ServeConfig {
         chain_id,
@@ -37,7 +43,10 @@ pub fn config(chain_id: u64) -> ServeConfig {
         negotiation: Default::default(),
         connections: Default::default(),
         block_wait: Duration::from_secs(5),
-        operator: None,
+        operator: Some(agentpact_api::OperatorConfig {
+            token: OPERATOR_TOKEN.into(),
+            policy: Default::default(),
+        }),
     }
 }
 
@@ -72,6 +81,30 @@ impl TestApi {
         data_of(self.post(query, variables).await?)
     }
 
+    /// Posts a query with `Authorization: <authorization>` (the operator's `Bearer <token>`, or a
+    /// party's signed request from [`reading_as`]); returns the whole response.
+    pub async fn post_as(
+        &self,
+        authorization: &str,
+        query: &str,
+        variables: Value,
+    ) -> Result<Value, HarnessError> {
+        let body = json!({ "query": query, "variables": variables });
+        let url = format!("{}/graphql", self.base);
+        let sent = self.client.post(url).header("authorization", authorization).json(&body).send().await;
+        sent.map_err(http)?.json().await.map_err(http)
+    }
+
+    /// [`TestApi::post_as`] for a query that must succeed; returns its `data`.
+    pub async fn data_as(
+        &self,
+        authorization: &str,
+        query: &str,
+        variables: Value,
+    ) -> Result<Value, HarnessError> {
+        data_of(self.post_as(authorization, query, variables).await?)
+    }
+
     /// GETs `path`, returning the status code and body.
     pub async fn get(&self, path: &str) -> Result<(u16, String), HarnessError> {
         let response = self.client.get(format!("{}{path}", self.base)).send().await.map_err(http)?;
@@ -91,13 +124,34 @@ impl TestApi {
     /// read the `subscribe` and polled the subscription it started; or the subscription answers
     /// first (a refusal), which is kept for [`Subscription::next_data`].
     pub async fn subscribe(&self, query: &str, variables: Value) -> Result<Subscription, HarnessError> {
+        self.subscribe_with(json!({}), query, variables).await
+    }
+
+    /// [`TestApi::subscribe`] on a socket whose `connection_init` carries `authorization` (as
+    /// [`TestApi::post_as`] sends it).
+    pub async fn subscribe_as(
+        &self,
+        authorization: &str,
+        query: &str,
+        variables: Value,
+    ) -> Result<Subscription, HarnessError> {
+        self.subscribe_with(json!({ "authorization": authorization }), query, variables).await
+    }
+
+    async fn subscribe_with(
+        &self,
+        init: Value,
+        query: &str,
+        variables: Value,
+    ) -> Result<Subscription, HarnessError> {
         let url = format!("{}/graphql/ws", self.base.replacen("http", "ws", 1));
         let mut request = url.into_client_request().map_err(ws)?;
         request
             .headers_mut()
             .insert("sec-websocket-protocol", HeaderValue::from_static("graphql-transport-ws"));
         let (mut socket, _) = tokio_tungstenite::connect_async(request).await.map_err(ws)?;
-        socket.send(Message::text(json!({ "type": "connection_init" }).to_string())).await.map_err(ws)?;
+        let hello = json!({ "type": "connection_init", "payload": init });
+        socket.send(Message::text(hello.to_string())).await.map_err(ws)?;
         let mut sub = Subscription { socket, early: Default::default() };
         let ack = sub.next_message().await?;
         if ack["type"] != "connection_ack" {
@@ -192,6 +246,16 @@ impl Subscription {
             }
         }
     }
+}
+
+/// The `Authorization` value that lets `signer` read its own negotiations on `chain_id` for the
+/// next ten minutes (docs/api.md §Negotiations).
+pub fn reading_as(
+    signer: &alloy::signers::local::PrivateKeySigner,
+    chain_id: u64,
+) -> Result<String, HarnessError> {
+    agentpact_api::graphql::negotiation_access::authorization(signer, chain_id)
+        .map_err(|e| HarnessError::Process(format!("signing a negotiation read: {e}")))
 }
 
 fn io(e: std::io::Error) -> HarnessError {

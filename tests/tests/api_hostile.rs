@@ -3,11 +3,20 @@
 
 use std::time::{Duration, Instant};
 
+use agentpact_api::graphql::negotiation_access;
+use agentpact_negotiation::{Envelope, MessageType};
 use agentpact_tests::{
     HarnessError,
+    agents::profile,
     api::{self, TestApi},
+    chain::{ether, send},
+    index,
+    mcp::dev_key,
+    pacts::Market,
     postgres::TestDatabase,
 };
+use alloy::signers::SignerSync;
+use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
 type Result = std::result::Result<(), HarnessError>;
@@ -434,5 +443,137 @@ async fn a_thousand_aliases_of_an_expensive_field_are_refused_naming_the_cost() 
         edges { node { id status payment buyer seller deadline timeline { kind blockNumber } } } } }";
     let served = api.post(dashboard, json!({})).await?;
     assert!(served.get("errors").is_none(), "{served}");
+    Ok(())
+}
+
+/// The answer says FORBIDDEN and nothing of the conversation: neither its task nor its price.
+fn refused_blind(answer: &serde_json::Value, what: &str) {
+    assert_eq!(answer["errors"][0]["extensions"]["code"], "FORBIDDEN", "{what}: {answer}");
+    let text = answer.to_string();
+    assert!(
+        !text.contains(SECRET_TASK) && !text.contains("5 ETH"),
+        "{what} reveals the conversation: {answer}"
+    );
+}
+
+/// The task of the conversation below: no refusal may show it.
+const SECRET_TASK: &str = "redesign the vault's logo";
+
+/// A negotiation through the real relay is its parties' and the operator's to read: another
+/// wallet's signature, a stale one, one for another chain, a malformed one and none at all are
+/// FORBIDDEN over HTTP and over the websocket, saying nothing of the conversation (not even
+/// whether it exists); the seeker's and worker's own signatures and the operator's token read it.
+#[tokio::test]
+async fn another_wallet_cannot_read_a_negotiation_its_parties_and_the_operator_can() -> Result {
+    let m = Market::open().await?;
+    send(m.chain.agents.register(profile("Logo Worker", &[("logo-design", ether(5))])).from(m.cast.seller))
+        .await?;
+    let db = TestDatabase::create().await?;
+    let _indexer = index::follow(&m.chain, db.pool());
+    index::caught_up(&m.chain, db.pool()).await?;
+    let chain = m.chain.anvil.chain_id();
+    let api = TestApi::start(db.pool(), api::config(chain)).await?;
+    let (seeker, worker, stranger) = (dev_key(&m.chain, 1)?, dev_key(&m.chain, 2)?, dev_key(&m.chain, 7)?);
+    assert_eq!(worker.address(), m.cast.seller, "the registered worker");
+    let at = |after: i64| {
+        (Utc::now() + chrono::Duration::seconds(after)).to_rfc3339_opts(SecondsFormat::Secs, true)
+    };
+    let proposal = Envelope::new(
+        MessageType::Proposal,
+        seeker.address(),
+        worker.address(),
+        "conv_private",
+        at(0),
+        json!({ "task": SECRET_TASK, "budget": "5 ETH", "deadline": at(3 * 86_400) }),
+    )
+    .signed_with(chain, |hash| seeker.sign_hash_sync(hash))
+    .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let posted = api.client().post(format!("{}/hire/messages", api.base)).json(&proposal).send().await;
+    let posted = posted.map_err(|e| HarnessError::Process(e.to_string()))?;
+    assert_eq!(posted.status().as_u16(), 201, "{:?}", posted.text().await);
+
+    let one = "{ conversation(id: \"conv_private\") { task price messages { payload } } }";
+    let none = "{ conversation(id: \"conv_nobody\") { task } }";
+    let theirs = "query($a: Address!) { conversations(agent: $a) { task } }";
+    let seekers = json!({ "a": seeker.address() });
+    // Stale: signed eleven minutes ago, as the text says.
+    let stale = {
+        let issued = agentpact_push::subscription::now_unix() - negotiation_access::SIGNATURE_LIFETIME - 60;
+        let text = negotiation_access::reading_text(chain, seeker.address(), issued);
+        let signature =
+            seeker.sign_message_sync(text.as_bytes()).map_err(|e| HarnessError::Process(e.to_string()))?;
+        format!("AgentPact {} {issued} 0x{}", seeker.address(), alloy::hex::encode(signature.as_bytes()))
+    };
+    let strangers = api::reading_as(&stranger, chain)?;
+    // The seeker's key, over its own address, but for another chain.
+    let elsewhere = api::reading_as(&seeker, chain + 1)?;
+    // The stranger's signature claimed as the seeker's.
+    let forged =
+        strangers.replace(&stranger.address().to_checksum(None), &seeker.address().to_checksum(None));
+    let wrong = [
+        ("another wallet", strangers.as_str()),
+        ("a stale signature", stale.as_str()),
+        ("another chain's signature", elsewhere.as_str()),
+        ("another wallet's signature as the seeker's", forged.as_str()),
+        ("a malformed authorization", "AgentPact 0xnotanaddress 1 0x00"),
+        ("another operator token", "Bearer not-the-operators-token-at-all"),
+    ];
+    refused_blind(&api.post(one, json!({})).await?, "no credentials");
+    let missing = api.post(none, json!({})).await?;
+    refused_blind(&missing, "no credentials, no such conversation");
+    refused_blind(&api.post(theirs, seekers.clone()).await?, "no credentials, a list");
+    for (what, authorization) in wrong {
+        let answer = api.post_as(authorization, one, json!({})).await?;
+        refused_blind(&answer, what);
+        assert_eq!(answer["data"]["conversation"], json!(null), "{what}: {answer}");
+        refused_blind(&api.post_as(authorization, theirs, seekers.clone()).await?, what);
+        // Whether it exists is not told either: the same refusal as for an id nobody used.
+        let unknown = api.post_as(authorization, none, json!({})).await?;
+        assert_eq!(answer["errors"][0]["message"], unknown["errors"][0]["message"], "{what}");
+    }
+    // The stranger reads its own (empty) list.
+    let own = api.data_as(&strangers, theirs, json!({ "a": stranger.address() })).await?;
+    assert_eq!(own["conversations"], json!([]));
+
+    // The parties and the operator read it whole.
+    for (who, authorization) in [
+        ("the seeker", api::reading_as(&seeker, chain)?),
+        ("the worker", api::reading_as(&worker, chain)?),
+        ("the operator", api::OPERATOR.to_owned()),
+    ] {
+        let data = api.data_as(&authorization, one, json!({})).await?;
+        assert_eq!(data["conversation"]["task"], SECRET_TASK, "{who}");
+        assert_eq!(data["conversation"]["price"], "5 ETH", "{who}");
+        assert_eq!(data["conversation"]["messages"][0]["payload"]["task"], SECRET_TASK, "{who}");
+    }
+    let listed = api.data_as(&api::reading_as(&seeker, chain)?, theirs, seekers).await?;
+    assert_eq!(listed["conversations"], json!([{ "task": SECRET_TASK }]));
+
+    // Over the websocket: the worker's own subscription hears the seeker's next message; the
+    // stranger's and an unsigned one are refused.
+    let live = "subscription($a: Address!) { negotiationMessages(agent: $a) { type payload } }";
+    let workers = json!({ "a": worker.address() });
+    for refused in [
+        api.subscribe(live, workers.clone()).await?.next_data().await,
+        api.subscribe_as(&strangers, live, workers.clone()).await?.next_data().await,
+    ] {
+        let refused = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("FORBIDDEN") && !refused.contains(SECRET_TASK), "{refused}");
+    }
+    let mut inbox = api.subscribe_as(&api::reading_as(&worker, chain)?, live, workers).await?;
+    let clarification = Envelope::new(
+        MessageType::Clarification,
+        seeker.address(),
+        worker.address(),
+        "conv_private",
+        at(1),
+        json!({ "answers": ["any colours"] }),
+    )
+    .signed_with(chain, |hash| seeker.sign_hash_sync(hash))
+    .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let posted = api.client().post(format!("{}/hire/messages", api.base)).json(&clarification).send().await;
+    assert_eq!(posted.map_err(|e| HarnessError::Process(e.to_string()))?.status().as_u16(), 201);
+    let heard = inbox.next_data().await?;
+    assert_eq!(heard["negotiationMessages"]["type"], "clarification", "{heard}");
     Ok(())
 }

@@ -125,7 +125,7 @@ impl Stage {
 
     async fn messages(&self, id: &str) -> Result<Vec<String>> {
         let q = "query($id: String!) { conversation(id: $id) { messages { type } } }";
-        let data = self.api.data(q, json!({ "id": id })).await?;
+        let data = self.api.data_as(api::OPERATOR, q, json!({ "id": id })).await?;
         Ok(data["conversation"]["messages"]
             .as_array()
             .into_iter()
@@ -347,10 +347,16 @@ async fn the_seeds_five_messages_verbatim_then_a_pact_with_those_terms() -> Resu
     // The escrow holds this pact's 5 + 0.5 + 0.5 USDC beside the 5.5 of the unlinked one above.
     assert_eq!(s.m.chain.holding(usdc, s.m.chain.deployment.agent_pact).await?, U256::from(11_500_000u64));
 
-    // Both ways in GraphQL: the pact shows its negotiation, the conversation its pact.
+    // Both ways in GraphQL, to the buyer's signed request: the pact shows its negotiation, the
+    // conversation its pact. Anyone sees how many messages it took, and nothing more.
     let q = "{ pact(id: 2) { status negotiation { id status termsDocument messages { type from } } }
                conversation(id: \"conv_xyz\") { status price deadline requirements pact { id payment } } }";
-    let data = s.api.data(q, json!({})).await?;
+    let data = s.api.data_as(&api::reading_as(&seeker, s.m.chain.anvil.chain_id())?, q, json!({})).await?;
+    let public =
+        s.api.post("{ pact(id: 2) { negotiationMessageCount negotiation { task } } }", json!({})).await?;
+    assert_eq!(public["data"]["pact"], json!({ "negotiationMessageCount": 6 }), "{public}");
+    assert_eq!(public["errors"][0]["extensions"]["code"], "FORBIDDEN", "{public}");
+    assert!(!public.to_string().contains("logo design"), "{public}");
     let negotiation = &data["pact"]["negotiation"];
     assert_eq!(
         (negotiation["id"].as_str(), negotiation["status"].as_str()),
@@ -504,7 +510,7 @@ async fn a_conversation_whose_clock_runs_out_is_abandoned() -> Result {
     let (status, answer) = s.post(&late_stranger).await?;
     assert_eq!((status, code(&answer)), (409, "WRONG_PARTIES"), "{answer}");
     let q = "{ conversation(id: \"slow\") { status } }";
-    assert_eq!(s.api.data(q, json!({})).await?["conversation"]["status"], "NEGOTIATING");
+    assert_eq!(s.api.data_as(api::OPERATOR, q, json!({})).await?["conversation"]["status"], "NEGOTIATING");
     let (status, answer) = s
         .post(&s.signed(
             &worker,
@@ -517,7 +523,7 @@ async fn a_conversation_whose_clock_runs_out_is_abandoned() -> Result {
         .await?;
     assert_eq!((status, code(&answer)), (410, "CONVERSATION_EXPIRED"), "{answer}");
     let q = "{ conversation(id: \"slow\") { status expiresAt } }";
-    assert_eq!(s.api.data(q, json!({})).await?["conversation"]["status"], "ABANDONED");
+    assert_eq!(s.api.data_as(api::OPERATOR, q, json!({})).await?["conversation"]["status"], "ABANDONED");
     let (_, answer) = s
         .post(&s.signed(&worker, MessageType::Reject, k, "slow", "2025-01-30T10:01:02Z", json!({}))?)
         .await?;
@@ -723,7 +729,8 @@ async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
     worker.use_relay(&s.api.base)?;
     let mut inbox = s
         .api
-        .subscribe(
+        .subscribe_as(
+            &api::reading_as(&s.key(2)?, s.m.chain.anvil.chain_id())?,
             "subscription($a: Address!) { negotiationMessages(agent: $a) { type from seq } }",
             json!({ "a": worker.address.to_checksum(None) }),
         )

@@ -13,6 +13,7 @@ mod map_responses;
 mod market;
 mod meta;
 mod negotiation;
+pub mod negotiation_access;
 mod query;
 pub mod scalars;
 mod settlement;

@@ -1,5 +1,6 @@
 //! Negotiations in GraphQL: conversations with their messages and pact, and a subscription per
-//! agent that delivers each message the relay accepts.
+//! agent that delivers each message the relay accepts. Each is its parties' and the operator's
+//! to read ([`negotiation_access`](super::negotiation_access)).
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use super::{
     ChainId,
     errors::{Code, to_graphql},
     meta::{BlockHeight, indexed},
+    negotiation_access::{Access, access, forbidden},
     scalars::Address,
     types::Pact,
 };
@@ -29,7 +31,8 @@ pub struct NegotiationQuery;
 /// Queries over negotiations.
 #[Object]
 impl NegotiationQuery {
-    /// One conversation by id, or null.
+    /// One conversation by id, to one of its parties (a signed request) or the operator (null
+    /// when there is none); FORBIDDEN to anyone else, whether or not it exists.
     async fn conversation(
         &self,
         ctx: &Context<'_>,
@@ -38,17 +41,19 @@ impl NegotiationQuery {
         id: String,
     ) -> Result<Option<Conversation>> {
         let chain = indexed(ctx, chain_id, block).await?;
-        Ok(ctx
-            .data::<Reader>()?
-            .negotiations()
-            .conversation(chain, &id)
-            .await
-            .map_err(to_graphql)?
-            .map(Conversation))
+        let reader = access(ctx, chain)?;
+        let found =
+            ctx.data::<Reader>()?.negotiations().conversation(chain, &id).await.map_err(to_graphql)?;
+        match found {
+            Some(c) if reader.may_read(&c) => Ok(Some(Conversation(c))),
+            None if reader == Access::Operator => Ok(None),
+            _ => Err(forbidden("no conversation with this id that the signer takes part in")),
+        }
     }
 
     /// The conversations `agent` takes part in, latest change first: `active` (negotiating),
-    /// `completed` or `all`; at most `first` (≤ 100).
+    /// `completed` or `all`; at most `first` (≤ 100). To `agent` itself (a signed request) or
+    /// the operator; FORBIDDEN to anyone else.
     async fn conversations(
         &self,
         ctx: &Context<'_>,
@@ -59,6 +64,9 @@ impl NegotiationQuery {
         #[graphql(default = 20)] first: u32,
     ) -> Result<Vec<Conversation>> {
         let chain = indexed(ctx, chain_id, block).await?;
+        if !access(ctx, chain)?.may_read_agent(agent.0) {
+            return Err(forbidden("the signer is not this agent"));
+        }
         let filter = match status.as_str() {
             "active" => ConversationFilter::Active,
             "completed" => ConversationFilter::Completed,
@@ -87,7 +95,8 @@ pub struct NegotiationSubscription;
 #[Subscription]
 impl NegotiationSubscription {
     /// Every message to or from `agent` as the relay accepts it (any api replica), within
-    /// milliseconds.
+    /// milliseconds. To `agent` itself (its signed authorization in `connection_init`) or the
+    /// operator; FORBIDDEN to anyone else.
     async fn negotiation_messages(
         &self,
         ctx: &Context<'_>,
@@ -95,6 +104,9 @@ impl NegotiationSubscription {
         agent: Address,
     ) -> Result<impl Stream<Item = NegotiationMessage> + use<>> {
         let chain = chain_id.unwrap_or(ctx.data::<ChainId>()?.0);
+        if !access(ctx, chain)?.may_read_agent(agent.0) {
+            return Err(forbidden("the signer is not this agent"));
+        }
         let index = ctx.data::<Reader>()?;
         // How long to look for an announced message on a replica that may not have replayed it.
         let patience = if index.is_replica() { REPLAY_WAIT } else { Duration::ZERO };

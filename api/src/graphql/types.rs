@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use super::{
     errors::to_graphql,
     market::{Feedback, FeedbackSummary},
+    negotiation_access,
     scalars::{Address, BigInt, Bytes32, Initiator, Status},
     settlement::{Division, SettlementOffer},
 };
@@ -206,15 +207,28 @@ impl Pact {
         let events = reader.timeline(self.0.chain_id, self.0.id).await.map_err(to_graphql)?;
         Ok(events.into_iter().map(TimelineEvent).collect())
     }
-    /// The negotiation that led to it, when it was signed from one (`sign_contract`).
+    /// The negotiation that led to it, when it was signed from one (`sign_contract`): to its
+    /// parties (a signed request) and the operator; FORBIDDEN to anyone else.
     async fn negotiation(&self, ctx: &Context<'_>) -> Result<Option<super::negotiation::Conversation>> {
+        let access = negotiation_access::access(ctx, self.0.chain_id)?;
         let reader = ctx.data::<Reader>()?;
         let found = reader
             .negotiations()
             .conversation_of_pact(self.0.chain_id, self.0.id)
             .await
             .map_err(to_graphql)?;
-        Ok(found.map(super::negotiation::Conversation))
+        match found {
+            Some(c) if !access.may_read(&c) => {
+                Err(negotiation_access::forbidden("the signer is not a party of it"))
+            }
+            found => Ok(found.map(super::negotiation::Conversation)),
+        }
+    }
+    /// How many signed messages the negotiation that led to it holds; null when it was not signed
+    /// from one. Public: the messages themselves are its parties' (`negotiation`).
+    async fn negotiation_message_count(&self, ctx: &Context<'_>) -> Result<Option<u64>> {
+        let reader = ctx.data::<Reader>()?;
+        reader.negotiation_message_count(self.0.chain_id, self.0.id).await.map_err(to_graphql)
     }
     /// The ratings its buyer and seller gave each other after it ended (none, one or two).
     async fn feedback(&self, ctx: &Context<'_>) -> Result<Vec<Feedback>> {

@@ -91,7 +91,7 @@ pub async fn run(args: RelayArgs) -> anyhow::Result<()> {
     let sender = Sender { client: client.clone(), url: format!("{base}/hire/messages"), chain_id };
 
     // Latency: send → the worker's subscription.
-    let mut inbox = subscribe(&base, &format!("{}", worker.address())).await?;
+    let mut inbox = subscribe(&base, &worker, chain_id).await?;
     let mut samples = Vec::with_capacity(args.messages);
     for n in 0..args.messages {
         let started = Instant::now();
@@ -202,19 +202,21 @@ impl Sender {
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// A `negotiationMessages` subscription for `agent`, acknowledged.
-async fn subscribe(base: &str, agent: &str) -> anyhow::Result<Socket> {
+/// A `negotiationMessages` subscription for `agent`, signed with its key (a negotiation is its
+/// parties' to read), acknowledged.
+async fn subscribe(base: &str, agent: &PrivateKeySigner, chain_id: u64) -> anyhow::Result<Socket> {
     let mut request = format!("{}/graphql/ws", base.replacen("http", "ws", 1)).into_client_request()?;
     request.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("graphql-transport-ws"));
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await?;
-    socket.send(Message::text(json!({ "type": "connection_init" }).to_string())).await?;
+    let authorization = agentpact_api::graphql::negotiation_access::authorization(agent, chain_id)?;
+    let hello = json!({ "type": "connection_init", "payload": { "authorization": authorization } });
+    socket.send(Message::text(hello.to_string())).await?;
     let ack = read(&mut socket).await?;
     if ack["type"] != "connection_ack" {
         bail!("expected connection_ack, got {ack}");
     }
     let query = "subscription($a: Address!) { negotiationMessages(agent: $a) { conversationId seq } }";
-    let start =
-        json!({ "id": "1", "type": "subscribe", "payload": { "query": query, "variables": { "a": agent } } });
+    let start = json!({ "id": "1", "type": "subscribe", "payload": { "query": query, "variables": { "a": agent.address() } } });
     socket.send(Message::text(start.to_string())).await?;
     Ok(socket)
 }
