@@ -3,7 +3,7 @@
 //! in their currency at the edge, read and written by the one money module
 //! (`agentpact_contracts::money`), as the relay and the dashboard read and write them.
 
-use agentpact_contracts::money;
+use agentpact_contracts::{links, money};
 use alloy::primitives::{Address, B256, U256, keccak256};
 
 /// A tool input that cannot be used; the message says what to send instead.
@@ -65,7 +65,8 @@ pub const MAX_SPEC: usize = 512;
 
 /// A specification reference: a bytes32 hash as is, or an IPFS CID (such as `Qm…` or `bafy…`:
 /// letters, digits, `-` and `_`, as the multibase alphabets write one) hashed with keccak256.
-/// Returns the hash and the URI to store (`ipfs://<cid>` for a CID).
+/// Returns the hash and the URI to store (`ipfs://<cid>` for a CID); a URI given must be a link
+/// ([`links::check`]).
 pub fn spec(text: &str, uri: Option<&str>) -> Result<(B256, String), InvalidInput> {
     let t = text.trim();
     let cid_like = t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
@@ -76,6 +77,9 @@ pub fn spec(text: &str, uri: Option<&str>) -> Result<(B256, String), InvalidInpu
         )));
     }
     let uri = uri.map(str::trim).filter(|u| !u.is_empty());
+    if let Some(uri) = uri {
+        links::check("specUri", uri).map_err(InvalidInput)?;
+    }
     if t.starts_with("0x") {
         return Ok((hash("specHash", t)?, uri.unwrap_or_default().to_owned()));
     }
@@ -156,6 +160,11 @@ mod tests {
             let err = spec(bad, None).expect_err(bad);
             assert!(err.0.starts_with("specHash must be"), "{err}");
         }
+        for bad in ["javascript:alert(1)", "data:text/html,x", "file:///etc/passwd"] {
+            let err = spec("QmHeroSection", Some(bad)).expect_err(bad);
+            assert!(err.0.starts_with("specUri must be a link"), "{err}");
+        }
+        assert!(spec("QmHeroSection", Some("https://example.com/spec.md")).is_ok());
     }
 
     #[test]

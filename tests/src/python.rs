@@ -72,3 +72,23 @@ impl Sdk {
         }
     }
 }
+
+/// Calls `tool` of the real `agentpact mcp` binary (built by `cargo build -p agentpact`) through
+/// the official Python SDK's `Client` in its default mode (tests/python/mcp_call.py), the server
+/// started with `env`; returns what the SDK received: `isError`, `text` and `structured`.
+pub async fn mcp_call<K, V>(
+    env: impl IntoIterator<Item = (K, V)>,
+    tool: &str,
+    args: &serde_json::Value,
+) -> Result<serde_json::Value, HarnessError>
+where
+    K: AsRef<OsStr>,
+    V: AsRef<OsStr>,
+{
+    let binary = crate::cli::binary().to_string_lossy().into_owned();
+    let limit = Duration::from_secs(120);
+    let printed =
+        Sdk::Mcp.run("mcp_call.py", &[&binary, tool, &args.to_string()], env, limit, "answer ").await?;
+    let line = printed.lines().find_map(|l| l.strip_prefix("answer ")).unwrap_or_default();
+    serde_json::from_str(line).map_err(|e| HarnessError::Process(format!("{tool}: {e}: {printed}")))
+}

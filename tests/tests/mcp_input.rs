@@ -15,6 +15,7 @@ use agentpact_tests::{
     mcp::{StdioAgent, TestAgent, binary_env, dev_key, test_limits},
     pacts::Market,
     postgres::TestDatabase,
+    python::mcp_call,
 };
 use alloy::{hex, primitives::U256, providers::Provider};
 use rmcp::model::{ClientRequest, CustomRequest, ErrorCode};
@@ -213,8 +214,29 @@ async fn every_case_the_fuzz_found_is_refused_naming_the_field_and_nothing_is_se
         ),
         (
             "create-pact",
-            with(good.clone(), "specUri", json!("é".repeat(129))),
+            with(good.clone(), "specUri", json!(format!("https://{}", "é".repeat(125)))),
             "the spec URI is 258 bytes long",
+        ),
+        // Links that are not links: the chain would hold them for every reader to open.
+        (
+            "create-pact",
+            with(good.clone(), "specUri", json!("javascript:alert(1)")),
+            "specUri must be a link with one of the schemes https://",
+        ),
+        (
+            "create-pact",
+            with(good.clone(), "specUri", json!("data:text/html,<script>alert(1)</script>")),
+            "specUri must be a link",
+        ),
+        (
+            "register_agent",
+            with(profile("Designer", "logo-design"), "metadata_uri", json!("javascript:alert(1)")),
+            "metadata_uri must be a link",
+        ),
+        (
+            "update_profile",
+            json!({ "agent_id": me, "updates": { "metadata_uri": "file:///etc/passwd" } }),
+            "updates.metadata_uri must be a link",
         ),
         // An empty or blank id is no id.
         ("get_contract", json!({ "contract_id": "" }), "contract_id is empty"),
@@ -252,7 +274,7 @@ async fn every_case_the_fuzz_found_is_refused_naming_the_field_and_nothing_is_se
         (
             "send_proposal",
             with(proposal("1 ETH"), "deadline", json!("2020-01-01T00:00:00Z")),
-            "deadline 2020-01-01T00:00:00Z must be after",
+            "deadline 2020-01-01T00:00:00Z must be from",
         ),
         (
             "send_proposal",
@@ -278,6 +300,32 @@ async fn every_case_the_fuzz_found_is_refused_naming_the_field_and_nothing_is_se
     assert!(text.contains("Pact #999999 does not exist"), "{text}");
     assert_eq!(text, from_get_pact);
     assert_eq!(s.untouched().await?, before, "a refused call changed the chain or the relay's log");
+    Ok(())
+}
+
+/// Links as an agent's own client sends them (the official Python SDK's `Client` in its default
+/// mode, spawning the `agentpact mcp` binary): a `javascript:` spec URI or metadata URI is refused
+/// before anything is sent, and the chain holds nothing of it.
+#[tokio::test]
+async fn links_that_are_not_links_are_refused_through_the_python_sdk() -> Result {
+    let s = Stage::open().await?;
+    let (m, me) = (&s.m, s.agent.address.to_string());
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), s.db.url());
+    env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    let profile = json!({ "name": "Designer", "description": "Designs", "endpoint": "https://designer.example/mcp",
+        "wallet": me, "capabilities": [{ "name": "logo-design", "price": "1" }], "metadata_uri": "javascript:alert(1)" });
+    let cases = [
+        ("create-pact", with(terms(m).await?, "specUri", json!("javascript:alert(1)")), "specUri"),
+        ("register_agent", profile, "metadata_uri"),
+    ];
+    let before = s.untouched().await?;
+    for (tool, args, field) in cases {
+        let answer = mcp_call(env.clone(), tool, &args).await?;
+        let text = answer["text"].as_str().unwrap_or_default();
+        assert_eq!(answer["isError"], true, "{tool}: {answer}");
+        assert!(text.contains(&format!("{field} must be a link")), "{tool}: {text}");
+    }
+    assert_eq!(s.untouched().await?, before, "a refused link reached the chain");
     Ok(())
 }
 

@@ -489,6 +489,68 @@ async fn every_illegal_transition_is_refused_and_changes_nothing() -> Result {
     Ok(())
 }
 
+/// No dead ends (issue #51): an offer no pact can carry is refused when it is made, not after it
+/// was accepted, and the conversation goes on; terms without a deadline cannot be accepted; an
+/// agreement that cannot be signed (the chain changed under it) ends by either side's reject.
+#[tokio::test]
+async fn every_agreement_can_become_a_pact_or_be_left_by_either_side() -> Result {
+    let s = Stage::seed_story().await?;
+    let (seeker, worker) = (s.key(1)?, s.key(2)?);
+    let (w, k) = (worker.address(), seeker.address());
+    let deadline = "2025-01-31T12:00:00Z";
+    let say = |key: &PrivateKeySigner, kind, id: &str, at: &str, payload: Value| {
+        let to = if key.address() == k { w } else { k };
+        s.signed(key, kind, to, id, &format!("2025-01-30T10:{at}Z"), payload)
+    };
+    let status = |answer: &Value| answer["status"].as_str().unwrap_or_default().to_owned();
+
+    // A counter at more than any pact can hold: refused as made; the table keeps the proposal.
+    let proposal = json!({ "task": "logo", "budget": "5 ETH", "deadline": deadline });
+    s.post(&say(&seeker, MessageType::Proposal, "c1", "00:00", proposal)?).await?;
+    let huge = json!({ "price": "9999999999999999999999999999 ETH", "estimated_delivery": deadline });
+    let (code_of, answer) = s.post(&say(&worker, MessageType::Counter, "c1", "00:01", huge)?).await?;
+    assert_eq!((code_of, code(&answer)), (400, "BAD_MESSAGE"), "{answer}");
+    assert!(
+        answer["error"]["message"].as_str().is_some_and(|m| m.contains("cannot be a pact's payment")),
+        "{answer}"
+    );
+    // A deadline a pact signed now could not have: refused the same way.
+    let soon = json!({ "price": "4 ETH", "estimated_delivery": "2025-01-30T11:00:00Z" });
+    let (_, answer) = s.post(&say(&worker, MessageType::Counter, "c1", "00:02", soon)?).await?;
+    assert_eq!(code(&answer), "BAD_MESSAGE", "{answer}");
+    let accept = json!({ "accepted_terms": { "price": "5 ETH", "deadline": deadline } });
+    let (_, answer) = s.post(&say(&worker, MessageType::Accept, "c1", "00:03", accept)?).await?;
+    assert_eq!(status(&answer), "CONTRACTED", "the proposal still stood: {answer}");
+    // The seeker could not sign (say an oracle left): it walks away, and the conversation is over.
+    let (_, answer) =
+        s.post(&say(&seeker, MessageType::Reject, "c1", "00:04", json!({ "reason": "no oracle" }))?).await?;
+    assert_eq!(status(&answer), "DECLINED", "{answer}");
+    let (code_of, answer) = s
+        .post(&say(&worker, MessageType::Clarification, "c1", "00:05", json!({ "questions": ["?"] }))?)
+        .await?;
+    assert_eq!((code_of, code(&answer)), (410, "CONVERSATION_CLOSED"), "{answer}");
+
+    // Terms without a deadline: talk goes on, but no accept until one is named.
+    let open = json!({ "task": "logo", "budget": "5 ETH" });
+    s.post(&say(&seeker, MessageType::Proposal, "c2", "01:00", open)?).await?;
+    let accept = json!({ "accepted_terms": { "price": "5 ETH" } });
+    let (code_of, answer) = s.post(&say(&worker, MessageType::Accept, "c2", "01:01", accept)?).await?;
+    assert_eq!((code_of, code(&answer)), (409, "ILLEGAL_TRANSITION"), "{answer}");
+    assert!(
+        answer["error"]["message"].as_str().is_some_and(|m| m.contains("needs terms that name a deadline")),
+        "{answer}"
+    );
+    let counter = json!({ "price": "5 ETH", "estimated_delivery": deadline });
+    s.post(&say(&worker, MessageType::Counter, "c2", "01:02", counter)?).await?;
+    let accept = json!({ "accepted_terms": { "price": "5 ETH", "deadline": deadline } });
+    let (_, answer) = s.post(&say(&seeker, MessageType::Accept, "c2", "01:03", accept)?).await?;
+    assert_eq!(status(&answer), "CONTRACTED", "{answer}");
+    // The worker, waiting for a pact that cannot come, walks away too.
+    let (_, answer) = s.post(&say(&worker, MessageType::Reject, "c2", "01:04", json!({}))?).await?;
+    assert_eq!(status(&answer), "DECLINED", "{answer}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_conversation_whose_clock_runs_out_is_abandoned() -> Result {
     let s = Stage::seed_story().await?;

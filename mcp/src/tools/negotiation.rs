@@ -11,7 +11,7 @@ use agentpact_contracts::{
 };
 use agentpact_negotiation::{
     Accepted, Agreement, Conversation, ConversationFilter, ConversationRecord, Envelope, MessageType, Price,
-    Status, StoredMessage, message::conversation_id_ok,
+    Status, StoredMessage, message::conversation_id_ok, offer,
 };
 use agentpact_read::Currency;
 use alloy::primitives::{Address, U256, keccak256};
@@ -52,8 +52,8 @@ pub struct SendProposal {
     /// a currency the escrow takes, with no more decimals than it has.
     #[schemars(length(min = 1, max = PRICE_CHARS))]
     budget: String,
-    /// ISO 8601 deadline, e.g. 2025-01-31T12:00:00Z: more than an hour and at most 365 days ahead
-    /// (a pact's deadline).
+    /// ISO 8601 deadline, e.g. 2025-01-31T12:00:00Z: at least an hour and 15 minutes (time to sign,
+    /// then an hour of work) and at most 365 days ahead. Terms without one cannot be accepted.
     #[schemars(length(max = TIME_CHARS))]
     deadline: Option<String>,
     /// Seconds to wait for the worker's first answer (0-25, default 0).
@@ -532,28 +532,30 @@ async fn check_budget(chain: &Chain, budget: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Refuses a proposal's deadline that is not an ISO 8601 time a pact could have as its deadline:
-/// more than an hour and at most 365 days after the chain's time.
+/// Refuses a proposal's deadline that is not an ISO 8601 time the relay takes in an offer
+/// (`offer::deadline_bounds` at the chain's time: a pact signed after the accept could still have
+/// it).
 async fn check_deadline(chain: &Chain, deadline: &str) -> Result<(), ToolError> {
     let at = chrono::DateTime::parse_from_rfc3339(deadline.trim()).map_err(|_| {
         ToolError::Invalid(format!(
             "deadline must be an ISO 8601 time such as 2025-01-31T12:00:00Z, not {deadline:?}"
         ))
     })?;
+    let shown = |t: u64| {
+        chrono::DateTime::from_timestamp(i64::try_from(t).unwrap_or(i64::MAX), 0)
+            .map_or_else(|| t.to_string(), |d| d.to_rfc3339())
+    };
     let now = chain.now().await?;
-    let (earliest, latest) =
-        (now.saturating_add(rules::MIN_WORK_WINDOW), now.saturating_add(rules::MAX_DURATION));
+    let (earliest, latest) = offer::deadline_bounds(
+        chrono::DateTime::from_timestamp(i64::try_from(now).unwrap_or(0), 0).unwrap_or_default(),
+    );
     let seconds = u64::try_from(at.timestamp()).unwrap_or(0);
-    if seconds <= earliest || seconds > latest {
-        let shown = |t: u64| {
-            chrono::DateTime::from_timestamp(i64::try_from(t).unwrap_or(i64::MAX), 0)
-                .map_or_else(|| t.to_string(), |d| d.to_rfc3339())
-        };
+    if seconds < earliest || seconds > latest {
         return Err(ToolError::Invalid(format!(
-            "deadline {deadline} must be after {} and at most {}: more than an hour and at most 365 days after \
-             the chain's time ({}), as a pact's deadline",
+            "deadline {deadline} must be from {} to {}: time to sign ({} minutes) and an hour of work after the chain's time ({}), and at most 365 days ahead, as a pact's deadline",
             shown(earliest),
             shown(latest),
+            offer::SIGNING_TIME / 60,
             shown(now)
         )));
     }

@@ -74,8 +74,8 @@ pub struct CreatePact {
     /// Who settles disputes: an address that is neither party (required by the contract).
     #[schemars(length(max = ADDRESS_CHARS))]
     arbitrator: String,
-    /// Where the specification can be read, at most 256 bytes (default: ipfs://<specHash> for an
-    /// IPFS hash).
+    /// Where the specification can be read: a link (https, http, ipfs, ar or hire scheme) of at
+    /// most 256 bytes (default: ipfs://<specHash> for an IPFS hash).
     #[schemars(length(max = rules::MAX_SPEC_URI))]
     spec_uri: Option<String>,
 }

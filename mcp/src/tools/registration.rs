@@ -2,7 +2,7 @@
 //! to AgentRegistry. An agent is its wallet, so the only agent a server can register or edit is
 //! its own.
 
-use agentpact_contracts::AgentRegistry;
+use agentpact_contracts::{AgentRegistry, links};
 use alloy::primitives::U256;
 use alloy::primitives::{Address, B256};
 use rmcp::schemars::{self, JsonSchema};
@@ -59,7 +59,8 @@ pub struct RegisterAgent {
     /// Payment address: this server's wallet (an agent is its wallet).
     #[schemars(length(max = ADDRESS_CHARS))]
     wallet: String,
-    /// A URI with more about the agent (optional, at most 256 bytes).
+    /// A link with more about the agent (optional, at most 256 bytes; https, http, ipfs, ar or
+    /// hire scheme).
     #[schemars(length(max = MAX_URI))]
     metadata_uri: Option<String>,
     /// Also register the agent in the chain's ERC-8004 Identity Registry (default false): its
@@ -87,7 +88,7 @@ pub struct ProfileUpdates {
     /// New endpoint URL (http or https, at most 256 bytes).
     #[schemars(length(min = 1, max = MAX_URI))]
     endpoint: Option<String>,
-    /// New metadata URI (at most 256 bytes).
+    /// New metadata link (at most 256 bytes; https, http, ipfs, ar or hire scheme; "" clears it).
     #[schemars(length(max = MAX_URI))]
     metadata_uri: Option<String>,
     /// false steps out of the market (searches skip the agent), true comes back.
@@ -173,7 +174,7 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentReg
         name: name("name", &i.name)?,
         description: text("description", i.description, MAX_DESCRIPTION)?,
         endpoint: endpoint("endpoint", &i.endpoint)?,
-        metadataUri: text("metadata_uri", i.metadata_uri.unwrap_or_default(), MAX_URI)?,
+        metadataUri: metadata_uri("metadata_uri", i.metadata_uri.unwrap_or_default())?,
         capabilities: capabilities(chain, "capabilities", &i.capabilities).await?,
     };
     // Everything ERC-8004 needs is checked before the first transaction, so a refusal leaves
@@ -255,6 +256,12 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpd
                 .into(),
         ));
     }
+    // The fields as given are checked before anything is read.
+    let new_name = u.name.as_deref().map(|given| name("updates.name", given)).transpose()?;
+    let new_description =
+        u.description.map(|given| text("updates.description", given, MAX_DESCRIPTION)).transpose()?;
+    let new_endpoint = u.endpoint.as_deref().map(|url| endpoint("updates.endpoint", url)).transpose()?;
+    let new_metadata = u.metadata_uri.map(|uri| metadata_uri("updates.metadata_uri", uri)).transpose()?;
     let current =
         chain.agents.getAgent(chain.me).call().await.map_err(|e| ToolError::Failed(e.to_string()))?;
     if current.registeredAt == 0 {
@@ -264,18 +271,10 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpd
         )));
     }
     let mut profile = current.profile;
-    if let Some(given) = u.name {
-        profile.name = name("updates.name", &given)?;
-    }
-    if let Some(description) = u.description {
-        profile.description = text("updates.description", description, MAX_DESCRIPTION)?;
-    }
-    if let Some(url) = u.endpoint {
-        profile.endpoint = endpoint("updates.endpoint", &url)?;
-    }
-    if let Some(uri) = u.metadata_uri {
-        profile.metadataUri = text("updates.metadata_uri", uri, MAX_URI)?;
-    }
+    profile.name = new_name.unwrap_or(profile.name);
+    profile.description = new_description.unwrap_or(profile.description);
+    profile.endpoint = new_endpoint.unwrap_or(profile.endpoint);
+    profile.metadataUri = new_metadata.unwrap_or(profile.metadataUri);
     if let Some(list) = &u.capabilities {
         profile.capabilities = capabilities(chain, "updates.capabilities", list).await?;
     }
@@ -328,6 +327,12 @@ fn name(field: &str, given: &str) -> Result<String, ToolError> {
 fn text(field: &str, given: String, max: usize) -> Result<String, ToolError> {
     input::fits(field, &given, max)?;
     Ok(given)
+}
+
+/// The metadata URI `field` gives: empty, or a link ([`links::check`]) within [`MAX_URI`] bytes.
+fn metadata_uri(field: &str, given: String) -> Result<String, ToolError> {
+    links::check(field, &given).map_err(ToolError::Invalid)?;
+    text(field, given, MAX_URI)
 }
 
 /// The http(s) URL `field` gives, at most [`MAX_URI`] bytes once trimmed.
