@@ -31,6 +31,7 @@ const ASSETS: &[(&str, &str, &str)] = assets![
     "js/forms.js" => JS,
     "js/format.js" => JS,
     "js/charts.js" => JS,
+    "js/checksum.js" => JS,
     "js/pages/overview.js" => JS,
     "js/pages/pacts.js" => JS,
     "js/pages/pact.js" => JS,

@@ -49,9 +49,12 @@ class Socket {
     };
   }
 
-  /** Calls `listener(connected)` whenever the socket connects or drops. */
+  /** Calls `listener(connected)` now and whenever the socket connects or drops; connects, so
+   * every page (with subscriptions or without) says whether it is live. */
   onState(listener) {
     this.listeners.add(listener);
+    listener(this.ready);
+    this.connect();
   }
 
   connect() {
@@ -64,7 +67,7 @@ class Socket {
     ws.onclose = () => {
       this.ws = null;
       this.setReady(false);
-      if (this.active.size) setTimeout(() => this.connect(), 1000);
+      if (this.active.size || this.listeners.size) setTimeout(() => this.connect(), 1000);
     };
   }
 

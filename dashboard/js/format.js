@@ -1,6 +1,7 @@
 // How values of the API read on a page: addresses and hashes as links, amounts with their
 // currency, times in the reader's locale.
 
+import { checksum } from './checksum.js';
 import { h } from './dom.js';
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -14,10 +15,50 @@ export const isPactId = (text) => /^[0-9]{1,78}$/.test(text);
 /** `0x1234…abcd`. */
 export const short = (hex) => (hex && hex.length > 14 ? `${hex.slice(0, 6)}…${hex.slice(-4)}` : hex ?? '');
 
-/** A link to an address's page, or a dash. */
+/** A link to an address's page, checksummed (EIP-55) whatever case it came in, or a dash. */
 export function address(addr) {
   if (!addr) return '—';
-  return h('a', { href: `/#/address/${addr}`, class: 'mono', title: addr, 'data-address': addr }, short(addr));
+  const shown = isAddress(addr) ? checksum(addr) : addr;
+  return h('a', { href: `/#/address/${shown}`, class: 'mono', title: shown, 'data-address': shown }, short(shown));
+}
+
+/**
+ * The URI schemes that are links: `agentpact_contracts::links::SCHEMES` (contracts/src/links.rs),
+ * which the MCP tools write; tests/tests/dashboard.rs holds the two lists equal.
+ */
+export const URI_SCHEMES = ['https', 'http', 'ipfs', 'ar', 'hire'];
+
+/**
+ * Whether `text` is a link, as `agentpact_contracts::links::is_link` judges: a scheme of
+ * URI_SCHEMES followed by `//` and something, with no blank or control character anywhere.
+ */
+export function isLink(text) {
+  const match = /^([A-Za-z][A-Za-z0-9+.-]*):([^]*)$/.exec(text ?? '');
+  return Boolean(match) && URI_SCHEMES.includes(match[1].toLowerCase())
+    && match[2].length > 2 && match[2].startsWith('//') && !/[\s\p{Cc}]/u.test(text);
+}
+
+/**
+ * A URI the chain holds (a spec, an endpoint, a feedback document): a link only when its scheme
+ * is on the list, otherwise the text as written; a dash when empty.
+ */
+export function uri(text) {
+  if (!text) return '—';
+  if (!isLink(text)) return h('span', { class: 'uri', 'data-uri': text }, text);
+  return h('a', { href: text, class: 'uri', rel: 'noopener noreferrer nofollow', 'data-uri': text }, text);
+}
+
+/** Seconds as a person reads them: `259200` → `3 days`, `5400` → `1 hour 30 minutes`, `45` → `45 seconds`. */
+export function duration(seconds) {
+  let left = Number(seconds);
+  if (!Number.isFinite(left) || left < 0) return '—';
+  const parts = [];
+  for (const [unit, size] of [['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]]) {
+    const n = Math.floor(left / size);
+    left -= n * size;
+    if (n > 0) parts.push(`${n} ${unit}${n === 1 ? '' : 's'}`);
+  }
+  return parts.length ? parts.join(' ') : '0 seconds';
 }
 
 /** A link to a pact's page. */

@@ -8,15 +8,18 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use agentpact_contracts::{AgentPact, Deployment, PactStatus, erc8004::RegistrationFile, money};
+use agentpact_contracts::{
+    AgentPact, Deployment, Initiator, PactStatus, erc8004::RegistrationFile, links, money,
+};
 use agentpact_lab::Cast;
 use agentpact_tests::{
     HarnessError,
     browser::{Browser, ENTER, TAB},
-    chain::send,
+    chain::{hash, send},
     cli::binary,
     dev::DevStack,
     erc8004::Registries,
+    pacts::{DEADLINE_IN, REVIEW_PERIOD, THRESHOLD, WEIGHTS, creator_deposit},
 };
 use alloy::{
     primitives::{Address, U256},
@@ -570,6 +573,199 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert!(elsewhere.is_empty(), "requests to other hosts: {elsewhere:?}");
     assert_eq!(browser.console_errors().await?, Vec::<String>::new(), "errors in the browser's console");
 
+    browser.close().await?;
+    dev.stop().await
+}
+
+/// Creates a buyer's pact of 0.01 ETH with `spec_uri` on the dev chain, straight through the
+/// contract (as a client other than our tools could), through the node's unlocked accounts; waits
+/// until the API has indexed it; returns its id.
+async fn pact_with_spec(dev: &DevStack, spec_uri: &str) -> Result<U256> {
+    let provider = ProviderBuilder::new().connect_http(dev.rpc.parse().map_err(process)?);
+    let cast = Cast::of(&provider.get_accounts().await?).map_err(process)?;
+    let escrow = AgentPact::new(deployment(dev)?.agent_pact, provider.clone());
+    let now = provider
+        .get_block_by_number(alloy::eips::BlockNumberOrTag::Latest)
+        .await?
+        .ok_or_else(|| process("the dev chain has no latest block"))?
+        .header
+        .timestamp;
+    let payment = U256::from(10u64.pow(16));
+    let terms = AgentPact::Terms {
+        initiator: Initiator::Buyer.code(),
+        specHash: hash(7),
+        specUri: spec_uri.into(),
+        deadline: now + DEADLINE_IN,
+        acceptBy: 0,
+        reviewPeriod: REVIEW_PERIOD,
+        threshold: THRESHOLD,
+        arbitrator: cast.arbitrator,
+        counterparty: Address::ZERO,
+        currency: Address::ZERO,
+        payment,
+        oracles: cast.oracles.clone(),
+        weights: WEIGHTS.to_vec(),
+    };
+    let id = escrow.pactCount().call().await?;
+    let deposit = creator_deposit(Initiator::Buyer, payment);
+    send(escrow.createPact(terms).from(cast.buyer).value(deposit)).await?;
+    let indexed = "query($id: BigInt!) { pact(id: $id) { id } }";
+    let started = std::time::Instant::now();
+    while api(dev, indexed, json!({ "id": id.to_string() })).await?["pact"].is_null() {
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(process(format!("pact {id} was not indexed within 30 s")));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(id)
+}
+
+/// How the page shows the URI it was given: `{ tag, href, text }` of the `[data-uri]` element.
+const SHOWN_URI: &str = "
+    const e = document.querySelector('[data-uri]');
+    return e && { tag: e.tagName, href: e.getAttribute('href'), text: e.textContent,
+                  scriptLinks: [...document.querySelectorAll('a')].filter((a) => /^\\s*javascript:/i.test(a.getAttribute('href') ?? '')).length };";
+
+/// Whatever the chain holds is text, and the dashboard links only the schemes our tools write
+/// (`agentpact_contracts::links::SCHEMES`, the same list in the page's JavaScript): a pact whose
+/// spec is `javascript:alert(1)`, made straight through the contract, shows it as text with no
+/// link; an https spec is a link. The page judges links exactly as `links::is_link` does.
+#[tokio::test]
+async fn chain_text_is_a_link_only_when_its_scheme_is_on_the_list() -> Result {
+    let dev = DevStack::start().await?;
+    let browser = Browser::start(1440, 1000).await?;
+    let page = |route: &str| format!("{}#/{route}", dev.dashboard);
+
+    let script = pact_with_spec(&dev, "javascript:alert(1)").await?;
+    let web = pact_with_spec(&dev, "https://specs.example/logo.md").await?;
+    open(&browser, &page(&format!("pacts/{script}"))).await?;
+    let shown = browser.run(SHOWN_URI, json!([])).await?;
+    assert_eq!(
+        shown,
+        json!({ "tag": "SPAN", "href": null, "text": "javascript:alert(1)", "scriptLinks": 0 }),
+        "a javascript: spec is text"
+    );
+    open(&browser, &page(&format!("pacts/{web}"))).await?;
+    let shown = browser.run(SHOWN_URI, json!([])).await?;
+    assert_eq!(
+        shown,
+        json!({ "tag": "A", "href": "https://specs.example/logo.md", "text": "https://specs.example/logo.md", "scriptLinks": 0 })
+    );
+
+    // The page's list and judgement are the Rust ones.
+    let listed =
+        browser.run("return import('/assets/js/format.js').then((f) => f.URI_SCHEMES)", json!([])).await?;
+    assert_eq!(listed, json!(links::SCHEMES), "dashboard/js/format.js URI_SCHEMES vs contracts/src/links.rs");
+    let uris = [
+        "https://example.com/spec",
+        "HTTP://example.com",
+        "ipfs://QmXoyp",
+        "ar://tx",
+        "hire://conversations/conv_1",
+        "javascript:alert(1)",
+        "JavaScript://%0aalert(1)",
+        "data:text/html,<b>x</b>",
+        "https:",
+        "https://",
+        "https://a b",
+        "https://a\tb",
+        "https://a\u{85}b",
+        "1https://a",
+        "",
+        "ipfs:/Qm",
+        "vbscript://x",
+    ];
+    let judged = browser
+        .run("return import('/assets/js/format.js').then((f) => arguments[0].map(f.isLink))", json!([uris]))
+        .await?;
+    let expected: Vec<bool> = uris.iter().map(|u| links::is_link(u)).collect();
+    assert_eq!(judged, json!(expected), "isLink vs links::is_link over {uris:?}");
+
+    browser.close().await?;
+    dev.stop().await
+}
+
+/// What a person reads where the page used to show machine values or nothing: the live badge on
+/// pages opened directly that subscribe to nothing (the agents and the console), why an ended
+/// split pact has no weighted score, checksummed payout recipients, a review period in days.
+#[tokio::test]
+async fn the_dashboard_says_live_why_no_score_checksums_and_days() -> Result {
+    let dev = DevStack::start().await?;
+    let page = |route: &str| format!("{}#/{route}", dev.dashboard);
+    let badge = "return document.getElementById('live').textContent === 'live'";
+    for url in [page("agents"), dev.graphql.clone()] {
+        // A fresh browser, so the page is opened directly, not reached from another.
+        let browser = Browser::start(1440, 1000).await?;
+        browser.goto(&url).await?;
+        drawn(&browser).await?;
+        browser.wait_for(&format!("the live badge on {url}"), badge, Duration::from_secs(5)).await?;
+        browser.close().await?;
+    }
+
+    let browser = Browser::start(1440, 1000).await?;
+    // Demo pacts 8 and 9 ended SPLIT by a ruling and by a settlement before any weighted score.
+    for (id, how) in [(8, "by the arbitrator's ruling"), (9, "by a settlement between buyer and seller")] {
+        let truth = api(&dev, &format!("{{ pact(id: {id}) {{ status finalScore }} }}"), json!({})).await?;
+        assert_eq!(truth["pact"], json!({ "status": "SPLIT", "finalScore": null }), "demo pact {id}");
+        open(&browser, &page(&format!("pacts/{id}"))).await?;
+        let said =
+            browser.run("return document.getElementById('final-score').textContent", json!([])).await?;
+        let said = said.as_str().unwrap_or_default();
+        assert!(
+            said.starts_with("Verification never finished: the pact ended ") && said.contains(how),
+            "pact {id}: {said}"
+        );
+        assert!(!said.contains("is computed when"), "pact {id}: {said}");
+    }
+
+    // A completed pact: payouts to checksummed addresses, the review period in words.
+    open(&browser, &page("pacts/4")).await?;
+    let truth = api(&dev, "{ pact(id: 4) { reviewPeriod timeline { kind data } } }", json!({})).await?;
+    let paid: Vec<String> = truth["pact"]["timeline"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["kind"] == "Payout")
+        .filter_map(|e| e["data"]["to"].as_str()?.parse::<Address>().ok())
+        .map(|a| a.to_checksum(None))
+        .collect();
+    assert!(!paid.is_empty(), "demo pact 4 paid out: {truth}");
+    let shown = browser
+        .run(
+            "const card = [...document.querySelectorAll('section.card')].find((s) => s.querySelector('h2')?.textContent === 'Payouts');
+             return [...card.querySelectorAll('[data-address]')].map((a) => [a.dataset.address, a.title]);",
+            json!([]),
+        )
+        .await?;
+    assert_eq!(shown, json!(paid.iter().map(|a| [a, a]).collect::<Vec<_>>()), "payouts checksummed");
+    assert_eq!(truth["pact"]["reviewPeriod"], 259_200, "the demo's review period");
+    let review = browser
+        .run(
+            "const dt = [...document.querySelectorAll('dt')].find((d) => d.textContent === 'Review period');
+             return dt.nextElementSibling.textContent;",
+            json!([]),
+        )
+        .await?;
+    assert_eq!(review, "3 days");
+    let durations = browser
+        .run(
+            "return import('/assets/js/format.js').then((f) => [0, 1, 45, 60, 3600, 5400, 86400, 90061].map(f.duration))",
+            json!([]),
+        )
+        .await?;
+    assert_eq!(
+        durations,
+        json!([
+            "0 seconds",
+            "1 second",
+            "45 seconds",
+            "1 minute",
+            "1 hour",
+            "1 hour 30 minutes",
+            "1 day",
+            "1 day 1 hour 1 minute 1 second"
+        ])
+    );
     browser.close().await?;
     dev.stop().await
 }

@@ -4,7 +4,7 @@
 
 import { onPactChanges, query } from '../api.js';
 import { fill, h, message, section, table, terms } from '../dom.js';
-import { address, amount, hash, isAddress, isPactId, pactLink, score, share, time, units } from '../format.js';
+import { address, amount, hash, isAddress, isPactId, pactLink, score, share, time, units, uri } from '../format.js';
 import { pactRows, PACT_ROW } from './pacts.js';
 
 const ROLE = 'pacts completed refunded disputed timedOut meanScore agreement volumes { formatted currency { symbol } } score { value rated }';
@@ -70,6 +70,7 @@ function render(main, addr, { agent, oracle, reputation: r, pacts, account }, er
   fill(main,
     h('h1', {}, agent ? agent.name : 'Address', ' ', h('code', { class: 'hash' }, addr)),
     agent ? h('p', { class: 'lead' }, agent.description, agent.active ? '' : ' (stepped out of the market)') : null,
+    agent?.endpoint ? h('p', { id: 'endpoint' }, 'Endpoint: ', uri(agent.endpoint)) : null,
     h('div', { class: 'tiles' },
       h('div', { class: 'tile', 'data-tile': 'score' }, h('span', { class: 'tile-name' }, 'Reputation'), h('strong', {}, score(r.score.value))),
       h('div', { class: 'tile' }, h('span', { class: 'tile-name' }, 'Pacts'), h('strong', {}, String(pacts.totalCount))),
@@ -128,7 +129,7 @@ function erc8004Section({ agent: a, error }, agentpact) {
         h('td', {}, mark(f)),
         h('td', {}, address(f.client)),
         h('td', { class: 'num' }, f.value),
-        h('td', {}, f.tags.filter((t) => t).join(', ') || '—', f.feedbackUri ? h('div', { class: 'meta' }, f.feedbackUri) : null),
+        h('td', {}, f.tags.filter((t) => t).join(', ') || '—', f.feedbackUri ? h('div', { class: 'meta' }, uri(f.feedbackUri)) : null),
         h('td', {}, grounding(f)),
         h('td', {}, time(f.givenAt), h('div', { class: 'meta' }, 'tx ', hash(f.txHash))))),
       'No ERC-8004 feedback yet.'));

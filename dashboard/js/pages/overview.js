@@ -4,7 +4,7 @@
 import { onPactChanges, query, quietly } from '../api.js';
 import { bars, columns } from '../charts.js';
 import { fill, h, section } from '../dom.js';
-import { amount, label, STATUSES, time } from '../format.js';
+import { amount, duration, label, STATUSES, time } from '../format.js';
 import { pactRows, PACT_ROW } from './pacts.js';
 
 const OVERVIEW = `
@@ -51,7 +51,7 @@ function indexerValues(ix, meta) {
   return {
     indexed: ix ? ix.indexedBlock : '—',
     head: ix?.headBlock ?? '—',
-    lag: ix ? `${ix.lagBlocks} blocks · ${ix.lagSeconds} s` : 'not indexed yet',
+    lag: ix ? `${ix.lagBlocks} blocks · ${duration(ix.lagSeconds)}` : 'not indexed yet',
     indexing: !meta ? '—' : meta.hasIndexingErrors ? 'failing, retrying' : 'healthy',
   };
 }

@@ -6,7 +6,7 @@
 import { onPactChanges, query } from '../api.js';
 import { bars } from '../charts.js';
 import { fill, h, message, section, table, terms } from '../dom.js';
-import { address, amount, hash, isPactId, label, share, status, time, units } from '../format.js';
+import { address, amount, duration, hash, isPactId, label, share, status, time, units, uri } from '../format.js';
 
 const PACT = `
   query Pact($id: BigInt!) {
@@ -23,7 +23,7 @@ const PACT = `
       division { by sellerShare sellerCreditFormatted buyerCreditFormatted }
       settlements { round proposedBy offeredIn sellerShare expiresAt proposedAt state }
       timeline { kind blockNumber logIndex txHash timestamp data }
-      negotiation { id status task price seeker worker messages { seq type from to timestamp } }
+      negotiationMessageCount
       feedback { rater ratee rating tags comment givenAt }
     }
     indexerStatus { indexedBlock }
@@ -63,9 +63,9 @@ function render(main, p) {
         ['Created by', label(p.initiator)],
         ['Deadline', time(p.deadline)],
         ['Accept by', time(p.acceptBy)],
-        ['Review period', `${p.reviewPeriod} s`],
+        ['Review period', duration(p.reviewPeriod)],
         ['Pass mark', `${p.threshold} / 100`],
-        ['Spec', p.specUri || '—'],
+        ['Spec', uri(p.specUri)],
         ['Spec hash', hash(p.specHash)],
         ['Proof hash', hash(p.proofHash)],
       ])),
@@ -80,7 +80,7 @@ function render(main, p) {
     section('Timeline', timeline(p)),
     section('Settlement offers', offers(p)),
     section('Payouts', payouts(p)),
-    section('Negotiation', negotiation(p.negotiation)),
+    section('Negotiation', negotiation(p)),
     section('Feedback', table('Feedback after the pact', ['From', 'To', 'Rating', 'Tags', 'Comment', 'When'],
       p.feedback.map((f) => h('tr', {}, h('td', {}, address(f.rater)), h('td', {}, address(f.ratee)),
         h('td', {}, `${f.rating} / 5`), h('td', {}, f.tags.join(', ')), h('td', {}, f.comment), h('td', {}, time(f.givenAt)))),
@@ -94,10 +94,20 @@ function oracles(p) {
     const v = given.get(o.address.toLowerCase());
     return { key: o.address, label: address(o.address), value: v ? v.score : 0, text: v ? `${v.score} · weight ${o.weight}%` : `not scored · weight ${o.weight}%`, tone: v && v.score >= p.threshold ? 's-COMPLETED' : 's-DISPUTED' };
   });
-  const result = p.finalScore == null
-    ? `${p.scoreCount} of ${p.oracles.length} oracles have scored; the weighted score is computed when verification finishes.`
-    : `Weighted score ${p.finalScore} against a pass mark of ${p.threshold}: ${p.finalScore >= p.threshold ? 'passed' : 'failed'}.`;
-  return [bars('Scores (0-100) against the pass mark', rows, { max: 100, marker: p.threshold, markerLabel: `The line is the pass mark, ${p.threshold}.` }), h('p', { id: 'final-score' }, result)];
+  return [bars('Scores (0-100) against the pass mark', rows, { max: 100, marker: p.threshold, markerLabel: `The line is the pass mark, ${p.threshold}.` }), h('p', { id: 'final-score' }, verdict(p))];
+}
+
+/** The statuses a pact ends in. */
+const ENDED = ['COMPLETED', 'REFUNDED', 'SPLIT'];
+
+/** What the oracles' scores came to: the weighted score, how far they are, or why there is none. */
+function verdict(p) {
+  const scored = `${p.scoreCount} of ${p.oracles.length} oracles`;
+  if (p.finalScore != null) return `Weighted score ${p.finalScore} against a pass mark of ${p.threshold}: ${p.finalScore >= p.threshold ? 'passed' : 'failed'}.`;
+  if (!ENDED.includes(p.status)) return `${scored} have scored; the weighted score is computed when verification finishes.`;
+  const how = { RULING: "by the arbitrator's ruling", SETTLEMENT: 'by a settlement between buyer and seller' }[p.division?.by]
+    ?? `as ${label(p.status).toLowerCase()}${p.outcome ? ` (${label(p.outcome).toLowerCase()})` : ''}`;
+  return `Verification never finished: the pact ended ${how} with ${scored} having scored, so no weighted score was computed.`;
 }
 
 /** How a ruling or an accepted settlement divided the money, when one ended the pact. */
@@ -146,11 +156,10 @@ function payouts(p) {
   ];
 }
 
-function negotiation(n) {
-  if (!n) return message('note', 'This pact was not signed from a HIRE/1.0 negotiation.');
-  return [
-    terms([['Conversation', h('code', {}, n.id)], ['Status', n.status], ['Task', n.task], ['Price', n.price], ['Seeker', address(n.seeker)], ['Worker', address(n.worker)]]),
-    table('Negotiation messages', ['#', 'Type', 'From', 'To', 'Signed at'], n.messages.map((m) =>
-      h('tr', {}, h('td', {}, m.seq), h('td', {}, m.type), h('td', {}, address(m.from)), h('td', {}, address(m.to)), h('td', {}, m.timestamp)))),
-  ];
+/** How many messages the negotiation before the pact took: its terms and messages are its parties' to read. */
+function negotiation(p) {
+  const n = p.negotiationMessageCount;
+  if (n == null) return message('note', 'This pact was not signed from a HIRE/1.0 negotiation.');
+  return h('p', { id: 'negotiation' }, `Signed from a HIRE/1.0 negotiation of ${n} ${n === 1 ? 'message' : 'messages'}. `,
+    'Its terms and messages are its parties\' to read: a request signed with the buyer\'s or the seller\'s key, or the operator\'s token (docs/api.md §Negotiations).');
 }
