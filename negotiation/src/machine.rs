@@ -365,8 +365,12 @@ fn price(text: &str) -> Result<Price, Refusal> {
     Price::parse(text).map_err(|why| Refusal::BadValue(why.to_string()))
 }
 
+/// The date `text` names, to the whole second: a pact's deadline is in seconds, and the relay's
+/// table keeps no finer than microseconds, so an accept naming the very text of an offer with
+/// nanoseconds would otherwise never match what was stored.
 fn date(text: &str) -> Result<DateTime<Utc>, Refusal> {
-    DateTime::parse_from_rfc3339(text).map(|d| d.with_timezone(&Utc)).map_err(|_| {
+    let whole_second = |d: DateTime<chrono::FixedOffset>| DateTime::from_timestamp(d.timestamp(), 0);
+    DateTime::parse_from_rfc3339(text).ok().and_then(whole_second).ok_or_else(|| {
         Refusal::BadValue(format!("{text:?} is not an ISO 8601 date such as 2025-01-31T12:00:00Z"))
     })
 }

@@ -15,9 +15,10 @@ use agentpact_tests::{
     agents::profile,
     api::{self, TestApi},
     chain::{TestChain, ether, send},
-    mcp::{TestAgent, dev_key, test_limits},
+    mcp::{TestAgent, binary_env, dev_key, test_limits},
     pacts::Market,
     postgres::TestDatabase,
+    python::mcp_call,
 };
 use alloy::{
     primitives::{Address, U256, keccak256},
@@ -121,6 +122,19 @@ impl Stage {
             .map_err(|e| HarnessError::Process(e.to_string()))?;
         let status = response.status().as_u16();
         Ok((status, response.json().await.unwrap_or_default()))
+    }
+
+    /// Dev account `n` calls `tool` of the `agentpact mcp` binary through the official Python
+    /// SDK's default client, with this relay, the relay's clock set to now (the message is signed
+    /// now).
+    async fn sdk_call(&self, n: usize, tool: &str, args: Value) -> Result<Value> {
+        let mut env = binary_env(&self.m.chain, &self.m.chain.anvil.endpoint(), self.db.url());
+        env.extend([
+            ("PRIVATE_KEY", format!("0x{}", alloy::hex::encode(self.key(n)?.to_bytes()))),
+            ("HIRE_RELAY_URL", self.api.base.clone()),
+        ]);
+        *self.clock.lock().map_err(|e| HarnessError::Process(e.to_string()))? = Utc::now();
+        mcp_call(env, tool, &args).await
     }
 
     async fn messages(&self, id: &str) -> Result<Vec<String>> {
@@ -548,6 +562,47 @@ async fn every_agreement_can_become_a_pact_or_be_left_by_either_side() -> Result
     // The worker, waiting for a pact that cannot come, walks away too.
     let (_, answer) = s.post(&say(&worker, MessageType::Reject, "c2", "01:04", json!({}))?).await?;
     assert_eq!(status(&answer), "DECLINED", "{answer}");
+    Ok(())
+}
+
+/// The same dead ends as an agent meets them: each step a call of the `agentpact mcp` binary
+/// through the official Python SDK's `Client` in its default mode. The worker's impossible counter
+/// is refused and the talk goes on; the seeker's signature is refused (no oracle it names is
+/// registered); the seeker walks away with `reject` instead of being stuck.
+#[tokio::test]
+async fn an_agent_through_the_python_sdk_is_never_stuck_in_a_conversation() -> Result {
+    let s = Stage::open(TestChain::start().await?, Utc::now(), Timeouts::default()).await?;
+    let call = |n, tool, args| s.sdk_call(n, tool, args);
+    let text = |answer: &Value| answer["text"].as_str().unwrap_or_default().to_owned();
+    let deadline = (Utc::now() + chrono::Duration::days(2)).to_rfc3339();
+    let (seeker, worker) = (1, 2);
+
+    let proposal = json!({ "worker_id": s.m.cast.seller.to_string(), "task": "a logo", "budget": "5 ETH",
+                           "deadline": deadline });
+    let sent = call(seeker, "send_proposal", proposal).await?;
+    let id = sent["structured"]["conversationId"].as_str().unwrap_or_default().to_owned();
+    assert!(!id.is_empty(), "{sent}");
+    let huge = json!({ "conversation_id": id, "type": "counter",
+                       "message": { "price": "9999999999999999999999999999 ETH" } });
+    let refused = call(worker, "respond_negotiation", huge).await?;
+    assert_eq!(refused["isError"], true, "an impossible counter was taken: {refused}");
+    assert!(text(&refused).contains("cannot be a pact's payment"), "{refused}");
+    let accept = json!({ "conversation_id": id, "type": "accept",
+                         "message": { "accepted_terms": { "price": "5 ETH", "deadline": deadline } } });
+    let accepted = call(worker, "respond_negotiation", accept).await?;
+    assert_eq!(accepted["structured"]["status"], "CONTRACTED", "{accepted}");
+
+    let stranger = s.m.cast.stranger.to_string();
+    let sign = json!({ "conversation_id": id, "arbitrator": s.m.cast.arbitrator.to_string(),
+                       "oracles": [stranger], "oracle_weights": [100] });
+    let unsigned = call(seeker, "sign_contract", sign).await?;
+    assert_eq!(unsigned["isError"], true, "{unsigned}");
+    let reject = json!({ "conversation_id": id, "type": "reject", "message": { "reason": "no oracle" } });
+    let left = call(seeker, "respond_negotiation", reject).await?;
+    assert_eq!(left["isError"], false, "the seeker could not leave: {left}");
+    assert_eq!(left["structured"]["status"], "DECLINED", "{left}");
+    let listed = call(worker, "get_conversations", json!({ "status": "all" })).await?;
+    assert!(text(&listed).contains(&format!("{id} (")) && text(&listed).contains("DECLINED"), "{listed}");
     Ok(())
 }
 
