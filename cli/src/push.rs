@@ -63,8 +63,9 @@ pub struct PushArgs {
     metrics_addr: SocketAddr,
 }
 
-/// Runs until Ctrl-C or SIGTERM.
+/// Runs until Ctrl-C or SIGTERM (from the start: a signal while it connects stops it in order).
 pub async fn run(args: PushArgs) -> anyhow::Result<()> {
+    let shutdown = signal::shutdown();
     let signer: alloy::signers::local::PrivateKeySigner =
         args.webhook_signing_key.expose().trim().parse().map_err(|_| {
             anyhow::anyhow!("WEBHOOK_SIGNING_KEY is not a hex private key (32 bytes, 0x optional)")
@@ -97,7 +98,7 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
     let rendered = metrics.clone();
     tokio::spawn(agentpact_http::metrics::serve(listener, move || rendered.render()));
     tracing::info!(chain_id = args.chain_id, signer = %key.address(), metrics = %args.metrics_addr, "delivering webhooks");
-    agentpact_push::run(pool, config, key, metrics, signal::shutdown()).await?;
+    agentpact_push::run(pool, config, key, metrics, shutdown).await?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -1,18 +1,28 @@
 //! Stopping cleanly on Ctrl-C or SIGTERM.
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+use std::future::Future;
+
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, not when the
+/// future is first polled: a signal that comes while the command is still starting is then an
+/// orderly stop, not the default action that kills the process.
+pub fn shutdown() -> impl Future<Output = ()> + Send {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => drop(s.recv().await),
-            Err(_) => std::future::pending().await,
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async fn next(signal: Option<Signal>) {
+            match signal {
+                Some(mut s) => drop(s.recv().await),
+                None => std::future::pending().await,
+            }
         }
-    };
+        async move {
+            tokio::select! { () = next(interrupt) => {}, () = next(terminate) => {} }
+        }
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { () = ctrl_c => {}, () = term => {} }
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -250,11 +250,9 @@ pub struct FailureBody {
     pub code: &'static str,
     /// The sentence the text content says.
     pub message: String,
-    /// The contract's error name, for CONTRACT_REVERT.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The contract's error name, for CONTRACT_REVERT; null otherwise.
     pub revert: Option<String>,
-    /// The transaction sent and not yet mined, for PENDING.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The transaction sent and not yet mined, for PENDING; null otherwise.
     pub tx_hash: Option<String>,
 }
 

@@ -1,18 +1,80 @@
 //! Clock alarms, computed from the index on the chain's clock (the indexed block's time: the clock
 //! the contract checks). For each pact waiting in a window ([`rules::window`]) the subscriptions
 //! with alarms that match it get a `reminder` once the window closes within
-//! `remind_before`, and a `closed` notice once it closed with the pact still in it. Keys name the
+//! `remind_before`, and a `closed` notice once it closed with the pact still in it. A subscription
+//! filtered by party hears only of the windows that party acts in ([`actor`]). Keys name the
 //! pact, the window and its closing second, so each is written once per subscription however many
 //! passes see it. Closed notices cover the chain time since the last pass
 //! (`webhook_alarm_cursors`): none is lost while the process is down, and a new deployment does
 //! not announce windows that closed before it started.
 
-use agentpact_contracts::{DeliveryState, NoticeKind, PactStatus, rules};
+use agentpact_contracts::{DeliveryState, NoticeKind, PactStatus, WindowKind, rules};
 use agentpact_schema::i64_of;
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, Transaction};
 
 use crate::{PushConfig, PushError, dispatch};
+
+/// The party of a pact whose act a window waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    /// The counterparty the terms name: the only one who may accept (the buyer of a seller's
+    /// offer, the seller of a buyer's request).
+    Counterparty,
+    /// The seller: it starts and submits the work.
+    Seller,
+    /// The pact's oracles: they score the work.
+    Oracles,
+    /// The buyer: it approves or rejects verified work.
+    Buyer,
+    /// The arbitrator: it rules on the dispute.
+    Arbitrator,
+}
+
+impl Actor {
+    /// How documents and descriptions name it.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::Counterparty => "the named counterparty",
+            Self::Seller => "the seller",
+            Self::Oracles => "the oracles",
+            Self::Buyer => "the buyer",
+            Self::Arbitrator => "the arbitrator",
+        }
+    }
+
+    /// Its name in the alarm query.
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Counterparty => "counterparty",
+            Self::Seller => "seller",
+            Self::Oracles => "oracles",
+            Self::Buyer => "buyer",
+            Self::Arbitrator => "arbitrator",
+        }
+    }
+}
+
+/// Who acts in `window`: a subscription filtered by party gets the window's reminder and closing
+/// notice only when its party is this actor of the pact (an unfiltered one gets every window's).
+/// Exits anyone may take once a window closed (`claimTimeout`, `autoApprove`) are not acts a
+/// reminder is for.
+pub const fn actor(window: WindowKind) -> Actor {
+    match window {
+        WindowKind::Acceptance => Actor::Counterparty,
+        WindowKind::Deadline => Actor::Seller,
+        WindowKind::Verification => Actor::Oracles,
+        WindowKind::Review => Actor::Buyer,
+        WindowKind::Dispute => Actor::Arbitrator,
+    }
+}
+
+/// [`actor`] as one sentence, window by window: what `subscribe_webhook` and docs/push.md say.
+pub fn actors() -> String {
+    let each: Vec<String> =
+        WindowKind::ALL.iter().map(|w| format!("{} — {}", w.name(), actor(*w).describe())).collect();
+    each.join("; ")
+}
 
 /// One pass: reminders and closed notices as of the indexed block's time; returns how many
 /// deliveries it wrote.
@@ -55,21 +117,29 @@ async fn queue(
     (start, end): (DateTime<Utc>, DateTime<Utc>),
     now: DateTime<Utc>,
 ) -> Result<u64, PushError> {
-    let (mut statuses, mut windows, mut status_names) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut statuses, mut windows, mut status_names, mut actors) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (status, window) in PactStatus::ALL.iter().filter_map(|s| rules::window(*s).map(|w| (*s, w))) {
         statuses.push(i16::from(status.code()));
         windows.push(window.name());
         status_names.push(status.name());
+        actors.push(actor(window).name());
     }
     let code = |s: PactStatus| i16::from(s.code());
     let secs = |d: u64| i64_of(d) as f64;
     let done = sqlx::query(
-        "WITH w AS (SELECT * FROM unnest($2::smallint[], $3::text[], $4::text[]) AS w(status, window_name, status_name)),
+        "WITH w AS (SELECT * FROM unnest($2::smallint[], $3::text[], $4::text[], $19::text[])
+                     AS w(status, window_name, status_name, actor)),
          open AS (
              SELECT p.chain_id, p.pact_id, p.currency, w.window_name, w.status_name,
-                    ARRAY[p.creator, p.buyer, p.seller, p.arbitrator]
-                      || ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = p.chain_id AND o.pact_id = p.pact_id)
-                      AS parties,
+                    CASE w.actor
+                        WHEN 'counterparty' THEN ARRAY[p.counterparty]
+                        WHEN 'seller' THEN ARRAY[p.seller]
+                        WHEN 'buyer' THEN ARRAY[p.buyer]
+                        WHEN 'arbitrator' THEN ARRAY[p.arbitrator]
+                        WHEN 'oracles' THEN ARRAY(SELECT o.oracle FROM pact_oracles o
+                                                  WHERE o.chain_id = p.chain_id AND o.pact_id = p.pact_id)
+                    END AS actors,
                     CASE
                         WHEN p.status = $5 THEN p.accept_by
                         WHEN p.status = ANY($6) THEN p.deadline
@@ -96,12 +166,13 @@ async fn queue(
                 jsonb_build_object(
                     'type', $13::text, 'idempotencyKey', keyed.key, 'subscriptionId', s.id, 'mode', s.mode,
                     'chainId', keyed.chain_id, 'pactId', keyed.pact_id::text, 'window', keyed.window_name,
-                    'status', keyed.status_name, 'closesAt', keyed.closes_at, 'chainTime', $17::timestamptz)::text,
+                    'status', keyed.status_name, 'closesAt', extract(epoch FROM keyed.closes_at)::bigint,
+                    'chainTime', extract(epoch FROM $17::timestamptz)::bigint)::text,
                 $18
          FROM keyed
          JOIN webhook_subscriptions s
            ON s.chain_id = keyed.chain_id AND s.alarms AND s.cancelled_at IS NULL
-          AND (s.party IS NULL OR s.party = ANY(keyed.parties))
+          AND (s.party IS NULL OR s.party = ANY(keyed.actors))
           AND (s.pact_ids IS NULL OR keyed.pact_id = ANY(s.pact_ids))
           AND (s.currencies IS NULL OR keyed.currency = ANY(s.currencies))
           -- A window that closed before the subscription existed is no news to it (an index
@@ -128,7 +199,21 @@ async fn queue(
     .bind(NoticeKind::Reminder.name())
     .bind(now)
     .bind(DeliveryState::Pending.name())
+    .bind(&actors)
     .execute(&mut **tx)
     .await?;
     Ok(done.rows_affected())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/push.md states who acts in each window in the words of [`actors`], so the document
+    /// cannot drift from what is sent.
+    #[test]
+    fn the_document_says_who_acts_in_each_window_as_the_code_does() {
+        let doc = include_str!("../../docs/push.md").split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(doc.contains(&actors()), "docs/push.md §Clock alarms must say: {}", actors());
+    }
 }

@@ -8,7 +8,8 @@
 //! connection), while each attempt is recorded on another connection as it happens: the attempt
 //! is counted before the POST (so a reorganisation revokes rather than silently cancels anything
 //! that may have reached the receiver) and its answer after. A process killed between the two
-//! sends the delivery again later with the same idempotency key.
+//! sends the delivery again later with the same idempotency key. On a [`Stop`] a turn sends
+//! nothing more, abandons the POST in flight (already counted) and commits what it recorded.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -20,7 +21,8 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 
 use crate::{
-    PushConfig, PushError, config::MAX_BODY, metrics::Metrics, sign::ServerKey, subscription::LOCK_NAMESPACE,
+    PushConfig, PushError, config::MAX_BODY, metrics::Metrics, sign::ServerKey, stop::Stop,
+    subscription::LOCK_NAMESPACE,
 };
 
 /// Deliveries one turn sends to one subscription before it lets others go.
@@ -65,6 +67,8 @@ enum Attempt {
     Failed(String),
     /// Never deliverable (a body over the bound, a target the policy refuses): a dead letter now.
     Refused(String),
+    /// Abandoned in flight by a stop: counted, and sent again after a restart.
+    Interrupted,
 }
 
 impl Deliverer {
@@ -91,9 +95,8 @@ impl Deliverer {
     }
 
     /// One round: every subscription with a delivery due gets a turn (`concurrency` at once, each
-    /// holding two connections);
-    /// returns how many deliveries were answered.
-    pub async fn round(&self) -> Result<u64, PushError> {
+    /// holding two connections), until `stop`; returns how many deliveries were answered.
+    pub async fn round(&self, stop: &Stop) -> Result<u64, PushError> {
         let heads: Vec<(i64, bool)> = sqlx::query_as(
             "SELECT DISTINCT ON (subscription_id) subscription_id, next_attempt_at <= now()
              FROM webhook_deliveries WHERE state = $1 AND chain_id = $2 ORDER BY subscription_id, id",
@@ -104,7 +107,8 @@ impl Deliverer {
         .await?;
         self.metrics.set_pending(heads.len() as u64);
         let due: Vec<i64> = heads.into_iter().filter(|(_, due)| *due).map(|(id, _)| id).collect();
-        let turns = futures::stream::iter(due).map(|id| self.turn(id)).buffer_unordered(self.concurrency);
+        let turns =
+            futures::stream::iter(due).map(|id| self.turn(id, stop)).buffer_unordered(self.concurrency);
         let results: Vec<Result<u64, PushError>> = turns.collect().await;
         let mut answered = 0;
         for result in results {
@@ -113,8 +117,12 @@ impl Deliverer {
         Ok(answered)
     }
 
-    /// Delivers subscription `id`'s due deliveries in order, unless another process is.
-    async fn turn(&self, id: i64) -> Result<u64, PushError> {
+    /// Delivers subscription `id`'s due deliveries in order, unless another process is (or a
+    /// stop was asked for).
+    async fn turn(&self, id: i64, stop: &Stop) -> Result<u64, PushError> {
+        if stop.is_requested() {
+            return Ok(0);
+        }
         let mut lock = self.pool.begin().await?;
         let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1, hashtext($2::text))")
             .bind(LOCK_NAMESPACE)
@@ -154,7 +162,7 @@ impl Deliverer {
         .await?;
         let mut answered = 0;
         for next in batch {
-            if !next.due {
+            if !next.due || stop.is_requested() {
                 break;
             }
             if let Err(wait) = self.owners.take(owner, Instant::now()) {
@@ -173,9 +181,13 @@ impl Deliverer {
                 continue; // cancelled since it was read: a reorganisation removed its event
             }
             let attempts = u32::try_from(next.attempts).unwrap_or(0) + 1;
-            let attempt = self.send(&target, &next).await;
+            let attempt = tokio::select! {
+                attempt = self.send(&target, &next) => attempt,
+                () = stop.requested() => Attempt::Interrupted,
+            };
             let refused = matches!(attempt, Attempt::Refused(_));
             match attempt {
+                Attempt::Interrupted => break,
                 Attempt::Answered => {
                     sqlx::query(
                         "UPDATE webhook_deliveries SET state = $2, delivered_at = now(), last_error = NULL WHERE id = $1",

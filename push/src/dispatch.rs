@@ -114,6 +114,9 @@ pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig, mode: WebhookMode) -
             hash: (mode == WebhookMode::Instant).then(|| head.hash.clone()),
         },
     };
+    if mode == WebhookMode::Instant {
+        revoke::remember(&mut tx, config, (cursor.block, end.block), &head).await?;
+    }
     matched.queued = queue_events(&mut tx, config.chain_id, mode, &cursor, &end).await?;
     save_cursor(&mut tx, config.chain_id, mode, &end).await?;
     tx.commit().await?;
@@ -150,7 +153,7 @@ async fn queue_events(
                     'chainId', ev.chain_id, 'pactId', ev.pact_id::text, 'event', ev.kind,
                     'blockNumber', ev.block_number, 'blockHash', '0x' || encode(ev.block_hash, 'hex'),
                     'logIndex', ev.log_index, 'txHash', '0x' || encode(ev.tx_hash, 'hex'),
-                    'blockTime', ev.block_time, 'data', ev.data)::text,
+                    'blockTime', extract(epoch FROM ev.block_time)::bigint, 'data', ev.data)::text,
                 $8
          FROM ev
          JOIN webhook_subscriptions s

@@ -13,7 +13,8 @@
 //!   computed from the index on chain time.
 //! - [`deliver`]: the signed POSTs ([`sign`]), one subscription's deliveries in order, retries
 //!   with backoff, dead letters, a per-owner rate.
-//! - [`run`]: the loop `agentpact push` runs; [`metrics`] what it counts.
+//! - [`run`]: the loop `agentpact push` runs, until an orderly [`stop`]; [`metrics`] what it
+//!   counts.
 //!
 //! Everything is state in Postgres: a process killed at any point loses nothing (an attempt not
 //! recorded as answered is sent again, with the same idempotency key), and several processes may
@@ -27,6 +28,7 @@ pub mod metrics;
 pub mod revoke;
 pub mod run;
 pub mod sign;
+pub mod stop;
 pub mod subscription;
 pub mod target;
 

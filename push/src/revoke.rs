@@ -1,10 +1,17 @@
 //! Reorganisations under the instant cursor. The indexer rolls its journal back and forward in one
 //! transaction (indexer/src/reorg.rs), so an event removed by a reorganisation is simply gone from
 //! `events`. When the block the instant cursor stopped at is no longer the indexed one, every
-//! event delivery above the finality depth whose event is gone is either cancelled (never
-//! attempted: the receiver never saw it) or revoked: a `revocation` delivery with the event's key
-//! plus `:revoked` follows it to the same subscription. The cursor then goes back to below the
-//! fork, so the new branch's events are matched (their keys name their new blocks).
+//! event delivery above the fork whose event is gone is either cancelled (never attempted: the
+//! receiver never saw it) or revoked: a `revocation` delivery with the event's key plus
+//! `:revoked` follows it to the same subscription. The cursor then goes back to the fork, so the
+//! new branch's events are matched (their keys name their new blocks) and nothing below it is
+//! matched twice.
+//!
+//! The fork is the last block the matching passed that is still on the indexed chain: each pass
+//! [`remember`]s the hashes of the blocks it passed (`webhook_matched_blocks`) while a
+//! reorganisation could still remove them. Going back further (to the finality depth) would match
+//! the untouched events again, and a subscription made since would hear, after its newer
+//! deliveries, of events from before it existed.
 
 use agentpact_contracts::{DeliveryState, NoticeKind};
 use agentpact_schema::i64_of;
@@ -12,8 +19,40 @@ use sqlx::{Postgres, Transaction};
 
 use crate::{PushConfig, PushError, dispatch::Cursor, dispatch::Indexed};
 
+/// Remembers the hashes of blocks `from..=to` as the indexer has them (its recent blocks, or the
+/// journal's), and forgets those at or below the finality depth under `head`.
+pub async fn remember(
+    tx: &mut Transaction<'_, Postgres>,
+    config: &PushConfig,
+    (from, to): (i64, i64),
+    head: &Indexed,
+) -> Result<(), PushError> {
+    let chain_id = i64_of(config.chain_id);
+    sqlx::query(
+        "INSERT INTO webhook_matched_blocks (chain_id, number, hash)
+         SELECT chain_id, number, hash FROM blocks WHERE chain_id = $1 AND number BETWEEN $2 AND $3
+         UNION ALL
+         SELECT DISTINCT ON (block_number) chain_id, block_number, block_hash FROM events e
+         WHERE chain_id = $1 AND block_number BETWEEN $2 AND $3
+           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.chain_id = $1 AND b.number = e.block_number)
+         ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash",
+    )
+    .bind(chain_id)
+    .bind(from)
+    .bind(to)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM webhook_matched_blocks WHERE chain_id = $1 AND number <= $2")
+        .bind(chain_id)
+        .bind(i64_of(head.number.saturating_sub(config.finality_depth)))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// The block to match again from, when the block at `cursor` is no longer on the indexed chain;
-/// `None` while it is.
+/// `None` while it is. It is the last remembered block whose hash the indexer still has (or no
+/// longer remembers: final); with none, the finality depth under the cursor.
 pub async fn fork_below(
     tx: &mut Transaction<'_, Postgres>,
     config: &PushConfig,
@@ -27,22 +66,53 @@ pub async fn fork_below(
     } else if cursor.block == head_number {
         *hash == head.hash
     } else {
-        // The indexer remembers the blocks of its reorg window, and the journal names the block of
-        // each event; below both, the block is final.
-        let known: Option<Vec<u8>> = sqlx::query_scalar(
-            "SELECT hash FROM blocks WHERE chain_id = $1 AND number = $2
-             UNION ALL
-             (SELECT block_hash FROM events WHERE chain_id = $1 AND block_number = $2 LIMIT 1)
-             LIMIT 1",
-        )
-        .bind(i64_of(config.chain_id))
-        .bind(cursor.block)
-        .fetch_optional(&mut **tx)
-        .await?;
-        known.is_none_or(|known| known == *hash)
+        known(tx, config.chain_id, cursor.block).await?.is_none_or(|known| known == *hash)
     };
-    Ok((!still_there)
-        .then(|| cursor.block.min(head_number).saturating_sub(i64_of(config.finality_depth)).max(0)))
+    if still_there {
+        return Ok(None);
+    }
+    let below = cursor.block.min(head_number);
+    let shared: Option<i64> = sqlx::query_scalar(
+        "SELECT max(m.number) FROM webhook_matched_blocks m
+         WHERE m.chain_id = $1 AND m.number <= $2
+           AND m.hash IS NOT DISTINCT FROM coalesce(
+                 CASE WHEN m.number = $3 THEN $4 END,
+                 (SELECT hash FROM blocks b WHERE b.chain_id = $1 AND b.number = m.number),
+                 (SELECT block_hash FROM events e WHERE e.chain_id = $1 AND e.block_number = m.number LIMIT 1),
+                 m.hash)",
+    )
+    .bind(i64_of(config.chain_id))
+    .bind(below)
+    .bind(head_number)
+    .bind(&head.hash)
+    .fetch_one(&mut **tx)
+    .await?;
+    let fork = shared.unwrap_or_else(|| below.saturating_sub(i64_of(config.finality_depth)).max(0));
+    sqlx::query("DELETE FROM webhook_matched_blocks WHERE chain_id = $1 AND number > $2")
+        .bind(i64_of(config.chain_id))
+        .bind(fork)
+        .execute(&mut **tx)
+        .await?;
+    Ok(Some(fork))
+}
+
+/// The hash the indexer holds for block `number`: from its recent blocks, or the journal's;
+/// `None` below both (a final block).
+async fn known(
+    tx: &mut Transaction<'_, Postgres>,
+    chain_id: u64,
+    number: i64,
+) -> Result<Option<Vec<u8>>, PushError> {
+    Ok(sqlx::query_scalar(
+        "SELECT hash FROM blocks WHERE chain_id = $1 AND number = $2
+         UNION ALL
+         (SELECT block_hash FROM events WHERE chain_id = $1 AND block_number = $2 LIMIT 1)
+         LIMIT 1",
+    )
+    .bind(i64_of(chain_id))
+    .bind(number)
+    .fetch_optional(&mut **tx)
+    .await?)
 }
 
 /// Cancels or revokes every event delivery of the chain above block `from` whose event the

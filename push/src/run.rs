@@ -7,9 +7,18 @@ use std::{future::Future, sync::Arc};
 use agentpact_contracts::{WebhookMode, channels::PACT_CHANNEL};
 use tokio::sync::Notify;
 
-use crate::{PushConfig, PushError, alarms, deliver::Deliverer, dispatch, metrics::Metrics, sign::ServerKey};
+use crate::{
+    PushConfig, PushError, alarms,
+    deliver::Deliverer,
+    dispatch,
+    metrics::Metrics,
+    sign::ServerKey,
+    stop::{self, Stop},
+};
 
-/// Runs until `shutdown` completes or an error needs a person.
+/// Runs until `shutdown` completes or an error needs a person. On `shutdown` both loops finish
+/// the statement they are in and return (see [`stop`]); when one stops on an error, so does the
+/// other.
 pub async fn run(
     pool: sqlx::PgPool,
     config: PushConfig,
@@ -19,25 +28,39 @@ pub async fn run(
 ) -> Result<(), PushError> {
     let queued = Arc::new(Notify::new());
     let deliverer = Deliverer::new(pool.clone(), key, config.clone(), metrics.clone())?;
-    let matcher = match_forever(&pool, &config, &metrics, &queued);
-    let sender = send_forever(&deliverer, &config, &queued);
-    tokio::select! {
-        result = matcher => result,
-        result = sender => result,
-        () = shutdown => Ok(()),
-    }
+    let (signal, stop) = stop::channel();
+    let matcher = async {
+        let result = match_forever(&pool, &config, &metrics, &queued, &stop).await;
+        signal.request();
+        result
+    };
+    let sender = async {
+        let result = send_forever(&deliverer, &config, &queued, &stop).await;
+        signal.request();
+        result
+    };
+    let asked = async {
+        tokio::select! {
+            () = shutdown => signal.request(),
+            () = stop.requested() => {}
+        }
+    };
+    let (matched, sent, ()) = tokio::join!(matcher, sender, asked);
+    matched.and(sent)
 }
 
-/// Matches events and alarms whenever the indexer announces a change or `poll` passes.
+/// Matches events and alarms whenever the indexer announces a change or `poll` passes, until
+/// `stop`.
 async fn match_forever(
     pool: &sqlx::PgPool,
     config: &PushConfig,
     metrics: &Metrics,
     queued: &Notify,
+    stop: &Stop,
 ) -> Result<(), PushError> {
     let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
     listener.listen(PACT_CHANNEL).await?;
-    loop {
+    while !stop.is_requested() {
         match match_all(pool, config, metrics).await {
             Ok(0) => {}
             Ok(_) => queued.notify_one(),
@@ -47,9 +70,13 @@ async fn match_forever(
         }
         // Woken by a notification or the clock, whichever comes first; a batch announces each pact
         // it touched, and one pass matches them all.
-        let _ = tokio::time::timeout(config.poll, listener.try_recv()).await;
+        tokio::select! {
+            () = stop.requested() => break,
+            _ = tokio::time::timeout(config.poll, listener.try_recv()) => {}
+        }
         while listener.next_buffered().is_some() {}
     }
+    Ok(())
 }
 
 /// Every mode's passes until caught up, then the alarms; how many deliveries they wrote.
@@ -70,15 +97,24 @@ async fn match_all(pool: &sqlx::PgPool, config: &PushConfig, metrics: &Metrics) 
     Ok(written + alarms)
 }
 
-/// Sends what is due, then waits for the matcher or `poll` (retries coming due).
-async fn send_forever(deliverer: &Deliverer, config: &PushConfig, queued: &Notify) -> Result<(), PushError> {
-    loop {
-        match deliverer.round().await {
+/// Sends what is due, then waits for the matcher or `poll` (retries coming due), until `stop`.
+async fn send_forever(
+    deliverer: &Deliverer,
+    config: &PushConfig,
+    queued: &Notify,
+    stop: &Stop,
+) -> Result<(), PushError> {
+    while !stop.is_requested() {
+        match deliverer.round(stop).await {
             Ok(n) if n > 0 => continue,
             Ok(_) => {}
             Err(e) if e.is_fatal() => return Err(e),
             Err(e) => tracing::warn!(error = %e, "delivering webhooks failed; trying again"),
         }
-        let _ = tokio::time::timeout(config.poll, queued.notified()).await;
+        tokio::select! {
+            () = stop.requested() => break,
+            _ = tokio::time::timeout(config.poll, queued.notified()) => {}
+        }
     }
+    Ok(())
 }

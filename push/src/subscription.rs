@@ -22,7 +22,8 @@ pub struct Filter {
     pub kinds: Vec<EventKind>,
     /// Only pacts paid in these currencies (the zero address is ETH).
     pub currencies: Vec<Address>,
-    /// Whether the reminders and window-closed notices of the matched pacts come too.
+    /// Whether the reminders and window-closed notices of the matched pacts come too (with a
+    /// `party`, of the windows it acts in: [`crate::alarms::actor`]).
     pub alarms: bool,
 }
 

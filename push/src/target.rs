@@ -66,9 +66,19 @@ impl Targets {
         Ok(Self { allowed })
     }
 
-    /// Whether the server may connect to `ip`.
+    /// Whether the server may connect to `ip`. An IPv6 address that carries an IPv4 one
+    /// ([`embedded_v4`]) is held to the IPv4 address's policy, so no IPv6 spelling reaches a range
+    /// the plain IPv4 address could not (opening the IPv6 form itself also opens it).
     pub fn permits(&self, ip: IpAddr) -> bool {
-        !is_internal(ip) || self.allowed.iter().any(|net| net.contains(&ip))
+        let opened = self.allowed.iter().any(|net| net.contains(&ip));
+        let public = match ip {
+            IpAddr::V6(v6) if !v6.is_loopback() && !v6.is_unspecified() => match embedded_v4(v6) {
+                Some(v4) => return opened || self.permits(IpAddr::V4(v4)),
+                None => !internal_v6(v6),
+            },
+            _ => !is_internal(ip),
+        };
+        public || opened
     }
 
     /// Checks `url`'s form, and its host when it is an address; returns the parsed URL.
@@ -141,14 +151,31 @@ impl reqwest::dns::Resolve for Resolver {
     }
 }
 
-/// Whether `ip` reaches something other than the public internet.
+/// Whether `ip` reaches something other than the public internet: an IPv6 address carrying an
+/// IPv4 one ([`embedded_v4`]) is judged by the IPv4 address.
 pub fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => internal_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => internal_v4(v4),
-            None => internal_v6(v6),
-        },
+        IpAddr::V6(v6) if v6.is_loopback() || v6.is_unspecified() => true,
+        IpAddr::V6(v6) => embedded_v4(v6).map_or_else(|| internal_v6(v6), internal_v4),
+    }
+}
+
+/// The IPv4 address an IPv6 form carries, which is where a packet to it ends up (through a
+/// translator, a tunnel or the host's own stack): IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
+/// `::a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765), NAT64 `64:ff9b::a.b.c.d`
+/// (RFC 6052), 6to4 `2002:aabb:ccdd::/48` (RFC 3056) and Teredo `2001:0::/32` (RFC 4380: the
+/// client's address, stored inverted in the last 32 bits). `::` and `::1` are IPv6's own.
+pub fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let last = Ipv4Addr::from((u32::from(s[6]) << 16) | u32::from(s[7]));
+    match s {
+        [0, 0, 0, 0, 0, 0 | 0xffff, ..] => Some(last),
+        [0, 0, 0, 0, 0xffff, 0, ..] => Some(last),
+        [0x0064, 0xff9b, 0, 0, 0, 0, ..] => Some(last),
+        [0x2002, high, low, ..] => Some(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low))),
+        [0x2001, 0, ..] => Some(Ipv4Addr::from(!u32::from(last))),
+        _ => None,
     }
 }
 
@@ -177,7 +204,7 @@ fn internal_v6(ip: Ipv6Addr) -> bool {
         || ip.is_unicast_link_local()
         || (first & 0xffc0) == 0xfec0 // site-local (deprecated)
         || first == 0x2001 && ip.segments()[1] == 0x0db8 // documentation
-        || first == 0x0064 && ip.segments()[1] == 0xff9b // NAT64 to embedded IPv4
+        || first == 0x0064 && ip.segments()[1] == 0xff9b // local-use NAT64, 64:ff9b:1::/48
 }
 
 #[cfg(test)]
@@ -219,6 +246,40 @@ mod tests {
         assert!(matches!(t.check_form("https://u:p@example.com/"), Err(TargetError::Credentials)));
         assert!(matches!(t.check_form("not a url"), Err(TargetError::Malformed(_))));
         assert!(Targets::parse("10.0.0.0/8,nonsense").is_err());
+    }
+
+    /// Every IPv6 form that carries an IPv4 address, spelling loopback, a private and a
+    /// metadata address: each refused as the IPv4 address is, and opened only as it is.
+    #[test]
+    fn an_ipv6_form_of_an_ipv4_address_is_held_to_the_ipv4_policy() {
+        let closed = Targets::default();
+        let forms = [
+            ("[::127.0.0.1]", "127.0.0.1"),                          // IPv4-compatible
+            ("[::ffff:0:7f00:1]", "127.0.0.1"),                      // IPv4-translated
+            ("[2002:7f00:1::]", "127.0.0.1"),                        // 6to4
+            ("[2002:a00:7::1]", "10.0.0.7"),                         // 6to4, private
+            ("[64:ff9b::a9fe:a9fe]", "169.254.169.254"),             // NAT64, cloud metadata
+            ("[2001:0:4136:e378:8000:63bf:80ff:fffe]", "127.0.0.1"), // Teredo client (inverted)
+            ("[::ffff:c0a8:101]", "192.168.1.1"),                    // IPv4-mapped
+        ];
+        for (host, v4) in forms {
+            let url = format!("http://{host}:9/hook");
+            let refused = closed.check_form(&url);
+            assert!(matches!(refused, Err(TargetError::Internal(_))), "{url}: {refused:?}");
+            let v6: Ipv6Addr = host.trim_matches(['[', ']']).parse().expect("an IPv6 address");
+            assert_eq!(embedded_v4(v6), v4.parse().ok(), "{host}");
+        }
+        // A public IPv4 address through NAT64 or 6to4 is public.
+        assert!(closed.check_form("http://[64:ff9b::5db8:d70e]/").is_ok());
+        assert!(closed.check_form("http://[2002:5db8:d70e::1]/").is_ok());
+        // Opening 127.0.0.1 opens its IPv6 spellings too, and nothing else.
+        let open = Targets::parse("127.0.0.1/32").expect("a range");
+        assert!(open.check_form("http://[::ffff:0:7f00:1]:9/").is_ok());
+        assert!(matches!(open.check_form("http://[2002:7f00:2::]/"), Err(TargetError::Internal(_))));
+        assert!(
+            matches!(open.check_form("http://[::1]/"), Err(TargetError::Internal(_))),
+            "::1 is not 127.0.0.1"
+        );
     }
 
     #[tokio::test]

@@ -148,9 +148,12 @@ impl Receiver {
     }
 }
 
-/// `agentpact push` running as a process until killed or dropped.
+/// `agentpact push` running as a process until killed, stopped or dropped, what it prints kept
+/// in a file.
 pub struct Push {
     child: Child,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl Push {
@@ -162,6 +165,11 @@ impl Push {
         env: &[(&str, String)],
     ) -> Result<Self, HarnessError> {
         let metrics = free_port()?;
+        let dir = tempfile::tempdir().map_err(|e| HarnessError::Process(format!("a temp dir: {e}")))?;
+        let log = dir.path().join("push.log");
+        let printed =
+            std::fs::File::create(&log).map_err(|e| HarnessError::Process(format!("the push log: {e}")))?;
+        let also = printed.try_clone().map_err(|e| HarnessError::Process(format!("the push log: {e}")))?;
         let child = Command::new(binary())
             .arg("push")
             .env("DATABASE_URL", database_url)
@@ -174,11 +182,35 @@ impl Push {
             .env("PUSH_METRICS_ADDR", format!("127.0.0.1:{metrics}"))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
+            .stdout(printed)
+            .stderr(also)
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| HarnessError::Process(format!("starting agentpact push: {e}")))?;
         until_listening(metrics, "agentpact push's metrics").await?;
-        Ok(Self { child })
+        Ok(Self { child, log, _dir: dir })
+    }
+
+    /// Stops it as an operator does (SIGTERM) and waits (up to 60 s) for it to exit; returns
+    /// whether it exited with success, and everything it printed.
+    pub async fn terminate(mut self) -> Result<(bool, String), HarnessError> {
+        let pid =
+            self.child.id().ok_or_else(|| HarnessError::Process("agentpact push already exited".into()))?;
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await
+            .map_err(|e| HarnessError::Process(format!("kill -TERM: {e}")))?;
+        if !sent.success() {
+            return Err(HarnessError::Process(format!("kill -TERM {pid} failed")));
+        }
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .map_err(|_| HarnessError::Process("agentpact push still runs 60 s after SIGTERM".into()))?
+            .map_err(|e| HarnessError::Process(format!("waiting for agentpact push: {e}")))?;
+        let printed = std::fs::read_to_string(&self.log)
+            .map_err(|e| HarnessError::Process(format!("reading the push log: {e}")))?;
+        Ok((status.success(), printed))
     }
 
     /// Kills it (SIGKILL): no chance to finish anything.

@@ -37,7 +37,7 @@ const DERIVED: [&str; 5] =
 const UPKEEP: [&str; 2] = ["deferred_objects", "deferred_chains"];
 /// Tables no chain event writes: the relay's, the MCP server's, push's (a reorganisation is its own
 /// business: revocations, not rollbacks), the migrator's.
-const NOT_FROM_THE_CHAIN: [&str; 9] = [
+const NOT_FROM_THE_CHAIN: [&str; 10] = [
     "conversations",
     "negotiation_messages",
     "mcp_confirmations",
@@ -46,6 +46,7 @@ const NOT_FROM_THE_CHAIN: [&str; 9] = [
     "webhook_cursors",
     "webhook_alarm_cursors",
     "webhook_deliveries",
+    "webhook_matched_blocks",
     "_sqlx_migrations",
 ];
 

@@ -3,10 +3,12 @@
 //! wrote (tests/python/webhook_receiver.py verifies each EIP-191 signature with eth_account and
 //! each HMAC with Python's hmac). A pact's life arrives in order; a receiver down for a while gets
 //! everything once back; a reorg of depth 3 after instant delivery revokes exactly the removed
-//! events and finalized subscriptions never hear of them; a push process killed mid-batch loses
-//! nothing; a review window closing in an hour brings its reminder and its closing notice; an
-//! agent subscribes through its own MCP server, with the official Python SDK as its client; the
-//! operator registers, lists and cancels through GraphQL with its token.
+//! events, in order per subscription (one made inside the finality window included), and
+//! finalized subscriptions never hear of them; a push process killed mid-batch loses nothing, and
+//! one stopped by SIGTERM stops quietly; a review window closing in an hour brings its reminder
+//! and its closing notice to the buyer, not the seller; an agent subscribes through its own MCP
+//! server, with the official Python SDK as its client, and no IPv6 spelling of loopback gets
+//! through; the operator registers, lists and cancels through GraphQL with its token.
 
 use std::collections::BTreeSet;
 
@@ -117,6 +119,17 @@ fn first_arrivals(received: &[Received], subscription: i64, kind: &str) -> Vec<S
         .collect()
 }
 
+/// The keys of everything `subscription` was sent (events, revocations, alarms), in the order
+/// each first arrived.
+fn arrivals(received: &[Received], subscription: i64) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    received
+        .iter()
+        .filter(|r| r.subscription() == subscription && seen.insert(r.id.clone()))
+        .map(|r| r.id.clone())
+        .collect()
+}
+
 /// Every request verified by the receiver, and a body that names the key it was sent under.
 fn assert_all_verified(received: &[Received], hmac: bool) {
     for r in received {
@@ -188,6 +201,11 @@ async fn a_receiver_down_for_a_while_gets_every_event_once_it_is_back() -> Resul
     Ok(())
 }
 
+/// A reorg of depth 3 after instant delivery, with two subscriptions of each mode: one older than
+/// everything, one made inside the finality window (after an event the reorg leaves alone was
+/// matched). Each instant subscription hears, in this order, of what it was told before, the
+/// revocations of exactly the removed events, then only the new branch's events; finalized ones
+/// hear only of the canonical events, in chain order, and never of the removed ones.
 #[tokio::test]
 async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_never_sees_them() -> Result {
     let s = Stack::start(&[("FINALITY_DEPTH", "5".into())]).await?;
@@ -196,16 +214,29 @@ async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_nev
     let finalized = s.subscribe(&receiver, WebhookMode::Finalized, everything(), None).await?;
     let chain = &s.m.chain;
 
-    let fork = chain.snapshot().await?;
+    // An event the reorg will not touch, matched before the late subscriptions exist.
     let before = journal_keys(s.db.pool(), s.chain_id(), None).await?;
+    s.m.create(s.m.terms(Initiator::Buyer, ether(1)).await?).await?;
+    caught_up(chain, s.db.pool()).await?;
+    let untouched = s.journal_since(&before).await?;
+    assert_eq!(untouched.len(), 1);
+    receiver.until("instant delivery of the untouched event", |r| arrivals(r, instant) == untouched).await?;
+    let late_instant = s.subscribe(&receiver, WebhookMode::Instant, everything(), None).await?;
+    let late_finalized = s.subscribe(&receiver, WebhookMode::Finalized, everything(), None).await?;
+
+    let fork = chain.snapshot().await?;
+    let at_fork = journal_keys(s.db.pool(), s.chain_id(), None).await?;
     for _ in 0..3 {
         s.m.create(s.m.terms(Initiator::Buyer, ether(1)).await?).await?; // one block each
     }
     caught_up(chain, s.db.pool()).await?;
-    let abandoned = s.journal_since(&before).await?;
+    let abandoned = s.journal_since(&at_fork).await?;
     assert_eq!(abandoned.len(), 3);
     receiver
-        .until("instant delivery of the 3 events", |r| first_arrivals(r, instant, "event") == abandoned)
+        .until("instant delivery of the 3 events", |r| {
+            first_arrivals(r, instant, "event").ends_with(&abandoned)
+                && arrivals(r, late_instant) == abandoned
+        })
         .await?;
 
     chain.restore(fork).await?;
@@ -214,35 +245,44 @@ async fn a_reorg_of_depth_3_revokes_exactly_the_removed_events_and_finalized_nev
         chain.mine().await?; // the new branch outgrows the old one
     }
     caught_up(chain, s.db.pool()).await?;
-    let canonical = s.journal_since(&before).await?;
+    let canonical = s.journal_since(&at_fork).await?;
     assert_eq!(canonical.len(), 1);
+    // The condition, made: each instant subscription was sent the new branch's event, the last
+    // thing the reorg queued for it; whatever else the pass queued arrived before it.
     let received = receiver
-        .until("revocations and the new branch", |r| {
-            first_arrivals(r, instant, "revocation").len() >= 3
-                && first_arrivals(r, instant, "event").len() >= 4
+        .until("the new branch", |r| {
+            [instant, late_instant].iter().all(|sub| arrivals(r, *sub).ends_with(&canonical))
         })
         .await?;
-    let revoked: BTreeSet<String> = received
-        .iter()
-        .filter(|r| r.subscription() == instant && r.kind() == "revocation")
-        .map(|r| r.body["revokes"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert_eq!(revoked, abandoned.iter().cloned().collect(), "exactly the removed events");
+    let revocations: Vec<String> = abandoned.iter().map(|k| format!("{k}:revoked")).collect();
+    let told = |earlier: &[String]| [earlier, &abandoned, &revocations, &canonical].concat();
+    assert_eq!(arrivals(&received, instant), told(&untouched), "told, revoked, then the new branch");
+    assert_eq!(
+        arrivals(&received, late_instant),
+        told(&[]),
+        "made inside the finality window: nothing from before it existed, nothing twice"
+    );
     for r in received.iter().filter(|r| r.kind() == "revocation") {
         assert_eq!(r.id, format!("{}:revoked", r.body["revokes"].as_str().unwrap_or_default()));
+        assert_eq!(r.body["type"], "revocation");
     }
-    assert_eq!(first_arrivals(&received, instant, "event")[3..], canonical[..]);
 
     for _ in 0..6 {
         chain.mine().await?; // past the finality depth of 5
     }
     caught_up(chain, s.db.pool()).await?;
-    let received =
-        receiver.until("finalized delivery", |r| first_arrivals(r, finalized, "event") == canonical).await?;
-    let finalized_keys: BTreeSet<String> =
-        received.iter().filter(|r| r.subscription() == finalized).map(|r| r.id.clone()).collect();
-    assert!(abandoned.iter().all(|k| !finalized_keys.contains(k)), "finalized never delivers removed events");
-    assert!(received.iter().filter(|r| r.subscription() == finalized).all(|r| r.kind() == "event"));
+    let received = receiver
+        .until("finalized delivery", |r| {
+            [finalized, late_finalized].iter().all(|sub| arrivals(r, *sub).ends_with(&canonical))
+        })
+        .await?;
+    let chain_order = [&untouched[..], &canonical].concat();
+    assert_eq!(arrivals(&received, finalized), chain_order, "only the canonical events, in chain order");
+    assert_eq!(
+        arrivals(&received, late_finalized),
+        chain_order,
+        "made inside the finality window: matched as each event became final"
+    );
     assert_all_verified(&received, false);
     Ok(())
 }
@@ -267,13 +307,49 @@ async fn a_push_process_killed_mid_batch_loses_nothing() -> Result {
         receiver.until("every event", |r| first_arrivals(r, sub, "event").len() >= journal.len()).await?;
     assert_eq!(first_arrivals(&received, sub, "event"), journal, "nothing lost, in order");
     assert_all_verified(&received, false);
-    let delivered: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'delivered'",
-    )
-    .bind(sub)
-    .fetch_one(s.db.pool())
+    // The receiver logs a request before it answers it: the last one is recorded as delivered
+    // once its answer is back.
+    let pool = s.db.pool().clone();
+    agentpact_tests::until(std::time::Duration::from_secs(60), "every delivery answered", || async {
+        let delivered: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'delivered'",
+        )
+        .bind(sub)
+        .fetch_one(&pool)
+        .await?;
+        Ok(delivered == i64::try_from(journal.len()).unwrap_or(0))
+    })
     .await?;
-    assert_eq!(delivered, i64::try_from(journal.len()).unwrap_or(0));
+    Ok(())
+}
+
+/// An orderly stop is quiet: SIGTERM ends the process with success, "stopped", and no WARN or
+/// ERROR line, with a POST held in flight and matching committing a pass every 10 ms (a commit cut
+/// off by the stop made Postgres warn "there is no transaction in progress"), eight times over.
+#[tokio::test]
+async fn sigterm_stops_push_quietly_with_a_delivery_in_flight() -> Result {
+    let fast = [("WEBHOOK_POLL_MS", "10".to_owned())];
+    let mut s = Stack::start(&fast).await?;
+    let receiver = Receiver::start(None).await?;
+    s.subscribe(&receiver, WebhookMode::Instant, everything(), None).await?;
+
+    receiver.stall()?;
+    s.m.funded(Initiator::Seller, ether(1)).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    // The condition, made: a POST in flight, its turn's transaction open, matching running.
+    receiver.until("a delivery held in flight", |r| r.iter().any(|r| r.stalled)).await?;
+    for round in 0..8 {
+        let push = match s.push.take() {
+            Some(push) => push,
+            None => Push::start(s.db.url(), s.chain_id(), &fast).await?,
+        };
+        let (clean, printed) = push.terminate().await?;
+        assert!(clean, "round {round}: exit status after SIGTERM: {printed}");
+        assert!(printed.contains("stopped"), "round {round}: {printed}");
+        let loud: Vec<&str> = printed.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).collect();
+        assert!(loud.is_empty(), "round {round}: an orderly stop printed {loud:?}\n{printed}");
+    }
+    receiver.release()?;
     Ok(())
 }
 
@@ -282,9 +358,21 @@ async fn a_review_window_closing_in_an_hour_brings_its_reminder_then_its_closing
     // The default reminder time: an hour before.
     let s = Stack::start(&[]).await?;
     let receiver = Receiver::start(None).await?;
-    let sub = s
-        .subscribe(&receiver, WebhookMode::Instant, Filter { alarms: true, ..party(s.m.cast.buyer) }, None)
-        .await?;
+    let with_alarms = |who| Filter { alarms: true, ..party(who) };
+    let sub = s.subscribe(&receiver, WebhookMode::Instant, with_alarms(s.m.cast.buyer), None).await?;
+    // The seller does not act in the review window: its subscription hears of the pact's events,
+    // not of the buyer's review.
+    let seller = subscribe(
+        s.db.pool(),
+        s.chain_id(),
+        s.m.cast.seller,
+        receiver.url(),
+        WebhookMode::Instant,
+        with_alarms(s.m.cast.seller),
+        None,
+    )
+    .await?
+    .id;
 
     let mut terms = s.m.terms(Initiator::Buyer, ether(1)).await?;
     terms.reviewPeriod = 3600;
@@ -311,17 +399,23 @@ async fn a_review_window_closing_in_an_hour_brings_its_reminder_then_its_closing
     assert_eq!(closed.body["window"], "review");
     assert_eq!(reminder_closes(closed), closes);
     assert_eq!(received.iter().filter(|r| is(r, "reminder")).count(), 1, "one reminder");
+
+    // The condition, made: an event after both alarms reaches the seller's subscription, in
+    // order behind anything queued for it before.
+    agentpact_tests::chain::send(s.m.chain.pact.autoApprove(id)).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let approved = |r: &Received| r.subscription() == seller && r.body["event"] == "WorkApproved";
+    let received = receiver.until("the seller's approval event", |r| r.iter().any(approved)).await?;
+    let sellers: Vec<&str> =
+        received.iter().filter(|r| r.subscription() == seller).map(Received::kind).collect();
+    assert!(sellers.iter().all(|k| *k == "event"), "no review alarm for the seller: {sellers:?}");
     assert_all_verified(&received, false);
     Ok(())
 }
 
-/// The `closesAt` of an alarm, in Unix seconds.
+/// The `closesAt` of an alarm (Unix seconds, as every time a body carries).
 fn reminder_closes(r: &Received) -> u64 {
-    r.body["closesAt"]
-        .as_str()
-        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-        .and_then(|t| u64::try_from(t.timestamp()).ok())
-        .unwrap_or_default()
+    r.body["closesAt"].as_u64().unwrap_or_default()
 }
 
 /// Calls `tool` of the real `agentpact mcp` binary through the official Python SDK's `Client` in
@@ -415,12 +509,35 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
     assert_eq!(not_mine["structured"]["error"]["code"], "INVALID_INPUT", "{not_mine}");
     let listed = sdk_call(&env, "list_webhooks", json!({ "deadLetters": 0 })).await?;
     let webhooks = listed["structured"]["webhooks"].as_array().cloned().unwrap_or_default();
-    assert!(webhooks[0]["cancelledAt"].is_string() && webhooks[1]["cancelledAt"].is_null(), "{listed}");
+    // Times are Unix seconds and an empty field is null, never left out (docs/mcp.md §Outputs).
+    assert!(webhooks[0]["cancelledAt"].is_i64() && webhooks[0]["createdAt"].is_i64(), "{listed}");
+    assert!(webhooks[1].get("cancelledAt").is_some_and(serde_json::Value::is_null), "{listed}");
     assert_eq!(webhooks[0]["deadLetters"], json!([]), "none asked for");
     // A slot freed: the cap counts active subscriptions.
     let replaced =
         sdk_call(&env, "subscribe_webhook", json!({ "url": receiver.url(), "mode": "finalized" })).await?;
     assert_eq!(replaced["structured"]["mode"], "finalized", "{replaced}");
+    Ok(())
+}
+
+/// The IPv4-compatible, IPv4-translated and 6to4 spellings of loopback, registered through the
+/// agent's own MCP server (the official Python SDK, the `agentpact` binary): each refused as
+/// loopback is, nothing stored.
+#[tokio::test]
+async fn ipv6_spellings_of_loopback_are_refused_as_webhook_targets() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+    env.push(("PRIVATE_KEY", format!("0x{}", alloy::hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    for host in ["[::127.0.0.1]", "[::ffff:0:7f00:1]", "[2002:7f00:1::]"] {
+        let url = format!("http://{host}:9/hook");
+        let refused = sdk_call(&env, "subscribe_webhook", json!({ "url": url })).await?;
+        assert_eq!(refused["structured"]["error"]["code"], "REFUSED", "{host}: {refused}");
+        assert!(refused["text"].as_str().unwrap_or_default().contains("internal address"), "{refused}");
+    }
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_subscriptions").fetch_one(db.pool()).await?;
+    assert_eq!(stored, 0, "nothing stored by a refused registration");
     Ok(())
 }
 

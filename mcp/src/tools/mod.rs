@@ -2,6 +2,8 @@
 //! `list-pacts` and `get-reputation`, and seed 000's market tools under its names and inputs.
 //! Each module holds one group's inputs and handlers; this one holds the table of them all.
 
+#[cfg(test)]
+mod answer_rule;
 mod approval;
 pub(crate) mod discovery;
 mod dispute;
@@ -152,10 +154,12 @@ pub struct PactId {
 pub struct Nothing {}
 
 /// The output schema of a tool answering `T`: `T`'s own schema or a [`Failure`]'s, with the
-/// definitions both refer to at the root (MCP wants an object schema there).
+/// definitions both refer to at the root (MCP wants an object schema there). Both as serde writes
+/// them: a field always written is required, null or not (docs/mcp.md §Outputs).
 fn output_schema<T: JsonSchema>() -> Map<String, Value> {
-    let mut answer = schema::<T>();
-    let mut failure = schema::<Failure>();
+    let written = || schemars::generate::SchemaSettings::default().for_serialize().into_generator();
+    let mut answer = root(written().into_root_schema_for::<T>());
+    let mut failure = root(written().into_root_schema_for::<Failure>());
     let mut defs = Map::new();
     for part in [&mut answer, &mut failure] {
         if let Some(Value::Object(more)) = part.remove("$defs") {
@@ -172,14 +176,18 @@ fn output_schema<T: JsonSchema>() -> Map<String, Value> {
 }
 
 fn schema<T: JsonSchema>() -> Map<String, Value> {
-    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
-    let mut input_schema = match schema {
+    root(schemars::schema_for!(T))
+}
+
+/// A root schema as the MCP listing sends it: an object without `$schema` and `title`.
+fn root(schema: schemars::Schema) -> Map<String, Value> {
+    let mut map = match serde_json::to_value(schema).unwrap_or_default() {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    input_schema.remove("$schema");
-    input_schema.remove("title");
-    input_schema
+    map.remove("$schema");
+    map.remove("title");
+    map
 }
 
 /// A row of the table: the input type gives the schema and the parser, the handler takes it.
@@ -494,7 +502,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Subscribes,
             EVERYONE,
             webhooks::subscribe,
-            "Be told while asleep: the push server POSTs each matching pact event to url (signed by its key; optionally HMAC too), instant (revoked if a reorganisation removes it) or finalized, plus a reminder before each window this wallet must act in closes and a notice when it closed. Filters: party (default this wallet), pactIds, kinds, currencies. The request is signed with this wallet's key."
+            "Be told while asleep: the push server POSTs each matching pact event to url (signed by its key; optionally HMAC too), instant (revoked if a reorganisation removes it) or finalized, plus a reminder before each window the party acts in closes and a notice when it closed (alarms says which). Filters: party (default this wallet), pactIds, kinds, currencies. The request is signed with this wallet's key."
         ),
         tool!(
             "list_webhooks",

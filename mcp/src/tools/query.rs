@@ -224,17 +224,13 @@ pub struct VerificationReport {
     oracle: Address,
     /// Whether it has scored.
     submitted: bool,
-    /// Its score, 0-100, once submitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Its score, 0-100, once submitted (null before).
     score: Option<u8>,
-    /// The proof hash of its evidence.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The proof hash of its evidence (null before it scored).
     proof: Option<String>,
-    /// Unix second it scored.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Unix second it scored (null before).
     submitted_at: Option<i64>,
-    /// The block of its score.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The block of its score (null before it scored).
     block: Option<u64>,
 }
 

@@ -44,13 +44,22 @@ pub struct SubscribeWebhook {
     /// Only pacts paid in these currencies ("ETH", "USDC" or a token's address). Default: any.
     #[schemars(length(max = MAX_LISTED), inner(length(max = CURRENCY_CHARS)))]
     currencies: Option<Vec<String>>,
-    /// Whether reminders before a window this wallet must act in closes, and notices when one
-    /// closed, come too (default true).
+    // Described from the one table of who acts in which window (`agentpact_push::alarms`).
+    #[schemars(description = alarms_description())]
     alarms: Option<bool>,
     /// A random secret of 16 to 256 characters: deliveries then also carry a Standard Webhooks
     /// HMAC-SHA256 header with it. Stored by the server, never shown again.
     #[schemars(length(max = MAX_SECRET))]
     hmac_secret: Option<String>,
+}
+
+/// What `alarms` does, window by window as push sends them.
+fn alarms_description() -> String {
+    format!(
+        "Whether reminders before a window closes, and notices when one closed, come too (default \
+         true). With a party, only of the windows that party acts in: {}.",
+        agentpact_push::alarms::actors()
+    )
 }
 
 impl std::fmt::Debug for SubscribeWebhook {
@@ -97,11 +106,10 @@ pub struct WebhookView {
     mode: &'static str,
     /// Whether deliveries carry the HMAC header.
     hmac: bool,
-    /// When it was registered (RFC 3339).
-    created_at: String,
-    /// When it was cancelled (RFC 3339); absent while active.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cancelled_at: Option<String>,
+    /// When it was registered (Unix seconds).
+    created_at: i64,
+    /// When it was cancelled (Unix seconds); null while active.
+    cancelled_at: Option<i64>,
     /// Deliveries waiting for their (next) attempt.
     pending: u64,
     /// Deliveries a 2xx answered.
@@ -117,8 +125,8 @@ impl From<Subscription> for WebhookView {
             url: s.url,
             mode: s.mode.name(),
             hmac: s.hmac,
-            created_at: s.created_at.to_rfc3339(),
-            cancelled_at: s.cancelled_at.map(|t| t.to_rfc3339()),
+            created_at: s.created_at.timestamp(),
+            cancelled_at: s.cancelled_at.map(|t| t.timestamp()),
             pending: s.pending,
             delivered: s.delivered,
             dead: s.dead,
@@ -164,8 +172,7 @@ pub struct DeadLetterView {
     kind: &'static str,
     /// Attempts made.
     attempts: u32,
-    /// Why the last attempt failed (never the URL nor a secret).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why the last attempt failed (never the URL nor a secret); null when it is not known.
     last_error: Option<String>,
     /// The JSON body it would have delivered.
     body: String,
