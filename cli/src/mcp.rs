@@ -55,10 +55,15 @@ pub struct McpArgs {
     /// Serve streamable HTTP on this address (at /mcp) instead of stdio.
     #[arg(long, env = "MCP_HTTP_ADDR")]
     http: Option<SocketAddr>,
-    /// A bearer token HTTP clients must send (`Authorization: Bearer <token>`); required when
-    /// --http listens beyond loopback, since whoever reaches the port spends this wallet.
+    /// A bearer token HTTP clients must send (`Authorization: Bearer <token>`), at least 16
+    /// characters; required when --http listens beyond loopback, since whoever reaches the port
+    /// spends this wallet. Unset on loopback: a token is made for this run and printed at start.
     #[arg(long, env = "MCP_HTTP_TOKEN", hide_env_values = true)]
     http_token: Option<Secret>,
+    /// Serve --http on loopback without any token, letting every process on this machine spend
+    /// this wallet (only where nobody else runs anything); refused beyond loopback.
+    #[arg(long, env = "MCP_HTTP_NO_TOKEN", conflicts_with = "http_token")]
+    no_token: bool,
     /// Web origins (e.g. https://agents.example) whose pages may call the HTTP server; requests
     /// without an Origin (non-browser clients) and from loopback origins are always let through.
     #[arg(long, env = "MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
@@ -103,20 +108,13 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         },
         index_wait: Duration::from_millis(args.index_wait_ms),
     };
-    if args.http_token.as_ref().is_some_and(|t| t.expose().trim().is_empty()) {
-        bail!(
-            "MCP_HTTP_TOKEN is set but empty, which no client could send: set a long random token, or unset it"
-        );
-    }
-    if let Some(addr) = args.http
-        && !addr.ip().is_loopback()
-        && args.http_token.is_none()
-    {
-        bail!(
-            "--http {addr} listens beyond this machine, and anyone who reaches it could spend this wallet: \
-             set MCP_HTTP_TOKEN (clients send Authorization: Bearer <token>), or listen on 127.0.0.1"
-        );
-    }
+    let token = match (args.http, &args.http_token) {
+        (Some(_), Some(token)) => {
+            Some(HttpToken::Given(agentpact_http::bearer::configured("MCP_HTTP_TOKEN", token.expose())?))
+        }
+        (Some(addr), None) => HttpToken::unset(addr, args.no_token)?,
+        (None, _) => None,
+    };
     let target = args.chain.target()?;
     let policy = args.webhooks.policy()?;
     let pool = args.database.connect(8).await?;
@@ -144,8 +142,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let server = PactServer::new(chain, args.role).listening_on(Reader::new(pool));
     match args.http {
         None => {
-            let running =
-                server.serve(rmcp::transport::stdio()).await.context("starting the stdio MCP session")?;
+            let stdio = agentpact_mcp::frame::stdio::Stdio::start();
+            let running = server.serve(stdio).await.context("starting the stdio MCP session")?;
             running.waiting().await.context("serving MCP over stdio")?;
         }
         Some(addr) => {
@@ -155,7 +153,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             });
             let guards = agentpact_mcp::http::Guards {
                 allowed_origins: args.allowed_origins,
-                token: args.http_token.map(|t| t.expose().to_owned()),
+                token: token.as_ref().map(|t| t.value().to_owned()),
                 rate,
             };
             let public = args.public_url.map(|u| u.as_str().trim_end_matches('/').to_owned());
@@ -163,10 +161,52 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
                 format!("binding {addr} (MCP_HTTP_ADDR): is another server using that port?")
             })?;
+            let addr = listener.local_addr().unwrap_or(addr);
             tracing::info!("MCP over streamable HTTP on http://{addr}/mcp");
+            if let Some(HttpToken::Made(token)) = &token {
+                // Printed once, never logged: the operator's one way to learn it (as Jupyter does).
+                eprintln!(
+                    "\nMCP clients of http://{addr}/mcp send this header (a token made for this run: set \
+                     MCP_HTTP_TOKEN to choose one, or --no-token to admit every local process):\n    \
+                     Authorization: Bearer {token}\n"
+                );
+            }
             let limits = agentpact_http::connections::ConnectionLimits::default();
             agentpact_http::connections::serve(listener, router, limits, signal::shutdown()).await?;
         }
     }
     Ok(())
+}
+
+/// The bearer token HTTP clients must send.
+enum HttpToken {
+    /// The operator's (`MCP_HTTP_TOKEN`).
+    Given(String),
+    /// Made for this run (none was given on loopback), and printed at start.
+    Made(String),
+}
+
+impl HttpToken {
+    /// The token of a server on `addr` given none: one made for this run on loopback, none when
+    /// the operator turned it off there (`no_token`), refused beyond loopback.
+    fn unset(addr: SocketAddr, no_token: bool) -> anyhow::Result<Option<Self>> {
+        if !addr.ip().is_loopback() {
+            bail!(
+                "--http {addr} listens beyond this machine, and anyone who reaches it could spend this wallet: \
+                 set MCP_HTTP_TOKEN (clients send Authorization: Bearer <token>), or listen on 127.0.0.1"
+            );
+        }
+        if no_token {
+            tracing::warn!("--no-token: every process on this machine may spend this wallet over HTTP");
+            return Ok(None);
+        }
+        Ok(Some(Self::Made(alloy::hex::encode(rand::random::<[u8; 32]>()))))
+    }
+
+    /// The token.
+    fn value(&self) -> &str {
+        match self {
+            Self::Given(token) | Self::Made(token) => token,
+        }
+    }
 }

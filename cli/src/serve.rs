@@ -107,12 +107,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         connections: Default::default(),
         block_wait: Duration::from_millis(args.block_wait_ms),
         operator: match args.operator_token {
-            Some(token) if token.expose().trim().len() < 16 => bail!(
-                "OPERATOR_TOKEN is shorter than 16 characters, which could be guessed: set a long random token, or unset it"
-            ),
-            // Trimmed as checked: a token read from a file ends in a newline no header carries.
             Some(token) => Some(OperatorConfig {
-                token: token.expose().trim().to_owned(),
+                token: agentpact_http::bearer::configured("OPERATOR_TOKEN", token.expose())?,
                 policy: args.webhooks.policy()?,
             }),
             None => None,

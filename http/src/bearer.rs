@@ -1,5 +1,6 @@
 //! Bearer tokens: whether a request's `Authorization` header carries the one expected, compared
-//! without returning early so timing does not reveal how much of a guess was right.
+//! without returning early so timing does not reveal how much of a guess was right; and the floor
+//! every configured token is held to ([`configured`]).
 
 use axum::http::{HeaderMap, header};
 
@@ -23,6 +24,55 @@ impl Bearer {
 impl std::fmt::Debug for Bearer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Bearer(<hidden>)")
+    }
+}
+
+/// The fewest characters a configured token may have (`MCP_HTTP_TOKEN`, `OPERATOR_TOKEN`): a
+/// shorter one could be guessed.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Why a configured token is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WeakToken {
+    /// Set, but empty (or only whitespace): no client could send it.
+    Empty {
+        /// The setting, e.g. `MCP_HTTP_TOKEN`.
+        setting: &'static str,
+    },
+    /// Shorter than [`MIN_TOKEN_CHARS`].
+    Short {
+        /// The setting.
+        setting: &'static str,
+        /// How many characters it has.
+        chars: usize,
+    },
+}
+
+impl std::fmt::Display for WeakToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (setting, why) = match self {
+            Self::Empty { setting } => (setting, "is set but empty, which no client could send".to_owned()),
+            Self::Short { setting, chars } => (
+                setting,
+                format!(
+                    "has {chars} characters, fewer than the {MIN_TOKEN_CHARS} a token needs so it cannot be guessed"
+                ),
+            ),
+        };
+        write!(f, "{setting} {why}: set a long random token (e.g. `openssl rand -hex 32`), or unset it")
+    }
+}
+
+impl std::error::Error for WeakToken {}
+
+/// The token configured as `setting`, trimmed (a token read from a file ends in a newline no
+/// header carries), when it has at least [`MIN_TOKEN_CHARS`] characters.
+pub fn configured(setting: &'static str, token: &str) -> Result<String, WeakToken> {
+    let token = token.trim();
+    match token.chars().count() {
+        0 => Err(WeakToken::Empty { setting }),
+        chars if chars < MIN_TOKEN_CHARS => Err(WeakToken::Short { setting, chars }),
+        _ => Ok(token.to_owned()),
     }
 }
 
@@ -51,5 +101,14 @@ mod tests {
             assert_eq!(expected.presented_in(&headers), passes, "{sent}");
         }
         assert_eq!(format!("{expected:?}"), "Bearer(<hidden>)");
+    }
+
+    #[test]
+    fn configured_tokens_are_held_to_one_floor() {
+        assert_eq!(configured("T", " \n"), Err(WeakToken::Empty { setting: "T" }));
+        assert_eq!(configured("T", "a"), Err(WeakToken::Short { setting: "T", chars: 1 }));
+        let floor = "x".repeat(MIN_TOKEN_CHARS);
+        assert_eq!(configured("T", &format!("{floor}\n")).as_deref(), Ok(floor.as_str()));
+        assert!(configured("T", &floor[1..]).expect_err("short").to_string().contains("openssl rand"));
     }
 }

@@ -2,11 +2,16 @@
 //! confirmation pages beside it (`/confirm/…`, see [`crate::confirm`]), and what stands between
 //! the network and the wallet behind it — the bearer token, the `Origin` check
 //! (MCP's defence against DNS rebinding: a web page must not drive a local server through the
-//! visitor's browser), the body limit, the session cap and the per-client rate limit. The accept
+//! visitor's browser), the body's size and depth ([`crate::frame`]: refused with a JSON-RPC error
+//! naming the limit), the session cap and the per-client rate limit. The accept
 //! loop with its connection limits is `agentpact_http::connections`, shared with the api.
 
 use std::sync::Arc;
 
+use crate::{
+    PactServer,
+    frame::{self, MAX_MESSAGE_BYTES, Refusal},
+};
 use agentpact_http::{
     bearer::Bearer,
     rate_limit::{self, Rate, RateLimiter},
@@ -14,9 +19,6 @@ use agentpact_http::{
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
-use tower_http::limit::RequestBodyLimitLayer;
-
-use crate::PactServer;
 
 use axum::{
     extract::Request,
@@ -60,13 +62,13 @@ pub fn router(server: PactServer, guards: Guards) -> axum::Router {
     } else {
         StreamableHttpServerConfig::default()
     };
-    let config = config.with_max_request_body_bytes(MAX_BODY_BYTES);
+    let config = config.with_max_request_body_bytes(MAX_MESSAGE_BYTES);
     let service = StreamableHttpService::new(move || Ok(server.session()), Arc::clone(&sessions), config);
-    // Layers run from the last added: rate limit, token, Origin, session cap, body limit.
+    // Layers run from the last added: rate limit, token, Origin, session cap, body's size and depth.
     let allowed: Arc<[String]> = guards.allowed_origins.into();
     let mut router = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(framed))
         .layer(axum::middleware::from_fn(move |request, next| {
             session_cap(Arc::clone(&sessions), request, next)
         }))
@@ -87,10 +89,6 @@ pub fn router(server: PactServer, guards: Guards) -> axum::Router {
     router
 }
 
-/// The largest request body accepted, in bytes. A tool call is a few kilobytes; a larger body is
-/// refused with 413 before it is read whole.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
 /// The most MCP sessions the server keeps at once (each holds a worker and buffers; idle ones
 /// expire after rmcp's keep-alive, 5 minutes, or when their client sends DELETE).
 pub const MAX_SESSIONS: usize = 256;
@@ -110,6 +108,33 @@ async fn session_cap(sessions: Arc<LocalSessionManager>, request: Request, next:
         return response;
     }
     next.run(request).await
+}
+
+/// Lets a POST through to rmcp only when its body passes [`frame::check`]; otherwise answers the
+/// JSON-RPC error naming the limit: 413 for a body over [`MAX_MESSAGE_BYTES`] (refused unread when
+/// its `Content-Length` says so), 400 for one too deep or not JSON.
+async fn framed(request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse().ok());
+    if declared.is_some_and(|length: usize| length > MAX_MESSAGE_BYTES) {
+        return refused(StatusCode::PAYLOAD_TOO_LARGE, &Refusal::too_large());
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
+        return refused(StatusCode::PAYLOAD_TOO_LARGE, &Refusal::too_large());
+    };
+    if let Err(refusal) = frame::check(&bytes) {
+        tracing::info!(code = refusal.code, "refused a request body before reading it");
+        return refused(StatusCode::BAD_REQUEST, &refusal);
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// `refusal`'s JSON-RPC error with `status`.
+fn refused(status: StatusCode, refusal: &Refusal) -> Response {
+    (status, axum::Json(refusal.answer())).into_response()
 }
 
 /// Lets a request through only with `Authorization: Bearer <token>`.

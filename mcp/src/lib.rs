@@ -5,12 +5,14 @@
 //! (spending cap, funds, simulation, send, receipt, index wait), after its arguments are held to
 //! the input schema it declares, whose bounds [`bounds`] holds. [`revert`] names a contract's
 //! refusal; [`outcome`] is what a tool answers; [`role`] gates tools; [`keys`] loads the key
-//! without ever showing it; [`server`] speaks MCP over stdio or streamable HTTP.
+//! without ever showing it; [`server`] speaks MCP over stdio or streamable HTTP, whose messages
+//! [`frame`] holds to a size and a depth before rmcp reads them.
 
 pub mod bounds;
 pub mod call;
 pub mod chain;
 pub mod confirm;
+pub mod frame;
 mod hire;
 pub mod http;
 pub mod input;

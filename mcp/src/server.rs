@@ -268,21 +268,20 @@ impl PactServer {
     }
 
     /// Starts telling this session about changes, once: `resources/updated` for its
-    /// subscriptions, `resources/list_changed` when this wallet gains a pact or a conversation.
+    /// subscriptions, `resources/list_changed` when this wallet gains a pact or a conversation;
+    /// while the index cannot be read, the session is told once it can ([`watch::follow`]).
     async fn watch_once(&self, peer: &rmcp::Peer<RoleServer>) {
         let started = self.subscriptions.started.get_or_init(|| async {
-            if let Err(e) = self.watch(peer.clone()).await {
-                tracing::warn!(error = %e, "cannot follow the index's changes; this session will not be told of any");
-            }
+            let this = self.clone();
+            let (subscriptions, chain_id, me) =
+                (self.subscriptions.clone(), self.chain.chain_id, self.chain.me);
+            let ready = move || {
+                let this = this.clone();
+                async move { this.live_and_known().await }
+            };
+            tokio::spawn(watch::follow(ready, peer.clone(), subscriptions, chain_id, me).in_current_span());
         });
         started.await;
-    }
-
-    async fn watch(&self, peer: rmcp::Peer<RoleServer>) -> Result<(), String> {
-        let (live, known) = self.live_and_known().await?;
-        let (subscriptions, chain_id, me) = (self.subscriptions.clone(), self.chain.chain_id, self.chain.me);
-        tokio::spawn(watch::watch(live, Ear::Session(peer), subscriptions, chain_id, me, known));
-        Ok(())
     }
 
     /// The process's listener on the index's changes (started at the first need), and the pacts

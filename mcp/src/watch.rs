@@ -27,9 +27,9 @@ pub struct Subscriptions {
     /// Each subscribed resource: its canonical form ([`canonical`]) and the form the client
     /// named it in, which its notifications carry.
     uris: Mutex<std::collections::HashMap<String, String>>,
-    /// Set once the session's watcher started (or failed to): it starts at the session's first
+    /// Set once the session's watcher started: it starts at the session's first
     /// `resources/subscribe` or `resources/list`, so a session that asks for neither holds no
-    /// listening connection.
+    /// listening connection; while the index cannot be read it keeps trying ([`follow`]).
     pub started: tokio::sync::OnceCell<()>,
 }
 
@@ -53,6 +53,11 @@ impl Subscriptions {
     /// Removes `uri`.
     pub fn remove(&self, uri: &str) {
         self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(uri);
+    }
+
+    /// Every subscription, as the client named it.
+    fn named(&self) -> Vec<String> {
+        self.uris.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values().cloned().collect()
     }
 
     /// Those of `touched` subscribed to, as the client named them.
@@ -179,6 +184,55 @@ pub async fn watch(
             return;
         }
     }
+}
+
+/// The first wait before trying again to follow the index's changes; it doubles up to
+/// [`LAST_RETRY`].
+const FIRST_RETRY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The longest wait between tries to follow the index's changes.
+const LAST_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Follows the index's changes for the session `peer` ([`watch`]), once `ready` yields the
+/// listener and the wallet's pacts. While it cannot (the index's database being migrated or
+/// restarted), tries again with a doubling wait, for as long as the session lives; once it can,
+/// tells every subscription made meanwhile, and the list, that they may have changed.
+pub async fn follow<F, Fut>(
+    ready: F,
+    peer: Peer<RoleServer>,
+    subscriptions: Arc<Subscriptions>,
+    chain_id: u64,
+    me: Address,
+) where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<(Live, HashSet<U256>), String>>,
+{
+    let (mut wait, mut missed) = (FIRST_RETRY, false);
+    let (live, known) = loop {
+        match ready().await {
+            Ok(ready) => break ready,
+            Err(_) if peer.is_transport_closed() => return,
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?wait, "cannot follow the index's changes yet; trying again");
+                missed = true;
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(LAST_RETRY);
+            }
+        }
+    };
+    let ear = Ear::Session(peer);
+    if missed {
+        tracing::info!("following the index's changes again; telling this session what it subscribed to");
+        for uri in subscriptions.named() {
+            if !ear.updated(uri).await {
+                return;
+            }
+        }
+        if !ear.list_changed().await {
+            return;
+        }
+    }
+    watch(live, ear, subscriptions, chain_id, me, known).await;
 }
 
 #[cfg(test)]

@@ -280,7 +280,11 @@ pub struct StdioAgent {
     stdin: tokio::process::ChildStdin,
     stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
     stderr: tokio::task::JoinHandle<String>,
+    /// What it logged on stderr so far.
+    logged: std::sync::Arc<std::sync::Mutex<String>>,
     printed: Vec<String>,
+    /// Notifications read while waiting for an answer, oldest first.
+    heard: std::collections::VecDeque<Value>,
     next_id: u64,
     schemas: Option<OutputSchemas>,
 }
@@ -313,21 +317,42 @@ impl StdioAgent {
         let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
         let mut stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
         // Drained as it comes: debug logging fills a pipe buffer long before a test ends.
+        let logged = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let so_far = std::sync::Arc::clone(&logged);
         let stderr = tokio::spawn(async move {
-            let mut all = String::new();
-            let _ = stderr.read_to_string(&mut all).await;
-            all
+            let mut chunk = vec![0; 64 * 1024];
+            while let Ok(read @ 1..) = stderr.read(&mut chunk).await {
+                let text = String::from_utf8_lossy(&chunk[..read]);
+                so_far.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_str(&text);
+            }
+            so_far.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
         });
         let stdout = tokio::io::BufReader::new(stdout).lines();
-        Ok(Self { child, stdin, stdout, stderr, printed: Vec::new(), next_id: 1, schemas: None })
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            logged,
+            printed: Vec::new(),
+            heard: std::collections::VecDeque::new(),
+            next_id: 1,
+            schemas: None,
+        })
     }
 
     /// The MCP 2025-11-25 handshake (`initialize`, then `notifications/initialized`), and the tool
     /// list whose output schemas every later answer is checked against.
     pub async fn handshake(&mut self) -> Result<(), HarnessError> {
+        self.handshake_with(serde_json::json!({})).await
+    }
+
+    /// [`Self::handshake`] for a client declaring `capabilities` (e.g. URL-mode elicitation).
+    pub async fn handshake_with(&mut self, capabilities: Value) -> Result<(), HarnessError> {
         let agent = self;
         let init = serde_json::json!({
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "0" }
+            "protocolVersion": "2025-06-18", "capabilities": capabilities,
+            "clientInfo": { "name": "test", "version": "0" }
         });
         agent.request("initialize", init).await?;
         agent.send(&serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await?;
@@ -357,7 +382,14 @@ impl StdioAgent {
     }
 
     /// Closes stdin, waits (bounded) for the server to exit, and returns everything it printed.
-    pub async fn finish(mut self) -> Result<String, HarnessError> {
+    pub async fn finish(self) -> Result<String, HarnessError> {
+        let (stdout, stderr) = self.stop().await?;
+        Ok(format!("{stdout}\n{stderr}"))
+    }
+
+    /// Closes stdin, waits (bounded) for the server to exit, and returns what it printed on stdout
+    /// (the protocol) and on stderr (its logs), apart.
+    pub async fn stop(mut self) -> Result<(String, String), HarnessError> {
         use tokio::io::AsyncWriteExt;
         let _ = self.stdin.shutdown().await;
         let exited = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
@@ -368,7 +400,7 @@ impl StdioAgent {
             self.printed.push(line);
         }
         let stderr = (&mut self.stderr).await.map_err(|e| HarnessError::Process(e.to_string()))?;
-        Ok(format!("{}\n{stderr}", self.printed.join("\n")))
+        Ok((self.printed.join("\n"), stderr))
     }
 
     async fn request(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
@@ -376,16 +408,106 @@ impl StdioAgent {
     }
 
     /// Sends a request and reads its answer (`result` or `error`, whole), which must be the next
-    /// line on stdout.
+    /// message on stdout but for notifications (kept for [`Self::notification`]).
     pub async fn exchange(&mut self, method: &str, params: Value) -> Result<Value, HarnessError> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
             .await?;
-        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
-            .await
-            .map_err(|_| HarnessError::Process(format!("no answer to {method} in 60 s")))?
-            .map_err(|e| HarnessError::Process(e.to_string()))?;
+        let answer = self.answer(method).await?;
+        if answer["id"] != id {
+            return Err(HarnessError::Process(format!("answer out of order: {answer}")));
+        }
+        Ok(answer)
+    }
+
+    /// Sends `line` as it is (broken, huge or deep messages too) and reads the next message that is
+    /// not a notification: the server's answer to it.
+    pub async fn raw(&mut self, line: &str) -> Result<Value, HarnessError> {
+        use tokio::io::AsyncWriteExt;
+        let written = async {
+            self.stdin.write_all(line.as_bytes()).await?;
+            self.stdin.write_all(b"\n").await
+        };
+        written.await.map_err(|e| HarnessError::Process(format!("writing to agentpact mcp: {e}")))?;
+        self.answer("a raw line").await
+    }
+
+    /// Calls `tool` in a session that declared URL-mode elicitation: the server's
+    /// `elicitation/create` is accepted and its page answered with `decision` (`confirm` or
+    /// `decline`) as a human would. Returns the call's JSON-RPC answer whole, and the pages asked.
+    pub async fn call_confirming(
+        &mut self,
+        tool: &str,
+        args: Value,
+        decision: &str,
+    ) -> Result<(Value, Vec<String>), HarnessError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let params = serde_json::json!({ "name": tool, "arguments": args });
+        self.send(
+            &serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }),
+        )
+        .await?;
+        let mut pages = Vec::new();
+        loop {
+            let message = self.answer(tool).await?;
+            if message["method"] != "elicitation/create" {
+                return Ok((message, pages));
+            }
+            let page = message["params"]["url"].as_str().unwrap_or_default().to_owned();
+            crate::mcp_http::answer_page(&page, decision).await?;
+            pages.push(page);
+            let accepted = serde_json::json!({ "jsonrpc": "2.0", "id": message["id"], "result": { "action": "accept" } });
+            self.send(&accepted).await?;
+        }
+    }
+
+    /// Waits (at most `limit`) until the server has logged `text` on stderr.
+    pub async fn until_logged(&self, text: &str, limit: Duration) -> Result<(), HarnessError> {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !self.logged.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(text) {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(HarnessError::Process(format!(
+                    "agentpact mcp did not log {text:?} within {limit:?}"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
+    /// The next notification `method` (one read before included), within `limit`.
+    pub async fn notification(&mut self, method: &str, limit: Duration) -> Result<Value, HarnessError> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(at) = self.heard.iter().position(|m| m["method"] == method) {
+                return Ok(self.heard.remove(at).unwrap_or_default());
+            }
+            let message = tokio::time::timeout_at(deadline, self.message())
+                .await
+                .map_err(|_| HarnessError::Process(format!("no {method} within {limit:?}")))??;
+            self.heard.push_back(message);
+        }
+    }
+
+    /// The next message that is not a notification (those are kept), within 60 s.
+    async fn answer(&mut self, waited: &str) -> Result<Value, HarnessError> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let message = tokio::time::timeout_at(deadline, self.message())
+                .await
+                .map_err(|_| HarnessError::Process(format!("no answer to {waited} in 60 s")))??;
+            if message.get("id").is_some() {
+                return Ok(message);
+            }
+            self.heard.push_back(message);
+        }
+    }
+
+    /// The next message on stdout.
+    async fn message(&mut self) -> Result<Value, HarnessError> {
+        let line = self.stdout.next_line().await.map_err(|e| HarnessError::Process(e.to_string()))?;
         let Some(line) = line else {
             // It exited: what it said on the way out is the reason.
             let stderr = tokio::time::timeout(Duration::from_secs(5), &mut self.stderr).await;
@@ -393,12 +515,7 @@ impl StdioAgent {
             return Err(HarnessError::Process(format!("agentpact mcp closed stdout; its stderr:\n{stderr}")));
         };
         self.printed.push(line.clone());
-        let answer: Value =
-            serde_json::from_str(&line).map_err(|e| HarnessError::Process(format!("{line:?}: {e}")))?;
-        if answer["id"] != id {
-            return Err(HarnessError::Process(format!("answer out of order: {answer}")));
-        }
-        Ok(answer)
+        serde_json::from_str(&line).map_err(|e| HarnessError::Process(format!("{line:?}: {e}")))
     }
 
     async fn send(&mut self, message: &Value) -> Result<(), HarnessError> {

@@ -21,14 +21,50 @@ fn failed(e: impl std::fmt::Display) -> HarnessError {
 }
 
 /// Starts `agentpact mcp --http` on a free loopback port with `env`: the process and its
-/// `host:port` (its endpoint is `/mcp` there).
+/// `host:port` (its endpoint is `/mcp` there). Without `MCP_HTTP_TOKEN` in `env` it runs with
+/// `--no-token`: these tests' clients are the machine's only local processes.
 pub async fn serve(env: &[(&'static str, String)]) -> Result<(tokio::process::Child, String), HarnessError> {
+    let open = !env.iter().any(|(k, _)| *k == "MCP_HTTP_TOKEN");
+    start(env, &["--no-token"][..usize::from(open)], std::process::Stdio::null()).await
+}
+
+/// Starts `agentpact mcp --http` on a free loopback port with `env`, neither a token nor
+/// `--no-token`: the process, its `host:port`, and the token it made and printed at start.
+pub async fn serve_with_made_token(
+    env: &[(&'static str, String)],
+) -> Result<(tokio::process::Child, String, String), HarnessError> {
+    use tokio::io::AsyncBufReadExt;
+    let (mut child, at) = start(env, &[], std::process::Stdio::piped()).await?;
+    let stderr = child.stderr.take().ok_or_else(|| failed("no stderr"))?;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let printed = async {
+        while let Some(line) = lines.next_line().await.map_err(failed)? {
+            if let Some(token) = line.trim().strip_prefix("Authorization: Bearer ") {
+                return Ok(token.to_owned());
+            }
+        }
+        Err(failed("agentpact mcp --http printed no token"))
+    };
+    let token = tokio::time::timeout(Duration::from_secs(30), printed).await.map_err(failed)??;
+    // Drained from here on, so that logging never fills the pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((child, at, token))
+}
+
+/// Starts `agentpact mcp --http` on a free loopback port with `env` and `args`, its stderr to
+/// `stderr`, once it listens.
+async fn start(
+    env: &[(&'static str, String)],
+    args: &[&str],
+    stderr: std::process::Stdio,
+) -> Result<(tokio::process::Child, String), HarnessError> {
     let port = free_port()?;
     let child = tokio::process::Command::new(binary())
         .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+        .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(stderr)
         .kill_on_drop(true)
         .spawn()
         .map_err(failed)?;
@@ -68,13 +104,55 @@ pub struct ModernClient {
     url: String,
     capabilities: Value,
     next: AtomicU64,
+    /// The `Authorization` header every request carries, if any.
+    bearer: Option<String>,
 }
 
 impl ModernClient {
     /// A client of the endpoint `url` (e.g. `http://127.0.0.1:4000/mcp`) declaring `capabilities`.
     pub fn new(url: &str, capabilities: Value) -> Result<Self, HarnessError> {
         let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().map_err(failed)?;
-        Ok(Self { http, url: url.to_owned(), capabilities, next: AtomicU64::new(1) })
+        Ok(Self { http, url: url.to_owned(), capabilities, next: AtomicU64::new(1), bearer: None })
+    }
+
+    /// This client sending `Authorization: Bearer <token>` with every request.
+    pub fn with_token(self, token: &str) -> Self {
+        Self { bearer: Some(format!("Bearer {token}")), ..self }
+    }
+
+    /// POSTs `body` as it is (broken, huge or deep messages too) with the headers of a
+    /// `tools/call` of `tool`: the HTTP status and the JSON-RPC messages answered (a JSON body or
+    /// events).
+    pub async fn post_raw(
+        &self,
+        tool: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> Result<(reqwest::StatusCode, Vec<Value>), HarnessError> {
+        let request =
+            self.post("tools/call").header("Mcp-Name", tool).header("Content-Type", "application/json");
+        let response = request.body(body).send().await;
+        let response = response.map_err(failed)?;
+        let status = response.status();
+        let text = response.text().await.map_err(failed)?;
+        let messages = match serde_json::from_str(&text) {
+            Ok(message) => vec![message],
+            Err(_) => events(&text),
+        };
+        Ok((status, messages))
+    }
+
+    /// A POST to the endpoint with the headers every request of `method` carries.
+    fn post(&self, method: &str) -> reqwest::RequestBuilder {
+        let request = self
+            .http
+            .post(&self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", VERSION)
+            .header("Mcp-Method", method);
+        match &self.bearer {
+            Some(bearer) => request.header("Authorization", bearer),
+            None => request,
+        }
     }
 
     fn meta(&self) -> Value {
@@ -88,13 +166,7 @@ impl ModernClient {
         let name = ["name", "uri", "taskId"].iter().find_map(|k| params.get(*k)).and_then(Value::as_str);
         let name = name.map(str::to_owned);
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", VERSION)
-            .header("Mcp-Method", method)
-            .json(&body);
+        let mut request = self.post(method).json(&body);
         if let Some(name) = name {
             request = request.header("Mcp-Name", name);
         }

@@ -273,3 +273,32 @@ async fn a_write_not_mined_within_the_call_becomes_a_task_polled_to_its_result()
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     Ok(())
 }
+
+/// The 5 minutes of a confirmation bound its yes as well as its question: a human confirms, the
+/// agent's retry comes after the confirmation expired (its expiry moved back, as 5 minutes
+/// passing would), and it is refused as NOT_CONFIRMED saying so; nothing is sent.
+#[tokio::test]
+async fn a_yes_taken_after_its_confirmation_expired_sends_nothing() -> Result {
+    let s = Setting::open(&[]).await?;
+    let (_server, at) = s.server().await?;
+    let client = ModernClient::new(&format!("http://{at}/mcp"), by_url())?;
+    let terms = s.terms("0.5").await?;
+    let (page, state) = asked(&client.call("create-pact", terms.clone()).await?)?;
+    assert_eq!(answer_page(&page, "confirm").await?, 200, "the human confirmed in time");
+    let moved = sqlx::query(
+        "UPDATE mcp_confirmations SET expires_at = now() - interval '1 second' WHERE decision = 'confirmed'",
+    )
+    .execute(s.db.pool())
+    .await
+    .map_err(failed)?;
+    assert_eq!(moved.rows_affected(), 1);
+
+    let late = client.call_with(retry(&terms, &state)).await?;
+    assert_eq!(code(&late), "NOT_CONFIRMED", "{late}");
+    let said = late["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("expired") && said.contains("call again"), "{said}");
+    assert_eq!(pact_count(&client).await?, 0, "nothing was sent");
+    let page = reqwest::get(&page).await.map_err(failed)?.text().await.map_err(failed)?;
+    assert!(page.contains("did not take it in time"), "the page says the yes lapsed: {page}");
+    Ok(())
+}

@@ -154,13 +154,13 @@ async fn the_binary_serves_streamable_http_to_holders_of_its_token_at_a_limited_
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(refused, Some(401), "a wrong token must be refused");
-    let response = post("s3cret-token").await.map_err(process)?;
+    let response = post("s3cret-token-0123456789").await.map_err(process)?;
     assert_eq!(response.status().as_u16(), 200);
     let body = response.text().await.map_err(process)?;
     assert!(body.contains("\"agent-pact\""), "initialize over HTTP: {body}");
     // Eight more at once: the burst of 2 is spent and a token comes a second, so however slowly
     // this machine sends them, some must wait.
-    let flood = futures::future::join_all((0..8).map(|_| post("s3cret-token"))).await;
+    let flood = futures::future::join_all((0..8).map(|_| post("s3cret-token-0123456789"))).await;
     let statuses: Vec<u16> = flood.iter().map(|r| r.as_ref().map_or(0, |r| r.status().as_u16())).collect();
     assert!(statuses.iter().all(|s| matches!(s, 200 | 429)), "{statuses:?}");
     let waiting: Vec<_> = flood.iter().flatten().filter(|r| r.status().as_u16() == 429).collect();
@@ -275,7 +275,7 @@ async fn refused_start(
     command.output().await.map_err(process)
 }
 
-/// `agentpact mcp --http 127.0.0.1:<port> --role oracle` with token `s3cret-token` and `rate`.
+/// `agentpact mcp --http 127.0.0.1:<port> --role oracle` with token `s3cret-token-0123456789` and `rate`.
 fn http_server(
     m: &Market,
     db: &TestDatabase,
@@ -286,7 +286,7 @@ fn http_server(
     tokio::process::Command::new(binary())
         .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--role", "oracle"])
         .args(rate)
-        .env("MCP_HTTP_TOKEN", "s3cret-token")
+        .env("MCP_HTTP_TOKEN", "s3cret-token-0123456789")
         .env("PRIVATE_KEY", key)
         .envs(binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url()))
         .stdout(Stdio::null())
@@ -322,7 +322,7 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
         let mut request = client
             .post(&url)
             .header("accept", "application/json, text/event-stream")
-            .header("authorization", "Bearer s3cret-token")
+            .header("authorization", "Bearer s3cret-token-0123456789")
             .json(&body);
         if let Some(s) = session {
             request = request.header("mcp-session-id", s);
@@ -356,7 +356,7 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
     let huge = vec![b' '; 100 * 1024 * 1024];
     let sent = client
         .post(&url)
-        .header("authorization", "Bearer s3cret-token")
+        .header("authorization", "Bearer s3cret-token-0123456789")
         .header("content-type", "application/json")
         .body(huge)
         .send()
@@ -443,7 +443,7 @@ async fn the_http_server_refuses_empty_tokens_huge_bodies_foreign_origins_and_ec
     assert!(rss < 150 * 1024, "resident memory with every session open: {rss} KiB");
     let closed = client
         .delete(&url)
-        .header("authorization", "Bearer s3cret-token")
+        .header("authorization", "Bearer s3cret-token-0123456789")
         .header("mcp-session-id", opened.first().map(String::as_str).unwrap_or_default())
         .send()
         .await
@@ -495,5 +495,183 @@ async fn an_unknown_method_first_is_answered_with_an_error_and_either_protocol_g
     assert!(count.get("resultType").is_none(), "a 2025-11-25 session sees no resultType: {count}");
     let after = legacy.exchange("no/such-method", json!({})).await?;
     assert_eq!(after["error"]["code"], -32601, "an unknown method in the session: {after}");
+    Ok(())
+}
+
+/// A `tools/call` of get-pact whose message nests `levels` deep in all (its `pactId` is arrays in
+/// arrays), carrying `meta` as its params' `_meta` when given.
+fn deep_call(id: u64, levels: usize, meta: Option<Value>) -> String {
+    let mut pact_id = json!(1);
+    for _ in 3..levels {
+        pact_id = json!([pact_id]);
+    }
+    let mut params = json!({ "name": "get-pact", "arguments": { "pactId": pact_id } });
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }).to_string()
+}
+
+/// Whether `answer` is the JSON-RPC error `code` to request `id` whose message says `says`.
+fn refusal(answer: &Value, id: Value, code: i64, says: &str) -> bool {
+    answer["id"] == id
+        && answer["error"]["code"] == code
+        && answer["error"]["message"].as_str().is_some_and(|m| m.contains(says))
+}
+
+/// Every message the server cannot read — one level deeper than the deepest it reads, far past
+/// serde_json's own limit, not JSON, over 1 MiB — is answered with a JSON-RPC error that names
+/// the limit, over stdio and streamable HTTP, and the session goes on; the deepest it reads is
+/// answered by the tool.
+#[tokio::test]
+async fn every_message_too_deep_too_large_or_broken_is_answered_and_the_session_goes_on() -> Result {
+    use agentpact_mcp::frame::{MAX_DEPTH, MAX_MESSAGE_BYTES};
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+    env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    let deepest = format!("at most {MAX_DEPTH}");
+    let largest = format!("more than {MAX_MESSAGE_BYTES} bytes");
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(MAX_MESSAGE_BYTES)
+    );
+
+    // Over stdio.
+    let mut agent = StdioAgent::start(&env).await?;
+    let boundary = agent.raw(&deep_call(100, MAX_DEPTH, None)).await?;
+    assert_eq!((&boundary["id"], &boundary["result"]["isError"]), (&json!(100), &json!(true)), "{boundary}");
+    let past = agent.raw(&deep_call(101, MAX_DEPTH + 1, None)).await?;
+    assert!(refusal(&past, json!(101), -32600, &deepest), "{past}");
+    let far = agent.raw(&deep_call(102, 200, None)).await?;
+    assert!(refusal(&far, json!(102), -32600, &deepest), "past serde_json's 128 levels: {far}");
+    let broken = agent.raw(r#"{"jsonrpc":"2.0","id":103,"method":"#).await?;
+    assert!(refusal(&broken, Value::Null, -32700, "not JSON"), "{broken}");
+    let large = agent.raw(&huge).await?;
+    assert!(refusal(&large, Value::Null, -32600, &largest), "{large}");
+    let pong = agent.exchange("ping", json!({})).await?;
+    assert!(pong.get("result").is_some(), "the session goes on: {pong}");
+    assert_eq!(agent.ok("get-pact-count", json!({})).await?["count"], "0");
+
+    // Over streamable HTTP (MCP 2026-07-28: each request stands alone).
+    let (_server, at) = agentpact_tests::mcp_http::serve(&env).await?;
+    let client = agentpact_tests::mcp_http::ModernClient::new(&format!("http://{at}/mcp"), json!({}))?;
+    let meta = || Some(agentpact_tests::mcp_http::meta(&json!({})));
+    let (status, boundary) = client.post_raw("get-pact", deep_call(200, MAX_DEPTH, meta())).await?;
+    let answered = boundary.iter().find(|a| a["id"] == 200);
+    assert!(
+        status.is_success() && answered.is_some_and(|a| a["result"]["isError"] == true),
+        "{status} {boundary:?}"
+    );
+    for (body, status_wanted, id, code, says) in [
+        (deep_call(201, MAX_DEPTH + 1, meta()), 400, json!(201), -32600, deepest.as_str()),
+        (deep_call(202, 200, meta()), 400, json!(202), -32600, deepest.as_str()),
+        (r#"{"jsonrpc":"2.0","id":203,"#.to_owned(), 400, Value::Null, -32700, "not JSON"),
+        (huge.clone(), 413, Value::Null, -32600, largest.as_str()),
+    ] {
+        let (status, answers) = client.post_raw("get-pact", body).await?;
+        assert_eq!(status.as_u16(), status_wanted, "{answers:?}");
+        assert!(answers.first().is_some_and(|a| refusal(a, id.clone(), code, says)), "{answers:?}");
+    }
+    let count = client.call("get-pact-count", json!({})).await?;
+    assert_eq!(count["structuredContent"]["count"], "0", "the server goes on: {count}");
+    Ok(())
+}
+
+/// One floor for every token: `MCP_HTTP_TOKEN` and `OPERATOR_TOKEN` shorter than 16 characters
+/// refuse to start, saying what to do. On loopback without a token the server makes one and
+/// prints it: a local process without it is refused (401), with it served; `--no-token` is the
+/// operator's explicit way to admit every local process, and is refused beyond loopback.
+#[tokio::test]
+async fn tokens_have_one_floor_and_loopback_gets_a_printed_token_unless_turned_off() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let key = format!("0x{}", hex::encode(dev_key(&m.chain, 4)?.to_bytes()));
+    let short = refused_start(&key, Some("a")).await?;
+    let said = String::from_utf8_lossy(&short.stderr);
+    assert_eq!(short.status.code(), Some(2), "{said}");
+    assert!(said.contains("MCP_HTTP_TOKEN has 1 characters") && said.contains("openssl rand"), "{said}");
+    let operator = tokio::process::Command::new(binary())
+        .arg("serve")
+        .env("DATABASE_URL", db.url())
+        .env("API_ADDR", "127.0.0.1:0")
+        .env("OPERATOR_TOKEN", "fifteen-chars-x")
+        .output()
+        .await
+        .map_err(process)?;
+    let said = String::from_utf8_lossy(&operator.stderr);
+    assert!(!operator.status.success(), "{said}");
+    assert!(said.contains("OPERATOR_TOKEN has 15 characters, fewer than the 16"), "{said}");
+    let open = tokio::process::Command::new(binary())
+        .args(["mcp", "--http", "0.0.0.0:0", "--no-token"])
+        .env("PRIVATE_KEY", &key)
+        .env_remove("MCP_HTTP_TOKEN")
+        .output()
+        .await
+        .map_err(process)?;
+    assert!(!open.status.success(), "--no-token beyond loopback must be refused");
+
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+    env.push(("PRIVATE_KEY", key));
+    let (_made, at, token) = agentpact_tests::mcp_http::serve_with_made_token(&env).await?;
+    assert!(token.len() >= agentpact_http::bearer::MIN_TOKEN_CHARS, "{token}");
+    let url = format!("http://{at}/mcp");
+    let stranger = agentpact_tests::mcp_http::ModernClient::new(&url, json!({}))?;
+    let refused = stranger.call("get-my-address", json!({})).await.err().map(|e| e.to_string());
+    assert!(refused.as_deref().is_some_and(|e| e.contains("401")), "{refused:?}");
+    let holder = agentpact_tests::mcp_http::ModernClient::new(&url, json!({}))?.with_token(&token);
+    let me = holder.call("get-my-address", json!({})).await?;
+    assert_eq!(me["isError"], false, "{me}");
+
+    let (_open, at) = agentpact_tests::mcp_http::serve(&env).await?;
+    let anyone = agentpact_tests::mcp_http::ModernClient::new(&format!("http://{at}/mcp"), json!({}))?;
+    assert_eq!(anyone.call("get-my-address", json!({})).await?["isError"], false, "--no-token admits anyone");
+    Ok(())
+}
+
+/// A session that subscribed while the index could not be read (its tables missing, as while
+/// `agentpact index` migrates a fresh database) is told once the index is back, and hears every
+/// change after.
+#[tokio::test]
+async fn a_session_that_subscribed_while_the_index_was_unreadable_is_told_once_it_is_back() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let hide = |from: &str, to: &str| format!("ALTER TABLE {from} RENAME TO {to}");
+    sqlx::query(sqlx::AssertSqlSafe(hide("pacts", "pacts_migrating")))
+        .execute(db.pool())
+        .await
+        .map_err(process)?;
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+    env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    let mut agent = StdioAgent::start(&env).await?;
+    let subscribed = agent.exchange("resources/subscribe", json!({ "uri": "pact://pacts/0" })).await?;
+    assert!(subscribed.get("result").is_some(), "{subscribed}");
+    let limit = std::time::Duration::from_secs(60);
+    agent.until_logged("cannot follow the index's changes yet", limit).await?;
+
+    sqlx::query(sqlx::AssertSqlSafe(hide("pacts_migrating", "pacts")))
+        .execute(db.pool())
+        .await
+        .map_err(process)?;
+    let _indexer = agentpact_tests::index::follow(&m.chain, db.pool());
+    agentpact_tests::index::caught_up(&m.chain, db.pool()).await?;
+    let terms = json!({
+        "role": "buyer", "specHash": "QmBack", "deadline": m.chain.now().await? + 86_400,
+        "oracles": [m.cast.oracles[0].to_string()], "oracleWeights": [100], "threshold": 50,
+        "paymentEth": "0.1", "arbitrator": m.cast.arbitrator.to_string(),
+    });
+    agent.ok("create-pact", terms.clone()).await?;
+    let told = agent.notification("notifications/resources/updated", limit).await?;
+    assert_eq!(told["params"]["uri"], "pact://pacts/0", "{told}");
+
+    // Followed from here on: a subscription made now hears of the next change.
+    agent.exchange("resources/subscribe", json!({ "uri": "pact://pacts/1" })).await?;
+    agent.ok("create-pact", terms).await?;
+    loop {
+        let told = agent.notification("notifications/resources/updated", limit).await?;
+        if told["params"]["uri"] == "pact://pacts/1" {
+            break;
+        }
+    }
     Ok(())
 }

@@ -135,3 +135,55 @@ async fn a_malformed_key_or_a_failed_deploy_is_reported_without_the_key() -> Res
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
+
+/// At `RUST_LOG=trace` the MCP server logs none of what a call carries that lets its reader act:
+/// a confirmation page's address and token (with them anyone confirms a spend; over MCP
+/// 2026-07-28 the token is the `requestState`), `subscribe_webhook`'s HMAC secret and its URL's
+/// token, and the private key. The spend is confirmed through the page as a human would, so the
+/// elicitation carrying the page did pass through the server.
+#[tokio::test]
+async fn trace_logs_hold_no_confirmation_token_webhook_secret_or_key() -> Result {
+    let m = Market::open().await?;
+    let (db, _indexer) = agentpact_tests::index::followed(&m.chain).await?;
+    let key = hex::encode(dev_key(&m.chain, 1)?.to_bytes());
+    let mut env = env(&m, &db, &format!("0x{key}"), &m.chain.anvil.endpoint(), "full");
+    env.extend([
+        ("RUST_LOG", "trace".to_owned()),
+        ("CONFIRM_ABOVE_ETH", "0.3".to_owned()),
+        ("WEBHOOK_ALLOW_TARGETS", "127.0.0.1/32".to_owned()),
+    ]);
+    let mut agent = StdioAgent::spawn(&env).await?;
+    agent.handshake_with(json!({ "elicitation": { "url": {} } })).await?;
+
+    let hmac_secret = hex::encode(rand::random::<[u8; 20]>());
+    let url_token = hex::encode(rand::random::<[u8; 20]>());
+    let port = agentpact_tests::cli::free_port()?;
+    let target = format!("http://127.0.0.1:{port}/hook?token={url_token}");
+    agent.ok("subscribe_webhook", json!({ "url": target, "hmacSecret": hmac_secret })).await?;
+    let terms = json!({
+        "role": "buyer", "specHash": "QmTrace", "deadline": m.chain.now().await? + 86_400,
+        "oracles": [m.cast.oracles[0].to_string()], "oracleWeights": [100], "threshold": 50,
+        "paymentEth": "0.5", "arbitrator": m.cast.arbitrator.to_string(),
+    });
+    let (created, pages) = agent.call_confirming("create-pact", terms, "confirm").await?;
+    assert_eq!(created["result"]["structuredContent"]["pactId"], "0", "confirmed on the page: {created}");
+    let page = pages.first().ok_or_else(|| process("no page was asked"))?.clone();
+    let page_token = page.rsplit('/').next().unwrap_or_default().to_owned();
+    assert_eq!(page_token.len(), 64, "{page}");
+
+    let (_, logged) = agent.stop().await?;
+    assert!(
+        logged.contains("TRACE"),
+        "trace logging printed nothing at trace: the search would prove nothing"
+    );
+    for (what, secret) in [
+        ("the page's address", page.as_str()),
+        ("the page's token (the requestState)", &page_token),
+        ("the HMAC secret", &hmac_secret),
+        ("the webhook URL's token", &url_token),
+        ("the private key", &key),
+    ] {
+        assert!(!logged.to_lowercase().contains(&secret.to_lowercase()), "{what} appeared in the trace log");
+    }
+    Ok(())
+}

@@ -5,7 +5,8 @@
 //! `/confirm/<token>` ([`page`]) that shows it with a confirm and a decline button. The client is
 //! given the page's address; nothing is sent unless the human confirms there. A confirmation is
 //! bound to one call (the wallet, the tool and a digest of its arguments), answered once, spent
-//! once, and expires ([`CONFIRM_TTL`]). It lives in the database, so the page and the call's
+//! once, and expires ([`CONFIRM_TTL`] after the question: a yes not taken by then lapses with
+//! it). It lives in the database, so the page and the call's
 //! follow-up may land on any `agentpact mcp --http` process holding the same key.
 
 pub mod page;
@@ -20,7 +21,8 @@ use sqlx::PgPool;
 
 use crate::outcome::ToolError;
 
-/// How long a confirmation page can be answered.
+/// How long a confirmation lives from its question: the page can be answered, and a yes taken by
+/// the call, only until then.
 pub const CONFIRM_TTL: Duration = Duration::from_secs(300);
 
 /// How often a call waiting for the human's answer looks at it.
@@ -74,8 +76,10 @@ pub fn call_digest(tool: &str, args: &Value) -> B256 {
 pub enum Standing {
     /// Waiting for the human.
     Open,
-    /// The human confirmed; the call may send (once).
+    /// The human confirmed; the call may send (once, before it expires).
     Confirmed,
+    /// The human confirmed, but the call did not take the yes before it expired.
+    Lapsed,
     /// The human declined.
     Declined,
     /// The call it confirmed has sent: a yes is spent once.
@@ -89,7 +93,8 @@ impl Standing {
     fn of(decision: Option<&str>, used: bool, expired: bool) -> Self {
         match (decision, used, expired) {
             (_, true, _) => Self::Used,
-            (Some("confirmed"), false, _) => Self::Confirmed,
+            (Some("confirmed"), false, false) => Self::Confirmed,
+            (Some("confirmed"), false, true) => Self::Lapsed,
             (Some(_), false, _) => Self::Declined,
             (None, false, true) => Self::Expired,
             (None, false, false) => Self::Open,
@@ -101,6 +106,7 @@ impl Standing {
         match self {
             Self::Open => "waiting for your answer",
             Self::Confirmed => "confirmed",
+            Self::Lapsed => "confirmed, but the agent's call did not take it in time, and it expired",
             Self::Declined => "declined",
             Self::Used => "confirmed, and taken by the agent's call",
             Self::Expired => "expired unanswered",
@@ -249,7 +255,8 @@ impl Confirmations {
                     // Spent once: of two retries racing here, one updates the row.
                     let spent = sqlx::query(
                         "UPDATE mcp_confirmations SET used_at = now()
-                         WHERE token_hash = $1 AND decision = 'confirmed' AND used_at IS NULL",
+                         WHERE token_hash = $1 AND decision = 'confirmed' AND used_at IS NULL
+                           AND expires_at > now()",
                     )
                     .bind(hash.as_slice())
                     .execute(&self.pool)
@@ -263,6 +270,13 @@ impl Confirmations {
                 Standing::Declined => return Err(refused("the human declined the spend")),
                 Standing::Expired => {
                     return Err(refused("nobody answered the confirmation page before it expired"));
+                }
+                Standing::Lapsed => {
+                    return Err(refused(&format!(
+                        "the human confirmed, but this retry came after the confirmation expired ({} s from \
+                         the question bound the yes too): call again to ask anew",
+                        CONFIRM_TTL.as_secs()
+                    )));
                 }
                 Standing::Open if tokio::time::Instant::now() < deadline => tokio::time::sleep(POLL).await,
                 Standing::Open => {
