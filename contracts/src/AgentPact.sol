@@ -260,7 +260,7 @@ contract AgentPact is Currencies {
     error NotCounterparty(address counterparty);
     error ReviewPeriodOver(uint64 endedAt);
     error VerificationClosed(uint64 closedAt);
-    error OracleCount(uint256 count, uint256 maximum);
+    error OracleCountOutOfRange(uint256 count, uint256 minimum, uint256 maximum);
     error LengthMismatch(uint256 oracles, uint256 weights);
     error WeightsSum(uint256 sum);
     error ZeroWeight(address oracle);
@@ -690,7 +690,9 @@ contract AgentPact is Currencies {
         private
         view
     {
-        if (oracles.length == 0 || oracles.length > MAX_ORACLES) revert OracleCount(oracles.length, MAX_ORACLES);
+        if (oracles.length == 0 || oracles.length > MAX_ORACLES) {
+            revert OracleCountOutOfRange(oracles.length, 1, MAX_ORACLES);
+        }
         if (oracles.length != weights.length) revert LengthMismatch(oracles.length, weights.length);
         uint256 sum = 0;
         for (uint256 i = 0; i < oracles.length; i++) {

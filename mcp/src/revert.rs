@@ -254,9 +254,10 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             "DeadlineNotReached",
             format!("The deadline ({}) has not passed yet; try again after it.", x.deadline),
         ),
-        E::OracleCount(x) => {
-            revert("OracleCount", format!("Name between 1 and {} oracles (got {}).", x.maximum, x.count))
-        }
+        E::OracleCountOutOfRange(x) => revert(
+            "OracleCountOutOfRange",
+            format!("Name between {} and {} oracles (got {}).", x.minimum, x.maximum, x.count),
+        ),
         E::LengthMismatch(x) => revert(
             "LengthMismatch",
             format!("Give one weight per oracle ({} oracles, {} weights).", x.oracles, x.weights),

@@ -75,11 +75,21 @@ async fn terms_that_cannot_be_honoured_are_refused() -> Result {
 
     let mut t = good.clone();
     (t.oracles, t.weights) = (vec![], vec![]);
-    assert_reverts!(create(t), OracleCount { count: U256::ZERO, maximum: U256::from(10u8) });
+    assert_reverts!(
+        create(t),
+        OracleCountOutOfRange { count: U256::ZERO, minimum: U256::from(1u8), maximum: U256::from(10u8) }
+    );
     let mut t = good.clone();
     t.oracles = vec![m.cast.oracles[0]; 11];
     t.weights = vec![9; 11];
-    assert_reverts!(create(t), OracleCount { count: U256::from(11u8), maximum: U256::from(10u8) });
+    assert_reverts!(
+        create(t),
+        OracleCountOutOfRange {
+            count: U256::from(11u8),
+            minimum: U256::from(1u8),
+            maximum: U256::from(10u8)
+        }
+    );
 
     let mut t = good.clone();
     t.weights = vec![100];
