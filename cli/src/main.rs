@@ -21,7 +21,7 @@ use clap::{Parser, Subcommand};
 
 /// AgentPact: on-chain escrow for AI agents hiring each other.
 #[derive(Debug, Parser)]
-#[command(name = "agentpact", version, about)]
+#[command(name = "agentpact", version)]
 struct Cli {
     /// Log as JSON lines instead of text.
     #[arg(long, global = true, env = "LOG_JSON")]
@@ -32,7 +32,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the whole stack locally: anvil, contracts, demo pacts, Postgres, indexer and API.
+    /// Run the whole stack locally: anvil, contracts, demo pacts, Postgres, the indexer, the API
+    /// with the dashboard, and webhook delivery.
     Dev(dev::DevArgs),
     /// Deploy OracleRegistry and AgentPact and write deployments/<chain_id>.json.
     Deploy(Box<deploy::DeployArgs>),
@@ -46,7 +47,8 @@ enum Command {
     Mcp(Box<mcp::McpArgs>),
     /// Apply database migrations.
     Migrate(settings::DatabaseArgs),
-    /// Generate load and measure the indexer, the API and the MCP server (BENCHMARKS.md).
+    /// Generate load and measure the indexer, the API, the MCP server, the relay and webhooks
+    /// (BENCHMARKS.md).
     Bench(agentpact_lab::bench::BenchArgs),
 }
 

@@ -34,7 +34,7 @@ pub struct PushArgs {
     /// Seconds before a window closes that its reminder goes out (chain time).
     #[arg(long, env = "WEBHOOK_REMIND_BEFORE_SECS", default_value_t = 3600)]
     remind_before_secs: u64,
-    /// Attempts before a delivery becomes a dead letter.
+    /// Attempts before a delivery becomes a dead letter: 1 to 100.
     #[arg(long, env = "WEBHOOK_MAX_ATTEMPTS", default_value_t = Retry::default().max_attempts, value_parser = clap::value_parser!(u32).range(1..=100))]
     max_attempts: u32,
     /// Milliseconds to wait after the first failed attempt (doubled after each next one).
@@ -43,7 +43,7 @@ pub struct PushArgs {
     /// The longest wait between two attempts, in seconds.
     #[arg(long, env = "WEBHOOK_MAX_BACKOFF_SECS", default_value_t = 3600)]
     max_backoff_secs: u64,
-    /// Seconds one POST may take.
+    /// Seconds one POST may take: 1 to 120.
     #[arg(long, env = "WEBHOOK_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=120))]
     timeout_secs: u64,
     /// Subscriptions delivered to at once.

@@ -5,6 +5,7 @@
 //! - [`postgres`]: a fresh, migrated database on a Postgres server, dropped when dropped.
 //! - [`chain`]: a [`chain::TestChain`] — an anvil with both contracts deployed and helpers to send
 //!   transactions, decode custom errors, read balances and move time.
+//! - [`docs`]: README.md and docs/ as a test reads them: a section, its code blocks, its names.
 //! - [`erc8004`]: the chain's ERC-8004 Identity and Reputation registries: register, rate.
 //! - [`python`]: the outside Python SDKs (MCP, ERC-8004's agent0-sdk) running tests/python's scripts.
 //! - [`raw_text`]: calls carrying strings the Rust bindings cannot hold (NUL, invalid UTF-8).
@@ -22,6 +23,7 @@ pub mod browser;
 pub mod chain;
 pub mod cli;
 pub mod dev;
+pub mod docs;
 pub mod erc8004;
 pub mod index;
 pub mod mcp;

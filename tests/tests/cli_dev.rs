@@ -1,9 +1,20 @@
-//! `agentpact dev` as a newcomer runs it: a process that brings the whole stack up with nothing
-//! configured, serves demo pacts in every status, takes a new pact from MCP agents (the real stdio
-//! binary) to COMPLETED while its webhooks tell the seller, and leaves nothing running after Ctrl-C.
+//! `agentpact dev` as a newcomer runs it: a process that brings the whole stack up in a fresh
+//! checkout with nothing configured, serves the demo pacts its banner lists, answers README's
+//! GraphQL examples, takes a new pact from MCP agents (the real stdio binary) to COMPLETED while its
+//! webhooks tell the seller, and after Ctrl-C stops quietly, leaves nothing running and nothing new
+//! in the checkout.
+
+use std::collections::BTreeSet;
 
 use agentpact_contracts::PactStatus;
-use agentpact_tests::{HarnessError, anvil, dev::DevStack, mcp::StdioAgent, webhooks::Receiver};
+use agentpact_tests::{
+    HarnessError, anvil,
+    api::{Subscription, TestApi},
+    dev::DevStack,
+    docs::{self, code_blocks, section},
+    mcp::StdioAgent,
+    webhooks::Receiver,
+};
 use alloy::{hex, signers::local::PrivateKeySigner};
 use serde_json::{Value, json};
 
@@ -16,6 +27,68 @@ fn process(e: impl std::fmt::Display) -> HarnessError {
 /// The port of an `http://host:port/…` URL.
 fn port_of(url: &str) -> Option<u16> {
     url.split("://").nth(1)?.split('/').next()?.rsplit(':').next()?.parse().ok()
+}
+
+/// The demo pacts the banner lists: (id, status, currency symbol), from its lines
+/// `  ETH: 0 NEGOTIATING, 1 FUNDED, …`.
+fn demo_in_banner(printed: &[String]) -> BTreeSet<(u64, String, String)> {
+    let mut pacts = BTreeSet::new();
+    for line in printed.iter().skip_while(|line| !line.starts_with("Demo:")).skip(1) {
+        let Some((symbol, listed)) = line.strip_prefix("  ").and_then(|line| line.split_once(": ")) else {
+            break;
+        };
+        for pact in listed.split(", ") {
+            if let Some((id, status)) = pact.split_once(' ')
+                && let Ok(id) = id.parse()
+            {
+                pacts.insert((id, status.to_owned(), symbol.to_owned()));
+            }
+        }
+    }
+    pacts
+}
+
+/// Where `value` says nothing: null, zero, an empty string or list (a boolean says something
+/// either way), by path.
+fn empty_fields(value: &Value, path: &str) -> Vec<String> {
+    match value {
+        Value::Null => vec![path.to_owned()],
+        Value::Number(n) if n.as_f64() == Some(0.0) => vec![path.to_owned()],
+        Value::String(s) if s.is_empty() || s == "0" => vec![path.to_owned()],
+        Value::Array(items) if items.is_empty() => vec![path.to_owned()],
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .flat_map(|(n, item)| empty_fields(item, &format!("{path}[{n}]")))
+            .collect(),
+        Value::Object(fields) => {
+            fields.iter().flat_map(|(name, field)| empty_fields(field, &format!("{path}.{name}"))).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Runs README's GraphQL examples against `api`: each query must answer without an error and
+/// with no empty field; each subscription is returned started, for the caller to make it fire.
+async fn readme_examples(api: &TestApi) -> Result<Vec<Subscription>> {
+    let readme = docs::read("README.md")?;
+    let examples = section(&readme, "## GraphQL examples")?;
+    let mut subscriptions = Vec::new();
+    for block in code_blocks(&examples, "graphql") {
+        for operation in block.split("\n\n").filter(|o| !o.trim().is_empty()) {
+            let code = operation.lines().find(|line| !line.starts_with('#')).unwrap_or_default();
+            if code.starts_with("subscription") {
+                subscriptions.push(api.subscribe(operation, json!({})).await?);
+                continue;
+            }
+            let answer = api.post(operation, json!({})).await?;
+            assert!(answer.get("errors").is_none(), "README's example {operation}\nanswers {answer}");
+            let empty = empty_fields(&answer["data"], "data");
+            assert!(empty.is_empty(), "README's example {operation}\nanswers empty {empty:?}: {answer}");
+        }
+    }
+    assert!(!subscriptions.is_empty(), "README's GraphQL examples include a subscription");
+    Ok(subscriptions)
 }
 
 #[tokio::test]
@@ -37,6 +110,23 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             Ok::<_, HarnessError>(body["data"].clone())
         }
     };
+    // The banner's demo pacts are the pacts the index holds, each in the status and currency named.
+    let banner = demo_in_banner(&dev.printed);
+    let pacts = query("{ pacts(first: 100) { edges { node { id status currency { symbol } } } } }").await?;
+    let indexed: BTreeSet<(u64, String, String)> = pacts["pacts"]["edges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|edge| {
+            let node = &edge["node"];
+            let id = node["id"].as_str()?.parse().ok()?;
+            Some((id, node["status"].as_str()?.to_owned(), node["currency"]["symbol"].as_str()?.to_owned()))
+        })
+        .collect();
+    assert_eq!(banner, indexed, "the banner's demo pacts against the index: {:?}", dev.printed);
+    let api = TestApi::at(format!("http://127.0.0.1:{}", dev.api_port));
+    let mut subscriptions = readme_examples(&api).await?;
+
     let stats = query("{ stats { byStatus { status count } } }").await?;
     for s in PactStatus::ALL {
         let row =
@@ -99,6 +189,13 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
         .as_str()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| process(format!("{created}")))?;
+    // README's subscription (a change to a pact of the dev buyer) hears of it.
+    for subscription in &mut subscriptions {
+        let change = subscription.next_data().await?;
+        let empty = empty_fields(&change, "data");
+        assert!(empty.is_empty(), "README's subscription answers empty {empty:?}: {change}");
+        assert_eq!(change["pactUpdated"]["id"], id.to_string().as_str(), "{change}");
+    }
     // The seller sleeps between jobs: the stack's push tells it, signed by dev account 9.
     let receiver = Receiver::start(None).await?;
     let subscribed =
@@ -129,7 +226,10 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
     assert!(told.iter().all(|r| r.body["pactId"] == id.to_string().as_str()), "{told:?}");
     drop((buyer, seller, oracle_a, oracle_b));
 
-    // Ctrl-C: everything the stack started stops.
+    // Ctrl-C: everything the stack started stops, quietly, and the checkout holds nothing new.
+    let new = dev.new_in_checkout()?;
+    assert!(dev.deployments.join("31337.json").is_file(), "no deployments file in {:?}", dev.deployments);
+    assert_eq!(new, "", "agentpact dev left new files in a fresh checkout (git status)");
     dev.stop().await?;
     for (what, port) in
         [("anvil", port_of(&rpc)), ("Postgres", port_of(&database)), ("the API", Some(api_port))]

@@ -3,7 +3,7 @@
 //! something to look at from the first second.
 
 use agentpact_contracts::{
-    AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, TestToken, money, rules,
+    AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, PactStatus, TestToken, money, rules,
 };
 use agentpact_lab::Cast;
 use alloy::{
@@ -12,6 +12,15 @@ use alloy::{
     providers::{DynProvider, Provider},
 };
 use anyhow::{Context, bail};
+
+/// The demo pacts of one currency, as the banner shows them: the currency's symbol and each pact's
+/// id with the status the demo left it in, in id order.
+pub struct Made {
+    /// "ETH" or "USDC".
+    pub symbol: &'static str,
+    /// (pact id, its status), in the order the demo created them.
+    pub pacts: Vec<(U256, PactStatus)>,
+}
 
 /// Demo pacts in one currency, each for `payment` base units of it.
 struct Demo<'a> {
@@ -27,13 +36,14 @@ struct Demo<'a> {
 /// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL, then
 /// SPLIT by a 70/30 ruling and SPLIT by a settlement the buyer accepted. Registers
 /// the seller as an agent offering logo design for 5 USDC (seed 000's designer), and the buyer
-/// rates both completed pacts. `provider` must sign for every account of `cast`.
+/// rates both completed pacts. `provider` must sign for every account of `cast`. Returns what it
+/// made, ETH's pacts first.
 pub async fn run(
     provider: &DynProvider,
     deployment: &Deployment,
     cast: &Cast,
     usdc: Address,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<[Made; 2]> {
     let registry = OracleRegistry::new(deployment.oracle_registry, provider.clone());
     for &oracle in &cast.oracles {
         let stake = registry.minStake().call().await?;
@@ -49,7 +59,10 @@ pub async fn run(
         payment: money::Currency::eth().parse("0.1")?,
     };
     let in_usdc = Demo { pact, provider, cast, currency: usdc, payment: U256::from(5_000_000u64) };
-    let completed = [in_eth.every_status().await?, in_usdc.every_status().await?];
+    let made = [
+        Made { symbol: "ETH", pacts: in_eth.every_status().await? },
+        Made { symbol: "USDC", pacts: in_usdc.every_status().await? },
+    ];
     let market = AgentRegistry::new(deployment.agent_registry, provider.clone());
     let profile = AgentRegistry::Profile {
         name: "DesignBot Pro".into(),
@@ -64,38 +77,51 @@ pub async fn run(
         }],
     };
     send(market.register(profile).from(cast.seller)).await?;
-    for done in completed {
+    let completed = made.iter().flat_map(|m| &m.pacts).filter(|(_, status)| *status == PactStatus::Completed);
+    for &(done, _) in completed {
         send(market.submitFeedback(done, 5, vec!["fast".into()], String::new()).from(cast.buyer)).await?;
     }
-    Ok(())
+    Ok(made)
 }
 
 impl Demo<'_> {
-    /// Ten new pacts, one in every status in code order and a second SPLIT; the id of the
-    /// COMPLETED one.
-    async fn every_status(&self) -> anyhow::Result<U256> {
+    /// Ten new pacts, one in every status in code order and a second SPLIT: each id with the
+    /// status it was left in.
+    async fn every_status(&self) -> anyhow::Result<Vec<(U256, PactStatus)>> {
+        use PactStatus::*;
         let cast = self.cast;
-        self.create(Initiator::Buyer).await?; // NEGOTIATING
-        self.funded(Initiator::Buyer).await?; // FUNDED
+        let open = self.create(Initiator::Buyer).await?;
+        let funded = self.funded(Initiator::Buyer).await?;
         let started = self.funded(Initiator::Seller).await?;
-        send(self.pact.startWork(started).from(cast.seller)).await?; // IN_PROGRESS
+        send(self.pact.startWork(started).from(cast.seller)).await?;
         let scoring = self.delivered().await?;
-        self.score(scoring, cast.oracles[0], 85).await?; // PENDING_VERIFY, one of two scores in
+        self.score(scoring, cast.oracles[0], 85).await?; // one of two scores in
         let done = self.verified().await?;
-        send(self.pact.approveWork(done).from(cast.buyer)).await?; // COMPLETED
+        send(self.pact.approveWork(done).from(cast.buyer)).await?;
         let disputed = self.funded(Initiator::Buyer).await?;
-        send(self.pact.raiseDispute(disputed, cast.arbitrator).from(cast.seller)).await?; // DISPUTED
+        send(self.pact.raiseDispute(disputed, cast.arbitrator).from(cast.seller)).await?;
         let cancelled = self.create(Initiator::Buyer).await?;
-        send(self.pact.cancelPact(cancelled).from(cast.buyer)).await?; // REFUNDED
-        self.verified().await?; // PENDING_APPROVAL
+        send(self.pact.cancelPact(cancelled).from(cast.buyer)).await?;
+        let approving = self.verified().await?;
         let ruled = self.funded(Initiator::Buyer).await?;
         send(self.pact.raiseDispute(ruled, cast.arbitrator).from(cast.buyer)).await?;
-        send(self.pact.resolveDisputeShare(ruled, 7_000).from(cast.arbitrator)).await?; // SPLIT, ruled 70/30
+        send(self.pact.resolveDisputeShare(ruled, 7_000).from(cast.arbitrator)).await?; // ruled 70/30
         let settled = self.funded(Initiator::Seller).await?;
         send(self.pact.startWork(settled).from(cast.seller)).await?;
         send(self.pact.proposeSettlement(settled, 6_000, 0).from(cast.seller)).await?;
-        send(self.pact.acceptSettlement(settled, 1, 6_000).from(cast.buyer)).await?; // SPLIT, settled 60/40
-        Ok(done)
+        send(self.pact.acceptSettlement(settled, 1, 6_000).from(cast.buyer)).await?; // settled 60/40
+        Ok(vec![
+            (open, Negotiating),
+            (funded, Funded),
+            (started, InProgress),
+            (scoring, PendingVerify),
+            (done, Completed),
+            (disputed, Disputed),
+            (cancelled, Refunded),
+            (approving, PendingApproval),
+            (ruled, Split),
+            (settled, Split),
+        ])
     }
 
     async fn create(&self, initiator: Initiator) -> anyhow::Result<U256> {

@@ -64,28 +64,102 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     // Twenty accounts: enough for `agentpact bench gen` to fill this chain too.
     let anvil =
         spawn_anvil(|anvil| anvil.port(args.anvil_port).chain_id(CHAIN_ID).args(["--accounts", "20"]))?;
-    let (deployment, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
+    let (deployment, demo, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
+    let push_key = anvil.keys().get(PUSH_ACCOUNT).cloned().context("anvil has no tenth dev account")?;
+    let push_key = PrivateKeySigner::from(push_key);
 
+    let services = Services::new()?;
+    let (stop, stopped) = watch::channel(false);
+    let start =
+        start(anvil.endpoint_url(), database_url.clone(), deployment, args.api_port, push_key, stopped);
+    let running = services.run(start).await??;
+    let deployments = std::fs::canonicalize(&args.deployments_dir).unwrap_or(args.deployments_dir.clone());
+    print_welcome(&anvil, args.api_port, &database_url, &deployments, &demo, &mcp_key);
+    signal::shutdown().await;
+    eprintln!("agentpact dev: stopping");
+    let _ = stop.send(true);
+    for task in running {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
+    services.stop().await;
+    drop(anvil); // kills the node
+    drop(cluster); // stops and deletes the private cluster
+    Ok(())
+}
+
+/// The runtime the stack's services (indexer, API, push) run on, apart from the one that started
+/// them: stopping it ends every task they spawned (the API's notification listener among them)
+/// and so closes every database connection before Postgres stops, which would otherwise warn of
+/// each one it cut.
+struct Services(Option<tokio::runtime::Runtime>);
+
+impl Services {
+    fn new() -> anyhow::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .thread_name("dev-services")
+            .enable_all()
+            .build()
+            .context("starting the services' runtime")?;
+        Ok(Self(Some(runtime)))
+    }
+
+    /// Runs `task` on this runtime; its result.
+    async fn run<T: Send + 'static>(
+        &self,
+        task: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let runtime = self.0.as_ref().context("the services' runtime has stopped")?;
+        runtime.spawn(task).await.context("the services' start panicked")
+    }
+
+    /// Stops every task left on it, waiting (at most 5 s) until they are gone.
+    async fn stop(mut self) {
+        if let Some(runtime) = self.0.take() {
+            let _ =
+                tokio::task::spawn_blocking(move || runtime.shutdown_timeout(Duration::from_secs(5))).await;
+        }
+    }
+}
+
+impl Drop for Services {
+    /// On an early return: a runtime may not be dropped inside another's task, only let go.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Migrates the database and starts the indexer, webhook delivery (signed with `push_key`) and the
+/// API on `api_port`, each until `stopped`; returns once everything up to the chain's head is
+/// indexed (so what is printed next is true), with the three tasks.
+async fn start(
+    rpc: alloy::transports::http::reqwest::Url,
+    database_url: String,
+    deployment: Deployment,
+    api_port: u16,
+    push_key: PrivateKeySigner,
+    stopped: watch::Receiver<bool>,
+) -> anyhow::Result<[tokio::task::JoinHandle<()>; 3]> {
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
     MIGRATOR.run(&pool).await.context("applying migrations")?;
     let metrics = agentpact_indexer::Metrics::for_chain(CHAIN_ID);
-    let reader =
-        agentpact_indexer::transport::connect(anvil.endpoint_url(), &RpcLimits::default(), &metrics).await?;
+    let reader = agentpact_indexer::transport::connect(rpc.clone(), &RpcLimits::default(), &metrics).await?;
     let target = Target {
         chain_id: CHAIN_ID,
         contracts: Contracts::from(&deployment),
         deployment_block: deployment.block,
     };
     let config = Config { poll_interval: Duration::from_millis(200), ..Config::default() };
-    let (stop, stopped) = watch::channel(false);
     let until_stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
-    let indexing = tokio::spawn(agentpact_indexer::run(
+    let indexing = agentpact_indexer::run(
         Indexer::new(pool.clone(), reader, target, config).with_metrics(metrics),
         until_stopped(stopped.clone()),
-    ));
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.api_port)).await?;
+    );
+    let indexing = tokio::spawn(async move { drop(indexing.await) });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", api_port)).await?;
     let serve_config = ServeConfig {
         chain_id: CHAIN_ID,
         cors_origins: vec!["*".into()],
@@ -98,37 +172,26 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         block_wait: Duration::from_secs(5),
         operator: None,
     };
-    let pushing = tokio::spawn(push(&anvil, &database_url, until_stopped(stopped.clone())).await?);
+    let pushing = push(push_key, &database_url, until_stopped(stopped.clone())).await?;
+    let pushing = tokio::spawn(async move { drop(pushing.await) });
     let reader = Reader::new(pool.clone());
     let databases = agentpact_read::Databases::single(pool);
-    let serving =
-        tokio::spawn(agentpact_api::serve(listener, databases, serve_config, until_stopped(stopped)));
+    let serving = agentpact_api::serve(listener, databases, serve_config, until_stopped(stopped));
+    let serving = tokio::spawn(async move { drop(serving.await) });
 
-    let head = ProviderBuilder::new().connect_http(anvil.endpoint_url()).get_block_number().await?;
-    // So what is printed next is true.
+    let head = ProviderBuilder::new().connect_http(rpc).get_block_number().await?;
     agentpact_lab::wait_until_indexed(&reader, CHAIN_ID, head, Duration::from_secs(60)).await?;
-    let deployments = std::fs::canonicalize(&args.deployments_dir).unwrap_or(args.deployments_dir.clone());
-    print_welcome(&anvil, args.api_port, &database_url, &deployments, &mcp_key);
-    signal::shutdown().await;
-    eprintln!("agentpact dev: stopping");
-    let _ = stop.send(true);
-    let _ = tokio::time::timeout(Duration::from_secs(5), indexing).await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), serving).await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), pushing).await;
-    drop(anvil); // kills the node
-    drop(cluster); // stops and deletes the private cluster
-    Ok(())
+    Ok([indexing, serving, pushing])
 }
 
-/// Webhook delivery on the dev chain, signed by dev account 9's key, with loopback targets open (a
-/// local agent's receiver); its own pool, as `agentpact push` has. Returns the delivery, to spawn.
+/// Webhook delivery on the dev chain, signed by `key` (dev account 9's), with loopback targets open
+/// (a local agent's receiver); its own pool, as `agentpact push` has. Returns the delivery, to spawn.
 async fn push(
-    anvil: &AnvilInstance,
+    key: PrivateKeySigner,
     database_url: &str,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), agentpact_push::PushError>> + Send + 'static>
 {
-    let key = anvil.keys().get(PUSH_ACCOUNT).cloned().context("anvil has no tenth dev account")?;
     let config = agentpact_push::PushConfig {
         targets: agentpact_push::Targets::parse(LOOPBACK).map_err(anyhow::Error::msg)?,
         concurrency: 4,
@@ -139,7 +202,7 @@ async fn push(
         .max_connections(config.pool_size())
         .connect(database_url)
         .await?;
-    let key = agentpact_push::sign::ServerKey::new(PrivateKeySigner::from(key));
+    let key = agentpact_push::sign::ServerKey::new(key);
     let metrics = agentpact_push::Metrics::for_chain(CHAIN_ID);
     Ok(agentpact_push::run(pool, config, key, metrics, shutdown))
 }
@@ -151,12 +214,12 @@ const LOOPBACK: &str = "127.0.0.0/8,::1/128";
 
 /// Deploys from dev account 0 (the test USDC, the contracts and the ERC-8004 registries), runs the
 /// demo, writes the deployments file (the registries in it, its block the earlier of the two
-/// deployments'); returns the deployment and the key the printed MCP configuration uses (dev
-/// account 1, the demo's buyer).
+/// deployments'); returns the deployment, the demo's pacts and the key the printed MCP
+/// configuration uses (dev account 1, the demo's buyer).
 async fn deploy_with_demo(
     anvil: &AnvilInstance,
     dir: &std::path::Path,
-) -> anyhow::Result<(Deployment, String)> {
+) -> anyhow::Result<(Deployment, [demo::Made; 2], String)> {
     let signers: Vec<PrivateKeySigner> = anvil.keys().iter().cloned().map(PrivateKeySigner::from).collect();
     let mut wallet = EthereumWallet::from(signers[0].clone());
     for signer in &signers[1..] {
@@ -176,12 +239,12 @@ async fn deploy_with_demo(
     let deployment =
         Deployment { erc8004: Some(erc8004), block: deployment.block.min(erc8004_block), ..deployment };
     let cast = Cast::of(anvil.addresses())?;
-    demo::run(&provider, &deployment, &cast, usdc).await.context("creating the demo pacts")?;
+    let made = demo::run(&provider, &deployment, &cast, usdc).await.context("creating the demo pacts")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join(format!("{CHAIN_ID}.json"));
     std::fs::write(&file, serde_json::to_string_pretty(&deployment)? + "\n")
         .with_context(|| format!("writing {}", file.display()))?;
-    Ok((deployment, format!("0x{}", hex::encode(signers[1].to_bytes()))))
+    Ok((deployment, made, format!("0x{}", hex::encode(signers[1].to_bytes()))))
 }
 
 fn print_welcome(
@@ -189,6 +252,7 @@ fn print_welcome(
     api_port: u16,
     database_url: &str,
     deployments: &std::path::Path,
+    demo: &[demo::Made],
     key: &str,
 ) {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "agentpact".into());
@@ -212,8 +276,10 @@ fn print_welcome(
          GraphQL: http://127.0.0.1:{api_port}/graphql   (POST queries; a query console in a browser)\n\
          Chain:   {} (chain id {CHAIN_ID}), contracts in {}/{CHAIN_ID}.json\n\
          Postgres: {database_url}\n\
-         Demo: pacts 0-7 in ETH and 8-15 in USDC, one in each status; oracles are dev accounts 4 and 5;\n\
-         the seller (account 2) is the agent DesignBot Pro, offering logo-design for 5 USDC.\n\
+         Demo: one pact in each status per currency, SPLIT twice (by a ruling, by a settlement):\n\
+         {}\
+         Oracles are dev accounts 4 and 5; the seller (account 2) is the agent DesignBot Pro,\n\
+         offering logo-design for 5 USDC.\n\
          Webhooks: delivered as agents subscribe (subscribe_webhook), signed by dev account {PUSH_ACCOUNT}\n\
          ({}); targets on this machine are allowed.\n\
          \n\
@@ -226,7 +292,18 @@ fn print_welcome(
          account 1, test ETH only, never for a real network:\n{}",
         anvil.endpoint(),
         deployments.display(),
+        demo_lines(demo),
         anvil.addresses().get(PUSH_ACCOUNT).map(ToString::to_string).unwrap_or_default(),
         serde_json::to_string_pretty(&mcp).unwrap_or_default()
     );
+}
+
+/// The banner's lines of demo pacts, one per currency: `  ETH: 0 NEGOTIATING, 1 FUNDED, …`.
+fn demo_lines(demo: &[demo::Made]) -> String {
+    demo.iter()
+        .map(|made| {
+            let pacts: Vec<String> = made.pacts.iter().map(|(id, status)| format!("{id} {status}")).collect();
+            format!("  {}: {}\n", made.symbol, pacts.join(", "))
+        })
+        .collect()
 }

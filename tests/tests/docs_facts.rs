@@ -1,0 +1,234 @@
+//! What the documents say that the code can tell: README's list of MCP tools, resources, templates
+//! and prompts against what the server lists; the commands README and docs/architecture.md name
+//! against `agentpact --help`; docs/testing.md against the files in tests/tests; the bounds of
+//! push's flags against the binary's own refusals. Each fails when a document drifts from the code.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    process::Command,
+};
+
+use agentpact_mcp::Role;
+use agentpact_tests::{
+    HarnessError,
+    chain::TestChain,
+    cli::binary,
+    docs::{self, backticked, section},
+    mcp::{TestAgent, test_limits},
+    postgres::TestDatabase,
+};
+
+type Result<T = ()> = std::result::Result<T, HarnessError>;
+
+fn process(e: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Process(e.to_string())
+}
+
+/// `field` of each listed item, as the server serialized it.
+fn names<T: serde::Serialize>(items: &[T], field: &str) -> Result<BTreeSet<String>> {
+    items
+        .iter()
+        .map(|item| {
+            let json = serde_json::to_value(item).map_err(process)?;
+            json[field].as_str().map(str::to_owned).ok_or_else(|| process(format!("no {field} in {json}")))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn readme_lists_every_tool_resource_template_and_prompt_the_mcp_server_lists() -> Result {
+    let chain = TestChain::start().await?;
+    let db = TestDatabase::create().await?;
+    // A full agent lists every tool; a wallet with no pacts lists only the fixed resources.
+    let agent = TestAgent::start(&chain, &db, 1, Role::Full, test_limits()).await?;
+    let failed = |what: &'static str| move |e: rmcp::ServiceError| process(format!("{what}: {e}"));
+    let client = &agent.client;
+    let listed = BTreeMap::from([
+        ("tools", names(&client.list_all_tools().await.map_err(failed("tools/list"))?, "name")?),
+        ("resources", names(&client.list_all_resources().await.map_err(failed("resources/list"))?, "uri")?),
+        (
+            "resource templates",
+            names(
+                &client.list_all_resource_templates().await.map_err(failed("resources/templates/list"))?,
+                "uriTemplate",
+            )?,
+        ),
+        ("prompts", names(&client.list_all_prompts().await.map_err(failed("prompts/list"))?, "name")?),
+    ]);
+
+    // README's section: one "- label: `name`, …" item per group (an item may wrap); the groups
+    // labelled after the other kinds hold those, every other group holds tools.
+    let readme = docs::read("README.md")?;
+    let part = section(&readme, "## MCP tools")?;
+    let mut written: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for item in part.split("\n- ").skip(1) {
+        let (label, names) =
+            item.split_once(':').ok_or_else(|| process(format!("a list item without a label: {item}")))?;
+        let kind = match label {
+            "resources" | "resource templates" | "prompts" => label,
+            _ => "tools",
+        };
+        written.entry(kind).or_default().extend(backticked(names).into_iter().map(str::to_owned));
+    }
+    for (kind, listed) in &listed {
+        let in_readme = written.get(kind).cloned().unwrap_or_default();
+        let once: BTreeSet<String> = in_readme.iter().cloned().collect();
+        assert_eq!(once.len(), in_readme.len(), "README names one of its {kind} twice: {in_readme:?}");
+        let missing: Vec<_> = listed.difference(&once).collect();
+        let unknown: Vec<_> = once.difference(listed).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "README's MCP {kind} differ from what the server lists: missing {missing:?}, not listed by \
+             the server {unknown:?}"
+        );
+    }
+    Ok(())
+}
+
+/// What `agentpact <args>` printed on stdout (for `--help`, its whole help).
+fn printed(args: &[&str]) -> Result<String> {
+    let output = Command::new(binary()).args(args).output().map_err(process)?;
+    assert!(output.status.success(), "agentpact {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The whole words of `text` that are commands.
+fn commands_in<'a>(text: &'a str, commands: &BTreeSet<String>) -> BTreeSet<&'a str> {
+    text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|word| commands.contains(*word)).collect()
+}
+
+/// The one table row of `doc` whose first cell is `first`.
+fn row<'a>(doc: &'a str, first: &str) -> Result<&'a str> {
+    doc.lines()
+        .find(|line| line.starts_with(&format!("| {first} |")))
+        .ok_or_else(|| process(format!("no row {first:?}")))
+}
+
+#[test]
+fn readme_and_the_architecture_name_every_command_the_help_lists() -> Result {
+    let help = printed(&["--help"])?;
+    let (_, listing) =
+        help.split_once("Commands:\n").ok_or_else(|| process(format!("no commands: {help}")))?;
+    let listing: Vec<&str> = listing.lines().take_while(|line| !line.trim().is_empty()).collect();
+    let commands: BTreeSet<String> = listing
+        .iter()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(commands.len() >= 8, "{help}");
+
+    // Any other line of the help that names several commands names them all.
+    for line in help.lines().filter(|line| !listing.contains(line)) {
+        let named = commands_in(line, &commands);
+        assert!(
+            named.len() < 3 || named.len() == commands.len(),
+            "the help's line {line:?} names {named:?} of {commands:?}"
+        );
+    }
+
+    let readme = docs::read("README.md")?;
+    let parts = section(&readme, "## The parts")?;
+    let in_parts: BTreeSet<String> = parts
+        .lines()
+        .filter(|line| line.starts_with("| "))
+        .flat_map(backticked)
+        .filter_map(|code| code.strip_prefix("agentpact "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(in_parts, commands, "README's table of parts against `agentpact --help`");
+
+    // Bare lowercase words in backticks, but the binary's own name.
+    let is_command = |code: &&str| *code != "agentpact" && code.chars().all(|c| c.is_ascii_lowercase());
+    let layout: BTreeSet<String> =
+        backticked(row(&readme, "`cli/`")?).into_iter().filter(is_command).map(str::to_owned).collect();
+    assert_eq!(layout, commands, "README's layout row of cli/ against `agentpact --help`");
+    let architecture = docs::read("docs/architecture.md")?;
+    let cli: BTreeSet<String> = backticked(row(&architecture, "`agentpact` (cli)")?)
+        .into_iter()
+        .filter(is_command)
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(cli, commands, "docs/architecture.md's cli row against `agentpact --help`");
+
+    // What `agentpact dev` starts (cli/src/dev/mod.rs), said by its help and by README.
+    let dev = printed(&["dev", "--help"])?.to_lowercase();
+    let two_commands = section(&readme, "## The two commands")?.to_lowercase();
+    for part in ["anvil", "contracts", "demo pact", "postgres", "indexer", "api", "dashboard", "webhook"] {
+        assert!(dev.contains(part), "`agentpact dev --help` does not say it starts {part}: {dev}");
+        assert!(two_commands.contains(part), "README's `dev` paragraph does not say it starts {part}");
+    }
+    Ok(())
+}
+
+#[test]
+fn testing_md_has_a_row_for_every_test_file_and_names_no_other() -> Result {
+    let dir = docs::repository().join("tests/tests");
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .map_err(process)?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".rs"))
+        .collect();
+    let testing = docs::read("docs/testing.md")?;
+    let mut rows = Vec::new();
+    for line in testing.lines().filter(|line| line.starts_with("| `")) {
+        let first = line.split('|').nth(1).unwrap_or_default();
+        rows.extend(backticked(first).into_iter().filter(|name| name.ends_with(".rs")).map(str::to_owned));
+    }
+    let named: BTreeSet<String> = rows.iter().cloned().collect();
+    assert_eq!(named.len(), rows.len(), "docs/testing.md gives a file two rows: {rows:?}");
+    let missing: Vec<_> = files.difference(&named).collect();
+    let gone: Vec<_> = named.difference(&files).collect();
+    assert!(
+        missing.is_empty() && gone.is_empty(),
+        "docs/testing.md: add a row (file | what it proves) for {missing:?}; no such file in tests/tests: {gone:?}"
+    );
+    Ok(())
+}
+
+/// The `low..=high` range clap names when refusing `value` for push's `flag`.
+fn refused_range(flag: &str) -> Result<(u64, u64)> {
+    let output =
+        Command::new(binary()).args(["push", flag, "1000000"]).env_clear().output().map_err(process)?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let range = stderr
+        .split("is not in ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|range| range.split_once("..="))
+        .ok_or_else(|| process(format!("no range in {stderr}")))?;
+    let number = |s: &str| s.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().map_err(process);
+    Ok((number(range.0)?, number(range.1)?))
+}
+
+#[test]
+fn push_help_and_docs_state_the_bounds_push_enforces() -> Result {
+    let help = printed(&["push", "--help"])?;
+    let push_md = docs::read("docs/push.md")?;
+    for (flag, variable) in
+        [("--max-attempts", "WEBHOOK_MAX_ATTEMPTS"), ("--timeout-secs", "WEBHOOK_TIMEOUT_SECS")]
+    {
+        let (low, high) = refused_range(flag)?;
+        let bounds = format!("{low} to {high}");
+        // The flag's line, then its description up to the next flag.
+        let described: String = help
+            .lines()
+            .skip_while(|line| !line.trim_start().starts_with(flag))
+            .enumerate()
+            .take_while(|(n, line)| *n == 0 || !line.trim_start().starts_with('-'))
+            .map(|(_, line)| line)
+            .collect();
+        assert!(!described.is_empty(), "no {flag} in push --help: {help}");
+        assert!(described.contains(&bounds), "push --help on {flag} does not say {bounds}: {described}");
+        let documented = push_md
+            .split(&format!("`{variable}` ("))
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .ok_or_else(|| process(format!("docs/push.md does not name {variable}")))?;
+        assert!(documented.contains(&bounds), "docs/push.md on {variable}: ({documented}), not {bounds}");
+    }
+    Ok(())
+}
