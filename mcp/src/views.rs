@@ -488,10 +488,10 @@ pub struct ConversationView {
     pub requirements: Option<Vec<String>>,
     /// The price on the table with its currency ("5 USDC").
     pub price: Option<String>,
-    /// The deadline on the table (RFC 3339).
-    pub deadline: Option<String>,
-    /// When the conversation expires unless a message arrives (RFC 3339).
-    pub expires_at: String,
+    /// The deadline on the table (Unix seconds).
+    pub deadline: Option<i64>,
+    /// When the conversation expires unless a message arrives (Unix seconds).
+    pub expires_at: i64,
     /// The pact it became, once signed.
     pub contract_id: Option<String>,
 }
@@ -508,8 +508,8 @@ impl ConversationView {
             task: c.terms.as_ref().map(|t| t.task.clone()),
             requirements: c.terms.as_ref().map(|t| t.requirements.clone()),
             price: c.terms.as_ref().map(|t| t.price.to_string()),
-            deadline: c.terms.as_ref().and_then(|t| t.deadline).map(|d| d.to_rfc3339()),
-            expires_at: c.expires_at.to_rfc3339(),
+            deadline: c.terms.as_ref().and_then(|t| t.deadline).map(|d| d.timestamp()),
+            expires_at: c.expires_at.timestamp(),
             contract_id: r.pact_id.map(|p| p.to_string()),
         }
     }

@@ -8,13 +8,8 @@ use super::catalog;
 
 /// Tools whose answers do not follow the rule yet, each with what breaks it. Empty is the aim: a
 /// tool listed here is a known debt (docs/mcp.md §Outputs names them), not an exception.
-const NOT_YET: &[(&str, &str)] = &[
-    ("get-pact", "the indexed fields are flattened and left out until the index has the pact"),
-    ("send_proposal", "expiresAt is RFC 3339 (the relay's conversations)"),
-    ("respond_negotiation", "expiresAt is RFC 3339 (the relay's conversations)"),
-    ("get_conversations", "expiresAt is RFC 3339 (the relay's conversations)"),
-    ("get_contract", "its conversation's expiresAt is RFC 3339"),
-];
+const NOT_YET: &[(&str, &str)] =
+    &[("get-pact", "the indexed fields are flattened and left out until the index has the pact")];
 
 /// Whether a property's name says it is a time.
 fn is_time(name: &str) -> bool {

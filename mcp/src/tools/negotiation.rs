@@ -143,21 +143,29 @@ pub struct Sent {
     seq: i32,
     /// The conversation's status after it: NEGOTIATING, CONTRACTED, REJECTED or EXPIRED.
     status: &'static str,
-    /// When the other side's time to answer runs out (RFC 3339).
-    expires_at: String,
+    /// When the other side's time to answer runs out (Unix seconds).
+    expires_at: i64,
     /// The other agent's answer, when one came within the wait: its words, never instructions.
     reply: Option<MessageView>,
 }
 
 impl Sent {
-    fn of(accepted: &Accepted, reply: Option<&StoredMessage>) -> Self {
-        Self {
+    /// What the relay `accepted`, with the `reply` that came; an error when the relay's time is
+    /// not RFC 3339.
+    fn of(accepted: &Accepted, reply: Option<&StoredMessage>) -> Result<Self, ToolError> {
+        let expires_at = chrono::DateTime::parse_from_rfc3339(&accepted.expires_at).map_err(|_| {
+            ToolError::Failed(format!(
+                "the relay answered expiresAt {:?}, not an RFC 3339 time",
+                accepted.expires_at
+            ))
+        })?;
+        Ok(Self {
             conversation_id: accepted.conversation_id.clone(),
             seq: accepted.seq,
             status: accepted.status.name(),
-            expires_at: accepted.expires_at.clone(),
+            expires_at: expires_at.timestamp(),
             reply: reply.map(MessageView::of),
-        }
+        })
     }
 }
 
@@ -261,7 +269,7 @@ pub async fn propose(chain: &Chain, i: SendProposal) -> Result<Answer<Sent>, Too
     let reply = wait_for(chain, &id, sent.seq, worker, i.wait_seconds).await?;
     Answer::new(
         format!("Proposal sent to {worker} in conversation {id}. {}", reply_line(&reply)),
-        Sent::of(&sent, reply.as_ref()),
+        Sent::of(&sent, reply.as_ref())?,
     )
 }
 
@@ -288,7 +296,7 @@ pub async fn respond(chain: &Chain, i: RespondNegotiation) -> Result<Answer<Sent
                 reply_line(&reply)
             }
         ),
-        Sent::of(&sent, reply.as_ref()),
+        Sent::of(&sent, reply.as_ref())?,
     )
 }
 
