@@ -698,7 +698,7 @@ async fn the_dashboard_says_live_why_no_score_checksums_and_days() -> Result {
         let browser = Browser::start(1440, 1000).await?;
         browser.goto(&url).await?;
         drawn(&browser).await?;
-        browser.wait_for(&format!("the live badge on {url}"), badge, Duration::from_secs(5)).await?;
+        browser.wait_for(&format!("the live badge on {url}"), badge, Duration::from_secs(20)).await?;
         browser.close().await?;
     }
 
