@@ -140,8 +140,10 @@ impl Chain {
     /// The relay, or why negotiation is unavailable.
     pub fn relay(&self) -> Result<&RelayClient, ToolError> {
         self.relay.get().ok_or_else(|| {
-            ToolError::Failed(
-                "no negotiation relay is configured: start the server with --relay-url (HIRE_RELAY_URL)"
+            ToolError::NotConfigured(
+                "no negotiation relay is configured. Set HIRE_RELAY_URL (or --relay-url) to the base URL of \
+                 an `agentpact serve` on this chain (e.g. http://127.0.0.1:8080/: it serves the relay at \
+                 /hire) and restart `agentpact mcp`. Nothing was sent."
                     .into(),
             )
         })
@@ -155,7 +157,7 @@ impl Chain {
     /// Where webhook subscriptions go, or why the webhook tools are unavailable.
     pub fn webhooks(&self) -> Result<&Webhooks, ToolError> {
         self.webhooks.get().ok_or_else(|| {
-            ToolError::Failed("webhooks are not configured on this server: ask its operator".into())
+            ToolError::NotConfigured("webhooks are not configured on this server: ask its operator".into())
         })
     }
 

@@ -24,9 +24,10 @@ impl<T: Serialize> Answer<T> {
         Ok(Self { text: text.into(), data })
     }
 
-    /// The answer with its data written as JSON.
+    /// The answer with its data written as JSON, its addresses checksummed.
     pub fn into_json(self) -> Result<Answer, ToolError> {
         let data = serde_json::to_value(&self.data)
+            .map(crate::views::checksummed)
             .map_err(|e| ToolError::Failed(format!("the answer could not be written as JSON: {e}")))?;
         Ok(Answer { text: self.text, data })
     }
@@ -118,6 +119,10 @@ pub enum ToolError {
     /// The server's policy refuses the request (a webhook target, a cap); nothing was stored.
     #[error("Refused: {0}")]
     Refused(String),
+    /// The server lacks a setting the tool needs; the message names it and what to set it to.
+    /// Nothing was sent; retrying does not help until the operator sets it and restarts the server.
+    #[error("Not configured: {0}")]
+    NotConfigured(String),
     /// Something else failed (an unexpected RPC answer).
     #[error("{0}")]
     Failed(String),
@@ -206,6 +211,7 @@ impl ToolError {
             Self::Unconfirmed(_) => "NOT_CONFIRMED",
             Self::NotInRole { .. } => "FORBIDDEN",
             Self::Refused(_) => "REFUSED",
+            Self::NotConfigured(_) => "NOT_CONFIGURED",
             Self::Relay { code, .. } => code,
             Self::IndexCorrupt(_) => "INDEX_CORRUPT",
             Self::IndexUnavailable(_) | Self::Failed(_) => "INTERNAL",
@@ -245,8 +251,8 @@ pub struct Failure {
 #[serde(rename_all = "camelCase")]
 pub struct FailureBody {
     /// INVALID_INPUT, CONTRACT_REVERT, INSUFFICIENT_FUNDS, SPENDING_CAP, NOT_CONFIRMED,
-    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, REFUSED, INDEX_CORRUPT, INTERNAL, or a
-    /// relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
+    /// RPC_UNAVAILABLE, PENDING, TIMEOUT, CANCELLED, FORBIDDEN, REFUSED, NOT_CONFIGURED, INDEX_CORRUPT,
+    /// INTERNAL, or a relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
     pub code: &'static str,
     /// The sentence the text content says.
     pub message: String,

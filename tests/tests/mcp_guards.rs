@@ -8,12 +8,13 @@ use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
     chain::ether,
-    mcp::{TestAgent, test_limits},
+    mcp::{TestAgent, binary_env, dev_key, test_limits},
     pacts::Market,
     postgres::TestDatabase,
+    python::mcp_call,
     rpc_proxy::{Faults, FaultyRpc},
 };
-use alloy::{primitives::U256, providers::Provider, signers::local::PrivateKeySigner};
+use alloy::{hex, primitives::U256, providers::Provider, signers::local::PrivateKeySigner};
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
@@ -427,6 +428,25 @@ async fn the_spending_cap_missing_funds_a_dead_rpc_and_a_lost_receipt_each_say_s
         text.contains("is pending: not mined within 1 s") && text.contains("Do not send it again"),
         "{text}"
     );
+    Ok(())
+}
+
+/// `agentpact mcp` started without `HIRE_RELAY_URL`, as an agent's own client starts it (the
+/// official Python SDK): negotiating is refused as the server's configuration, naming the variable
+/// and what to set it to, not as an unexpected failure.
+#[tokio::test]
+async fn negotiating_without_a_relay_names_the_setting_to_make() -> Result {
+    let m = Market::open().await?;
+    let db = TestDatabase::create().await?;
+    let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
+    env.push(("PRIVATE_KEY", format!("0x{}", hex::encode(dev_key(&m.chain, 1)?.to_bytes()))));
+    let worker = dev_key(&m.chain, 2)?.address().to_string();
+    let proposal = json!({ "worker_id": worker, "task": "A logo", "budget": "0.01 ETH" });
+    let answer = mcp_call(env, "send_proposal", &proposal).await?;
+    let text = answer["text"].as_str().unwrap_or_default();
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert_eq!(answer["structured"]["error"]["code"], "NOT_CONFIGURED", "{answer}");
+    assert!(text.contains("HIRE_RELAY_URL") && text.contains("agentpact serve"), "{text}");
     Ok(())
 }
 
