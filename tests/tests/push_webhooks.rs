@@ -22,7 +22,6 @@ use agentpact_tests::{
     mcp::{binary_env, dev_key},
     pacts::Market,
     postgres::TestDatabase,
-    python::Sdk,
     webhooks::{Push, Received, Receiver, journal_keys, loopback, subscribe},
 };
 use alloy::primitives::Address;
@@ -418,17 +417,10 @@ fn reminder_closes(r: &Received) -> u64 {
     r.body["closesAt"].as_u64().unwrap_or_default()
 }
 
-/// Calls `tool` of the real `agentpact mcp` binary through the official Python SDK's `Client` in
-/// its default mode (tests/python/mcp_call.py), with `env`; returns what the SDK received:
-/// `isError`, `text` and `structured`.
+/// Calls `tool` of the real `agentpact mcp` binary with `env` through the official Python SDK's
+/// default client (the harness's `mcp_call`).
 async fn sdk_call(env: &[(&str, String)], tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
-    let binary = agentpact_tests::cli::binary().to_string_lossy().into_owned();
-    let limit = std::time::Duration::from_secs(120);
-    let printed = Sdk::Mcp
-        .run("mcp_call.py", &[&binary, tool, &args.to_string()], env.to_vec(), limit, "answer ")
-        .await?;
-    let line = printed.lines().find_map(|l| l.strip_prefix("answer ")).unwrap_or_default();
-    serde_json::from_str(line).map_err(|e| HarnessError::Process(format!("{tool}: {e}: {printed}")))
+    agentpact_tests::python::mcp_call(env.to_vec(), tool, &args).await
 }
 
 /// An agent asleep between jobs subscribes through its own MCP server (the official Python

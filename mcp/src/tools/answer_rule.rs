@@ -6,11 +6,6 @@ use serde_json::{Map, Value};
 
 use super::catalog;
 
-/// Tools whose answers do not follow the rule yet, each with what breaks it. Empty is the aim: a
-/// tool listed here is a known debt (docs/mcp.md §Outputs names them), not an exception.
-const NOT_YET: &[(&str, &str)] =
-    &[("get-pact", "the indexed fields are flattened and left out until the index has the pact")];
-
 /// Whether a property's name says it is a time.
 fn is_time(name: &str) -> bool {
     name.ends_with("At") || name.ends_with("Time")
@@ -78,7 +73,7 @@ fn integer_or_null(schema: &Map<String, Value>, defs: &Map<String, Value>) -> bo
 #[test]
 fn every_answer_gives_times_in_unix_seconds_and_empty_fields_as_null() {
     let mut found = Vec::new();
-    for tool in catalog().iter().filter(|t| NOT_YET.iter().all(|(name, _)| *name != t.name)) {
+    for tool in catalog().iter() {
         let defs = tool.output_schema.get("$defs").and_then(Value::as_object).cloned().unwrap_or_default();
         let mut breached = Vec::new();
         breaches(&tool.output_schema, &defs, "", &mut breached);
@@ -87,9 +82,6 @@ fn every_answer_gives_times_in_unix_seconds_and_empty_fields_as_null() {
         found.extend(breached.into_iter().map(|b| format!("{}{b}", tool.name)));
     }
     assert!(found.is_empty(), "answers breaking docs/mcp.md §Outputs:\n{}", found.join("\n"));
-    for (name, _) in NOT_YET {
-        assert!(super::find(name).is_some(), "{name} is listed as a debt but is no tool");
-    }
 }
 
 #[test]

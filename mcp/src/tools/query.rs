@@ -3,6 +3,8 @@
 
 use agentpact_contracts::{Initiator, PactStatus};
 use agentpact_read::{AgentRef, Pact, PactFilter, PactOrder, PageRequest};
+use std::sync::LazyLock;
+
 use alloy::{
     primitives::{Address, U256},
     providers::Provider,
@@ -89,18 +91,68 @@ fn pact_line(p: &Pact) -> String {
 pub struct PactReport {
     /// The pact's id.
     pact_id: String,
-    /// The pact as the index has it; absent when the index has not seen it yet.
+    /// The pact as the index has it; each of these fields null while the index has not seen it.
     #[serde(flatten)]
-    indexed: Option<PactDetails>,
-    /// The contract's view, given when the index lags.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    indexed: Indexed,
+    /// The contract's view, given when the index lags (null otherwise).
     on_chain: Option<OnChain>,
-    /// How many blocks the index is behind the chain, given with `onChain`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// How many blocks the index is behind the chain, given with `onChain` (null otherwise).
     index_lag_blocks: Option<u64>,
-    /// The latest offer to settle it, when one was made.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The latest offer to settle it, when one was made (null otherwise).
     settlement: Option<OfferView>,
+}
+
+/// A pact's indexed fields in `get-pact`'s answer, flattened into it: the pact as the index has
+/// it, or, while the index has not seen it, every one of those fields present as null (a field
+/// with nothing to say is null, never left out: docs/mcp.md §Outputs).
+#[derive(Debug)]
+struct Indexed(Option<PactDetails>);
+
+impl Indexed {
+    /// The names [`PactDetails`] answers under, read once from its own output schema.
+    fn names() -> &'static [String] {
+        static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+            let generator = schemars::generate::SchemaSettings::default().for_serialize().into_generator();
+            let schema = generator.into_root_schema_for::<PactDetails>();
+            let properties = schema.get("properties").and_then(serde_json::Value::as_object);
+            properties.map(|p| p.keys().cloned().collect()).unwrap_or_default()
+        });
+        &NAMES
+    }
+}
+
+impl Serialize for Indexed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match &self.0 {
+            Some(details) => details.serialize(serializer),
+            None => {
+                let names = Self::names();
+                let mut map = serializer.serialize_map(Some(names.len()))?;
+                for name in names {
+                    map.serialize_entry(name, &None::<()>)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl JsonSchema for Indexed {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IndexedPact".into()
+    }
+
+    /// [`PactDetails`]' schema with every property also allowed to be null.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = PactDetails::json_schema(generator);
+        let properties = schema.get_mut("properties").and_then(serde_json::Value::as_object_mut);
+        for property in properties.into_iter().flat_map(|p| p.values_mut()) {
+            let given = std::mem::take(property);
+            *property = serde_json::json!({ "anyOf": [given, { "type": "null" }] });
+        }
+        schema
+    }
 }
 
 /// An offer to settle a pact, as the index has it.
@@ -158,7 +210,7 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer<PactReport>, ToolEr
     let lag = chain.reader.indexer_status(chain.chain_id).await?.map_or(u64::MAX, |s| s.lag_blocks());
     let mut report = PactReport {
         pact_id: id.to_string(),
-        indexed: indexed.as_ref().map(PactDetails::of),
+        indexed: Indexed(indexed.as_ref().map(PactDetails::of)),
         on_chain: None,
         index_lag_blocks: None,
         settlement: None,
