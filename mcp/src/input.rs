@@ -2,9 +2,18 @@
 //! good value looks like. Amounts are base units (`U256`; wei for ETH) inside and decimal strings
 //! in their currency at the edge, read and written by the one money module
 //! (`agentpact_contracts::money`), as the relay and the dashboard read and write them.
+//!
+//! One rule for ids and amounts, in and out (docs/mcp.md §Input): an id ([`Id`]) is answered as
+//! a decimal string (a uint256 does not fit a JSON number) and taken as that string or a whole
+//! number; an amount ([`Amount`]) is answered as a decimal string and taken as one, or as the
+//! JSON number a field took before. So whatever one tool answers, another takes back as is.
+
+use std::borrow::Cow;
 
 use agentpact_contracts::{links, money};
 use alloy::primitives::{Address, B256, U256, keccak256};
+use rmcp::schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, de};
 
 /// A tool input that cannot be used; the message says what to send instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,13 +34,100 @@ pub fn units(field: &str, text: &str, decimals: u8, unit: &str) -> Result<U256, 
     money::parse(text, decimals, unit).map_err(|why| InvalidInput(format!("{field}: {why}")))
 }
 
-/// A JSON number (e.g. `10` or `0.05`) of a currency with `decimals` decimals (`unit` names it)
-/// as base units.
-pub fn number(field: &str, value: f64, decimals: u8, unit: &str) -> Result<U256, InvalidInput> {
-    if !value.is_finite() || value < 0.0 {
-        return Err(InvalidInput(format!("{field} must be a non-negative amount of {unit}, not {value}")));
+/// The one pattern a string id's schema declares: decimal digits.
+pub const DIGITS: &str = "^[0-9]+$";
+
+/// The most decimal digits a uint256 takes.
+const ID_DIGITS: u32 = 78;
+
+/// An id a tool takes (a pact's, a webhook subscription's, a settlement round): a whole number
+/// (`12`) or the decimal string tools answer (`"12"`), up to a uint256.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Id(pub U256);
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = Id;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "an id: a whole number such as 12, or its decimal digits as a string such as \"12\"",
+                )
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
+                Ok(Id(U256::from(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
+                let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+                U256::from_str_radix(v, 10)
+                    .ok()
+                    .filter(|_| digits)
+                    .map(Id)
+                    .ok_or_else(|| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
     }
-    units(field, &value.to_string(), decimals, unit)
+}
+
+impl JsonSchema for Id {
+    fn schema_name() -> Cow<'static, str> {
+        "Id".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": ["integer", "string"], "minimum": 0, "pattern": DIGITS, "maxLength": ID_DIGITS })
+    }
+}
+
+/// The longest amount an [`Amount`] takes, in characters.
+const AMOUNT_CHARS: u32 = 100;
+
+/// An amount a tool takes: a decimal string in its currency (`"10.5"`), as every tool answers
+/// amounts, or a JSON number (`10.5`) where a field took one before. Read by [`units`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Amount(String);
+
+impl Amount {
+    /// The amount as base units of a currency with `decimals` decimals (`unit` names it).
+    pub fn units(&self, field: &str, decimals: u8, unit: &str) -> Result<U256, InvalidInput> {
+        units(field, &self.0, decimals, unit)
+    }
+}
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            Text(String),
+            Number(f64),
+        }
+        match Given::deserialize(deserializer)? {
+            Given::Text(text) => Ok(Self(text)),
+            Given::Number(n) if n.is_finite() && n >= 0.0 => Ok(Self(n.to_string())),
+            Given::Number(n) => Err(de::Error::custom(format!("an amount must not be negative, not {n}"))),
+        }
+    }
+}
+
+impl JsonSchema for Amount {
+    fn schema_name() -> Cow<'static, str> {
+        "Amount".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": ["string", "number"], "minimum": 0, "minLength": 1, "maxLength": AMOUNT_CHARS })
+    }
 }
 
 /// Wei as ETH, written the one way: `550000000000000000` → `"0.55"`.
@@ -129,12 +225,15 @@ mod tests {
             let err = eth_amount("paymentEth", bad).expect_err(bad);
             assert!(err.0.contains("paymentEth"), "{err}");
         }
-        assert_eq!(number("max_price", 10.0, 18, "ETH"), Ok(U256::from(10u8) * U256::from(10u64.pow(18))));
-        assert_eq!(number("max_price", 0.05, 18, "ETH"), eth_amount("max_price", "0.05"));
-        assert_eq!(number("max_price", 10.0, 6, "USDC"), Ok(U256::from(10_000_000u64)));
-        for bad in [-1.0, f64::NAN, f64::INFINITY] {
-            assert!(number("max_price", bad, 6, "USDC").expect_err("bad").0.contains("max_price"));
-        }
+        let amount = |v: serde_json::Value| serde_json::from_value::<Amount>(v).expect("an amount");
+        assert_eq!(
+            amount(10.into()).units("max_price", 18, "ETH"),
+            Ok(U256::from(10u8) * U256::from(10u64.pow(18)))
+        );
+        assert_eq!(amount(0.05.into()).units("max_price", 18, "ETH"), eth_amount("max_price", "0.05"));
+        assert_eq!(amount("10".into()).units("max_price", 6, "USDC"), Ok(U256::from(10_000_000u64)));
+        assert!(serde_json::from_value::<Amount>((-1.0).into()).is_err());
+        assert!(amount("-1".into()).units("max_price", 6, "USDC").expect_err("bad").0.contains("max_price"));
     }
 
     #[test]
@@ -147,6 +246,27 @@ mod tests {
             let expected = money::parse(input, decimals, "TOKEN").map_err(|why| format!("amount: {why}"));
             assert_eq!(units("amount", input, decimals, "TOKEN").map_err(|e| e.0), expected, "{v}");
         }
+    }
+
+    #[test]
+    fn ids_are_taken_as_whole_numbers_or_their_decimal_strings() {
+        let id = |v: serde_json::Value| serde_json::from_value::<Id>(v).map(|id| id.0);
+        assert_eq!(id(12.into()).ok(), Some(U256::from(12u8)));
+        assert_eq!(id("12".into()).ok(), Some(U256::from(12u8)));
+        assert_eq!(id(U256::MAX.to_string().into()).ok(), Some(U256::MAX));
+        for bad in [
+            serde_json::json!(-1),
+            1.5.into(),
+            "".into(),
+            " 1".into(),
+            "+1".into(),
+            "0x1".into(),
+            "1e3".into(),
+        ] {
+            let err = id(bad.clone()).expect_err("not an id").to_string();
+            assert!(err.contains("an id: a whole number"), "{bad}: {err}");
+        }
+        assert!(id(format!("{}0", U256::MAX).into()).is_err(), "above a uint256");
     }
 
     #[test]

@@ -650,7 +650,7 @@ impl ServerHandler for PactServer {
             Some(body) => body,
             None => self.fixed_resource(&request.uri).await?,
         };
-        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&crate::views::checksummed(body)).unwrap_or_default();
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json"),
         ])

@@ -572,3 +572,22 @@ impl PactStep {
         Self { pact_id: id.to_string(), status: status.name(), tx_hash }
     }
 }
+
+/// `value` with every address in it written checksummed (EIP-55), as docs/mcp.md §Outputs
+/// promises: every string of 0x and 40 hex digits, at any depth. Applied once where an answer or
+/// a resource becomes JSON, so no field (alloy writes `Address` in lower case) can miss it.
+pub fn checksummed(value: Value) -> Value {
+    match value {
+        Value::String(text) => match text.parse::<Address>() {
+            Ok(address) if text.len() == 42 && text.starts_with("0x") => {
+                Value::String(address.to_checksum(None))
+            }
+            _ => Value::String(text),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(checksummed).collect()),
+        Value::Object(fields) => {
+            Value::Object(fields.into_iter().map(|(k, v)| (k, checksummed(v))).collect())
+        }
+        other => other,
+    }
+}

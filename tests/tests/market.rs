@@ -86,6 +86,32 @@ fn ids(reply: &Value) -> Vec<Address> {
     reply["agents"].as_array().into_iter().flatten().filter_map(|a| a["id"].as_str()?.parse().ok()).collect()
 }
 
+/// A seeker finds the oracles a pact must name: the registry's active ones, with their stake and
+/// capabilities, from the index; an oracle that deregistered is no longer offered.
+#[tokio::test]
+async fn a_seeker_finds_the_active_oracles_a_pact_needs() -> Result {
+    let s = Stage::open().await?;
+    let (kept, left) = (s.m.cast.oracles[0], s.m.cast.oracles[1]);
+    send(s.m.chain.registry.deregister().from(left)).await?;
+    s.synced().await?;
+    let seeker = s.agent(1, Role::Seeker).await?;
+    let found = |reply: &Value| -> Vec<Address> {
+        let oracles = reply["oracles"].as_array().into_iter().flatten();
+        oracles.filter_map(|o| o["address"].as_str()?.parse().ok()).collect()
+    };
+    let all = seeker.ok("search_oracles", json!({})).await?.data;
+    assert_eq!(found(&all), [kept], "{all}");
+    let stake = alloy::primitives::utils::format_ether(s.m.chain.options.min_oracle_stake);
+    assert_eq!(all["oracles"][0]["stakeEth"], stake.trim_end_matches('0').trim_end_matches('.'), "{all}");
+    assert_eq!(all["oracles"][0]["capabilities"], json!(["code-review", "testing"]), "{all}");
+    assert_eq!(all["oracles"][0]["asOracle"]["pacts"], 0, "{all}");
+    let testing = seeker.ok("search_oracles", json!({ "capability": "testing" })).await?.data;
+    assert_eq!(found(&testing), [kept], "{testing}");
+    let none = seeker.ok("search_oracles", json!({ "capability": "logo-design" })).await?.data;
+    assert!(found(&none).is_empty(), "{none}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn find_me_a_logo_designer_under_10() -> Result {
     let s = Stage::open().await?;
@@ -334,7 +360,7 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     }
     for pact in &pacts {
         let reply = buyer.ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast", "clear"], "comment": "ipfs://review" })).await?;
-        assert_eq!(reply.data["ratee"], json!(s.m.cast.seller));
+        assert_eq!(reply.data["ratee"], json!(s.m.cast.seller.to_checksum(None)));
     }
     let (code, text) = buyer.refused("submit_feedback", rate(pacts[0], 1)).await?;
     assert!(code == "CONTRACT_REVERT" && text.contains("AlreadyRated"), "{text}");

@@ -105,7 +105,7 @@ async fn the_python_sdks_client_connects_in_every_mode_over_stdio_and_http() -> 
             [("auto", "2026-07-28"), ("2026-07-28", "2026-07-28"), ("legacy", "2025-11-25")]
         {
             let printed = s.python_connect(mode, transport, target).await?;
-            let expected = format!("connected {version}: 37 tools; 0 pacts have been created");
+            let expected = format!("connected {version}: 38 tools; 0 pacts have been created");
             assert!(printed.contains(&expected), "{mode} over {transport}: {printed}");
         }
     }
@@ -304,7 +304,7 @@ async fn the_inspector_cli_lists_tools_resources_templates_and_prompts() -> Resu
     }
     assert_eq!(
         listed,
-        [("tools/list", 37), ("resources/list", 7), ("resources/templates/list", 3), ("prompts/list", 4)],
+        [("tools/list", 38), ("resources/list", 7), ("resources/templates/list", 3), ("prompts/list", 4)],
         "what the inspector saw"
     );
 

@@ -55,9 +55,10 @@ impl Stage {
         }))
     }
 
-    /// The seller starts and submits; both oracles score; a stranger finalizes.
+    /// The seller starts and submits; both oracles score; a stranger finalizes. `id` is passed
+    /// as create-pact answered it: a decimal string.
     async fn deliver_and_verify(&self, id: &str, scores: [u8; 2]) -> Result<Reply> {
-        let pact = json!({ "pactId": id.parse::<u64>().unwrap_or_default() });
+        let pact = json!({ "pactId": id });
         self.seller.ok("start-work", pact.clone()).await?;
         let submitted = self
             .seller
@@ -106,6 +107,20 @@ fn hex(byte: u8) -> String {
 
 fn id_of(reply: &Reply) -> String {
     reply.data["pactId"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Every string of 0x and 40 hex digits in `value`, at any depth: the addresses an answer carries.
+fn addresses_in(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::String(s)
+            if s.len() == 42 && s.starts_with("0x") && s[2..].bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            found.push(s.clone());
+        }
+        Value::Array(items) => items.iter().for_each(|v| addresses_in(v, found)),
+        Value::Object(fields) => fields.values().for_each(|v| addresses_in(v, found)),
+        _ => {}
+    }
 }
 
 fn finney(n: u64) -> U256 {
@@ -342,7 +357,7 @@ async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() 
     let config = s.buyer.resource("pact://config").await?;
     assert_eq!(
         config["currencies"][1],
-        json!({ "symbol": "USDC", "address": usdc, "decimals": 6 }),
+        json!({ "symbol": "USDC", "address": usdc.to_checksum(None), "decimals": 6 }),
         "{config}"
     );
     let created = s.buyer.ok("create-pact", terms.clone()).await?;
@@ -405,5 +420,68 @@ async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() 
     let (_, text) = s.buyer.refused("create-pact", terms).await?;
     assert!(text.contains("0.0000001 has 7 decimal places; USDC has 6: round the amount"), "{text}");
     assert_eq!(s.m.chain.pact.pactCount().call().await?, U256::from(1u8));
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_id_and_amount_a_tool_answers_is_taken_back_as_answered_and_every_address_is_checksummed()
+-> Result {
+    let s = Stage::open().await?;
+    let mut answers: Vec<Value> = Vec::new();
+    // A pact settled by an offer: its id and the offer's round passed back exactly as answered.
+    let created = s.buyer.ok("create-pact", s.terms("buyer", "0.5").await?).await?;
+    let id = created.data["pactId"].clone();
+    assert_eq!(id, json!("0"), "ids are answered as decimal strings: {}", created.data);
+    let payment = created.data["payment"].clone();
+    assert_eq!(payment, json!("0.5"), "amounts are answered as decimal strings: {}", created.data);
+    answers.push(created.data);
+    answers.push(s.seller.ok("accept-pact", json!({ "pactId": id })).await?.data);
+    let offered = s.seller.ok("propose-settlement", json!({ "pactId": id, "sellerShare": 7000 })).await?;
+    let round = offered.data["round"].clone();
+    answers.push(offered.data);
+    answers.push(s.buyer.ok("get-pact", json!({ "pactId": id })).await?.data);
+    let settled =
+        s.buyer.ok("accept-settlement", json!({ "pactId": id, "sellerShare": 7000, "round": round })).await?;
+    answers.push(settled.data);
+    // A pact delivered, verified and approved: the id as create-pact answered it, every step.
+    let created = s.buyer.ok("create-pact", s.terms("buyer", "0.5").await?).await?;
+    let id = created.data["pactId"].clone();
+    answers.push(created.data);
+    answers.push(s.seller.ok("accept-pact", json!({ "pactId": id })).await?.data);
+    answers.push(s.deliver_and_verify(id.as_str().unwrap_or_default(), [85, 90]).await?.data);
+    let oracle = s.m.cast.oracles[0].to_string();
+    answers.push(s.buyer.ok("get-verification", json!({ "pactId": id, "oracle": oracle })).await?.data);
+    answers.push(s.buyer.ok("approve-work", json!({ "pactId": id })).await?.data);
+    let pact = s.buyer.ok("get-pact", json!({ "pactId": id })).await?;
+    assert_eq!(pact.data["pactId"], id, "{}", pact.data);
+    answers.push(pact.data);
+    answers.push(s.buyer.ok("list-pacts", json!({})).await?.data);
+    // The same ids as whole numbers, as before, and an amount answered taken back as max_price.
+    answers.push(s.buyer.ok("get-pact", json!({ "pactId": 1 })).await?.data);
+    let found =
+        s.buyer.ok("search_agents", json!({ "capability": "logo-design", "max_price": payment })).await?;
+    answers.push(found.data);
+    answers.push(
+        s.buyer.ok("search_agents", json!({ "capability": "logo-design", "max_price": 0.5 })).await?.data,
+    );
+    answers.push(s.buyer.ok("get-reputation", json!({})).await?.data);
+    answers.push(s.buyer.ok("get-my-address", json!({})).await?.data);
+    answers.push(s.buyer.resource("pact://config").await?);
+    answers.push(s.buyer.resource("pact://pacts/1").await?);
+    for (bad, names) in
+        [(json!("1e3"), "pactId must be a whole number"), (json!(-1), "pactId must be at least 0")]
+    {
+        let (code, text) = s.buyer.refused("get-pact", json!({ "pactId": bad })).await?;
+        assert_eq!(code, "INVALID_INPUT", "{text}");
+        assert!(text.contains(names), "{bad}: {text}");
+    }
+    // Every address of every answer in its EIP-55 form.
+    let mut found = Vec::new();
+    answers.iter().for_each(|a| addresses_in(a, &mut found));
+    assert!(found.len() > 20, "the flow's answers carry addresses: {found:?}");
+    for text in found {
+        let checksummed = text.parse::<Address>().map(|a| a.to_checksum(None)).unwrap_or_default();
+        assert_eq!(text, checksummed, "an address answered is checksummed (EIP-55)");
+    }
     Ok(())
 }

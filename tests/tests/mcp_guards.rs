@@ -205,7 +205,7 @@ async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
         }
     };
     let (_, full) = listed(Role::Full).await?;
-    assert_eq!(full.len(), 37, "{full:?}");
+    assert_eq!(full.len(), 38, "{full:?}");
     let (worker, tools) = listed(Role::Worker).await?;
     assert!(
         tools.contains(&"submit-work".to_owned()) && !tools.contains(&"approve-work".to_owned()),

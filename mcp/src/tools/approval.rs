@@ -48,7 +48,7 @@ pub struct Rejected {
 }
 
 pub async fn approve(chain: &Chain, i: PactId) -> Result<Answer<Approved>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let done = complete(chain, chain.pact.approveWork(id), id).await?;
     done.answer(format!(
         "Pact #{id} approved. {} released to seller, {} stake returned to you (credited: use withdraw to collect).",
@@ -58,7 +58,7 @@ pub async fn approve(chain: &Chain, i: PactId) -> Result<Answer<Approved>, ToolE
 }
 
 pub async fn auto_approve(chain: &Chain, i: PactId) -> Result<Answer<Approved>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let done = complete(chain, chain.pact.autoApprove(id), id).await?;
     done.answer(format!(
         "Review period expired. Pact #{id} auto-approved. Payment released to seller ({}; {} stake back to the buyer).",
@@ -104,7 +104,7 @@ async fn complete<D: CallDecoder>(
 }
 
 pub async fn reject(chain: &Chain, i: PactId) -> Result<Answer<Rejected>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let mined = chain.write(chain.pact.rejectWork(id), U256::ZERO).await?;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     Answer::new(

@@ -21,9 +21,9 @@ pub struct SearchAgents {
     /// Capability to search for (e.g. logo-design).
     #[schemars(length(min = 1, max = MAX_NAME))]
     capability: String,
-    /// Maximum price, in `currency` (USDC unless said), e.g. 10 for 10 USDC.
-    #[schemars(range(min = 0))]
-    max_price: Option<f64>,
+    /// Maximum price, in `currency` (USDC unless said), as prices are answered: e.g. "10" (or
+    /// the number 10) for 10 USDC.
+    max_price: Option<input::Amount>,
     /// The currency prices are in and compared in: "USDC" (the default where the escrow takes
     /// it, else "ETH"), "ETH", or a token address. Only agents pricing the capability in it match.
     #[schemars(length(max = CURRENCY_CHARS))]
@@ -91,10 +91,8 @@ pub struct Erc8004Match {
 pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, ToolError> {
     agentpact_read::agents::check_capability(&i.capability)?;
     let currency = chain.market_currency("currency", i.currency.as_deref()).await?;
-    let max_price = i
-        .max_price
-        .map(|p| input::number("max_price", p, currency.decimals, &currency.symbol))
-        .transpose()?;
+    let max_price =
+        i.max_price.map(|p| p.units("max_price", currency.decimals, &currency.symbol)).transpose()?;
     let search = AgentSearch {
         capability: Some(i.capability.clone()),
         currency: Some(currency.address),

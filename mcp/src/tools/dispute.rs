@@ -23,7 +23,7 @@ use crate::{
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RaiseDispute {
     /// The pact ID.
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// Arbitrator address: must be the one the pact names.
     #[schemars(length(max = ADDRESS_CHARS))]
     arbitrator: String,
@@ -34,7 +34,7 @@ pub struct RaiseDispute {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResolveDispute {
     /// The pact ID.
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// true = seller wins (COMPLETED, seller gets payment and both stakes), false = buyer wins (REFUNDED).
     seller_wins: Option<bool>,
     /// Instead of a winner, the seller's share of the pot (payment and both stakes) in basis
@@ -70,7 +70,7 @@ pub struct Resolved {
 }
 
 pub async fn raise(chain: &Chain, i: RaiseDispute) -> Result<Answer<Raised>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let arbitrator = input::address("arbitrator", &i.arbitrator)?;
     let mined = chain.write(chain.pact.raiseDispute(id, arbitrator), U256::ZERO).await?;
     Answer::new(
@@ -83,7 +83,7 @@ pub async fn raise(chain: &Chain, i: RaiseDispute) -> Result<Answer<Raised>, Too
 }
 
 pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let share = match (i.seller_wins, i.seller_share) {
         (Some(true), None) => FULL_SHARE,
         (Some(false), None) => 0,

@@ -12,6 +12,7 @@ mod feedback;
 mod funds;
 pub(crate) mod negotiation;
 mod oracle;
+mod oracles_search;
 mod pact;
 pub(crate) mod query;
 mod registration;
@@ -145,7 +146,7 @@ const EVERYONE: &[Role] = &[Role::Seeker, Role::Worker, Role::Oracle, Role::Arbi
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PactId {
     /// The pact ID.
-    pub pact_id: u64,
+    pub pact_id: crate::input::Id,
 }
 
 /// The input of tools that take nothing.
@@ -423,6 +424,14 @@ fn build_catalog() -> Vec<Tool> {
             &[Role::Seeker],
             discovery::search,
             "Search for agents by capability, best reputation first, then cheapest. Prices and max_price are in USDC unless currency names another the escrow takes (\"ETH\"). Each match says its grounded ERC-8004 score and agent id when it has one; erc8004Only lists agents registered only in ERC-8004 with that skill (unpriced)."
+        ),
+        tool!(
+            "search_oracles",
+            oracles_search::SearchOracles => oracles_search::OraclesFound,
+            Effect::Reads,
+            &[Role::Seeker, Role::Worker],
+            oracles_search::search,
+            "Find the registry's active oracles (optionally those verifying a capability), largest stake first, each with its stake, capabilities and record as oracle: every pact names 1-10 of them and an arbitrator."
         ),
         tool!(
             "get_agent",

@@ -421,10 +421,8 @@ async fn accept_signed(chain: &Chain, record: &ConversationRecord) -> Result<Ans
             c.id
         ))
     })?;
-    let pact_id = u64::try_from(pact_id)
-        .map_err(|_| ToolError::Failed(format!("pact #{pact_id} is beyond the ids this server takes")))?;
     let (agreement, currency) = agreed(chain, c).await?;
-    let accepted = super::pact::accept(chain, super::PactId { pact_id }).await?;
+    let accepted = super::pact::accept(chain, super::PactId { pact_id: input::Id(pact_id) }).await?;
     let super::pact::Accepted { step, role, deposited, .. } = accepted.data;
     Answer::new(
         format!("Contract signed. {}", accepted.text),

@@ -38,7 +38,7 @@ pub struct RegisterOracle {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubmitVerification {
     /// The pact ID.
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// Score 0-100.
     #[schemars(range(max = 100))]
     score: u8,
@@ -129,7 +129,7 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleR
 }
 
 pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer<Scored>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let proof = input::hash("proof", &i.proof)?;
     let mined = chain.write(chain.pact.submitVerification(id, i.score, proof), U256::ZERO).await?;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
@@ -152,7 +152,7 @@ pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer<Score
 }
 
 pub async fn finalize(chain: &Chain, i: PactId) -> Result<Answer<Finalized>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let mined = chain.write(chain.pact.finalizeVerification(id), U256::ZERO).await?;
     let done = receipt::events::<AgentPact::VerificationFinalized>(&mined.receipt);
     let (score, passed) = done.first().map_or((0, false), |e| (e.score, e.passed));

@@ -208,7 +208,7 @@ pub struct Accepted {
 }
 
 pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
     let initiator = Initiator::try_from(pact.initiator).map_err(|e| ToolError::Failed(e.to_string()))?;
     let stake = rules::stake(pact.payment);
@@ -260,7 +260,7 @@ pub struct TimedOut {
 }
 
 pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer<TimedOut>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let mined = chain.write(chain.pact.claimTimeout(id), U256::ZERO).await?;
     let from = receipt::events::<AgentPact::TimeoutClaimed>(&mined.receipt)
         .first()

@@ -26,7 +26,7 @@ use crate::{
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GetVerification {
     /// The pact ID.
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// Oracle address.
     #[schemars(length(max = ADDRESS_CHARS))]
     oracle: String,
@@ -205,7 +205,7 @@ pub struct OnChain {
 }
 
 pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer<PactReport>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let indexed = chain.reader.pact(chain.chain_id, id).await?;
     let lag = chain.reader.indexer_status(chain.chain_id).await?.map_or(u64::MAX, |s| s.lag_blocks());
     let mut report = PactReport {
@@ -290,7 +290,7 @@ pub async fn verification(
     chain: &Chain,
     i: GetVerification,
 ) -> Result<Answer<VerificationReport>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let oracle = input::address("oracle", &i.oracle)?;
     let found = chain.reader.verifications(chain.chain_id, Some(id), Some(oracle), 1).await?;
     let text = match found.first() {

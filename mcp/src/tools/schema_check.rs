@@ -3,12 +3,15 @@
 //! The subset of JSON Schema that schemars writes for our input types: `type` (one or a list),
 //! `properties`, `required`, `additionalProperties`, `minimum`/`maximum` (and their exclusive
 //! forms), the integer `format`s (`uint8` … `uint64`, `int8` … `int64`: the type's range),
-//! `minLength`/`maxLength` (in characters), `minItems`/`maxItems`, `items`, `enum`, `const`,
+//! `minLength`/`maxLength` (in characters), `pattern` (only [`input::DIGITS`], the one our id
+//! schemas declare: decimal digits), `minItems`/`maxItems`, `items`, `enum`, `const`,
 //! `$ref` into the root's `$defs`, `anyOf`/`oneOf`/`allOf`. The first problem comes back as a
 //! sentence naming the field by its path (`capabilities[2].name`), quoting at most 40 characters of
 //! what was sent.
 
 use serde_json::{Map, Number, Value};
+
+use crate::input;
 
 /// Checks `value` against `schema`, a root schema whose `$ref`s point into its own `$defs`.
 pub fn check(schema: &Map<String, Value>, value: &Value) -> Result<(), String> {
@@ -312,7 +315,18 @@ fn string(schema: &Map<String, Value>, s: &str, path: &str) -> Result<(), String
             format!("{} is too short: {chars} characters, at least {lo}", named(path))
         });
     }
-    Ok(())
+    match schema.get("pattern").and_then(Value::as_str) {
+        None => Ok(()),
+        Some(input::DIGITS) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
+        Some(input::DIGITS) => Err(format!(
+            "{} must be a whole number, as digits (\"12\") or a number (12), not {}",
+            named(path),
+            shown(&Value::from(s))
+        )),
+        Some(other) => {
+            Err(format!("{}: the tool's schema has pattern {other:?}, which is not read", named(path)))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use agentpact_read::Currency;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProposeSettlement {
     /// The pact ID (FUNDED, IN_PROGRESS, PENDING_VERIFY or DISPUTED).
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// The seller's share of the payment in basis points, 0-10000 (7000 = 70%); the buyer gets the
     /// rest and each side its stake back.
     #[schemars(range(max = FULL_SHARE))]
@@ -38,13 +38,13 @@ pub struct ProposeSettlement {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AcceptSettlement {
     /// The pact ID.
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// The seller's share you agree to, in basis points (as the offer says: get-pact or the
     /// offer's notification); an offer that says anything else is refused, nothing sent.
     #[schemars(range(max = FULL_SHARE))]
     seller_share: u16,
     /// The offer's round, to accept only that offer (default: the one standing now).
-    round: Option<u32>,
+    round: Option<crate::input::Id>,
 }
 
 /// What `propose-settlement` answers.
@@ -182,7 +182,7 @@ impl Party {
 }
 
 pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Proposed>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let party = Party::of(chain, id).await?;
     party.confirm(chain, i.seller_share, &format!("offer to settle pact #{id}")).await?;
     let mined = chain
@@ -221,7 +221,7 @@ pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Propo
 }
 
 pub async fn withdraw(chain: &Chain, i: PactId) -> Result<Answer<Withdrawn>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let mined = chain.write(chain.pact.withdrawSettlement(id), U256::ZERO).await?;
     let round =
         receipt::events::<AgentPact::SettlementWithdrawn>(&mined.receipt).first().map_or(0, |e| e.round);
@@ -235,7 +235,7 @@ pub async fn withdraw(chain: &Chain, i: PactId) -> Result<Answer<Withdrawn>, Too
 }
 
 pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let party = Party::of(chain, id).await?;
     let offer = chain.pact.getSettlement(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     if offer.by.is_zero() {
@@ -249,8 +249,8 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
             offer.round
         )));
     }
-    let round = i.round.unwrap_or(offer.round);
-    if round != offer.round || i.seller_share != offer.sellerShare {
+    let round = i.round.map_or(U256::from(offer.round), |r| r.0);
+    if round != U256::from(offer.round) || i.seller_share != offer.sellerShare {
         return Err(ToolError::Invalid(format!(
             "the offer standing on pact #{id} is round {} with {} to the seller, not round {round} with {}: read it (get-pact) and accept what it says, or propose your own",
             offer.round,
@@ -259,7 +259,7 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
         )));
     }
     party.confirm(chain, i.seller_share, &format!("accept the offer to settle pact #{id}")).await?;
-    let mined = chain.write(chain.pact.acceptSettlement(id, round, i.seller_share), U256::ZERO).await?;
+    let mined = chain.write(chain.pact.acceptSettlement(id, offer.round, i.seller_share), U256::ZERO).await?;
     let credits = Credits::of(&mined, &party.pact);
     let divided = Divided::new(id, i.seller_share, &mined, &credits, &party.currency);
     Answer::new(

@@ -37,7 +37,7 @@ pub struct SubscribeWebhook {
     party: Option<String>,
     /// Only these pacts.
     #[schemars(length(max = MAX_LISTED))]
-    pact_ids: Option<Vec<u64>>,
+    pact_ids: Option<Vec<input::Id>>,
     /// Only these events (e.g. ["WorkSubmitted", "DisputeRaised"]). Default: every event.
     #[schemars(length(max = MAX_LISTED))]
     kinds: Option<Vec<EventKind>>,
@@ -91,15 +91,15 @@ pub struct ListWebhooks {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CancelWebhook {
     /// The subscription's id (list_webhooks shows them).
-    subscription_id: i64,
+    subscription_id: input::Id,
 }
 
 /// A subscription, as its owner sees it: never its secret, nor its URL's query or fragment.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookView {
-    /// Its id: cancel_webhook names it.
-    subscription_id: i64,
+    /// Its id (decimal): cancel_webhook names it.
+    subscription_id: String,
     /// Where it POSTs (without query string or fragment).
     url: String,
     /// "instant" or "finalized".
@@ -121,7 +121,7 @@ pub struct WebhookView {
 impl From<Subscription> for WebhookView {
     fn from(s: Subscription) -> Self {
         Self {
-            subscription_id: s.id,
+            subscription_id: s.id.to_string(),
             url: s.url,
             mode: s.mode.name(),
             hmac: s.hmac,
@@ -194,13 +194,13 @@ impl From<DeadLetter> for DeadLetterView {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cancelled {
-    /// The subscription cancelled.
-    subscription_id: i64,
+    /// The subscription cancelled (decimal).
+    subscription_id: String,
 }
 
 pub async fn subscribe(chain: &Chain, input: SubscribeWebhook) -> Result<Answer<Subscribed>, ToolError> {
     let webhooks = chain.webhooks()?;
-    let pacts: Vec<U256> = input.pact_ids.unwrap_or_default().into_iter().map(U256::from).collect();
+    let pacts: Vec<U256> = input.pact_ids.unwrap_or_default().into_iter().map(|id| id.0).collect();
     let party = match input.party.as_deref() {
         Some("me") => Some(chain.me),
         Some(text) => Some(input::address("party", text)?),
@@ -280,7 +280,12 @@ pub async fn list(chain: &Chain, input: ListWebhooks) -> Result<Answer<Webhooks>
 
 pub async fn cancel(chain: &Chain, input: CancelWebhook) -> Result<Answer<Cancelled>, ToolError> {
     let webhooks = chain.webhooks()?;
-    let id = input.subscription_id;
+    let id = i64::try_from(input.subscription_id.0).map_err(|_| {
+        ToolError::Invalid(format!(
+            "subscriptionId {} is no subscription of this wallet; list_webhooks shows them",
+            input.subscription_id.0
+        ))
+    })?;
     let issued_at = subscription::now_unix();
     let signature =
         chain.sign_text(&subscription::cancellation_text(chain.chain_id, chain.me, id, issued_at))?;
@@ -288,6 +293,6 @@ pub async fn cancel(chain: &Chain, input: CancelWebhook) -> Result<Answer<Cancel
         .await?;
     Answer::new(
         format!("Cancelled webhook #{id}: nothing more is matched for it, and what was pending is not sent."),
-        Cancelled { subscription_id: id },
+        Cancelled { subscription_id: id.to_string() },
     )
 }

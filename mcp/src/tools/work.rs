@@ -19,7 +19,7 @@ use crate::{
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubmitWork {
     /// The pact ID.
-    pact_id: u64,
+    pact_id: crate::input::Id,
     /// Hash of the work deliverable: 0x and 64 hex digits (bytes32), not zero.
     #[schemars(length(max = HASH_CHARS))]
     proof_hash: String,
@@ -38,7 +38,7 @@ pub struct Submitted {
 }
 
 pub async fn start(chain: &Chain, i: PactId) -> Result<Answer<PactStep>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let mined = chain.write(chain.pact.startWork(id), U256::ZERO).await?;
     Answer::new(
         format!(
@@ -50,7 +50,7 @@ pub async fn start(chain: &Chain, i: PactId) -> Result<Answer<PactStep>, ToolErr
 }
 
 pub async fn submit(chain: &Chain, i: SubmitWork) -> Result<Answer<Submitted>, ToolError> {
-    let id = U256::from(i.pact_id);
+    let id = i.pact_id.0;
     let proof = input::hash("proofHash", &i.proof_hash)?;
     let mined = chain.write(chain.pact.submitWork(id, proof), U256::ZERO).await?;
     Answer::new(
