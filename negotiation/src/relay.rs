@@ -211,6 +211,14 @@ impl Relay {
             }
             Err(other) => return Err(other.into()),
         };
+        // A reject leaves an agreement only while no pact carries it: a pact the seeker made (and
+        // the index has) but did not link yet wins over a worker's reject that raced it.
+        if let Some(c) =
+            current.as_ref().filter(|c| c.status == Status::Contracted && next.status == Status::Declined)
+            && let Some(pact_id) = self.pact_carrying(&mut tx, c).await?
+        {
+            return Err(AgreementError::AlreadyLinked { id: c.id.clone(), pact_id }.into());
+        }
         // Who may be hired: an opening message goes to an agent listed in the market. The opener
         // needs no listing (a buyer hires without selling anything); after the opening, the
         // machine lets only the two parties write, each to the other.
@@ -259,6 +267,27 @@ impl Relay {
         let terms = c.terms.as_ref().ok_or_else(|| AgreementError::NoTerms { id: c.id.clone() })?;
         let (currency, decimals) = self.currency_of(conn, &terms.price).await?;
         Ok(Agreement::reached(self.chain_id, c, currency, decimals)?)
+    }
+
+    /// The oldest indexed pact that carries contracted conversation `c`'s agreement, linked or
+    /// not. An agreement no pact can carry (its currency is gone) has none.
+    async fn pact_carrying(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        c: &Conversation,
+    ) -> Result<Option<U256>, RelayError> {
+        let agreement = match self.agreement_in(conn, c).await {
+            Ok(agreement) => agreement,
+            Err(RelayError::Store(e)) => return Err(RelayError::Store(e)),
+            Err(_) => return Ok(None),
+        };
+        for pact_id in store::pacts_with_spec(conn, self.chain_id, c.seeker, agreement.spec_hash).await? {
+            let pact = store::indexed_pact(conn, self.chain_id, pact_id).await?;
+            if pact.is_some_and(|p| carries_agreement(&p, c, &agreement)) {
+                return Ok(Some(pact_id));
+            }
+        }
+        Ok(None)
     }
 
     /// Records that pact `pact_id` carries the agreed terms of conversation `id`: the pact (as

@@ -480,6 +480,25 @@ pub(crate) struct IndexedPact {
     pub deadline: i64,
 }
 
+/// The ids of the pacts `creator` made with spec hash `spec_hash`, as indexed, oldest first.
+pub(crate) async fn pacts_with_spec(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    creator: Address,
+    spec_hash: B256,
+) -> Result<Vec<U256>, StoreError> {
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT pact_id::text FROM pacts WHERE chain_id = $1 AND spec_hash = $2 AND creator = $3 ORDER BY pact_id",
+    )
+    .bind(i64_of(chain_id))
+    .bind(spec_hash.as_slice())
+    .bind(creator.as_slice())
+    .fetch_all(&mut *conn)
+    .await?;
+    let cells = Cells { table: "pacts", key: format!("chain {chain_id} spec {spec_hash}") };
+    ids.iter().map(|id| Ok(cells.u256("pact_id", id)?)).collect()
+}
+
 /// Pact `pact_id` as indexed, if it is.
 pub(crate) async fn indexed_pact(
     conn: &mut PgConnection,

@@ -562,6 +562,35 @@ async fn every_agreement_can_become_a_pact_or_be_left_by_either_side() -> Result
     // The worker, waiting for a pact that cannot come, walks away too.
     let (_, answer) = s.post(&say(&worker, MessageType::Reject, "c2", "01:04", json!({}))?).await?;
     assert_eq!(status(&answer), "DECLINED", "{answer}");
+
+    // A worker's reject that races the seeker's pact loses: once the index has a pact carrying
+    // the agreement (made, not linked yet), the conversation is that pact's.
+    let proposal = json!({ "task": "logo", "budget": "5 ETH", "deadline": deadline });
+    s.post(&say(&seeker, MessageType::Proposal, "c3", "02:00", proposal)?).await?;
+    let accept = json!({ "accepted_terms": { "price": "5 ETH", "deadline": deadline } });
+    let (_, answer) = s.post(&say(&worker, MessageType::Accept, "c3", "02:01", accept)?).await?;
+    assert_eq!(status(&answer), "CONTRACTED", "{answer}");
+    let chain_id = s.m.chain.anvil.chain_id();
+    let record = Store::new(s.db.pool().clone())
+        .conversation(chain_id, "c3")
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let agreed = record
+        .and_then(|r| Agreement::reached(chain_id, &r.conversation, Address::ZERO, 18).ok())
+        .ok_or_else(|| HarnessError::Process("c3 has no agreement".into()))?;
+    let mut terms = s.m.terms_in(Address::ZERO, Initiator::Buyer, agreed.payment).await?;
+    (terms.specHash, terms.deadline, terms.counterparty) = (agreed.spec_hash, agreed.deadline, w);
+    let (pact_id, _) = s.m.create(terms).await?;
+    s.synced().await?;
+    let (code_of, answer) = s.post(&say(&worker, MessageType::Reject, "c3", "02:02", json!({}))?).await?;
+    assert_eq!((code_of, code(&answer)), (409, "ILLEGAL_TRANSITION"), "{answer}");
+    assert!(
+        answer["error"]["message"].as_str().is_some_and(|m| m.contains(&format!("already pact #{pact_id}"))),
+        "{answer}"
+    );
+    let link = json!({ "conversationId": "c3", "pactId": pact_id.to_string() });
+    let (code_of, answer) = s.post_to("hire/contracts", &link).await?;
+    assert_eq!(code_of, 201, "the seeker's pact is linked after all: {answer}");
     Ok(())
 }
 
