@@ -68,6 +68,7 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
             bail!("--tokens names {token}, which has no contract on chain {chain_id}: check the address");
         }
     }
+    let allowed = args.tokens.clone();
     let options = DeployOptions {
         min_oracle_stake,
         oracle_cooldown_secs: args.oracle_cooldown_secs,
@@ -79,15 +80,58 @@ pub async fn run(args: DeployArgs) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", args.deployments_dir.display()))?;
     let json = serde_json::to_string_pretty(&deployment)?;
     std::fs::write(&file, json + "\n").with_context(|| format!("writing {}", file.display()))?;
+    let tokens = if allowed.is_empty() {
+        "none (ETH only)".to_owned()
+    } else {
+        allowed.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    };
     println!(
-        "Deployed on chain {chain_id} at block {}:\n  AgentPact       {}\n  OracleRegistry  {}\n  AgentRegistry   {}\nWrote {}",
+        "Deployed on chain {chain_id} at block {}:\n  AgentPact       {}\n  OracleRegistry  {}\n  AgentRegistry   {}\n  Allowed tokens  {tokens}\nWrote {}",
         deployment.block,
         deployment.agent_pact,
         deployment.oracle_registry,
         deployment.agent_registry,
         file.display()
     );
+    println!(
+        "\nMCP client configuration (Claude Desktop / Claude Code `mcpServers`; works from any working \
+         directory): set DATABASE_URL and HIRE_RELAY_URL to yours and add the agent's key \
+         (PRIVATE_KEY or KEYSTORE) yourself; it is never printed.\n{}",
+        serde_json::to_string_pretty(&client_config(&args.rpc_url, chain_id, &deployment))?
+    );
     Ok(())
+}
+
+/// The `mcpServers` entry that starts `agentpact mcp` (this binary, by its absolute path) on
+/// `deployment` from any working directory: the addresses in its environment, not a
+/// deployments file; placeholders for the database and the relay; no key.
+fn client_config(
+    rpc_url: &str,
+    chain_id: u64,
+    deployment: &agentpact_contracts::Deployment,
+) -> serde_json::Value {
+    let command =
+        std::env::current_exe().map_or_else(|_| "agentpact".to_owned(), |p| p.display().to_string());
+    let mut config = serde_json::json!({ "mcpServers": { "agentpact": {
+        "command": command,
+        "args": ["mcp"],
+        "env": {
+            "RPC_URL": rpc_url,
+            "CHAIN_ID": chain_id.to_string(),
+            "AGENT_PACT_ADDRESS": deployment.agent_pact.to_string(),
+            "ORACLE_REGISTRY_ADDRESS": deployment.oracle_registry.to_string(),
+            "AGENT_REGISTRY_ADDRESS": deployment.agent_registry.to_string(),
+            "DEPLOYMENT_BLOCK": deployment.block.to_string(),
+            "DATABASE_URL": "postgres://USER@HOST:5432/agentpact",
+            "HIRE_RELAY_URL": "http://127.0.0.1:8080/",
+        },
+    } } });
+    if let Some(registries) = deployment.erc8004 {
+        let env = &mut config["mcpServers"]["agentpact"]["env"];
+        env["ERC8004_IDENTITY_ADDRESS"] = registries.identity.to_string().into();
+        env["ERC8004_REPUTATION_ADDRESS"] = registries.reputation.to_string().into();
+    }
+    config
 }
 
 fn parse_token(text: &str) -> Result<Address, String> {

@@ -126,10 +126,12 @@ fn read_deployment(file: &PathBuf) -> anyhow::Result<Deployment> {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "no contract addresses: set AGENT_PACT_ADDRESS, ORACLE_REGISTRY_ADDRESS and AGENT_REGISTRY_ADDRESS \
-             (or the flags), \
-             or run `agentpact deploy` to write {}",
-            file.display()
+            "no contract addresses: the deployments file {} does not exist (DEPLOYMENTS_DIR is read from the \
+             directory this command starts in). Set DEPLOYMENTS_DIR to the absolute path of the directory \
+             `agentpact deploy` wrote, or set AGENT_PACT_ADDRESS, ORACLE_REGISTRY_ADDRESS, \
+             AGENT_REGISTRY_ADDRESS and DEPLOYMENT_BLOCK (`agentpact deploy` prints them). Do not deploy \
+             again for this: on a real network that is a second, paid deployment",
+            std::path::absolute(file).unwrap_or_else(|_| file.clone()).display()
         ),
         Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
     };
