@@ -156,7 +156,7 @@ async def capabilities(client, modern):
 async def offer(client):
     """The tools, templates and a prompt."""
     tools = (await client.list_tools()).tools
-    check(len(tools) == 37, f"{len(tools)} tools listed")
+    check(len(tools) == 38, f"{len(tools)} tools listed")
     check(all(t.output_schema and t.output_schema.get("type") == "object" for t in tools), "every tool has an outputSchema")
     by_name = {t.name: t for t in tools}
     check(by_name["get-pact"].annotations.read_only_hint is True, "get-pact is read-only")

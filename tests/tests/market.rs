@@ -291,7 +291,7 @@ async fn profiles_are_written_by_their_own_wallet_and_read_back_everywhere() -> 
     assert_eq!(
         got.data["capabilities"][1],
         json!({ "name": "editing", "description": "", "price": "0.1", "currency": "USDC",
-                "currencyAddress": s.m.chain.usdc.address(), "priceBaseUnits": "100000" })
+                "currencyAddress": s.m.chain.usdc.address().to_string(), "priceBaseUnits": "100000" })
     );
     assert_eq!(got.data["reputation"]["score"], 3.0);
     let (code, _) = worker.refused("get_agent", json!({ "agent_id": me })).await?;

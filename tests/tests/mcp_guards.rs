@@ -97,7 +97,7 @@ async fn bad_input_is_refused_with_what_to_fix_and_nothing_is_sent() -> Result {
             json!({ "pactId": 0, "score": 101, "proof": format!("0x{}", "1".repeat(64)) }),
             "0-100",
         ),
-        ("accept-pact", json!({ "pactId": -1 }), "invalid value"),
+        ("accept-pact", json!({ "pactId": -1 }), "pactId must be at least 0, not -1"),
         ("accept-pact", json!({}), "missing field `pactId`"),
         ("register-oracle", json!({ "capabilities": [], "stakeEth": "0.01" }), "capabilities"),
         ("raise-dispute", json!({ "pactId": 0, "arbitrator": "nobody" }), "arbitrator"),
@@ -275,7 +275,7 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
     }
     assert_eq!(
         classes.into_iter().collect::<Vec<_>>(),
-        [((false, false), 15), ((false, true), 10), ((true, false), 12)],
+        [((false, false), 15), ((false, true), 10), ((true, false), 13)],
         "writes, money movers and reads"
     );
     let again = agent.client.list_all_tools().await.map_err(|e| HarnessError::Process(e.to_string()))?;
@@ -456,8 +456,9 @@ async fn resources_and_concurrent_writes_from_one_key() -> Result {
     let db = TestDatabase::create().await?;
     let agent = TestAgent::start(&m.chain, &db, 1, Role::Seeker, limits()).await?;
     let config = agent.resource("pact://config").await?;
-    assert_eq!(config["agentPact"], json!(m.chain.deployment.agent_pact));
-    assert_eq!(config["agentRegistry"], json!(m.chain.deployment.agent_registry));
+    // Checksummed, as every address an answer or a resource carries (docs/mcp.md §Outputs).
+    assert_eq!(config["agentPact"], json!(m.chain.deployment.agent_pact.to_string()));
+    assert_eq!(config["agentRegistry"], json!(m.chain.deployment.agent_registry.to_string()));
     assert_eq!((config["role"].as_str(), config["chainId"].as_u64()), (Some("seeker"), Some(31337)));
     for uri in ["pact://abi/agent-pact", "pact://abi/oracle-registry", "pact://abi/agent-registry"] {
         let abi = agent.resource(uri).await?;

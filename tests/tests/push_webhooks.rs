@@ -417,6 +417,12 @@ fn reminder_closes(r: &Received) -> u64 {
     r.body["closesAt"].as_u64().unwrap_or_default()
 }
 
+/// A subscription id as the tools answer it (a decimal string, docs/mcp.md §Input); 0 for anything
+/// else, which no subscription has.
+fn id_of(answered: &serde_json::Value) -> i64 {
+    answered.as_str().and_then(|id| id.parse().ok()).unwrap_or_default()
+}
+
 /// Calls `tool` of the real `agentpact mcp` binary with `env` through the official Python SDK's
 /// default client (the harness's `mcp_call`).
 async fn sdk_call(env: &[(&str, String)], tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
@@ -445,7 +451,7 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
     let args = json!({ "url": with_token, "hmacSecret": SECRET, "kinds": ["PactCreated", "PactAccepted"] });
     let made = sdk_call(&env, "subscribe_webhook", args).await?;
     assert_eq!(made["isError"], false, "{made}");
-    let sub = made["structured"]["subscriptionId"].as_i64().unwrap_or_default();
+    let sub = id_of(&made["structured"]["subscriptionId"]);
     assert_eq!(made["structured"]["url"], receiver.url().as_str(), "shown without its query: {made}");
     assert_eq!(made["structured"]["hmac"], true);
     let said = made.to_string();
@@ -459,7 +465,7 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
 
     let dead = sdk_call(&env, "subscribe_webhook", json!({ "url": nobody, "alarms": false })).await?;
     assert_eq!(dead["isError"], false, "{dead}");
-    let dead_sub = dead["structured"]["subscriptionId"].as_i64().unwrap_or_default();
+    let dead_sub = id_of(&dead["structured"]["subscriptionId"]);
     let metadata =
         sdk_call(&env, "subscribe_webhook", json!({ "url": "http://169.254.169.254/latest" })).await?;
     assert_eq!(metadata["structured"]["error"]["code"], "REFUSED", "{metadata}");
@@ -480,7 +486,7 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
     let listed = sdk_call(&env, "list_webhooks", json!({})).await?;
     assert_eq!(listed["isError"], false, "{listed}");
     let webhooks = listed["structured"]["webhooks"].as_array().cloned().unwrap_or_default();
-    let ids: Vec<i64> = webhooks.iter().filter_map(|w| w["subscriptionId"].as_i64()).collect();
+    let ids: Vec<i64> = webhooks.iter().map(|w| id_of(&w["subscriptionId"])).collect();
     assert_eq!(ids, [dead_sub, sub], "newest first, only this wallet's");
     assert!(webhooks[1]["delivered"].as_u64() >= Some(2), "{listed}");
     let letter = &webhooks[0]["deadLetters"][0];
@@ -493,7 +499,7 @@ async fn an_agent_subscribes_through_its_mcp_server_and_the_operators_policy_hol
     assert!(!listed.to_string().contains(SECRET), "{listed}");
 
     let cancelled = sdk_call(&env, "cancel_webhook", json!({ "subscriptionId": dead_sub })).await?;
-    assert_eq!(cancelled["structured"]["subscriptionId"], dead_sub, "{cancelled}");
+    assert_eq!(id_of(&cancelled["structured"]["subscriptionId"]), dead_sub, "{cancelled}");
     let again = sdk_call(&env, "cancel_webhook", json!({ "subscriptionId": dead_sub })).await?;
     assert_eq!(again["structured"]["error"]["code"], "INVALID_INPUT", "{again}");
     let sellers = s.subscribe_as(s.m.cast.seller, &receiver).await?;
