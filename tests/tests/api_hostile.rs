@@ -560,7 +560,7 @@ async fn another_wallet_cannot_read_a_negotiation_its_parties_and_the_operator_c
         let refused = refused.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(refused.contains("FORBIDDEN") && !refused.contains(SECRET_TASK), "{refused}");
     }
-    let mut inbox = api.subscribe_as(&api::reading_as(&worker, chain)?, live, workers).await?;
+    let mut inbox = api.subscribe_as(&api::reading_as(&worker, chain)?, live, workers.clone()).await?;
     let clarification = Envelope::new(
         MessageType::Clarification,
         seeker.address(),
@@ -575,5 +575,15 @@ async fn another_wallet_cannot_read_a_negotiation_its_parties_and_the_operator_c
     assert_eq!(posted.map_err(|e| HarnessError::Process(e.to_string()))?.status().as_u16(), 201);
     let heard = inbox.next_data().await?;
     assert_eq!(heard["negotiationMessages"]["type"], "clarification", "{heard}");
+
+    // A signed subscription lives as long as its signature, not as long as its socket: one
+    // signed two seconds short of the lifetime is completed by the server, with nothing sent.
+    let now = u64::try_from(Utc::now().timestamp()).unwrap_or_default();
+    let nearly_lapsed = now - (negotiation_access::SIGNATURE_LIFETIME - 2);
+    let fading = negotiation_access::authorization_at(&worker, chain, nearly_lapsed)
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let mut fading = api.subscribe_as(&fading, live, workers).await?;
+    let ended = fading.next_data().await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(ended.contains(r#""type":"complete""#), "the lapsed stream went on: {ended}");
     Ok(())
 }

@@ -7,14 +7,14 @@ use std::time::Duration;
 use agentpact_negotiation::{ConversationFilter, ConversationRecord, StoredMessage};
 use async_graphql::{Context, Json, Object, Result, Subscription};
 use chrono::{DateTime, Utc};
-use futures::{Stream, stream};
+use futures::{Stream, StreamExt, stream};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
     ChainId,
     errors::{Code, to_graphql},
     meta::{BlockHeight, indexed},
-    negotiation_access::{Access, access, forbidden},
+    negotiation_access::{Access, Credential, access, forbidden},
     scalars::Address,
     types::Pact,
 };
@@ -107,6 +107,11 @@ impl NegotiationSubscription {
         if !access(ctx, chain)?.may_read_agent(agent.0) {
             return Err(forbidden("the signer is not this agent"));
         }
+        // A signed read is good for a while, not for the life of the socket: the stream ends
+        // when its signature lapses (the client signs again and resubscribes).
+        let lapses = Box::pin(tokio::time::sleep(
+            ctx.data_opt::<Credential>().map_or(Duration::ZERO, Credential::remaining),
+        ));
         let index = ctx.data::<Reader>()?;
         // How long to look for an announced message on a replica that may not have replayed it.
         let patience = if index.is_replica() { REPLAY_WAIT } else { Duration::ZERO };
@@ -148,7 +153,8 @@ impl NegotiationSubscription {
                     tokio::time::sleep(REPLAY_POLL).await;
                 }
             }
-        }))
+        })
+        .take_until(lapses))
     }
 }
 

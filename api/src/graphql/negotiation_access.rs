@@ -8,6 +8,8 @@
 //! [`authorization`] builds it. The operator sends its bearer token. Anything else reading a
 //! negotiation gets FORBIDDEN, whether or not the conversation exists.
 
+use std::time::Duration;
+
 use agentpact_negotiation::ConversationRecord;
 pub use agentpact_push::subscription::SIGNATURE_LIFETIME;
 use agentpact_push::subscription::now_unix;
@@ -36,7 +38,16 @@ pub fn authorization(
     signer: &(impl SignerSync + Signer),
     chain_id: u64,
 ) -> Result<String, alloy::signers::Error> {
-    let issued_at = now_unix();
+    authorization_at(signer, chain_id, now_unix())
+}
+
+/// The `Authorization` header value `signer` signed at `issued_at` (Unix seconds) to read its
+/// negotiations on `chain_id`: good until [`SIGNATURE_LIFETIME`] seconds after.
+pub fn authorization_at(
+    signer: &(impl SignerSync + Signer),
+    chain_id: u64,
+    issued_at: u64,
+) -> Result<String, alloy::signers::Error> {
     let address = signer.address();
     let signature = signer.sign_message_sync(reading_text(chain_id, address, issued_at).as_bytes())?;
     Ok(format!(
@@ -121,6 +132,19 @@ pub fn forbidden(why: impl std::fmt::Display) -> async_graphql::Error {
         "{why}: a negotiation is its parties' to read; sign \"AgentPact negotiation read\" for this chain with a party's key \
          and send Authorization: {SCHEME} <address> <issued> <signature> (docs/api.md §Negotiations), or the operator's token"
     ))
+}
+
+impl Credential {
+    /// How long a stream this credential opened may still run: until its signature lapses
+    /// ([`SIGNATURE_LIFETIME`] after it was signed); the operator's token does not lapse.
+    pub fn remaining(&self) -> Duration {
+        match self {
+            Self::Signed { issued_at, .. } => {
+                Duration::from_secs((issued_at + SIGNATURE_LIFETIME).saturating_sub(now_unix()))
+            }
+            Self::Operator | Self::Malformed(_) => Duration::MAX,
+        }
+    }
 }
 
 /// The reader the request's credential vouches for on `chain_id`, or FORBIDDEN.
