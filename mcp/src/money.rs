@@ -77,6 +77,25 @@ impl Chain {
         Ok(credits)
     }
 
+    /// What this wallet holds of each token the escrow takes (ETH left out: `Chain::balance`).
+    pub async fn token_balances(&self) -> Result<Vec<(Currency, U256)>, ToolError> {
+        let mut held = Vec::new();
+        for currency in self.currencies().await?.into_iter().filter(|c| !c.address.is_zero()) {
+            let balance = self.token_balance(&currency).await?;
+            held.push((currency, balance));
+        }
+        Ok(held)
+    }
+
+    /// What this wallet holds of the token `currency`, in its base units.
+    async fn token_balance(&self, currency: &Currency) -> Result<U256, ToolError> {
+        let token = TestToken::new(currency.address, self.provider.clone());
+        token.balanceOf(self.me).call().await.map_err(|e| match e {
+            alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
+            other => ToolError::Failed(format!("reading the {} balance failed: {other}", currency.symbol)),
+        })
+    }
+
     /// The currency of market prices `text` names; when absent, USDC where the escrow takes it
     /// (the market of seed 000 is priced in USDC), else ETH. Before the index has read the
     /// escrow's announcements the default is unknown, and that is said rather than guessed.
@@ -118,10 +137,7 @@ impl Chain {
         }
         self.check_token_cap(currency, amount)?;
         let token = TestToken::new(currency.address, self.provider.clone());
-        let held = token.balanceOf(self.me).call().await.map_err(|e| match e {
-            alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
-            other => ToolError::Failed(format!("reading the {} balance failed: {other}", currency.symbol)),
-        })?;
+        let held = self.token_balance(currency).await?;
         if held < amount {
             return Err(ToolError::InsufficientFunds {
                 need: show(amount, currency),

@@ -402,7 +402,7 @@ fn agents(e: AgentRegistryErrors) -> Revert {
         E::PactNotFinished(x) => revert(
             "PactNotFinished",
             format!(
-                "Pact #{} is {}; feedback is possible once it is COMPLETED or REFUNDED.",
+                "Pact #{} is {}; feedback is possible once it has ended: COMPLETED, REFUNDED or SPLIT.",
                 x.pactId,
                 status(x.status)
             ),

@@ -345,6 +345,8 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     let (code, text) = buyer.refused("submit_feedback", rate(running, 5)).await?;
     assert_eq!(code, "CONTRACT_REVERT");
     assert!(text.contains("PactNotFinished") && text.contains("FUNDED"), "{text}");
+    // It names every status AgentRegistry takes feedback in, SPLIT among them.
+    assert!(text.contains("once it has ended: COMPLETED, REFUNDED or SPLIT."), "{text}");
     let (code, text) = buyer.refused("submit_feedback", rate(running, 6)).await?;
     assert_eq!((code.as_str(), text.contains("1 to 5")), ("INVALID_INPUT", true), "{text}");
     let worker = s.agent(2, Role::Worker).await?;

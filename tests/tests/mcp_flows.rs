@@ -397,10 +397,23 @@ async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() 
         "{}",
         approved.text
     );
+    // The seller sees its pay waiting in the escrow, then, withdrawn, in its wallet: USDC in
+    // whole units beside ETH, in the sentence and the structured answer.
+    let usdc_held = |units: U256| {
+        json!([{ "currency": "USDC", "currencyAddress": usdc.to_checksum(None), "decimals": 6,
+                 "balance": agentpact_contracts::money::format(units, 6) }])
+    };
     let me = s.seller.ok("get-my-address", json!({})).await?;
     assert!(me.text.contains("plus 5.5 USDC credit"), "{}", me.text);
+    let held = agentpact_contracts::money::format(seller_usdc - U256::from(500_000u64), 6);
+    assert!(me.text.contains(&format!(" ETH and {held} USDC, plus")), "{}", me.text);
+    assert_eq!(me.data["tokens"], usdc_held(seller_usdc - U256::from(500_000u64)), "{}", me.data);
+    assert_eq!(me.data["credits"][1]["credit"], "5.5", "{}", me.data);
     let withdrawn = s.seller.ok("withdraw", json!({})).await?;
     assert!(withdrawn.text.starts_with("Withdrew 5.5 USDC to "), "{}", withdrawn.text);
+    let me = s.seller.ok("get-my-address", json!({})).await?;
+    assert_eq!(me.data["tokens"], usdc_held(seller_usdc + U256::from(5_000_000u64)), "{}", me.data);
+    assert!(me.text.ends_with("plus no credit in AgentPact (withdraw to collect)."), "{}", me.text);
     s.buyer.ok("withdraw", json!({})).await?;
     assert_eq!(s.m.chain.holding(usdc, s.m.cast.seller).await?, seller_usdc + U256::from(5_000_000u64));
     assert_eq!(s.m.chain.holding(usdc, s.m.cast.buyer).await?, buyer_usdc - U256::from(5_000_000u64));

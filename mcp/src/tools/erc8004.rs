@@ -8,7 +8,10 @@ use agentpact_contracts::{
     erc8004::{FeedbackFile, PactProof, RegistrationFile},
 };
 use agentpact_read::{AgentRef, Erc8004Agent};
-use alloy::primitives::{Address, B256, U256};
+use alloy::{
+    primitives::{Address, B256, U256},
+    providers::Provider,
+};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
@@ -21,15 +24,30 @@ pub fn closed(why: &str) -> String {
     if why.ends_with(['.', '!', '?']) { why.to_owned() } else { format!("{why}.") }
 }
 
-/// The refusal of an ERC-8004 write on a chain whose registries this server does not know.
-pub fn no_registries(chain: &Chain, tool: &str) -> ToolError {
-    ToolError::Invalid(format!(
-        "erc8004: this server knows no ERC-8004 registries on chain {}. Start it with \
-         ERC8004_IDENTITY_ADDRESS and ERC8004_REPUTATION_ADDRESS (--erc8004-identity-address, \
-         --erc8004-reputation-address) or a deployments file that lists them, or call {tool} without \
-         erc8004. Nothing was sent",
+/// The refusal of an ERC-8004 registration on a chain with no ERC-8004 registries configured: none known
+/// to this server, or `missing` (the configured addresses holding no contract here, as Base
+/// Sepolia's singletons on a local chain with its id).
+fn no_registries(chain: &Chain, missing: Option<&str>) -> ToolError {
+    let why = missing.map_or_else(String::new, |m| format!(" ({m})"));
+    ToolError::NotConfigured(format!(
+        "erc8004: chain {} has no ERC-8004 registries configured{why}. Set ERC8004_IDENTITY_ADDRESS and \
+         ERC8004_REPUTATION_ADDRESS (--erc8004-identity-address, --erc8004-reputation-address) to the \
+         registries deployed on this chain and restart `agentpact mcp`, or retry register_agent with \
+         erc8004: false. Nothing was sent.",
         chain.chain_id
     ))
+}
+
+/// The configured `registries` that hold no contract on the chain, named for a refusal; `None`
+/// when both do.
+async fn absent(chain: &Chain, registries: Erc8004) -> Result<Option<String>, ToolError> {
+    let mut empty = Vec::new();
+    for (name, at) in [("Identity", registries.identity), ("Reputation", registries.reputation)] {
+        if chain.provider.get_code_at(at).await.map_err(crate::chain::rpc)?.is_empty() {
+            empty.push(format!("the {name} Registry address {at} holds no contract"));
+        }
+    }
+    Ok((!empty.is_empty()).then(|| empty.join("; ")))
 }
 
 /// An ERC-8004 registration checked before anything is sent: the registries, and the identity
@@ -52,9 +70,13 @@ pub struct Registration {
 }
 
 impl Plan {
-    /// The plan for this wallet, or the refusal when the server knows no registries.
+    /// The plan for this wallet, or the refusal when the chain has no registries configured:
+    /// none known, or none deployed where they are said to be.
     pub async fn make(chain: &Chain) -> Result<Self, ToolError> {
-        let registries = chain.erc8004.ok_or_else(|| no_registries(chain, "register_agent"))?;
+        let registries = chain.erc8004.ok_or_else(|| no_registries(chain, None))?;
+        if let Some(missing) = absent(chain, registries).await? {
+            return Err(no_registries(chain, Some(&missing)));
+        }
         let existing = chain
             .reader
             .erc8004_agent(chain.chain_id, AgentRef::Address(chain.me))

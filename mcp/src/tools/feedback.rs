@@ -20,7 +20,8 @@ use crate::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitFeedback {
-    /// The contract: the id of a COMPLETED or REFUNDED pact this wallet was buyer or seller of.
+    /// The contract: the id of a pact that ended (COMPLETED, REFUNDED or SPLIT) this wallet was
+    /// buyer or seller of.
     #[schemars(length(min = 1, max = CONTRACT_ID_CHARS))]
     contract_id: String,
     /// 1 (poor) to 5 (excellent).

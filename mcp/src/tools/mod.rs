@@ -503,7 +503,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Records,
             &[Role::Seeker],
             feedback::submit,
-            "Rate the other party of a finished (COMPLETED or REFUNDED) pact this wallet was buyer or seller of: 1-5, once per pact. When the pact paid the seller (COMPLETED or SPLIT) and the rated seller has an ERC-8004 identity, the rating is also given as ERC-8004 feedback (0-100, tagged pact:{id}) with a feedback file that proves the payout."
+            "Rate the other party of a finished (COMPLETED, REFUNDED or SPLIT) pact this wallet was buyer or seller of: 1-5, once per pact. When the pact paid the seller (COMPLETED or SPLIT) and the rated seller has an ERC-8004 identity, the rating is also given as ERC-8004 feedback (0-100, tagged pact:{id}) with a feedback file that proves the payout."
         ),
         tool!(
             "subscribe_webhook",
@@ -715,6 +715,21 @@ mod tests {
         fields.sort();
         fields.dedup();
         fields
+    }
+
+    #[test]
+    fn submit_feedback_names_every_status_a_rating_is_taken_in() {
+        // AgentRegistry takes feedback on a pact that ended: every terminal status.
+        let tool = super::find("submit_feedback").expect("submit_feedback is a tool");
+        let contract_id = tool.input_schema["properties"]["contract_id"]["description"].to_string();
+        for status in agentpact_contracts::PactStatus::ALL.iter().filter(|s| s.is_terminal()) {
+            assert!(tool.description.contains(status.name()), "description lacks {}", status.name());
+            assert!(
+                contract_id.contains(status.name()),
+                "contract_id lacks {}: {contract_id}",
+                status.name()
+            );
+        }
     }
 
     #[test]

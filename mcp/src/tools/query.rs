@@ -331,12 +331,27 @@ pub struct Wallet {
     address: Address,
     /// Its ETH balance.
     balance_eth: String,
+    /// Its balance of each token the escrow takes (ETH is `balanceEth`).
+    tokens: Vec<TokenBalance>,
     /// Its ETH credit waiting in the escrow.
     credit_eth: String,
     /// Its credit in each currency the escrow takes.
     credits: Vec<Credit>,
     /// The chain.
     chain_id: u64,
+}
+
+/// What the wallet holds of one token the escrow takes.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenBalance {
+    /// The token.
+    #[serde(flatten)]
+    money: InCurrency,
+    /// Its decimals (base units per whole unit, as a power of ten).
+    decimals: u8,
+    /// The balance, in whole units of the token.
+    balance: String,
 }
 
 /// A credit waiting in the escrow in one currency.
@@ -352,6 +367,7 @@ pub struct Credit {
 
 pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer<Wallet>, ToolError> {
     let balance = chain.balance().await?;
+    let held = chain.token_balances().await?;
     let credits = chain.credits().await?;
     let eth_credit = credits.iter().find(|(c, _)| c.address.is_zero()).map_or(U256::ZERO, |(_, v)| *v);
     let owed: Vec<String> =
@@ -360,15 +376,27 @@ pub async fn my_address(chain: &Chain, _: super::Nothing) -> Result<Answer<Walle
         if owed.is_empty() { "no credit".to_owned() } else { format!("{} credit", owed.join(" and ")) };
     let per_currency =
         credits.iter().map(|(c, v)| Credit { money: InCurrency::of(c), credit: decimal(*v, c) }).collect();
+    let holdings: Vec<String> = std::iter::once(format!("{} ETH", eth(balance)))
+        .chain(held.iter().map(|(c, v)| crate::money::show(*v, c)))
+        .collect();
+    let tokens = held
+        .iter()
+        .map(|(c, v)| TokenBalance {
+            money: InCurrency::of(c),
+            decimals: c.decimals,
+            balance: decimal(*v, c),
+        })
+        .collect();
     Answer::new(
         format!(
-            "{} holds {} ETH, plus {owed_text} in AgentPact (withdraw to collect).",
+            "{} holds {}, plus {owed_text} in AgentPact (withdraw to collect).",
             chain.me,
-            eth(balance),
+            holdings.join(" and "),
         ),
         Wallet {
             address: chain.me,
             balance_eth: eth(balance),
+            tokens,
             credit_eth: eth(eth_credit),
             credits: per_currency,
             chain_id: chain.chain_id,
