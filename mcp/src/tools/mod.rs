@@ -719,17 +719,20 @@ mod tests {
 
     #[test]
     fn submit_feedback_names_every_status_a_rating_is_taken_in() {
-        // AgentRegistry takes feedback on a pact that ended: every terminal status.
+        // AgentRegistry takes feedback on a pact that ended: every terminal status, in one list.
+        let ended: Vec<&str> = agentpact_contracts::PactStatus::ALL
+            .iter()
+            .filter(|s| s.is_terminal())
+            .map(|s| s.name())
+            .collect();
+        let list = match ended.split_last() {
+            Some((last, rest)) => format!("({} or {last})", rest.join(", ")),
+            None => panic!("no terminal status"),
+        };
         let tool = super::find("submit_feedback").expect("submit_feedback is a tool");
         let contract_id = tool.input_schema["properties"]["contract_id"]["description"].to_string();
-        for status in agentpact_contracts::PactStatus::ALL.iter().filter(|s| s.is_terminal()) {
-            assert!(tool.description.contains(status.name()), "description lacks {}", status.name());
-            assert!(
-                contract_id.contains(status.name()),
-                "contract_id lacks {}: {contract_id}",
-                status.name()
-            );
-        }
+        assert!(tool.description.contains(&list), "description lacks {list}: {}", tool.description);
+        assert!(contract_id.contains(&list), "contract_id lacks {list}: {contract_id}");
     }
 
     #[test]
