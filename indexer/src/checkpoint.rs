@@ -36,6 +36,9 @@ pub struct ChainIdentity {
     pub deployment_block: u64,
     /// The ERC-8004 registries followed (none: not followed).
     pub erc8004: Option<Erc8004>,
+    /// The first block of the registries' logs read: `deployment_block`, or an earlier one
+    /// (`Indexer::with_erc8004_start`).
+    pub erc8004_start_block: u64,
 }
 
 /// Records what `chain_id` indexes, the first time; returns what the database holds, which differs
@@ -47,8 +50,8 @@ pub async fn register_chain(
 ) -> Result<ChainIdentity, IndexError> {
     sqlx::query!(
         "INSERT INTO chains (chain_id, genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block,
-                             erc8004_identity, erc8004_reputation)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (chain_id) DO NOTHING",
+                             erc8004_identity, erc8004_reputation, erc8004_start_block)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (chain_id) DO NOTHING",
         i64_of(chain_id),
         identity.genesis_hash.as_slice(),
         identity.agent_pact.as_slice(),
@@ -57,12 +60,13 @@ pub async fn register_chain(
         i64_of(identity.deployment_block),
         identity.erc8004.map(|r| r.identity.to_vec()),
         identity.erc8004.map(|r| r.reputation.to_vec()),
+        i64_of(identity.erc8004_start_block),
     )
     .execute(&mut *conn)
     .await?;
     let row = sqlx::query!(
         "SELECT genesis_hash, agent_pact, oracle_registry, agent_registry, deployment_block, erc8004_identity,
-                erc8004_reputation
+                erc8004_reputation, erc8004_start_block
          FROM chains WHERE chain_id = $1",
         i64_of(chain_id)
     )
@@ -80,6 +84,7 @@ pub async fn register_chain(
             .transpose()?
             .unwrap_or_default(),
         deployment_block: cells.int("deployment_block", row.deployment_block)?,
+        erc8004_start_block: cells.int("erc8004_start_block", row.erc8004_start_block)?,
         // Both or neither: one without the other reads as corrupt.
         erc8004: match row.erc8004_identity {
             Some(identity) => Some(Erc8004 {

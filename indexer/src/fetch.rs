@@ -4,6 +4,7 @@
 //! near the target keeps the indexer's memory bounded however dense the chain.
 
 use alloy::{
+    primitives::Address,
     providers::Provider,
     rpc::types::{Filter, Log},
     transports::{RpcError, TransportError},
@@ -77,15 +78,32 @@ impl RangeSize {
     }
 }
 
-/// The logs of the contracts in blocks `from..=to`.
+/// The addresses whose logs a range ending at block `to` is read for: before `deployment_block`
+/// only the ERC-8004 registries' (read from an earlier block when `ERC8004_START_BLOCK` says so;
+/// the escrow's contracts did not exist), from it on every contract's. A range never spans the
+/// deployment block ([`within_phase`]).
+pub fn addresses(contracts: &Contracts, deployment_block: u64, to: u64) -> Vec<Address> {
+    match contracts.erc8004 {
+        Some(registries) if to < deployment_block => vec![registries.identity, registries.reputation],
+        _ => contracts.addresses(),
+    }
+}
+
+/// `end`, or the block before `deployment_block` when a range from `from` would otherwise span
+/// it: the blocks before the deployment are read for other addresses than the blocks from it.
+pub fn within_phase(from: u64, end: u64, deployment_block: u64) -> u64 {
+    if from < deployment_block { end.min(deployment_block - 1) } else { end }
+}
+
+/// The logs of `addresses` in blocks `from..=to`.
 pub async fn logs<P: Provider>(
     provider: &P,
-    contracts: Contracts,
+    addresses: Vec<Address>,
     from: u64,
     to: u64,
 ) -> Result<Vec<Log>, TransportError> {
     let filter = Filter::new()
-        .address(contracts.addresses())
+        .address(addresses)
         .event_signature(crate::decode::selectors())
         .from_block(from)
         .to_block(to);
@@ -171,7 +189,29 @@ fn named_limit(message: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RangeSize, TARGET_LOGS};
+    use agentpact_contracts::{Contracts, Erc8004};
+    use alloy::primitives::Address;
+
+    use super::{RangeSize, TARGET_LOGS, addresses, within_phase};
+
+    #[test]
+    fn blocks_before_the_deployment_are_read_for_the_registries_only() {
+        let registries = Erc8004 { identity: Address::repeat_byte(4), reputation: Address::repeat_byte(5) };
+        let contracts = Contracts {
+            agent_pact: Address::repeat_byte(1),
+            oracle_registry: Address::repeat_byte(2),
+            agent_registry: Address::repeat_byte(3),
+            erc8004: Some(registries),
+        };
+        assert_eq!(addresses(&contracts, 100, 99), vec![registries.identity, registries.reputation]);
+        assert_eq!(addresses(&contracts, 100, 100), contracts.addresses(), "from the deployment on, all");
+        let without = Contracts { erc8004: None, ..contracts };
+        assert_eq!(addresses(&without, 100, 99), without.addresses(), "never an empty filter (every log)");
+        assert_eq!(within_phase(10, 500, 100), 99, "a range before the deployment stops short of it");
+        assert_eq!(within_phase(10, 50, 100), 50);
+        assert_eq!(within_phase(100, 500, 100), 500, "from the deployment on, as the range says");
+        assert_eq!(within_phase(0, 500, 0), 500);
+    }
 
     #[test]
     fn ranges_grow_when_small_and_halve_when_refused() {

@@ -89,6 +89,22 @@ pub enum IndexError {
         .0.ours.genesis_hash, .0.ours.agent_pact, .0.ours.agent_registry
     )]
     ChainMismatch(Box<ChainMismatch>),
+    /// The database read the ERC-8004 registries from another block than the one configured
+    /// (`ERC8004_START_BLOCK`): the blocks between the two would be skipped, or kept where they
+    /// should not be. The indexer writes nothing.
+    #[error(
+        "this database read chain {chain_id}'s ERC-8004 registries from block {stored}, but they are now \
+         to be read from block {ours} (ERC8004_START_BLOCK, else the deployment block). An index's start \
+         cannot move: set ERC8004_START_BLOCK={stored} again, or index into a fresh database from block {ours}"
+    )]
+    Erc8004StartMoved {
+        /// The chain id.
+        chain_id: u64,
+        /// The first block the database read the registries from.
+        stored: u64,
+        /// The first block configured now.
+        ours: u64,
+    },
     /// A reorganisation reached below every block still remembered (deeper than the finality
     /// depth). The indexer writes nothing; re-index into a fresh database, with a larger
     /// `--finality-depth` if this chain reorganises that deep.
@@ -106,7 +122,11 @@ impl IndexError {
     pub const fn is_fatal(&self) -> bool {
         matches!(
             self,
-            Self::Decode(_) | Self::Corrupt(_) | Self::ChainMismatch { .. } | Self::ReorgTooDeep { .. }
+            Self::Decode(_)
+                | Self::Corrupt(_)
+                | Self::ChainMismatch { .. }
+                | Self::Erc8004StartMoved { .. }
+                | Self::ReorgTooDeep { .. }
         )
     }
 
@@ -120,6 +140,7 @@ impl IndexError {
             Self::Incomplete(_) => "incomplete",
             Self::ChainMoved { .. } => "chain_moved",
             Self::ChainMismatch { .. } => "chain_mismatch",
+            Self::Erc8004StartMoved { .. } => "erc8004_start_moved",
             Self::ReorgTooDeep { .. } => "reorg_too_deep",
         }
     }
@@ -153,6 +174,10 @@ pub struct Indexer<P> {
     pool: PgPool,
     provider: P,
     target: Target,
+    /// The first block of the ERC-8004 registries' logs: the deployment block, or an earlier one
+    /// ([`Indexer::with_erc8004_start`]). Blocks before the deployment block are read for the
+    /// registries only.
+    erc8004_start: u64,
     config: Config,
     range: RangeSize,
     /// The last log range that failed, to shrink one that fails twice whatever the reason.
@@ -167,7 +192,31 @@ impl<P: Provider> Indexer<P> {
     pub fn new(pool: PgPool, provider: P, target: Target, config: Config) -> Self {
         let range = RangeSize::new(config.initial_range, config.max_range);
         let metrics = Metrics::for_chain(target.chain_id);
-        Self { pool, provider, target, config, range, failed_range: None, heads: None, metrics }
+        let erc8004_start = target.deployment_block;
+        Self {
+            pool,
+            provider,
+            target,
+            erc8004_start,
+            config,
+            range,
+            failed_range: None,
+            heads: None,
+            metrics,
+        }
+    }
+
+    /// The indexer reading the ERC-8004 registries' logs from `block` on, when that is before the
+    /// deployment block (agents registered before the escrow existed): the blocks before the
+    /// deployment are read for the registries' addresses only. Without registries, or from a
+    /// later block, the registries are read from the deployment block, as everything else. The
+    /// start is part of the index's identity: another one on an existing database is refused
+    /// ([`IndexError::Erc8004StartMoved`]).
+    pub fn with_erc8004_start(self, block: u64) -> Self {
+        let deployment = self.target.deployment_block;
+        let erc8004_start =
+            if self.target.contracts.erc8004.is_some() { block.min(deployment) } else { deployment };
+        Self { erc8004_start, ..self }
     }
 
     /// The indexer counting into `metrics` (those its transport counts RPC failures into:
@@ -233,8 +282,19 @@ impl<P: Provider> Indexer<P> {
             agent_registry: t.contracts.agent_registry,
             deployment_block: t.deployment_block,
             erc8004: t.contracts.erc8004,
+            erc8004_start_block: self.erc8004_start,
         };
         let stored = checkpoint::register_chain(conn, t.chain_id, ours).await?;
+        // The same chain and contracts, read from another start: refused in its own words.
+        let same_but_start =
+            ChainIdentity { erc8004_start_block: ours.erc8004_start_block, ..stored } == ours;
+        if stored != ours && same_but_start {
+            return Err(IndexError::Erc8004StartMoved {
+                chain_id: t.chain_id,
+                stored: stored.erc8004_start_block,
+                ours: ours.erc8004_start_block,
+            });
+        }
         if stored != ours {
             return Err(IndexError::ChainMismatch(Box::new(ChainMismatch {
                 chain_id: t.chain_id,
@@ -267,7 +327,7 @@ impl<P: Provider> Indexer<P> {
         self.metrics.set_head(head);
         let chain_id = self.target.chain_id;
         checkpoint::record_head(conn, chain_id, seen).await?;
-        let mut from = self.target.deployment_block;
+        let mut from = self.erc8004_start;
         let mut at = None;
         if let Some(cp) = checkpoint::load(conn, chain_id).await? {
             self.metrics.set_indexed(cp.block_number);
@@ -320,7 +380,7 @@ impl<P: Provider> Indexer<P> {
             let (to, fetched) = match prefetched.take() {
                 Some((start, to, fetched)) if start == from => (to, fetched),
                 _ => {
-                    let to = self.range.end(from, head);
+                    let to = self.range_end(from, head);
                     (to, self.logs(from, to).await)
                 }
             };
@@ -341,7 +401,7 @@ impl<P: Provider> Indexer<P> {
             };
             self.failed_range = None;
             self.range.succeeded(fetched.logs.len());
-            let (next_from, next_to) = (to + 1, self.range.end(to + 1, head));
+            let (next_from, next_to) = (to + 1, self.range_end(to + 1, head));
             let next = async {
                 if next_from > head {
                     return None;
@@ -371,7 +431,7 @@ impl<P: Provider> Indexer<P> {
         if defer::is_deferred(conn, chain_id).await? {
             return Ok(true);
         }
-        let indexed = from.saturating_sub(self.target.deployment_block);
+        let indexed = from.saturating_sub(self.erc8004_start);
         let behind = (head + 1).saturating_sub(from);
         if !defer::worth_it(self.config.defer_upkeep_behind, indexed, behind) {
             return Ok(false);
@@ -529,6 +589,12 @@ impl<P: Provider> Indexer<P> {
             .collect()
     }
 
+    /// The last block of the log range that starts at `from`: not past `head`, nor across the
+    /// deployment block (before it, only the registries are read: [`fetch::addresses`]).
+    fn range_end(&self, from: u64, head: u64) -> u64 {
+        fetch::within_phase(from, self.range.end(from, head), self.target.deployment_block)
+    }
+
     /// The contracts' logs in blocks `from..=to`, and the hash block `to` had just before they
     /// were read; timed as RPC (the transport retries). [`Self::commit`] reads the blocks again
     /// after the logs: if `to` then has another hash, the chain moved while the batch was read,
@@ -537,7 +603,8 @@ impl<P: Provider> Indexer<P> {
     async fn logs(&self, from: u64, to: u64) -> Result<Fetched, TransportError> {
         let started = std::time::Instant::now();
         let before = self.provider.get_block_by_number(BlockNumberOrTag::Number(to)).await?;
-        let logs = fetch::logs(&self.provider, self.target.contracts, from, to).await?;
+        let addresses = fetch::addresses(&self.target.contracts, self.target.deployment_block, to);
+        let logs = fetch::logs(&self.provider, addresses, from, to).await?;
         self.metrics.phase(Phase::Rpc, started.elapsed());
         Ok(Fetched { logs, last: before.map(|b| (b.header.hash, b.header.parent_hash)) })
     }

@@ -136,6 +136,9 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
             .env_remove("AGENT_PACT_ADDRESS")
             .env_remove("ORACLE_REGISTRY_ADDRESS")
             .env_remove("AGENT_REGISTRY_ADDRESS")
+            .env_remove("ERC8004_IDENTITY_ADDRESS")
+            .env_remove("ERC8004_REPUTATION_ADDRESS")
+            .env_remove("ERC8004_START_BLOCK")
             .output()
     };
     let io = |e: std::io::Error| HarnessError::Process(e.to_string());
@@ -174,6 +177,28 @@ async fn bad_configuration_is_refused_with_what_to_do() -> Result {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+
+    // An ERC-8004 start block with no registries to read, or after the deployment block.
+    let deployment_block = m.chain.deployment.block.to_string();
+    let at_deployment =
+        [&["--chain-id", "31337", "--deployment-block", &deployment_block], &addresses[..]].concat();
+    let out = run(&[&at_deployment[..], &["--erc8004-start-block", "0"]].concat()).map_err(io)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no ERC-8004 registries are followed on chain 31337")
+            && stderr.contains("ERC8004_IDENTITY_ADDRESS"),
+        "{stderr}"
+    );
+    let (identity, reputation) =
+        (m.chain.erc8004.identity.to_string(), m.chain.erc8004.reputation.to_string());
+    let later = (m.chain.deployment.block + 1).to_string();
+    let registries = ["--erc8004-identity-address", &identity, "--erc8004-reputation-address", &reputation];
+    let out =
+        run(&[&at_deployment[..], &registries, &["--erc8004-start-block", &later]].concat()).map_err(io)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("after the deployment block {deployment_block}")), "{stderr}");
 
     let out = run(&["--chain-id", "31337", "--agent-pact-address", "0xnot-an-address"]).map_err(io)?;
     assert_eq!(out.status.code(), Some(2));

@@ -4,7 +4,8 @@
 //! back, moves its wallet with the wallet's EIP-712 signature, rates it from two clients, revokes,
 //! answers and transfers it (tests/python/erc8004_sdk.py); our bindings carry every function and
 //! event signature of the SDK's ABI; every rule refuses by name and changes nothing; the events an
-//! indexer follows carry the agent wallet as it changes.
+//! indexer follows carry the agent wallet as it changes; the indexer reads the registries from an
+//! ERC-8004 start block before the escrow's deployment when told to.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -764,5 +765,96 @@ async fn the_reputation_registry_keeps_its_rules_and_sums_exactly() -> Result {
             identityRegistry: stranger
         }))
     );
+    Ok(())
+}
+
+/// The ERC-8004 agents in the index: agent id and registration file.
+async fn indexed_agents(pool: &sqlx::PgPool) -> Result<Vec<(String, Option<String>)>> {
+    Ok(sqlx::query_as(
+        "SELECT a.agent_id::text, (SELECT c.uri FROM erc8004_agent_changes c
+                                  WHERE c.chain_id = a.chain_id AND c.agent_id = a.agent_id AND c.field = 'uri'
+                                  ORDER BY c.block_number DESC, c.log_index DESC LIMIT 1)
+         FROM erc8004_agents a ORDER BY a.agent_id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// On a real network the registries long predate our escrow: an agent registered before the
+/// deployment block is in an index that reads the registries from an earlier block
+/// (`ERC8004_START_BLOCK`), with the escrow's contracts still read from their deployment on, and
+/// not in one that reads everything from the deployment (the default). A database built from one
+/// start refuses another, naming both and what to do, and writes nothing.
+#[tokio::test]
+async fn an_erc8004_start_block_before_the_deployment_finds_the_agents_registered_before_it() -> Result {
+    use agentpact_indexer::{Contracts, IndexError, Indexer, Target};
+    use agentpact_tests::{
+        erc8004::Registries,
+        index::{dump, small_ranges},
+        postgres::TestDatabase,
+    };
+    use alloy::providers::Provider;
+
+    let chain = TestChain::start().await?;
+    let registries = Registries::of(&chain);
+    let start = chain.provider.get_block_number().await? + 1;
+    let early = registries.register(chain.accounts[1], "https://early.example/agent.json".into()).await?;
+    // Blocks of nothing but other traffic between the registration and the deployment: more than
+    // one small range, so ranges before the deployment are read on their own.
+    for _ in 0..6 {
+        chain.mine().await?;
+    }
+    let deployment = agentpact_contracts::deploy(chain.provider.clone(), chain.options.clone()).await?;
+    assert!(deployment.block > start + 6, "the escrow is deployed after the registration");
+    let late = registries.register(chain.accounts[2], "https://late.example/agent.json".into()).await?;
+    let target = Target {
+        chain_id: chain.anvil.chain_id(),
+        contracts: Contracts { erc8004: Some(chain.erc8004), ..Contracts::from(&deployment) },
+        deployment_block: deployment.block,
+    };
+    let index =
+        |db: &TestDatabase| Indexer::new(db.pool().clone(), chain.provider.clone(), target, small_ranges());
+    let head = chain.provider.get_block_number().await?;
+
+    let from_deployment = TestDatabase::create().await?;
+    index(&from_deployment).catch_up().await?;
+    let late_only = vec![(late.to_string(), Some("https://late.example/agent.json".to_owned()))];
+    assert_eq!(
+        indexed_agents(from_deployment.pool()).await?,
+        late_only,
+        "the default reads from the deployment"
+    );
+
+    let from_start = TestDatabase::create().await?;
+    index(&from_start).with_erc8004_start(start).catch_up().await?;
+    let both =
+        vec![(early.to_string(), Some("https://early.example/agent.json".to_owned())), late_only[0].clone()];
+    assert_eq!(indexed_agents(from_start.pool()).await?, both, "read from the earlier start");
+    assert_eq!(agentpact_tests::index::checkpoint_block(from_start.pool()).await?, head as i64);
+    let first: i64 =
+        sqlx::query_scalar("SELECT min(block_number) FROM events").fetch_one(from_start.pool()).await?;
+    assert_eq!(first as u64, start, "the registration is the first event journaled");
+
+    // The operator sets the start on an index already built from the deployment, and back.
+    for (db, ours, stored) in
+        [(&from_deployment, start, deployment.block), (&from_start, deployment.block, start)]
+    {
+        let before = dump(db.pool()).await?;
+        let refused = index(db).with_erc8004_start(ours).catch_up().await;
+        match refused {
+            Err(e @ IndexError::Erc8004StartMoved { .. }) => {
+                let message = e.to_string();
+                assert!(e.is_fatal(), "{message}");
+                assert!(
+                    message.contains(&format!("from block {stored}"))
+                        && message.contains(&format!("ERC8004_START_BLOCK={stored} again"))
+                        && message.contains(&format!("fresh database from block {ours}")),
+                    "{message}"
+                );
+            }
+            other => panic!("a moved start was not refused: {other:?}"),
+        }
+        assert_eq!(dump(db.pool()).await?, before, "a refused start wrote to the database");
+    }
     Ok(())
 }
