@@ -21,7 +21,7 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct SubmitFeedback {
     /// The contract: the id of a pact that ended (COMPLETED, REFUNDED or SPLIT) this wallet was
-    /// buyer or seller of.
+    /// buyer or seller of, or the conversation that became it (as sign_contract answers both).
     #[schemars(length(min = 1, max = CONTRACT_ID_CHARS))]
     contract_id: String,
     /// 1 (poor) to 5 (excellent).
@@ -64,9 +64,7 @@ pub struct Rated {
 }
 
 pub async fn submit(chain: &Chain, i: SubmitFeedback) -> Result<Answer<Rated>, ToolError> {
-    let id: U256 = i.contract_id.trim().trim_start_matches('#').parse().map_err(|_| {
-        ToolError::Invalid(format!("contract_id must be a pact id such as \"12\", not {:?}", i.contract_id))
-    })?;
+    let (id, _) = super::negotiation::pact_of_contract(chain, &i.contract_id).await?;
     let tags: Vec<String> = i.tags.unwrap_or_default().iter().map(|t| t.trim().to_owned()).collect();
     for (n, tag) in tags.iter().enumerate() {
         input::fits(&format!("tags[{n}]"), tag, MAX_TAG)?;

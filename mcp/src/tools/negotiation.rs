@@ -440,8 +440,14 @@ async fn agreed(chain: &Chain, c: &Conversation) -> Result<(Agreement, Currency)
     Ok((agreement, currency))
 }
 
-pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer<ContractReport>, ToolError> {
-    let given = input::filled("contract_id", &i.contract_id)?;
+/// The pact a `contract_id` names, as `sign_contract` answers one or its conversation: a pact id
+/// (`"12"`, `"#12"`), or a conversation that became a pact; with the conversation, when a
+/// negotiation led to it. Shared by `get_contract` and `submit_feedback`.
+pub async fn pact_of_contract(
+    chain: &Chain,
+    contract_id: &str,
+) -> Result<(U256, Option<ConversationRecord>), ToolError> {
+    let given = input::filled("contract_id", contract_id)?;
     let neither = || {
         ToolError::Invalid(format!(
             "contract_id {given:?} is neither a pact id (e.g. \"12\") nor a signed conversation"
@@ -456,6 +462,11 @@ pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer<ContractRe
         None => return Err(neither()),
     };
     let pact_id = by_pact.or(record.as_ref().and_then(|r| r.pact_id)).ok_or_else(neither)?;
+    Ok((pact_id, record))
+}
+
+pub async fn contract(chain: &Chain, i: GetContract) -> Result<Answer<ContractReport>, ToolError> {
+    let (pact_id, record) = pact_of_contract(chain, &i.contract_id).await?;
     let pact = chain
         .reader
         .pact(chain.chain_id, pact_id)
