@@ -3,6 +3,7 @@
 //! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `push`, `mcp`, `migrate`, and `bench`
 //! for the figures of BENCHMARKS.md.
 
+mod database;
 mod deploy;
 mod dev;
 mod index;
@@ -39,13 +40,16 @@ enum Command {
     Deploy(Box<deploy::DeployArgs>),
     /// Follow the contracts' events into Postgres.
     Index(index::IndexArgs),
-    /// Serve the GraphQL API over the index.
+    /// Serve the dashboard, the GraphQL API over the index and the negotiation relay.
     Serve(serve::ServeArgs),
     /// Deliver signed webhooks for pact events and clock alarms (docs/push.md).
     Push(Box<push::PushArgs>),
     /// Serve the MCP tools to an agent (stdio by default).
     Mcp(Box<mcp::McpArgs>),
-    /// Apply database migrations.
+    /// Create the database DATABASE_URL names when it does not exist, then apply the migrations.
+    ///
+    /// The first command to run on a new server: every other command that reads the database
+    /// refuses a missing one and says to run this.
     Migrate(settings::DatabaseArgs),
     /// Generate load and measure the indexer, the API, the MCP server, the relay and webhooks
     /// (BENCHMARKS.md).
@@ -74,7 +78,7 @@ async fn run() -> ExitCode {
         Command::Index(args) => index::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Push(args) => push::run(*args).await,
-        Command::Migrate(database) => migrate(database).await,
+        Command::Migrate(args) => migrate(args).await,
         Command::Deploy(args) => deploy::run(*args).await,
         Command::Dev(args) => dev::run(args).await,
         Command::Mcp(args) => mcp::run(*args).await,
@@ -89,9 +93,8 @@ async fn run() -> ExitCode {
     }
 }
 
-async fn migrate(database: settings::DatabaseArgs) -> anyhow::Result<()> {
-    let pool = database.connect(1).await?;
-    agentpact_schema::MIGRATOR.run(&pool).await?;
+async fn migrate(args: settings::DatabaseArgs) -> anyhow::Result<()> {
+    database::migrated(&args, 1).await?;
     tracing::info!("migrations applied");
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `agentpact serve`: the GraphQL API over the index until interrupted.
+//! `agentpact serve`: the dashboard, the GraphQL API over the index and the negotiation relay,
+//! until interrupted.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -9,6 +10,7 @@ use agentpact_read::Databases;
 use anyhow::{Context, bail};
 
 use crate::{
+    database,
     settings::{DatabaseArgs, ReadDatabaseArgs, Secret, WebhookPolicyArgs},
     signal,
 };
@@ -24,7 +26,9 @@ pub struct ServeArgs {
     #[arg(long, env = "CHAIN_ID", default_value_t = 84532)]
     chain_id: u64,
     /// Where to listen: the dashboard on /, GraphQL on /graphql (a query console in a browser),
-    /// subscriptions on /graphql/ws, and /healthz, /readyz, /metrics.
+    /// subscriptions on /graphql/ws, the negotiation relay on /hire/messages and /hire/contracts
+    /// (the server's base URL, http://API_ADDR/, is the HIRE_RELAY_URL of `agentpact mcp`), and
+    /// /healthz, /readyz, /metrics. The URLs are logged at start.
     #[arg(long, env = "API_ADDR", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// Browser origins allowed to call the API (comma-separated, or * for any); none by default.
@@ -75,7 +79,7 @@ pub struct ServeArgs {
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let pool = args.database.connect(args.db_connections.max(2)).await?;
+    let pool = database::connect(&args.database, args.db_connections.max(2)).await?;
     let replica = args.read_database.connect(args.db_connections.max(2)).await?;
     has_schema(&pool, "DATABASE_URL").await?;
     if let Some(replica) = &replica {
@@ -118,7 +122,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {} (API_ADDR): is another server using that port?", args.listen))?;
     let addr = listener.local_addr().unwrap_or(args.listen);
-    tracing::info!(chain_id = args.chain_id, "GraphQL API on http://{addr}/graphql");
+    tracing::info!(chain_id = args.chain_id, "dashboard on http://{addr}/");
+    tracing::info!("GraphQL on http://{addr}/graphql, its subscriptions on ws://{addr}/graphql/ws");
+    tracing::info!("negotiation relay on http://{addr}/ (each agent's HIRE_RELAY_URL for `agentpact mcp`)");
     let databases = Databases { primary: pool, replica };
     agentpact_api::serve(listener, databases, config, signal::shutdown()).await?;
     tracing::info!("stopped");

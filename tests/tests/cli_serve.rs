@@ -1,8 +1,11 @@
-//! `agentpact serve` as a user runs it: a process that answers GraphQL over the index, stops
-//! cleanly on SIGTERM, and refuses what it cannot do with a message that says what to do.
+//! `agentpact serve` as a user runs it: a process that logs where its dashboard, GraphQL API and
+//! negotiation relay answer, answers there, stops cleanly on SIGTERM, and refuses what it cannot
+//! do with a message that says what to do. And `agentpact migrate`, which a newcomer runs first:
+//! it creates the database `serve` refuses to do without.
 
 use std::{
-    process::{Command, Output, Stdio},
+    io::{BufRead, BufReader},
+    process::{ChildStderr, Command, Output, Stdio},
     time::Duration,
 };
 
@@ -13,9 +16,13 @@ use agentpact_tests::{
     chain::ether,
     cli::{binary, free_port},
     pacts::Market,
-    postgres::TestDatabase,
+    postgres::{TestDatabase, with_database},
 };
+use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
+use sqlx::{AssertSqlSafe, Connection, Executor};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest, http::HeaderValue};
 
 type Result = std::result::Result<(), HarnessError>;
 
@@ -36,6 +43,64 @@ fn serve(database_url: &str, chain_id: u64, port: u16) -> Command {
     command
 }
 
+/// A spawned process, killed (SIGKILL) and reaped when dropped, so a failing assertion leaves no
+/// server running (after a clean exit, both do nothing).
+struct Spawned(std::process::Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The messages of a `--log-json` process's log, each sent as it is written, read on a thread
+/// of its own (so the pipe never fills); the thread returns the whole of stderr at the end.
+fn log_messages(stderr: ChildStderr) -> (UnboundedReceiver<String>, std::thread::JoinHandle<String>) {
+    let (send, receive) = unbounded_channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(std::io::Result::ok) {
+            let event: Value = serde_json::from_str(&line).unwrap_or_default();
+            if let Some(message) = event["fields"]["message"].as_str() {
+                let _ = send.send(message.to_owned());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (receive, reader)
+}
+
+/// The next logged message that starts with `start` (60 s at most: a debug build on a loaded
+/// machine starts slowly).
+async fn logged(
+    messages: &mut UnboundedReceiver<String>,
+    start: &str,
+) -> std::result::Result<String, HarnessError> {
+    let found = async {
+        while let Some(message) = messages.recv().await {
+            if message.starts_with(start) {
+                return Ok(message);
+            }
+        }
+        Err(process(format!("agentpact serve exited without logging \"{start}…\"")))
+    };
+    tokio::time::timeout(Duration::from_secs(60), found)
+        .await
+        .map_err(|_| process(format!("agentpact serve did not log \"{start}…\" within 60 s")))?
+}
+
+/// The URLs (http:// or ws://) a message names, in order.
+fn urls(message: &str) -> Vec<String> {
+    message
+        .split_whitespace()
+        .filter(|word| word.starts_with("http://") || word.starts_with("ws://"))
+        .map(|word| word.trim_end_matches([',', ';', ')']).to_owned())
+        .collect()
+}
+
 #[tokio::test]
 async fn the_serve_command_answers_graphql_and_stops_on_sigterm() -> Result {
     let m = Market::open().await?;
@@ -43,47 +108,60 @@ async fn the_serve_command_answers_graphql_and_stops_on_sigterm() -> Result {
     let db = TestDatabase::create().await?;
     agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
     let port = free_port()?;
-    let child = serve(db.url(), m.chain.anvil.chain_id(), port).spawn().map_err(process)?;
+    let mut child =
+        Spawned(serve(db.url(), m.chain.anvil.chain_id(), port).arg("--log-json").spawn().map_err(process)?);
+    let stderr = child.0.stderr.take().ok_or_else(|| process("no stderr pipe"))?;
+    let (mut messages, stderr) = log_messages(stderr);
+
+    // What it logs at start, one line each, in order; then each URL answers.
+    let base = format!("http://127.0.0.1:{port}/");
+    let dashboard = urls(&logged(&mut messages, "dashboard on ").await?);
+    assert_eq!(dashboard, [base.as_str()]);
+    let graphql = urls(&logged(&mut messages, "GraphQL on ").await?);
+    assert_eq!(graphql, [format!("{base}graphql"), format!("ws://127.0.0.1:{port}/graphql/ws")]);
+    let relay = logged(&mut messages, "negotiation relay on ").await?;
+    assert!(relay.contains("HIRE_RELAY_URL"), "{relay}");
+    assert_eq!(urls(&relay), [base.as_str()]);
 
     let client = reqwest::Client::new();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut healthy = false;
-    for _ in 0..1_200 {
-        if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
-            healthy = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(healthy, "agentpact serve did not answer /healthz within 60 s");
-    let body = json!({ "query": "{ pact(id: \"0\") { status initiator } indexerStatus { lagBlocks } }" });
-    let response: Value = client
-        .post(format!("{base}/graphql"))
-        .json(&body)
+    let page = client.get(&dashboard[0]).send().await.map_err(process)?;
+    assert_eq!(page.status().as_u16(), 200);
+    let html = page.headers().get("content-type").and_then(|t| t.to_str().ok()).unwrap_or_default();
+    assert!(html.starts_with("text/html"), "{html}");
+    // The relay answers its documented route under the logged base URL (what an MCP server's
+    // HIRE_RELAY_URL is set to): a body that is no message is refused in the relay's own words.
+    let refused = client
+        .post(format!("{}hire/messages", urls(&relay)[0]))
+        .json(&json!({}))
         .send()
         .await
-        .map_err(process)?
-        .json()
-        .await
         .map_err(process)?;
+    assert_eq!(refused.status().as_u16(), 400);
+    let refused: Value = refused.json().await.map_err(process)?;
+    assert_eq!(refused["error"]["code"], "BAD_MESSAGE", "{refused}");
+    let mut request = graphql[1].as_str().into_client_request().map_err(process)?;
+    request.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static("graphql-transport-ws"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.map_err(process)?;
+    socket.send(Message::text(json!({ "type": "connection_init" }).to_string())).await.map_err(process)?;
+    let ack = socket.next().await.ok_or_else(|| process("the websocket closed"))?.map_err(process)?;
+    let ack: Value = serde_json::from_str(ack.to_text().map_err(process)?).map_err(process)?;
+    assert_eq!(ack["type"], "connection_ack", "{ack}");
+
+    let body = json!({ "query": "{ pact(id: \"0\") { status initiator } indexerStatus { lagBlocks } }" });
+    let response: Value =
+        client.post(&graphql[0]).json(&body).send().await.map_err(process)?.json().await.map_err(process)?;
     assert_eq!(
         response["data"],
         json!({ "pact": { "status": "FUNDED", "initiator": "SELLER" }, "indexerStatus": { "lagBlocks": 0 } })
     );
-    assert_eq!(client.get(format!("{base}/readyz")).send().await.map_err(process)?.status().as_u16(), 200);
+    assert_eq!(client.get(format!("{base}readyz")).send().await.map_err(process)?.status().as_u16(), 200);
 
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().map_err(process)?;
+    let killed = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().map_err(process)?;
     assert!(killed.success());
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .map_err(process)?
-        .map_err(process)?;
-    assert!(
-        output.status.success(),
-        "exit after SIGTERM: {:?} {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let status =
+        tokio::task::spawn_blocking(move || child.0.wait()).await.map_err(process)?.map_err(process)?;
+    let stderr = stderr.join().unwrap_or_default();
+    assert!(status.success(), "exit after SIGTERM: {status:?} {stderr}");
     Ok(())
 }
 
@@ -95,9 +173,21 @@ fn refused(output: &Output) -> String {
 #[tokio::test]
 async fn the_serve_command_refuses_what_it_cannot_do() -> Result {
     let db = TestDatabase::create().await?;
-    let no_database = agentpact_tests::postgres::with_database(db.url(), "agentpact_no_such_db");
-    let stderr = refused(&serve(&no_database, 31337, free_port()?).output().map_err(process)?);
-    assert!(stderr.contains("DATABASE_URL"), "{stderr}");
+    // A database that does not exist, in a URL with a password (a trusting server ignores it;
+    // one that checks it refuses the login before the database is looked for, so keep its own).
+    let mut no_database =
+        reqwest::Url::parse(&with_database(db.url(), "agentpact_no_such_db")).map_err(process)?;
+    if no_database.password().is_none() {
+        no_database.set_password(Some("pw-in-the-url")).map_err(|()| process("the URL takes no password"))?;
+    }
+    let password = no_database.password().unwrap_or_default().to_owned();
+    let stderr = refused(&serve(no_database.as_str(), 31337, free_port()?).output().map_err(process)?);
+    assert!(
+        stderr.contains("\"agentpact_no_such_db\" that DATABASE_URL names does not exist")
+            && stderr.contains("run `agentpact migrate`, which creates it"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&password) && !stderr.contains("at line"), "{stderr}");
 
     let taken = std::net::TcpListener::bind("127.0.0.1:0").map_err(process)?;
     let port = taken.local_addr().map_err(process)?.port();
@@ -111,5 +201,53 @@ async fn the_serve_command_refuses_what_it_cannot_do() -> Result {
             .map_err(process)?,
     );
     assert!(stderr.contains("CORS origin"), "{stderr}");
+    Ok(())
+}
+
+/// `agentpact migrate` against a server without the database DATABASE_URL names: it creates it
+/// (a name that only works quoted), says so once, and applies every migration; run again, it
+/// creates nothing.
+#[tokio::test]
+async fn migrate_creates_the_database_it_names_and_its_tables() -> Result {
+    let db = TestDatabase::create().await?;
+    let name = format!("{}-New", db.name());
+    let url = with_database(db.url(), &name);
+    // The checks run as a task of their own, so the database is dropped even when one fails.
+    let checked = tokio::spawn(created_and_migrated(url, name.clone())).await;
+    let drop = format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#);
+    let dropped = db.pool().execute(sqlx::raw_sql(AssertSqlSafe(drop))).await;
+    match checked {
+        Ok(checked) => checked?,
+        Err(failed) => std::panic::resume_unwind(failed.try_into_panic().map_err(process)?),
+    }
+    dropped?;
+    Ok(())
+}
+
+async fn created_and_migrated(url: String, name: String) -> Result {
+    let migrate = || {
+        Command::new(binary())
+            .arg("migrate")
+            .args(["--database-url", &url])
+            .env_remove("DATABASE_URL")
+            .output()
+    };
+    let created = format!("created the database \"{name}\"");
+    let first = migrate().map_err(process)?;
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{said}");
+    assert_eq!(said.matches(&created).count(), 1, "{said}");
+
+    let mut connection = sqlx::PgConnection::connect(&url).await?;
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(&mut connection)
+        .await?;
+    assert_eq!(applied, i64::try_from(agentpact_schema::MIGRATOR.iter().count()).unwrap_or(i64::MAX));
+    sqlx::query("SELECT 1 FROM checkpoints LIMIT 1").execute(&mut connection).await?;
+    connection.close().await?;
+
+    let again = migrate().map_err(process)?;
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success() && !said.contains(&created), "{said}");
     Ok(())
 }
