@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 
 use crate::{
+    database,
     settings::{ChainArgs, DatabaseArgs, KeyArgs, ReadDatabaseArgs, Secret, WebhookPolicyArgs},
     signal,
 };
@@ -117,7 +118,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     };
     let target = args.chain.target()?;
     let policy = args.webhooks.policy()?;
-    let pool = args.database.connect(8).await?;
+    let pool = database::connect(&args.database, 8).await?;
     // Reads (and a write's wait for its block) go to the replica when there is one; the
     // subscriptions' LISTEN stays on the primary.
     let reader = match args.read_database.connect(8).await? {

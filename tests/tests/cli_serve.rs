@@ -1,7 +1,7 @@
 //! `agentpact serve` as a user runs it: a process that logs where its dashboard, GraphQL API and
 //! negotiation relay answer, answers there, stops cleanly on SIGTERM, and refuses what it cannot
 //! do with a message that says what to do. And `agentpact migrate`, which a newcomer runs first:
-//! it creates the database `serve` refuses to do without.
+//! it creates the database `serve` (and `mcp`) refuse to do without.
 
 use std::{
     io::{BufRead, BufReader},
@@ -17,6 +17,7 @@ use agentpact_tests::{
     cli::{binary, free_port},
     pacts::Market,
     postgres::{TestDatabase, with_database},
+    webhooks::SIGNING_KEY,
 };
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
@@ -181,13 +182,28 @@ async fn the_serve_command_refuses_what_it_cannot_do() -> Result {
         no_database.set_password(Some("pw-in-the-url")).map_err(|()| process("the URL takes no password"))?;
     }
     let password = no_database.password().unwrap_or_default().to_owned();
-    let stderr = refused(&serve(no_database.as_str(), 31337, free_port()?).output().map_err(process)?);
-    assert!(
-        stderr.contains("\"agentpact_no_such_db\" that DATABASE_URL names does not exist")
-            && stderr.contains("run `agentpact migrate`, which creates it"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains(&password) && !stderr.contains("at line"), "{stderr}");
+    let serving = refused(&serve(no_database.as_str(), 31337, free_port()?).output().map_err(process)?);
+    // `agentpact mcp`, started as an agent's client starts it (addresses and key in its
+    // environment), refuses it in the same words.
+    let anywhere = "0x0000000000000000000000000000000000000001";
+    let mcp = Command::new(binary())
+        .arg("mcp")
+        .args(["--database-url", no_database.as_str(), "--chain-id", "31337"])
+        .args(["--agent-pact-address", anywhere, "--oracle-registry-address", anywhere])
+        .args(["--agent-registry-address", anywhere])
+        .env("PRIVATE_KEY", SIGNING_KEY)
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(process)?;
+    for stderr in [serving, refused(&mcp)] {
+        assert!(
+            stderr.contains("\"agentpact_no_such_db\" that DATABASE_URL names does not exist")
+                && stderr.contains("run `agentpact migrate`, which creates it"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains(&password) && !stderr.contains("at line"), "{stderr}");
+    }
 
     let taken = std::net::TcpListener::bind("127.0.0.1:0").map_err(process)?;
     let port = taken.local_addr().map_err(process)?.port();
