@@ -5,10 +5,10 @@ use std::{net::SocketAddr, time::Duration};
 
 use agentpact_http::rate_limit::Rate;
 use agentpact_push::{Metrics, PushConfig, Retry, sign::ServerKey};
-use agentpact_schema::MIGRATOR;
 use anyhow::Context;
 
 use crate::{
+    database,
     settings::{DatabaseArgs, Secret, WebhookTargetsArgs},
     signal,
 };
@@ -89,8 +89,7 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
         poll: Duration::from_millis(args.poll_ms.max(10)),
         ..PushConfig::new(args.chain_id)
     };
-    let pool = args.database.connect(config.pool_size()).await?;
-    MIGRATOR.run(&pool).await.context("applying migrations")?;
+    let pool = database::migrated(&args.database, config.pool_size()).await?;
     let metrics = Metrics::for_chain(args.chain_id);
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await

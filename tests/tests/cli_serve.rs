@@ -1,7 +1,7 @@
 //! `agentpact serve` as a user runs it: a process that logs where its dashboard, GraphQL API and
 //! negotiation relay answer, answers there, stops cleanly on SIGTERM, and refuses what it cannot
 //! do with a message that says what to do. And `agentpact migrate`, which a newcomer runs first:
-//! it creates the database `serve` (and `mcp`) refuse to do without.
+//! it creates the database `serve` (and `mcp`) refuse to do without, as `push` does.
 
 use std::{
     io::{BufRead, BufReader},
@@ -86,11 +86,11 @@ async fn logged(
                 return Ok(message);
             }
         }
-        Err(process(format!("agentpact serve exited without logging \"{start}…\"")))
+        Err(process(format!("the process exited without logging \"{start}…\"")))
     };
     tokio::time::timeout(Duration::from_secs(60), found)
         .await
-        .map_err(|_| process(format!("agentpact serve did not log \"{start}…\" within 60 s")))?
+        .map_err(|_| process(format!("the process did not log \"{start}…\" within 60 s")))?
 }
 
 /// The URLs (http:// or ws://) a message names, in order.
@@ -225,11 +225,64 @@ async fn the_serve_command_refuses_what_it_cannot_do() -> Result {
 /// creates nothing.
 #[tokio::test]
 async fn migrate_creates_the_database_it_names_and_its_tables() -> Result {
+    on_a_new_database(|url, name| async move {
+        let migrate = || {
+            Command::new(binary())
+                .arg("migrate")
+                .args(["--database-url", &url])
+                .env_remove("DATABASE_URL")
+                .output()
+        };
+        let created = format!("created the database \"{name}\"");
+        let first = migrate().map_err(process)?;
+        let said = String::from_utf8_lossy(&first.stderr);
+        assert!(first.status.success(), "{said}");
+        assert_eq!(said.matches(&created).count(), 1, "{said}");
+        migrations_applied(&url).await?;
+
+        let again = migrate().map_err(process)?;
+        let said = String::from_utf8_lossy(&again.stderr);
+        assert!(again.status.success() && !said.contains(&created), "{said}");
+        Ok(())
+    })
+    .await
+}
+
+/// `agentpact push`, which migrates on start like `migrate`, creates a missing database too.
+#[tokio::test]
+async fn push_creates_the_database_it_migrates() -> Result {
+    on_a_new_database(|url, name| async move {
+        let mut push = Spawned(
+            Command::new(binary())
+                .args(["push", "--log-json", "--database-url", &url, "--chain-id", "31337"])
+                .args(["--metrics-addr", &format!("127.0.0.1:{}", free_port()?)])
+                .env("WEBHOOK_SIGNING_KEY", SIGNING_KEY)
+                .env_remove("DATABASE_URL")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(process)?,
+        );
+        let stderr = push.0.stderr.take().ok_or_else(|| process("no stderr pipe"))?;
+        let (mut messages, _stderr) = log_messages(stderr);
+        logged(&mut messages, &format!("created the database \"{name}\"")).await?;
+        logged(&mut messages, "delivering webhooks").await?;
+        migrations_applied(&url).await
+    })
+    .await
+}
+
+/// Runs `check` with the URL and name of a database that does not exist yet on the test server
+/// (a name that only works quoted), then drops that database, even when `check` fails.
+async fn on_a_new_database<C, F>(check: C) -> Result
+where
+    C: FnOnce(String, String) -> F,
+    F: Future<Output = Result> + Send + 'static,
+{
     let db = TestDatabase::create().await?;
     let name = format!("{}-New", db.name());
-    let url = with_database(db.url(), &name);
-    // The checks run as a task of their own, so the database is dropped even when one fails.
-    let checked = tokio::spawn(created_and_migrated(url, name.clone())).await;
+    // A task of its own: a failed assertion ends it, not this function.
+    let checked = tokio::spawn(check(with_database(db.url(), &name), name.clone())).await;
     let drop = format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#);
     let dropped = db.pool().execute(sqlx::raw_sql(AssertSqlSafe(drop))).await;
     match checked {
@@ -240,30 +293,14 @@ async fn migrate_creates_the_database_it_names_and_its_tables() -> Result {
     Ok(())
 }
 
-async fn created_and_migrated(url: String, name: String) -> Result {
-    let migrate = || {
-        Command::new(binary())
-            .arg("migrate")
-            .args(["--database-url", &url])
-            .env_remove("DATABASE_URL")
-            .output()
-    };
-    let created = format!("created the database \"{name}\"");
-    let first = migrate().map_err(process)?;
-    let said = String::from_utf8_lossy(&first.stderr);
-    assert!(first.status.success(), "{said}");
-    assert_eq!(said.matches(&created).count(), 1, "{said}");
-
-    let mut connection = sqlx::PgConnection::connect(&url).await?;
+/// Every migration is applied at `url`, and the index's tables are there.
+async fn migrations_applied(url: &str) -> Result {
+    let mut connection = sqlx::PgConnection::connect(url).await?;
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
         .fetch_one(&mut connection)
         .await?;
     assert_eq!(applied, i64::try_from(agentpact_schema::MIGRATOR.iter().count()).unwrap_or(i64::MAX));
     sqlx::query("SELECT 1 FROM checkpoints LIMIT 1").execute(&mut connection).await?;
     connection.close().await?;
-
-    let again = migrate().map_err(process)?;
-    let said = String::from_utf8_lossy(&again.stderr);
-    assert!(again.status.success() && !said.contains(&created), "{said}");
     Ok(())
 }
