@@ -3,12 +3,11 @@
 use std::{net::SocketAddr, time::Duration};
 
 use agentpact_indexer::{Config, Indexer, Metrics, Target};
-use agentpact_schema::MIGRATOR;
 use alloy::providers::Provider;
 use anyhow::{Context, bail};
 
 use crate::{
-    progress,
+    database, progress,
     settings::{ChainArgs, DatabaseArgs},
     signal,
 };
@@ -58,8 +57,7 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
             target.chain_id
         );
     }
-    let pool = args.database.connect(4).await?;
-    MIGRATOR.run(&pool).await.context("applying migrations")?;
+    let pool = database::migrated(&args.database, 4).await?;
 
     let config = Config {
         finality_depth: args.finality_depth,

@@ -146,17 +146,6 @@ pub struct DatabaseArgs {
     pub database_url: String,
 }
 
-impl DatabaseArgs {
-    /// A pool of `size` connections, with a message that says which database failed.
-    pub async fn connect(&self, size: u32) -> anyhow::Result<sqlx::PgPool> {
-        sqlx::postgres::PgPoolOptions::new()
-            .max_connections(size)
-            .connect(&self.database_url)
-            .await
-            .with_context(|| "connecting to DATABASE_URL (is Postgres running, and does the database exist?)")
-    }
-}
-
 /// A streaming replica of the index's database, for the servers' reads.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReadDatabaseArgs {

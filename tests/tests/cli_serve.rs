@@ -1,7 +1,7 @@
 //! `agentpact serve` as a user runs it: a process that logs where its dashboard, GraphQL API and
 //! negotiation relay answer, answers there, stops cleanly on SIGTERM, and refuses what it cannot
 //! do with a message that says what to do. And `agentpact migrate`, which a newcomer runs first:
-//! it creates the database `serve` (and `mcp`) refuse to do without, as `push` does.
+//! it creates the database `serve` (and `mcp`) refuse to do without, as `push` and `index` do.
 
 use std::{
     io::{BufRead, BufReader},
@@ -248,25 +248,62 @@ async fn migrate_creates_the_database_it_names_and_its_tables() -> Result {
     .await
 }
 
-/// `agentpact push`, which migrates on start like `migrate`, creates a missing database too.
+/// `agentpact push` and `agentpact index`, which migrate on start like `migrate`, create a
+/// missing database too.
 #[tokio::test]
-async fn push_creates_the_database_it_migrates() -> Result {
+async fn push_and_index_create_the_database_they_migrate() -> Result {
+    let push = ["push", "--chain-id", "31337", "--metrics-addr", &format!("127.0.0.1:{}", free_port()?)];
+    creates_on_start(&push, "delivering webhooks").await?;
+
+    let m = Market::open().await?;
+    let d = &m.chain.deployment;
+    let (rpc, chain_id) = (m.chain.anvil.endpoint().to_string(), m.chain.anvil.chain_id().to_string());
+    let (pact, oracles, agents) =
+        (d.agent_pact.to_string(), d.oracle_registry.to_string(), d.agent_registry.to_string());
+    let (block, metrics) = (d.block.to_string(), format!("127.0.0.1:{}", free_port()?));
+    let index = [
+        "index",
+        "--rpc-url",
+        &rpc,
+        "--chain-id",
+        &chain_id,
+        "--agent-pact-address",
+        &pact,
+        "--oracle-registry-address",
+        &oracles,
+        "--agent-registry-address",
+        &agents,
+        "--deployment-block",
+        &block,
+        "--metrics-addr",
+        &metrics,
+    ];
+    creates_on_start(&index, "indexing").await
+}
+
+/// `agentpact <args>` against a database that does not exist: it logs that it created it, then
+/// `ready`, and every migration is applied.
+async fn creates_on_start(args: &[&str], ready: &'static str) -> Result {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     on_a_new_database(|url, name| async move {
-        let mut push = Spawned(
+        let mut child = Spawned(
             Command::new(binary())
-                .args(["push", "--log-json", "--database-url", &url, "--chain-id", "31337"])
-                .args(["--metrics-addr", &format!("127.0.0.1:{}", free_port()?)])
+                .args(&args)
+                .args(["--log-json", "--database-url", &url])
                 .env("WEBHOOK_SIGNING_KEY", SIGNING_KEY)
                 .env_remove("DATABASE_URL")
+                .env_remove("ERC8004_IDENTITY_ADDRESS")
+                .env_remove("ERC8004_REPUTATION_ADDRESS")
+                .env_remove("ERC8004_START_BLOCK")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(process)?,
         );
-        let stderr = push.0.stderr.take().ok_or_else(|| process("no stderr pipe"))?;
+        let stderr = child.0.stderr.take().ok_or_else(|| process("no stderr pipe"))?;
         let (mut messages, _stderr) = log_messages(stderr);
         logged(&mut messages, &format!("created the database \"{name}\"")).await?;
-        logged(&mut messages, "delivering webhooks").await?;
+        logged(&mut messages, ready).await?;
         migrations_applied(&url).await
     })
     .await
