@@ -27,7 +27,6 @@ use alloy::{
     signers::local::PrivateKeySigner,
 };
 use serde_json::Value;
-use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 type Result = std::result::Result<(), HarnessError>;
@@ -81,6 +80,25 @@ fn env_names(entry: &Value) -> BTreeSet<String> {
         .and_then(|server| server["env"].as_object())
         .map(|env| env.keys().cloned().collect())
         .unwrap_or_default()
+}
+
+/// What the recipe leaves running or written, undone when this is dropped (at the end, or when a
+/// check panics): the bash run's process group (bash, and the `index` and `serve` it started in
+/// the background), then the database `migrate` created.
+struct Leftovers {
+    group: Option<u32>,
+    server_url: String,
+    database: String,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        if let Some(group) = self.group.take() {
+            let _ = std::process::Command::new("kill").args(["-TERM", "--", &format!("-{group}")]).status();
+        }
+        let drop = format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, self.database);
+        let _ = std::process::Command::new("psql").args([&self.server_url, "-qc", &drop]).status();
+    }
 }
 
 #[tokio::test]
@@ -146,7 +164,7 @@ async fn the_readme_base_sepolia_recipe_followed_as_written_ends_in_a_paid_pact(
         .kill_on_drop(true)
         .spawn()
         .map_err(process)?;
-    let group = bash.id().and_then(|id| i32::try_from(id).ok());
+    let leftovers = Leftovers { group: bash.id(), server_url: server.url().to_owned(), database };
     let stdout = bash.stdout.take().ok_or_else(|| process("no stdout"))?;
     let mut lines = BufReader::new(stdout).lines();
     let outcome = async {
@@ -224,14 +242,8 @@ async fn the_readme_base_sepolia_recipe_followed_as_written_ends_in_a_paid_pact(
     }
     .await;
 
-    // index and serve run in the bash's process group: stop them all, then the database.
-    if let Some(group) = group {
-        let _ = std::process::Command::new("kill").args(["-TERM", "--", &format!("-{group}")]).status();
-    }
+    drop(leftovers);
     let _ = bash.wait().await;
-    let mut admin = PgConnection::connect(server.url()).await?;
-    let drop = format!(r#"DROP DATABASE IF EXISTS "{database}" WITH (FORCE)"#);
-    admin.execute(sqlx::raw_sql(AssertSqlSafe(drop))).await?;
     assert!(!elsewhere.join("deployments").exists(), "the agents' directory was written to");
     outcome
 }
