@@ -230,9 +230,8 @@ impl Call {
             }
             Asking::Session => {
                 let (token, url) = self.open(&summary, wallet).await?;
-                let url: alloy::transports::http::reqwest::Url = url
-                    .parse()
-                    .map_err(|e| ToolError::Failed(format!("the confirmation page's address: {e}")))?;
+                let url: alloy::transports::http::reqwest::Url =
+                    url.parse().map_err(ToolError::PageAddress)?;
                 let id = crate::confirm::elicitation_id(&token);
                 let asked =
                     self.inner.peer.elicit_url_with_timeout(question, url, id, Some(CONFIRM_WAIT)).await;

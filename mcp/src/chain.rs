@@ -166,7 +166,7 @@ impl Chain {
         use alloy::signers::SignerSync;
         self.signer
             .sign_message_sync(text.as_bytes())
-            .map_err(|_| ToolError::Failed("signing the request failed".into()))
+            .map_err(|source| ToolError::Signing { what: "request", source })
     }
 
     /// The agent's key, for signatures made here (permits); never printed.
@@ -177,7 +177,7 @@ impl Chain {
     /// The agent's EIP-712 signature over `hash`.
     pub fn sign(&self, hash: &alloy::primitives::B256) -> Result<alloy::primitives::Signature, ToolError> {
         use alloy::signers::SignerSync;
-        self.signer.sign_hash_sync(hash).map_err(|_| ToolError::Failed("signing the message failed".into()))
+        self.signer.sign_hash_sync(hash).map_err(|source| ToolError::Signing { what: "message", source })
     }
 
     /// The write limits.
@@ -193,9 +193,7 @@ impl Chain {
     /// The chain's latest block timestamp.
     pub async fn now(&self) -> Result<u64, ToolError> {
         let block = self.provider.get_block_by_number(Default::default()).await.map_err(rpc)?;
-        block
-            .map(|b| b.header.timestamp)
-            .ok_or_else(|| ToolError::Failed("the RPC returned no latest block".into()))
+        block.map(|b| b.header.timestamp).ok_or(ToolError::NoLatestBlock)
     }
 
     /// Runs `call` (sending `value` wei) as the agent: checks, simulates, sends, waits.
@@ -229,31 +227,24 @@ impl Chain {
         };
         let tx = *pending.tx_hash();
         call::report(format!("sent: transaction {tx}, waiting for it to be mined")).await;
-        let receipt = pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|e| {
-            use alloy::providers::PendingTransactionError as Pending;
-            match e {
-                Pending::TxWatcher(_) => {
-                    ToolError::Pending { tx: tx.to_string(), seconds: self.limits.receipt_timeout.as_secs() }
+        let receipt =
+            pending.with_timeout(Some(self.limits.receipt_timeout)).get_receipt().await.map_err(|e| {
+                use alloy::providers::PendingTransactionError as Pending;
+                match e {
+                    Pending::TxWatcher(_) => ToolError::Pending {
+                        tx: tx.to_string(),
+                        seconds: self.limits.receipt_timeout.as_secs(),
+                    },
+                    // The node stopped answering after the transaction was sent, or the watch failed:
+                    // it may still be mined.
+                    source => {
+                        tracing::warn!(%tx, error = %source, "could not watch for the receipt");
+                        ToolError::ReceiptLost { tx, source: Box::new(source) }
+                    }
                 }
-                // The node stopped answering after the transaction was sent: it may still be mined.
-                Pending::TransportError(t) => {
-                    tracing::warn!(%tx, error = %t, "lost the node while waiting for a receipt");
-                    ToolError::Failed(format!(
-                        "Transaction {tx} was sent, then the RPC failed while waiting for its receipt ({t}). It may still be mined: check get-pact before retrying."
-                    ))
-                }
-                other => {
-                    tracing::warn!(%tx, error = %other, "could not watch for the receipt");
-                    ToolError::Failed(format!(
-                        "Transaction {tx} was sent but its receipt could not be watched ({other}). It may still be mined: check get-pact before retrying."
-                    ))
-                }
-            }
-        })?;
+            })?;
         if !receipt.status() {
-            return Err(ToolError::Failed(format!(
-                "Transaction {tx} was mined but reverted (the chain changed after the simulation); read the pact and try again."
-            )));
+            return Err(ToolError::MinedReverted { tx });
         }
         let block = receipt.block_number.map_or_else(String::new, |b| format!(" in block {b}"));
         call::report(format!("mined{block}: transaction {tx}")).await;
@@ -315,16 +306,28 @@ impl Chain {
         }
         match e {
             alloy::contract::Error::TransportError(t) => rpc(t),
-            _ => ToolError::Failed(format!("The transaction could not be prepared: {text}")),
+            other => ToolError::Unprepared(Box::new(other)),
         }
+    }
+}
+
+/// What a failed read of a contract (of `what`, said only when needed) means for the agent: the
+/// contract's refusal, the RPC's failure, or another failure of the read.
+pub fn read_failed(e: alloy::contract::Error, what: impl FnOnce() -> String) -> ToolError {
+    if let Some(r) = e.as_revert_data().and_then(|data| revert::decode(&data)) {
+        return ToolError::Reverted(r);
+    }
+    match e {
+        alloy::contract::Error::TransportError(t) => rpc(t),
+        source => ToolError::ReadFailed { what: what(), source: Box::new(source) },
     }
 }
 
 /// An RPC failure: unreachable, or an error the node returned.
 pub fn rpc(e: RpcError<TransportErrorKind>) -> ToolError {
     match e {
-        RpcError::Transport(kind) => ToolError::RpcDown(kind.to_string()),
-        other => ToolError::Failed(format!("The RPC answered with an error: {other}")),
+        RpcError::Transport(kind) => ToolError::RpcDown(kind),
+        other => ToolError::RpcAnswer(Box::new(other)),
     }
 }
 

@@ -68,10 +68,10 @@ impl Chain {
     pub async fn credits(&self) -> Result<Vec<(Currency, U256)>, ToolError> {
         let mut credits = Vec::new();
         for currency in self.currencies().await? {
-            let credit = self.pact.balances(currency.address, self.me).call().await.map_err(|e| match e {
-                alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
-                other => ToolError::Failed(format!("reading the {} credit failed: {other}", currency.symbol)),
-            })?;
+            let credit =
+                self.pact.balances(currency.address, self.me).call().await.map_err(|e| {
+                    crate::chain::read_failed(e, || format!("the {} credit", currency.symbol))
+                })?;
             credits.push((currency, credit));
         }
         Ok(credits)
@@ -90,10 +90,11 @@ impl Chain {
     /// What this wallet holds of the token `currency`, in its base units.
     async fn token_balance(&self, currency: &Currency) -> Result<U256, ToolError> {
         let token = TestToken::new(currency.address, self.provider.clone());
-        token.balanceOf(self.me).call().await.map_err(|e| match e {
-            alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
-            other => ToolError::Failed(format!("reading the {} balance failed: {other}", currency.symbol)),
-        })
+        token
+            .balanceOf(self.me)
+            .call()
+            .await
+            .map_err(|e| crate::chain::read_failed(e, || format!("the {} balance", currency.symbol)))
     }
 
     /// The currency of market prices `text` names; when absent, USDC where the escrow takes it
@@ -105,14 +106,11 @@ impl Chain {
         }
         let indexed = self.reader.currencies(self.chain_id).await?;
         if indexed.is_empty() {
-            return Err(ToolError::Failed(format!(
-                "{field}: the index has not read which currencies the escrow takes yet; retry in a moment, \
-                 or name the currency"
-            )));
+            return Err(ToolError::CurrenciesUnread { field: field.to_owned() });
         }
         let usdc = indexed.iter().find(|c| c.symbol.eq_ignore_ascii_case("USDC"));
         let eth = indexed.iter().find(|c| c.address.is_zero());
-        usdc.or(eth).cloned().ok_or_else(|| ToolError::Failed(format!("{field}: the index lists no ETH")))
+        usdc.or(eth).cloned().ok_or_else(|| ToolError::NoEth { field: field.to_owned() })
     }
 
     /// The currency at `address` (a pact's, as the chain reports it).
@@ -175,7 +173,7 @@ impl Chain {
         let deadline = self.now().await? + PERMIT_LIFETIME;
         permit::sign(self.signer(), &domain, *self.pact.address(), amount, nonce, deadline)
             .map(Some)
-            .map_err(|_| ToolError::Failed("signing the permit failed".into()))
+            .map_err(|source| ToolError::Signing { what: "permit", source })
     }
 
     /// Refuses a token deposit above its spending cap: `MAX_VALUE_USDC` for USDC; a token with no

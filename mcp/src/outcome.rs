@@ -6,6 +6,13 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::Value;
 
+use agentpact_push::Refusal;
+use alloy::{
+    primitives::{B256, U256},
+    providers::PendingTransactionError,
+    transports::{RpcError, TransportErrorKind},
+};
+
 use crate::{input::InvalidInput, revert::Revert};
 
 /// A tool's success: the sentence and the structured result, of the type its `outputSchema`
@@ -28,17 +35,38 @@ impl<T: Serialize> Answer<T> {
     pub fn into_json(self) -> Result<Answer, ToolError> {
         let data = serde_json::to_value(&self.data)
             .map(crate::views::checksummed)
-            .map_err(|e| ToolError::Failed(format!("the answer could not be written as JSON: {e}")))?;
+            .map_err(|source| ToolError::Unserializable { what: "the answer", source })?;
         Ok(Answer { text: self.text, data })
     }
 }
 
-/// Why a tool did not do what was asked. None of these carries a secret.
-#[derive(Debug, Clone, thiserror::Error)]
+/// Why a tool did not do what was asked: each variant is one cause, with its code
+/// ([`ToolError::code`], docs/mcp.md §Errors), the sentence the agent reads, and the error it came
+/// from as its `source` when it has one. None of these carries a secret.
+#[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The input is wrong; nothing was sent.
     #[error("Invalid input: {}", elide_quoted(.0))]
     Invalid(String),
+    /// Terms the contract would refuse; nothing was sent. A sentence about a clock says the
+    /// chain's time, `now`, which it is held to.
+    #[error("Invalid input: {}{}", elide_quoted(&.source.to_string()), chain_time(.source, .now))]
+    Terms {
+        /// What the contract would refuse.
+        #[source]
+        source: agentpact_contracts::rules::TermsError,
+        /// The chain's latest block time.
+        now: u64,
+    },
+    /// A negotiation's terms that make no pact (no deadline, a price finer than its currency).
+    #[error("Invalid input: {}", elide_quoted(&.0.to_string()))]
+    Agreement(#[source] agentpact_negotiation::AgreementError),
+    /// A page or filter the index refuses (a cursor of another list, a page too large).
+    #[error("Invalid input: {}", elide_quoted(&.0.to_string()))]
+    BadQuery(#[source] agentpact_read::ReadError),
+    /// A webhook request the policy refuses as given (its secret, its filters, an unknown id).
+    #[error("Invalid input: {}", elide_quoted(&.0.to_string()))]
+    Webhook(#[source] Refusal),
     /// The contract would refuse (found by simulation; nothing was sent), or refused.
     #[error("The contract refused with {}: {}", .0.name, .0.sentence)]
     Reverted(Revert),
@@ -68,7 +96,34 @@ pub enum ToolError {
     },
     /// The RPC does not answer; nothing may have been sent.
     #[error("The chain's RPC is unreachable ({0}). Nothing was sent; retry when it is back.")]
-    RpcDown(String),
+    RpcDown(#[source] TransportErrorKind),
+    /// The RPC answered a request with an error of its own.
+    #[error("The RPC answered with an error: {0}")]
+    RpcAnswer(#[source] Box<RpcError<TransportErrorKind>>),
+    /// The RPC answered no latest block.
+    #[error("The chain's RPC returned no latest block; retry in a moment.")]
+    NoLatestBlock,
+    /// A transaction could not be simulated or sent for a reason that is not the contract's.
+    #[error("The transaction could not be prepared: {0}")]
+    Unprepared(#[source] Box<alloy::contract::Error>),
+    /// A contract read failed for a reason that is not the contract's refusal.
+    #[error("reading {what} failed: {source}")]
+    ReadFailed {
+        /// What was read ("pact #3", "the USDC credit").
+        what: String,
+        /// Why.
+        #[source]
+        source: Box<alloy::contract::Error>,
+    },
+    /// The chain reported a code (a pact's status, its initiator) this server does not know.
+    #[error("pact #{pact}: {source}")]
+    UnknownCode {
+        /// The pact.
+        pact: U256,
+        /// The code.
+        #[source]
+        source: agentpact_contracts::UnknownCode,
+    },
     /// Sent, but not mined before the call's time ran out: it may still be mined.
     #[error(
         "Transaction {tx} was sent and is pending: not mined within {seconds} s. Do not send it again: get-transaction with this hash (or get-pact) says when it is mined."
@@ -78,6 +133,37 @@ pub enum ToolError {
         tx: String,
         /// The wait.
         seconds: u64,
+    },
+    /// Sent, then its receipt could not be watched: it may still be mined.
+    #[error(
+        "Transaction {tx} was sent{}. It may still be mined: check get-pact before retrying.",
+        unwatched(.source)
+    )]
+    ReceiptLost {
+        /// The transaction hash.
+        tx: B256,
+        /// Why the watch failed.
+        #[source]
+        source: Box<PendingTransactionError>,
+    },
+    /// Mined, but reverted: the chain changed between the simulation and the block.
+    #[error(
+        "Transaction {tx} was mined but reverted (the chain changed after the simulation); read the pact and try again."
+    )]
+    MinedReverted {
+        /// The transaction hash.
+        tx: B256,
+    },
+    /// Mined, but its receipt lacks the event the write must emit (the pact it created, the
+    /// offer it made), so its outcome cannot be told.
+    #[error(
+        "Transaction {tx} was mined but its receipt holds no {event} event; read the pact (get-pact, list-pacts) before trying again."
+    )]
+    Unannounced {
+        /// The transaction hash.
+        tx: B256,
+        /// The event's name.
+        event: &'static str,
     },
     /// The call ran out of time before it sent anything; nothing was sent.
     #[error(
@@ -90,9 +176,39 @@ pub enum ToolError {
     /// The client cancelled the call before it sent anything; nothing was sent.
     #[error("The call was cancelled before it sent anything; nothing was sent.")]
     Cancelled,
+    /// The call's task ended without an outcome (it panicked or was aborted).
+    #[error("the call stopped: {0}")]
+    Stopped(#[source] tokio::task::JoinError),
     /// A spend above the confirmation threshold that the human did not confirm; nothing was sent.
     #[error("Not confirmed: {0}")]
     Unconfirmed(String),
+    /// The confirmations' table could not be read or written.
+    #[error("the confirmation could not be read or written ({0}); nothing was sent")]
+    ConfirmationStore(#[source] sqlx::Error),
+    /// No loopback port could be opened for the confirmation page.
+    #[error("no loopback port for the confirmation page: {0}")]
+    NoLoopbackPort(#[source] std::io::Error),
+    /// The confirmation page's address is not a URL.
+    #[error("the confirmation page's address: {0}")]
+    PageAddress(#[source] UrlError),
+    /// A value could not be written as JSON.
+    #[error("{what} could not be written as JSON: {source}")]
+    Unserializable {
+        /// What ("the answer", "the confirmation").
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The agent's key could not sign.
+    #[error("signing the {what} failed")]
+    Signing {
+        /// What was signed ("request", "message", "permit").
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: alloy::signers::Error,
+    },
     /// The tool is not one of this server's role.
     #[error("The tool {tool} is not available to the {role} role.")]
     NotInRole {
@@ -101,13 +217,28 @@ pub enum ToolError {
         /// The role.
         role: String,
     },
-    /// The negotiation relay refused a message; `code` is the relay's.
-    #[error("The relay refused ({code}): {message}")]
+    /// No tool has this name (a resource read through a tool that is gone).
+    #[error("no tool {0}")]
+    NoTool(String),
+    /// The negotiation relay refused a message; its code is the error's.
+    #[error("The relay refused ({}): {message}", .code.as_str())]
     Relay {
         /// The relay's code (BAD_SIGNATURE, ILLEGAL_TRANSITION, …).
-        code: &'static str,
+        code: agentpact_negotiation::Code,
         /// What it said.
         message: String,
+    },
+    /// The relay could not be reached or answered something unreadable.
+    #[error(transparent)]
+    RelayFailed(agentpact_negotiation::ClientError),
+    /// The relay answered a time that is not RFC 3339.
+    #[error("the relay answered expiresAt {given:?}, not an RFC 3339 time")]
+    RelayTime {
+        /// What it answered.
+        given: String,
+        /// Why it does not read.
+        #[source]
+        source: chrono::ParseError,
     },
     /// The index holds a value that cannot be read back: nothing the agent sent is wrong, and
     /// retrying does not help until the operator re-indexes.
@@ -115,17 +246,62 @@ pub enum ToolError {
     IndexCorrupt(#[source] agentpact_schema::Corrupt),
     /// The index's database could not be read; the cause is logged, not shown.
     #[error("The index is unavailable right now; try again shortly.")]
-    IndexUnavailable(#[source] std::sync::Arc<sqlx::Error>),
+    IndexUnavailable(#[source] sqlx::Error),
+    /// The index has not read which currencies the escrow takes, and `field` names none.
+    #[error(
+        "{field}: the index has not read which currencies the escrow takes yet; retry in a moment, or name the currency"
+    )]
+    CurrenciesUnread {
+        /// The input that would name one.
+        field: String,
+    },
+    /// The index lists currencies, but not ETH.
+    #[error("{field}: the index lists no ETH")]
+    NoEth {
+        /// The input that would name a currency.
+        field: String,
+    },
+    /// An ERC-8004 agent the index holds with no address to reach it at.
+    #[error("ERC-8004 agent #{id} has neither a wallet nor an owner in the index")]
+    Ownerless {
+        /// Its token id.
+        id: U256,
+    },
     /// The server's policy refuses the request (a webhook target, a cap); nothing was stored.
     #[error("Refused: {0}")]
-    Refused(String),
+    Refused(#[source] Refusal),
+    /// The webhook policy refused the request this server signed itself (its key or its clock).
+    #[error("{0}")]
+    SelfRefused(#[source] Refusal),
+    /// The webhook store failed otherwise (its HTTP client).
+    #[error(transparent)]
+    Push(agentpact_push::PushError),
     /// The server lacks a setting the tool needs; the message names it and what to set it to.
     /// Nothing was sent; retrying does not help until the operator sets it and restarts the server.
     #[error("Not configured: {0}")]
     NotConfigured(String),
-    /// Something else failed (an unexpected RPC answer).
-    #[error("{0}")]
-    Failed(String),
+}
+
+/// Why a URL does not read (the `url` crate's `ParseError`, as reqwest's `Url` reports it).
+pub type UrlError = <alloy::transports::http::reqwest::Url as std::str::FromStr>::Err;
+
+/// The clause a clock's refusal ends with: the chain's time it was held to.
+fn chain_time(e: &agentpact_contracts::rules::TermsError, now: &u64) -> String {
+    use agentpact_contracts::rules::TermsError;
+    match e {
+        TermsError::Deadline { .. } | TermsError::AcceptBy { .. } => format!(" (the chain's time is {now})"),
+        _ => String::new(),
+    }
+}
+
+/// How a receipt's watch failed, as a clause after "Transaction … was sent".
+fn unwatched(e: &PendingTransactionError) -> String {
+    match e {
+        PendingTransactionError::TransportError(t) => {
+            format!(", then the RPC failed while waiting for its receipt ({t})")
+        }
+        other => format!(" but its receipt could not be watched ({other})"),
+    }
 }
 
 impl From<InvalidInput> for ToolError {
@@ -140,11 +316,11 @@ impl From<agentpact_read::ReadError> for ToolError {
         match e {
             ReadError::Db(e) => {
                 tracing::error!(error = %e, "the index could not be read");
-                Self::IndexUnavailable(std::sync::Arc::new(e))
+                Self::IndexUnavailable(e)
             }
             ReadError::Corrupt(e) => Self::IndexCorrupt(e),
             e @ (ReadError::BadCursor(_) | ReadError::PageTooLarge { .. } | ReadError::BadArgument(_)) => {
-                Self::Invalid(e.to_string())
+                Self::BadQuery(e)
             }
         }
     }
@@ -159,10 +335,8 @@ impl From<agentpact_negotiation::StoreError> for ToolError {
 impl From<agentpact_negotiation::ClientError> for ToolError {
     fn from(e: agentpact_negotiation::ClientError) -> Self {
         match e {
-            agentpact_negotiation::ClientError::Refused { code, message } => {
-                Self::Relay { code: code.as_str(), message }
-            }
-            other => Self::Failed(other.to_string()),
+            agentpact_negotiation::ClientError::Refused { code, message } => Self::Relay { code, message },
+            other => Self::RelayFailed(other),
         }
     }
 }
@@ -173,24 +347,24 @@ impl From<agentpact_push::PushError> for ToolError {
         match e {
             PushError::Database(e) => agentpact_read::ReadError::Db(e).into(),
             PushError::Corrupt(e) => Self::IndexCorrupt(e),
-            PushError::Client(e) => Self::Failed(format!("the HTTP client could not be built: {e}")),
+            other => Self::Push(other),
         }
     }
 }
 
 impl From<agentpact_push::subscription::RegisterError> for ToolError {
     fn from(e: agentpact_push::subscription::RegisterError) -> Self {
-        use agentpact_push::{Refusal, subscription::RegisterError};
+        use agentpact_push::subscription::RegisterError;
         match e {
             RegisterError::Refused(refusal @ (Refusal::Target(_) | Refusal::TooMany { .. })) => {
-                Self::Refused(refusal.to_string())
+                Self::Refused(refusal)
             }
             // The server signed the request itself: a signature refused is its key's or clock's
             // fault, not the agent's input.
             RegisterError::Refused(refusal @ (Refusal::NotSigned(_) | Refusal::Stale { .. })) => {
-                Self::Failed(refusal.to_string())
+                Self::SelfRefused(refusal)
             }
-            RegisterError::Refused(refusal) => Self::Invalid(refusal.to_string()),
+            RegisterError::Refused(refusal) => Self::Webhook(refusal),
             RegisterError::Push(e) => e.into(),
         }
     }
@@ -200,7 +374,11 @@ impl ToolError {
     /// A stable code for programs (the `error.code` of the structured result).
     pub const fn code(&self) -> &'static str {
         match self {
-            Self::Invalid(_) => "INVALID_INPUT",
+            Self::Invalid(_)
+            | Self::Terms { .. }
+            | Self::Agreement(_)
+            | Self::BadQuery(_)
+            | Self::Webhook(_) => "INVALID_INPUT",
             Self::Reverted(_) => "CONTRACT_REVERT",
             Self::InsufficientFunds { .. } => "INSUFFICIENT_FUNDS",
             Self::OverCap { .. } => "SPENDING_CAP",
@@ -212,10 +390,37 @@ impl ToolError {
             Self::NotInRole { .. } => "FORBIDDEN",
             Self::Refused(_) => "REFUSED",
             Self::NotConfigured(_) => "NOT_CONFIGURED",
-            Self::Relay { code, .. } => code,
+            Self::Relay { code, .. } => code.as_str(),
             Self::IndexCorrupt(_) => "INDEX_CORRUPT",
-            Self::IndexUnavailable(_) | Self::Failed(_) => "INTERNAL",
+            Self::RpcAnswer(_)
+            | Self::NoLatestBlock
+            | Self::Unprepared(_)
+            | Self::ReadFailed { .. }
+            | Self::UnknownCode { .. }
+            | Self::ReceiptLost { .. }
+            | Self::MinedReverted { .. }
+            | Self::Unannounced { .. }
+            | Self::Stopped(_)
+            | Self::ConfirmationStore(_)
+            | Self::NoLoopbackPort(_)
+            | Self::PageAddress(_)
+            | Self::Unserializable { .. }
+            | Self::Signing { .. }
+            | Self::NoTool(_)
+            | Self::RelayFailed(_)
+            | Self::RelayTime { .. }
+            | Self::IndexUnavailable(_)
+            | Self::CurrenciesUnread { .. }
+            | Self::NoEth { .. }
+            | Self::Ownerless { .. }
+            | Self::SelfRefused(_)
+            | Self::Push(_) => "INTERNAL",
         }
+    }
+
+    /// Whether the request is at fault (INVALID_INPUT), not the server or the chain.
+    pub fn blames_input(&self) -> bool {
+        self.code() == "INVALID_INPUT"
     }
 
     /// The structured form: code, message, and the revert's name or the transaction's hash when
@@ -291,7 +496,41 @@ pub(crate) fn elide_quoted(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::error::Error as _;
+
+    use agentpact_negotiation::{ClientError, Code};
+
     use super::ToolError;
+
+    /// The relay's code comes through as its `Code`, not as text: the structured error's code is
+    /// the relay's, and the sentence says it.
+    #[test]
+    fn a_relay_refusal_keeps_its_code() {
+        let refused: ToolError =
+            ClientError::Refused { code: Code::IllegalTransition, message: "not your turn".into() }.into();
+        assert!(matches!(refused, ToolError::Relay { code: Code::IllegalTransition, .. }), "{refused:?}");
+        let data = refused.data();
+        assert_eq!(
+            (data.error.code, data.error.message.as_str()),
+            ("ILLEGAL_TRANSITION", "The relay refused (ILLEGAL_TRANSITION): not your turn")
+        );
+    }
+
+    /// An error made from a cause keeps it as its source, so a log or a program can walk the
+    /// chain down to what failed; the sentence the agent reads is unchanged.
+    #[test]
+    fn an_error_made_from_a_cause_keeps_it_as_its_source() {
+        let cause = agentpact_contracts::UnknownCode { kind: "status", code: 9 };
+        let error = ToolError::UnknownCode { pact: alloy::primitives::U256::from(3), source: cause };
+        assert_eq!(error.to_string(), "pact #3: unknown status code 9");
+        let source = error.source().and_then(|s| s.downcast_ref::<agentpact_contracts::UnknownCode>());
+        assert_eq!(source, Some(&cause));
+        let down = crate::chain::rpc(alloy::transports::RpcError::Transport(
+            alloy::transports::TransportErrorKind::BackendGone,
+        ));
+        assert_eq!(down.code(), "RPC_UNAVAILABLE");
+        assert!(down.source().is_some_and(|s| s.is::<alloy::transports::TransportErrorKind>()), "{down:?}");
+    }
 
     #[test]
     fn long_quoted_input_is_cut_and_the_rest_of_the_message_kept() {

@@ -38,6 +38,12 @@ impl Role {
         }
     }
 
+    /// The names of the tools an agent in this role lists (`tools/list`), in the catalog's
+    /// order: what a test expects a client to see, rather than a count written by hand.
+    pub fn tools(self) -> Vec<&'static str> {
+        crate::tools::listed(self).map(|t| t.name).collect()
+    }
+
     /// Whether an agent in this role may list and call `tool`.
     /// (The tools' table says which roles get each tool.)
     pub fn allows(self, tool: &str) -> bool {

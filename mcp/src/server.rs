@@ -113,7 +113,7 @@ impl PactServer {
         let mut task = tokio::spawn(work.in_current_span());
         let stopped_by = tokio::select! {
             joined = &mut task => {
-                return Ran::Done(joined.unwrap_or_else(|e| Err(ToolError::Failed(format!("the call stopped: {e}")))));
+                return Ran::Done(joined.unwrap_or_else(|e| Err(ToolError::Stopped(e))));
             }
             () = tokio::time::sleep(limit) => "its time ran out",
             () = cancelled.cancelled() => "the client cancelled it",
@@ -146,8 +146,7 @@ impl PactServer {
         let (tasks, id) = (self.tasks.clone(), handle.as_ref().map(|t| t.task_id.clone()));
         tokio::spawn(
             async move {
-                let outcome =
-                    task.await.unwrap_or_else(|e| Err(ToolError::Failed(format!("the call stopped: {e}"))));
+                let outcome = task.await.unwrap_or_else(|e| Err(ToolError::Stopped(e)));
                 match &outcome {
                     Ok(_) => tracing::info!("finished after its answer"),
                     Err(e) => tracing::warn!(code = e.code(), error = %e, "failed after its answer"),
@@ -209,13 +208,13 @@ impl PactServer {
 
     /// What tool `name` answers with `args`, as data.
     async fn through(&self, name: &str, args: Value) -> Result<Value, ToolError> {
-        let tool = tools::find(name).ok_or_else(|| ToolError::Failed(format!("no tool {name}")))?;
+        let tool = tools::find(name).ok_or_else(|| ToolError::NoTool(name.to_owned()))?;
         tool.call(&self.chain, args).await.map(|answer| answer.data)
     }
 
     /// A server acting as the wallet of `chain` in `role`.
     pub fn new(chain: Arc<Chain>, role: Role) -> Self {
-        let tools = tools::catalog().iter().filter(|t| t.allowed(role)).collect();
+        let tools = tools::listed(role).collect();
         let primary = chain.reader.clone();
         let pages = Pages::loopback(Confirmations::new(primary.pool().clone()));
         let tasks = Tasks::new(primary.pool().clone());
@@ -330,9 +329,16 @@ fn threshold(value: alloy::primitives::U256) -> Value {
     if value == alloy::primitives::U256::MAX { Value::Null } else { eth(value).into() }
 }
 
-/// A resource the index could not produce.
+/// A resource that could not be produced, as a JSON-RPC error: invalid params when the address
+/// is at fault, internal otherwise; its `data` is the structured error a tool answers, code
+/// included.
 fn unreadable(e: ToolError) -> ErrorData {
-    ErrorData::internal_error(e.to_string(), None)
+    let data = serde_json::to_value(e.data()).ok();
+    if e.blames_input() {
+        ErrorData::invalid_params(e.to_string(), data)
+    } else {
+        ErrorData::internal_error(e.to_string(), data)
+    }
 }
 
 fn abi(artifact: &str) -> Value {

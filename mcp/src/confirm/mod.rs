@@ -148,10 +148,6 @@ fn token_hash(token: &str) -> Option<B256> {
     Some(keccak256(bytes))
 }
 
-fn unreadable(e: sqlx::Error) -> ToolError {
-    ToolError::Failed(format!("the confirmation could not be read or written ({e}); nothing was sent"))
-}
-
 impl Confirmations {
     /// The confirmations kept in `pool` (the primary: they are written).
     pub const fn new(pool: PgPool) -> Self {
@@ -162,7 +158,7 @@ impl Confirmations {
     pub async fn open(&self, wallet: Address, digest: B256, summary: &Summary) -> Result<Opened, ToolError> {
         let secret: [u8; 32] = rand::random();
         let summary_json = serde_json::to_value(summary)
-            .map_err(|e| ToolError::Failed(format!("the confirmation could not be written: {e}")))?;
+            .map_err(|source| ToolError::Unserializable { what: "the confirmation", source })?;
         sqlx::query(
             "INSERT INTO mcp_confirmations (token_hash, chain_id, wallet, tool, call_digest, summary, expires_at)
              VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))",
@@ -176,7 +172,7 @@ impl Confirmations {
         .bind(CONFIRM_TTL.as_secs_f64())
         .execute(&self.pool)
         .await
-        .map_err(unreadable)?;
+        .map_err(ToolError::ConfirmationStore)?;
         Ok(Opened { token: alloy::hex::encode(secret) })
     }
 
@@ -241,7 +237,7 @@ impl Confirmations {
             .bind(digest.as_slice())
             .fetch_optional(&self.pool)
             .await
-            .map_err(unreadable)?;
+            .map_err(ToolError::ConfirmationStore)?;
             let Some((this_call, decision, used, expired)) = row else {
                 return Err(refused("the confirmation this retry names does not exist"));
             };
@@ -261,7 +257,7 @@ impl Confirmations {
                     .bind(hash.as_slice())
                     .execute(&self.pool)
                     .await
-                    .map_err(unreadable)?;
+                    .map_err(ToolError::ConfirmationStore)?;
                     if spent.rows_affected() == 1 {
                         return Ok(());
                     }
@@ -332,19 +328,20 @@ impl Pages {
         match self.serving.as_ref() {
             Serving::WithMcp { public: Some(public) } => Ok(public.clone()),
             Serving::WithMcp { public: None } => self.request_host.as_ref().map(|h| format!("http://{h}")).ok_or_else(|| {
-                ToolError::Failed("the request named no Host, so no confirmation page can be offered: set MCP_PUBLIC_URL".into())
+                ToolError::NotConfigured(
+                    "the request named no Host, so no confirmation page can be offered: set MCP_PUBLIC_URL to the \
+                     address clients reach this server at and restart `agentpact mcp`. Nothing was sent."
+                        .into(),
+                )
             }),
             Serving::Loopback(base) => base.get_or_try_init(|| self.serve_on_loopback()).await.cloned(),
         }
     }
 
     async fn serve_on_loopback(&self) -> Result<String, ToolError> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|e| ToolError::Failed(format!("no loopback port for the confirmation page: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| ToolError::Failed(format!("no loopback port for the confirmation page: {e}")))?;
+        let listener =
+            tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(ToolError::NoLoopbackPort)?;
+        let addr = listener.local_addr().map_err(ToolError::NoLoopbackPort)?;
         let router = page::router(self.store.clone());
         tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, router).await {

@@ -203,11 +203,7 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolEr
                         chain.chain_id
                     ))
                 })?;
-            let address = identity.wallet.or(identity.owner).ok_or_else(|| {
-                ToolError::Failed(format!(
-                    "ERC-8004 agent #{id} has neither a wallet nor an owner in the index"
-                ))
-            })?;
+            let address = identity.wallet.or(identity.owner).ok_or(ToolError::Ownerless { id })?;
             (address, Some(identity))
         }
     };

@@ -218,6 +218,11 @@ pub fn catalog() -> &'static [Tool] {
     &CATALOG
 }
 
+/// The tools an agent in `role` lists and may call, in the catalog's order.
+pub fn listed(role: Role) -> impl Iterator<Item = &'static Tool> {
+    catalog().iter().filter(move |t| t.allowed(role))
+}
+
 /// The tool named `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Tool> {
     catalog().iter().find(|t| t.name == name)
@@ -546,6 +551,8 @@ mod receipt {
         sol_types::SolEvent,
     };
 
+    use crate::outcome::ToolError;
+
     /// Every event of type `E` in `receipt`.
     pub fn events<E: SolEvent>(receipt: &TransactionReceipt) -> Vec<E> {
         receipt
@@ -554,6 +561,15 @@ mod receipt {
             .iter()
             .filter_map(|log| log.log_decode::<E>().ok().map(|l| l.inner.data))
             .collect()
+    }
+
+    /// The first event of type `E` in `receipt`, which the write must emit (the pact it created,
+    /// the offer it made): its absence is an error, never a default (pact #0).
+    pub fn announced<E: SolEvent>(receipt: &TransactionReceipt) -> Result<E, ToolError> {
+        events::<E>(receipt).into_iter().next().ok_or(ToolError::Unannounced {
+            tx: receipt.transaction_hash,
+            event: E::SIGNATURE.split('(').next().unwrap_or(E::SIGNATURE),
+        })
     }
 
     /// Base units credited to `who` by the write (all of one pact, so of one currency).
@@ -584,13 +600,49 @@ mod tests {
 
     /// What tool `name` makes of `args` before its handler runs.
     fn admitted(name: &str, args: Value) -> Result<Value, ToolError> {
-        super::find(name).ok_or_else(|| ToolError::Failed(format!("no {name}")))?.admit(args)
+        super::find(name).ok_or_else(|| ToolError::NoTool(name.to_owned()))?.admit(args)
     }
 
     fn refusal(name: &str, args: Value) -> String {
         match admitted(name, args) {
             Err(ToolError::Invalid(why)) => why,
             other => panic!("{name}: not refused as input: {other:?}"),
+        }
+    }
+
+    /// A write's receipt without the event the write must emit (create-pact's and
+    /// sign_contract's PactCreated): an error naming the transaction and the event, never a
+    /// default such as pact #0.
+    #[test]
+    fn a_receipt_without_the_event_a_write_must_emit_is_an_error_not_a_default() {
+        let tx = format!("0x{}", "ab".repeat(32));
+        let receipt: alloy::rpc::types::TransactionReceipt = match serde_json::from_value(json!({
+            "type": "0x2",
+            "status": "0x1",
+            "cumulativeGasUsed": "0x5208",
+            "logs": [],
+            "logsBloom": format!("0x{}", "0".repeat(512)),
+            "transactionHash": tx,
+            "transactionIndex": "0x0",
+            "blockHash": format!("0x{}", "cd".repeat(32)),
+            "blockNumber": "0x1",
+            "gasUsed": "0x5208",
+            "effectiveGasPrice": "0x1",
+            "from": format!("0x{}", "11".repeat(20)),
+            "to": format!("0x{}", "22".repeat(20)),
+            "contractAddress": null,
+        })) {
+            Ok(receipt) => receipt,
+            Err(e) => panic!("not a receipt: {e}"),
+        };
+        match super::receipt::announced::<agentpact_contracts::AgentPact::PactCreated>(&receipt) {
+            Err(e @ ToolError::Unannounced { .. }) => {
+                let said = e.to_string();
+                assert_eq!(e.code(), "INTERNAL");
+                assert!(said.contains(&tx) && said.contains("no PactCreated event"), "{said}");
+            }
+            Err(other) => panic!("another error: {other}"),
+            Ok(created) => panic!("pact #{} announced by a receipt without logs", created.pactId),
         }
     }
 

@@ -153,12 +153,8 @@ impl Sent {
     /// What the relay `accepted`, with the `reply` that came; an error when the relay's time is
     /// not RFC 3339.
     fn of(accepted: &Accepted, reply: Option<&StoredMessage>) -> Result<Self, ToolError> {
-        let expires_at = chrono::DateTime::parse_from_rfc3339(&accepted.expires_at).map_err(|_| {
-            ToolError::Failed(format!(
-                "the relay answered expiresAt {:?}, not an RFC 3339 time",
-                accepted.expires_at
-            ))
-        })?;
+        let expires_at = chrono::DateTime::parse_from_rfc3339(&accepted.expires_at)
+            .map_err(|source| ToolError::RelayTime { given: accepted.expires_at.clone(), source })?;
         Ok(Self {
             conversation_id: accepted.conversation_id.clone(),
             seq: accepted.seq,
@@ -380,11 +376,7 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     let mined = chain
         .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p))
         .await?;
-    let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
-    let pact_id = created
-        .first()
-        .map(|e| e.pactId)
-        .ok_or_else(|| ToolError::Failed("no PactCreated in the receipt".into()))?;
+    let pact_id = receipt::announced::<AgentPact::PactCreated>(&mined.receipt)?.pactId;
     let linked = chain.relay()?.link_pact(&c.id, pact_id).await;
     let note = match linked {
         Ok(_) => String::new(),
@@ -436,7 +428,7 @@ async fn agreed(chain: &Chain, c: &Conversation) -> Result<(Agreement, Currency)
     let terms = c.terms.as_ref().ok_or_else(|| ToolError::Invalid("no terms on the table".into()))?;
     let currency = chain.currency("price", Some(terms.price.currency())).await?;
     let agreement = Agreement::reached(chain.chain_id, c, currency.address, currency.decimals)
-        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+        .map_err(ToolError::Agreement)?;
     Ok((agreement, currency))
 }
 

@@ -2,7 +2,7 @@
 
 use agentpact_contracts::{
     AgentPact, Initiator, PactStatus,
-    rules::{self, MAX_ORACLES, TermsError},
+    rules::{self, MAX_ORACLES},
 };
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
@@ -166,8 +166,7 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
     let mined = chain
         .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(terms, p))
         .await?;
-    let created = receipt::events::<AgentPact::PactCreated>(&mined.receipt);
-    let id = created.first().map(|e| e.pactId).unwrap_or_default();
+    let id = receipt::announced::<AgentPact::PactCreated>(&mined.receipt)?.pactId;
     let text = match initiator {
         Initiator::Buyer => format!(
             "Pact #{id} created as BUYER. Deposited: {}. Open for sellers.",
@@ -210,7 +209,8 @@ pub struct Accepted {
 pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolError> {
     let id = i.pact_id.0;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
-    let initiator = Initiator::try_from(pact.initiator).map_err(|e| ToolError::Failed(e.to_string()))?;
+    let initiator =
+        Initiator::try_from(pact.initiator).map_err(|source| ToolError::UnknownCode { pact: id, source })?;
     let stake = rules::stake(pact.payment);
     let (role, deposit) = match initiator {
         Initiator::Buyer => (Initiator::Seller, stake),
@@ -287,21 +287,10 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer<TimedOut>,
 /// latest block time is the contract's `now`, and a sentence about a clock says it.
 pub async fn check_terms(chain: &Chain, terms: &AgentPact::Terms) -> Result<(), ToolError> {
     let now = chain.now().await?;
-    rules::check_terms(terms, chain.me, now).map_err(|e| match e {
-        TermsError::Deadline { .. } | TermsError::AcceptBy { .. } => {
-            ToolError::Invalid(format!("{e} (the chain's time is {now})"))
-        }
-        other => ToolError::Invalid(other.to_string()),
-    })
+    rules::check_terms(terms, chain.me, now).map_err(|source| ToolError::Terms { source, now })
 }
 
 /// What a failed read of pact `id` means for the agent.
 pub fn read_failed(e: alloy::contract::Error, id: U256) -> ToolError {
-    if let Some(r) = e.as_revert_data().and_then(|data| crate::revert::decode(&data)) {
-        return ToolError::Reverted(r);
-    }
-    match e {
-        alloy::contract::Error::TransportError(t) => crate::chain::rpc(t),
-        other => ToolError::Failed(format!("reading pact #{id} failed: {other}")),
-    }
+    crate::chain::read_failed(e, || format!("pact #{id}"))
 }

@@ -237,7 +237,8 @@ pub async fn pact(chain: &Chain, i: PactId) -> Result<Answer<PactReport>, ToolEr
     }
     // The index lags (or has not seen the pact): the contract says where the pact stands now.
     let onchain = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
-    let status = PactStatus::try_from(onchain.status).map_err(|e| ToolError::Failed(e.to_string()))?;
+    let status =
+        PactStatus::try_from(onchain.status).map_err(|source| ToolError::UnknownCode { pact: id, source })?;
     report.on_chain = Some(OnChain {
         status: status.name(),
         buyer: onchain.buyer,

@@ -183,7 +183,7 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentReg
     let listed = match &erc8004 {
         Some(_) => {
             let current =
-                chain.agents.getAgent(chain.me).call().await.map_err(|e| ToolError::Failed(e.to_string()))?;
+                chain.agents.getAgent(chain.me).call().await.map_err(|e| registration_failed(chain, e))?;
             current.registeredAt != 0
         }
         None => false,
@@ -242,6 +242,11 @@ pub async fn register(chain: &Chain, i: RegisterAgent) -> Result<Answer<AgentReg
     Answer::new(text, answer)
 }
 
+/// What a failed read of this wallet's registration means for the agent.
+fn registration_failed(chain: &Chain, e: alloy::contract::Error) -> ToolError {
+    crate::chain::read_failed(e, || format!("the registration of {}", chain.me))
+}
+
 pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpdated>, ToolError> {
     own(chain, "agent_id", &i.agent_id)?;
     let u = i.updates;
@@ -262,8 +267,7 @@ pub async fn update(chain: &Chain, i: UpdateProfile) -> Result<Answer<ProfileUpd
         u.description.map(|given| text("updates.description", given, MAX_DESCRIPTION)).transpose()?;
     let new_endpoint = u.endpoint.as_deref().map(|url| endpoint("updates.endpoint", url)).transpose()?;
     let new_metadata = u.metadata_uri.map(|uri| metadata_uri("updates.metadata_uri", uri)).transpose()?;
-    let current =
-        chain.agents.getAgent(chain.me).call().await.map_err(|e| ToolError::Failed(e.to_string()))?;
+    let current = chain.agents.getAgent(chain.me).call().await.map_err(|e| registration_failed(chain, e))?;
     if current.registeredAt == 0 {
         return Err(ToolError::Invalid(format!(
             "{} is not a registered agent: register_agent first",

@@ -188,13 +188,10 @@ pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Propo
     let mined = chain
         .write(chain.pact.proposeSettlement(id, i.seller_share, i.expires_at.unwrap_or(0)), U256::ZERO)
         .await?;
-    let offer =
-        receipt::events::<AgentPact::SettlementProposed>(&mined.receipt).into_iter().next().ok_or_else(
-            || ToolError::Failed(format!("the offer on pact #{id} was mined but announced nothing")),
-        )?;
+    let offer = receipt::announced::<AgentPact::SettlementProposed>(&mined.receipt)?;
     let (to_seller, to_buyer) = rules::division(party.pact.payment, i.seller_share, Division::Settlement);
     let status = agentpact_contracts::PactStatus::try_from(offer.status)
-        .map_err(|e| ToolError::Failed(format!("pact #{id}: {e}")))?;
+        .map_err(|source| ToolError::UnknownCode { pact: id, source })?;
     let c = &party.currency;
     Answer::new(
         format!(
@@ -227,7 +224,7 @@ pub async fn withdraw(chain: &Chain, i: PactId) -> Result<Answer<Withdrawn>, Too
         receipt::events::<AgentPact::SettlementWithdrawn>(&mined.receipt).first().map_or(0, |e| e.round);
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     let status = agentpact_contracts::PactStatus::try_from(pact.status)
-        .map_err(|e| ToolError::Failed(format!("pact #{id}: {e}")))?;
+        .map_err(|source| ToolError::UnknownCode { pact: id, source })?;
     Answer::new(
         format!("Offer {round} to settle pact #{id} withdrawn.{}", index_note(mined.indexed)),
         Withdrawn { step: PactStep::new(id, status, mined.receipt.transaction_hash), round },
