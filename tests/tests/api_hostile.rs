@@ -144,6 +144,56 @@ async fn bad_input_is_answered_as_bad_input_with_a_code() -> Result {
     Ok(())
 }
 
+/// The closed sets the API takes are enums of the schema: a value outside one is refused before
+/// any resolver runs (no credential is asked for first), naming the argument, the enum and the
+/// values to use, whether written in the query or sent as a variable; a value inside one gets past
+/// the schema to the resolver (here: its FORBIDDEN).
+#[tokio::test]
+async fn a_value_outside_a_closed_set_is_refused_by_the_schema_naming_the_values() -> Result {
+    let db = TestDatabase::create().await?;
+    let api = TestApi::start(db.pool(), api::config(31337)).await?;
+    let agent = "0x0000000000000000000000000000000000000001";
+    let refused = |answer: &serde_json::Value, says: &[&str]| {
+        let error = &answer["errors"][0];
+        assert_eq!(error["extensions"]["code"], "GRAPHQL_VALIDATION_FAILED", "{answer}");
+        let message = error["message"].as_str().unwrap_or_default();
+        for words in says {
+            assert!(message.contains(words), "{words:?} not in {message:?}");
+        }
+    };
+
+    let literal = format!("{{ conversations(agent: \"{agent}\", status: done) {{ id }} }}");
+    refused(
+        &api.post(&literal, json!({})).await?,
+        &["\"status\"", "\"ConversationFilter\"", "\"done\"", "use one of active, completed, all"],
+    );
+    let by_variable =
+        "query($a: Address!, $s: ConversationFilter!) { conversations(agent: $a, status: $s) { id } }";
+    refused(
+        &api.post(by_variable, json!({ "a": agent, "s": "ACTIVE" })).await?,
+        &["\"ConversationFilter\"", "\"ACTIVE\"", "use one of active, completed, all"],
+    );
+    let known = api.post(by_variable, json!({ "a": agent, "s": "completed" })).await?;
+    assert_eq!(known["errors"][0]["extensions"]["code"], "FORBIDDEN", "{known}");
+
+    let register = "mutation($i: WebhookInput!) { registerWebhook(input: $i) { id } }";
+    let input = |kinds: serde_json::Value| json!({ "i": { "owner": agent, "url": "https://example.com/h", "kinds": kinds } });
+    refused(
+        &api.post(register, input(json!(["PactCreated", "payout"]))).await?,
+        &[
+            "\"input.kinds.1\"",
+            "\"EventKind\"",
+            "\"payout\"",
+            "use one of PactCreated, ",
+            ", Payout, ",
+            "URIUpdated",
+        ],
+    );
+    let known = api.post(register, input(json!(["PactCreated", "Payout"]))).await?;
+    assert_eq!(known["errors"][0]["extensions"]["code"], "FORBIDDEN", "{known}");
+    Ok(())
+}
+
 /// graphql-js's `getIntrospectionQuery()` (descriptions, directives, deprecations, type
 /// references nine `ofType`s deep), as GraphiQL and code generators send it.
 const STANDARD_INTROSPECTION: &str = r#"

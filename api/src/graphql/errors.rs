@@ -5,7 +5,12 @@
 //! Read-layer errors get theirs from [`to_graphql`]; what async-graphql itself raises (malformed
 //! queries, out-of-range arguments) gets one from [`label`] on the way out.
 
-use async_graphql::{ErrorExtensions, InputType, InputValueError, Response, ServerError};
+use std::{collections::HashMap, sync::LazyLock};
+
+use async_graphql::{
+    ErrorExtensions, InputType, InputValueError, Response, ServerError,
+    parser::types::{TypeKind, TypeSystemDefinition},
+};
 
 use super::scalars::{ADDRESS_ERROR, BIG_INT_ERROR, BYTES32_ERROR};
 use crate::read::ReadError;
@@ -196,7 +201,8 @@ fn classify(error: &ServerError) -> Code {
     }
 }
 
-/// `response` with a code on every error that has none (see [`classify`]).
+/// `response` with a code on every error that has none (see [`classify`]), and the values a
+/// value outside an enum could have been (see [`name_the_values`]).
 pub fn label(mut response: Response) -> Response {
     response.errors = std::mem::take(&mut response.errors)
         .into_iter()
@@ -204,11 +210,49 @@ pub fn label(mut response: Response) -> Response {
             if error.extensions.as_ref().is_some_and(|e| e.get(KEY).is_some()) {
                 error
             } else {
-                classify(&error).on(error)
+                classify(&error).on(name_the_values(error))
             }
         })
         .collect();
     response
+}
+
+/// What async-graphql's validator says of a value outside an enum (`Invalid value for argument
+/// "status", enumeration type "ConversationFilter" does not contain the value "done"`), up to the
+/// enum's name.
+const NOT_IN_ENUM: &str = "enumeration type \"";
+
+/// The values of every enum of the schema, by the enum's name, read once from the schema's SDL.
+static ENUM_VALUES: LazyLock<HashMap<String, Vec<String>>> = LazyLock::new(|| {
+    let Ok(document) = async_graphql::parser::parse_schema(super::sdl()) else { return HashMap::new() };
+    document
+        .definitions
+        .into_iter()
+        .filter_map(|definition| match definition {
+            TypeSystemDefinition::Type(t) => match t.node.kind {
+                TypeKind::Enum(e) => Some((
+                    t.node.name.node.to_string(),
+                    e.values.into_iter().map(|v| v.node.value.node.to_string()).collect(),
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+});
+
+/// `error` saying which values to use when it refused one outside an enum: the validator names
+/// the enum, the argument and the value, not the enum's values.
+fn name_the_values(mut error: ServerError) -> ServerError {
+    let values = error
+        .message
+        .split_once(NOT_IN_ENUM)
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .and_then(|(name, _)| ENUM_VALUES.get(name));
+    if let Some(values) = values {
+        error.message = format!("{}; use one of {}", error.message, values.join(", "));
+    }
+    error
 }
 
 #[cfg(test)]
@@ -253,6 +297,22 @@ mod tests {
         assert_eq!(
             sent,
             serde_json::json!({ "message": "too deep", "extensions": { "code": "QUERY_TOO_DEEP" } })
+        );
+    }
+
+    /// A value outside an enum is refused naming the values to use, from the schema itself.
+    #[tokio::test]
+    async fn a_value_outside_an_enum_is_refused_naming_the_enums_values() {
+        let schema = super::super::builder().finish();
+        let query =
+            "{ conversations(agent: \"0x0000000000000000000000000000000000000001\", status: done) { id } }";
+        let answer = schema.execute(query).await;
+        let error = answer.errors.first().map(|e| e.message.as_str()).unwrap_or_default();
+        assert!(
+            error.contains(
+                "\"status\", enumeration type \"ConversationFilter\" does not contain the value \"done\""
+            ) && error.ends_with("; use one of active, completed, all"),
+            "{error}"
         );
     }
 

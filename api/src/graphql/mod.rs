@@ -5,6 +5,7 @@
 mod account;
 mod admission;
 mod answer_cap;
+mod closed_sets;
 pub mod cost;
 mod erc8004;
 mod errors;

@@ -4,15 +4,15 @@
 
 use std::time::Duration;
 
-use agentpact_negotiation::{ConversationFilter, ConversationRecord, StoredMessage};
-use async_graphql::{Context, Json, Object, Result, Subscription};
+use agentpact_negotiation::{ConversationRecord, StoredMessage};
+use async_graphql::{Context, Enum, Json, Object, Result, Subscription};
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt, stream};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
     ChainId,
-    errors::{Code, to_graphql},
+    errors::to_graphql,
     meta::{BlockHeight, indexed},
     negotiation_access::{Access, Credential, access, forbidden},
     scalars::Address,
@@ -52,35 +52,25 @@ impl NegotiationQuery {
     }
 
     /// The conversations `agent` takes part in, latest change first: `active` (negotiating),
-    /// `completed` or `all`; at most `first` (≤ 100). To `agent` itself (a signed request) or
-    /// the operator; FORBIDDEN to anyone else.
+    /// `completed` or `all` (the default); at most `first` (≤ 100). To `agent` itself (a signed
+    /// request) or the operator; FORBIDDEN to anyone else.
     async fn conversations(
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
         block: Option<BlockHeight>,
         agent: Address,
-        #[graphql(default_with = "\"all\".to_owned()")] status: String,
+        #[graphql(default_with = "ConversationFilter::All")] status: ConversationFilter,
         #[graphql(default = 20)] first: u32,
     ) -> Result<Vec<Conversation>> {
         let chain = indexed(ctx, chain_id, block).await?;
         if !access(ctx, chain)?.may_read_agent(agent.0) {
             return Err(forbidden("the signer is not this agent"));
         }
-        let filter = match status.as_str() {
-            "active" => ConversationFilter::Active,
-            "completed" => ConversationFilter::Completed,
-            "all" => ConversationFilter::All,
-            other => {
-                let shown: String = other.chars().take(40).collect();
-                return Err(Code::BadArgument
-                    .error(format!("status is \"active\", \"completed\" or \"all\", not {shown:?}")));
-            }
-        };
         let list = ctx
             .data::<Reader>()?
             .negotiations()
-            .conversations(chain, agent.0, filter, first)
+            .conversations(chain, agent.0, status.into(), first)
             .await
             .map_err(to_graphql)?;
         Ok(list.into_iter().map(Conversation).collect())
@@ -236,10 +226,10 @@ impl NegotiationMessage {
     async fn seq(&self) -> i32 {
         self.0.seq
     }
-    /// Its type: inquiry, capability, proposal, clarification, counter, accept, reject, contract.
+    /// Its type.
     #[graphql(name = "type")]
-    async fn kind(&self) -> &str {
-        self.0.kind.name()
+    async fn kind(&self) -> MessageType {
+        self.0.kind.into()
     }
     /// The sender (the zero address for the relay's `contract` message).
     async fn from(&self) -> Address {
@@ -269,7 +259,7 @@ impl NegotiationMessage {
 
 /// Where a conversation stands (the names the relay stores and the field returned as a String
 /// before it was an enum: the JSON is the same).
-#[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
 #[graphql(remote = "agentpact_negotiation::Status")]
 pub enum ConversationStatus {
     /// Messages are being exchanged.
@@ -280,4 +270,38 @@ pub enum ConversationStatus {
     Declined,
     /// Nobody answered in time.
     Abandoned,
+}
+
+/// Which of an agent's conversations to list.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_negotiation::ConversationFilter", rename_items = "lowercase")]
+pub enum ConversationFilter {
+    /// Still negotiating.
+    Active,
+    /// Contracted, declined or abandoned.
+    Completed,
+    /// Every one.
+    All,
+}
+
+/// The type of a negotiation message: HIRE/1.0's names, as its envelope's `type` carries them.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_negotiation::MessageType", rename_items = "lowercase")]
+pub enum MessageType {
+    /// Seeker → worker: initial interest.
+    Inquiry,
+    /// Worker → seeker: what can be done.
+    Capability,
+    /// Seeker → worker: a formal task proposal (puts terms on the table).
+    Proposal,
+    /// Either: questions or answers.
+    Clarification,
+    /// Worker → seeker: modified terms.
+    Counter,
+    /// Either: accept the terms on the table.
+    Accept,
+    /// Either: decline to proceed.
+    Reject,
+    /// The relay: the agreement became a pact.
+    Contract,
 }

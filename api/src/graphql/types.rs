@@ -6,6 +6,7 @@ use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
+    closed_sets::EventKind,
     errors::to_graphql,
     market::{Feedback, FeedbackSummary},
     negotiation_access,
@@ -504,9 +505,9 @@ pub struct TimelineEvent(pub read::TimelineEvent);
 /// One event of a pact's history.
 #[Object]
 impl TimelineEvent {
-    /// The event's name, as in the contract (e.g. `WorkSubmitted`).
-    async fn kind(&self) -> &str {
-        self.0.kind.name()
+    /// The event, named as in the contract (e.g. `WorkSubmitted`).
+    async fn kind(&self) -> EventKind {
+        self.0.kind.into()
     }
     /// The block that carried it.
     async fn block_number(&self) -> u64 {

@@ -4,7 +4,6 @@
 //! agents register their own through MCP, signed with their key. Every registration is held to
 //! the same policy (`agentpact_push::subscription::register`): permitted targets, a cap per owner.
 
-use agentpact_contracts::EventKind;
 use agentpact_push::{
     Filter, Policy, Registration, Subscription,
     subscription::{self, DeadLetter, Proof, RegisterError},
@@ -14,6 +13,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     chain_of,
+    closed_sets::EventKind,
     errors::{Code, to_graphql},
     scalars::{Address, BigInt},
 };
@@ -66,6 +66,20 @@ pub enum WebhookMode {
     Finalized,
 }
 
+/// What a webhook delivery tells; the names its body's `type` carries.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "agentpact_contracts::NoticeKind", rename_items = "lowercase")]
+pub enum NoticeKind {
+    /// A pact event.
+    Event,
+    /// A reorganisation removed an event delivered before.
+    Revocation,
+    /// A window a party must act in closes soon.
+    Reminder,
+    /// A window closed with the pact still waiting in it.
+    Closed,
+}
+
 /// A subscription to register for `owner`.
 #[derive(InputObject)]
 pub struct WebhookInput {
@@ -80,8 +94,8 @@ pub struct WebhookInput {
     party: Option<Address>,
     /// Only these pacts.
     pact_ids: Option<Vec<BigInt>>,
-    /// Only these events, by name (PactCreated, WorkSubmitted, ...).
-    kinds: Option<Vec<String>>,
+    /// Only these events.
+    kinds: Option<Vec<EventKind>>,
     /// Only pacts paid in these currencies (0x000…000 for ETH).
     currencies: Option<Vec<Address>>,
     /// Whether reminders before windows close, and notices when they closed, come too.
@@ -162,8 +176,8 @@ impl Webhook {
 pub struct WebhookDeadLetter {
     /// The idempotency key it was sent under.
     idempotency_key: String,
-    /// event, revocation, reminder or closed.
-    kind: String,
+    /// What it told.
+    kind: NoticeKind,
     /// Attempts made.
     attempts: u32,
     /// Why the last attempt failed (never the URL nor a secret).
@@ -176,7 +190,7 @@ impl From<DeadLetter> for WebhookDeadLetter {
     fn from(d: DeadLetter) -> Self {
         Self {
             idempotency_key: d.idempotency_key,
-            kind: d.kind.name().to_owned(),
+            kind: d.kind.into(),
             attempts: d.attempts,
             last_error: d.last_error,
             body: d.body,
@@ -220,16 +234,6 @@ impl WebhookMutation {
     ) -> Result<Webhook> {
         let chain = chain_of(ctx, chain_id)?;
         let access = operator(ctx)?;
-        let mut kinds = Vec::new();
-        for name in input.kinds.unwrap_or_default() {
-            kinds.push(EventKind::from_name(&name).ok_or_else(|| {
-                Code::BadArgument.error(format!(
-                    "kinds: {:?} is not an event; use one of {}",
-                    name.chars().take(40).collect::<String>(),
-                    EventKind::names().join(", ")
-                ))
-            })?);
-        }
         let registration = Registration {
             chain_id: chain,
             owner: input.owner.0,
@@ -238,7 +242,7 @@ impl WebhookMutation {
             filter: Filter {
                 party: input.party.map(|a| a.0),
                 pacts: input.pact_ids.unwrap_or_default().into_iter().map(|p| p.0).collect(),
-                kinds,
+                kinds: input.kinds.unwrap_or_default().into_iter().map(Into::into).collect(),
                 currencies: input.currencies.unwrap_or_default().into_iter().map(|c| c.0).collect(),
                 alarms: input.alarms,
             },
