@@ -1,11 +1,13 @@
 //! The escrow's rules on terms, as the contract enforces them (docs/contracts.md §Bounds), for
-//! clients that refuse out-of-bound terms with a sentence before anything is simulated or sent.
+//! clients that refuse out-of-bound terms with a sentence before anything is simulated or sent;
+//! and its clocks: the window each status waits in ([`window`]) and when it closes ([`closing`]),
+//! which push's alarms bind into their query rather than restate.
 //! `tests/tests/pact_bounds.rs` reads every constant back from a deployed contract, so the two
 //! cannot drift apart.
 
 use alloy::primitives::{Address, U256};
 
-use crate::{AgentPact, PactStatus, WindowKind};
+use crate::{AgentPact, PactStatus, WindowKind, vocab::closed_set};
 
 /// Each side's stake is the payment divided by this (`STAKE_DIVISOR`).
 pub const STAKE_DIVISOR: u64 = 10;
@@ -54,6 +56,55 @@ pub const fn window(status: PactStatus) -> Option<WindowKind> {
         PactStatus::Disputed => Some(WindowKind::Dispute),
         PactStatus::Completed | PactStatus::Refunded | PactStatus::Split => None,
     }
+}
+
+closed_set! {
+    /// The time on a pact a window's clock counts from: a field of the contract's `Pact`, named as
+    /// there.
+    pub enum Since {
+        /// `acceptBy`: the last second the counterparty may accept.
+        AcceptBy => "acceptBy",
+        /// `deadline`: the last second the seller may submit.
+        Deadline => "deadline",
+        /// `submittedAt`: when the seller submitted the work.
+        Submitted => "submittedAt",
+        /// `verifiedAt`: when the oracles' score passed.
+        Verified => "verifiedAt",
+        /// `disputedAt`: when the dispute opened.
+        Disputed => "disputedAt",
+    }
+}
+
+/// How long after its [`Since`] time a window runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// A fixed number of seconds (0: the time itself is the window's last second).
+    Seconds(u64),
+    /// The pact's own review period (`reviewPeriod`, which the contract already set to
+    /// [`DEFAULT_REVIEW_PERIOD`] when the terms gave 0).
+    ReviewPeriod,
+}
+
+/// When a window closes: its last second is the pact's `since` time plus `after`; from the next
+/// one the exit anyone may take (`claimTimeout`, `autoApprove`, finalizing the scores) is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closing {
+    /// The time it counts from.
+    pub since: Since,
+    /// How long after it.
+    pub after: After,
+}
+
+/// When `window` closes, as the contract's clocks compute it.
+pub const fn closing(window: WindowKind) -> Closing {
+    let (since, after) = match window {
+        WindowKind::Acceptance => (Since::AcceptBy, After::Seconds(0)),
+        WindowKind::Deadline => (Since::Deadline, After::Seconds(0)),
+        WindowKind::Verification => (Since::Submitted, After::Seconds(VERIFICATION_PERIOD)),
+        WindowKind::Review => (Since::Verified, After::ReviewPeriod),
+        WindowKind::Dispute => (Since::Disputed, After::Seconds(DISPUTE_PERIOD)),
+    };
+    Closing { since, after }
 }
 
 /// Who divided a pact's money when it ended at a share.

@@ -108,6 +108,104 @@ pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig) -> Result<u64, PushE
     Ok(written)
 }
 
+/// The alarm query. Each window's closing rule comes bound as values, one row per status
+/// ([`rules::closing`]): the pact field it counts from (`since`, mapped here to its column) and
+/// how long after (`secs`, or the pact's review period where `by_review`).
+const QUEUE: &str = "
+    WITH w AS (SELECT * FROM unnest($2::smallint[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                    $7::float8[], $8::bool[])
+                 AS w(status, window_name, status_name, actor, since, secs, by_review)),
+     open AS (
+         SELECT p.chain_id, p.pact_id, p.currency, w.window_name, w.status_name,
+                CASE w.actor
+                    WHEN 'counterparty' THEN ARRAY[p.counterparty]
+                    WHEN 'seller' THEN ARRAY[p.seller]
+                    WHEN 'buyer' THEN ARRAY[p.buyer]
+                    WHEN 'arbitrator' THEN ARRAY[p.arbitrator]
+                    WHEN 'oracles' THEN ARRAY(SELECT o.oracle FROM pact_oracles o
+                                              WHERE o.chain_id = p.chain_id AND o.pact_id = p.pact_id)
+                END AS actors,
+                CASE w.since
+                    WHEN 'acceptBy' THEN p.accept_by
+                    WHEN 'deadline' THEN p.deadline
+                    WHEN 'submittedAt' THEN p.submitted_at
+                    WHEN 'verifiedAt' THEN p.verified_at
+                    WHEN 'disputedAt' THEN p.disputed_at
+                END + make_interval(secs => CASE WHEN w.by_review THEN p.review_period::float8 ELSE w.secs END)
+                    AS closes_at
+         FROM pacts p JOIN w ON w.status = p.status
+         WHERE p.chain_id = $1
+     ),
+     due AS (
+         SELECT * FROM open
+         WHERE CASE WHEN $9 = $12 THEN closes_at > $10 AND closes_at <= $11
+                    ELSE closes_at >= $10 AND closes_at < $11 END
+     ),
+     keyed AS (
+         SELECT due.*, due.chain_id || ':' || due.pact_id || ':' || due.window_name || ':'
+                       || extract(epoch FROM due.closes_at)::bigint || ':' || $9 AS key
+         FROM due
+     )
+     INSERT INTO webhook_deliveries (subscription_id, idempotency_key, kind, chain_id, body, state)
+     SELECT s.id, keyed.key, $9, keyed.chain_id,
+            jsonb_build_object(
+                'type', $9::text, 'idempotencyKey', keyed.key, 'subscriptionId', s.id, 'mode', s.mode,
+                'chainId', keyed.chain_id, 'pactId', keyed.pact_id::text, 'window', keyed.window_name,
+                'status', keyed.status_name, 'closesAt', extract(epoch FROM keyed.closes_at)::bigint,
+                'chainTime', extract(epoch FROM $13::timestamptz)::bigint)::text,
+            $14
+     FROM keyed
+     JOIN webhook_subscriptions s
+       ON s.chain_id = keyed.chain_id AND s.alarms AND s.cancelled_at IS NULL
+      AND (s.party IS NULL OR s.party = ANY(keyed.actors))
+      AND (s.pact_ids IS NULL OR keyed.pact_id = ANY(s.pact_ids))
+      AND (s.currencies IS NULL OR keyed.currency = ANY(s.currencies))
+      -- A window that closed before the subscription existed is no news to it (an index
+      -- catching up through history passes many).
+      AND ($9 = $12 OR keyed.closes_at >= s.created_at)
+     ORDER BY keyed.closes_at, keyed.pact_id, s.id
+     ON CONFLICT (subscription_id, idempotency_key) DO NOTHING";
+
+/// Every status that waits in a window, with what [`QUEUE`] binds for it.
+struct Windows {
+    statuses: Vec<i16>,
+    windows: Vec<&'static str>,
+    status_names: Vec<&'static str>,
+    actors: Vec<&'static str>,
+    since: Vec<&'static str>,
+    secs: Vec<f64>,
+    by_review: Vec<bool>,
+}
+
+impl Windows {
+    fn new() -> Self {
+        let mut w = Self {
+            statuses: Vec::new(),
+            windows: Vec::new(),
+            status_names: Vec::new(),
+            actors: Vec::new(),
+            since: Vec::new(),
+            secs: Vec::new(),
+            by_review: Vec::new(),
+        };
+        for (status, window) in PactStatus::ALL.iter().filter_map(|s| rules::window(*s).map(|w| (*s, w))) {
+            let closing = rules::closing(window);
+            let (secs, by_review) = match closing.after {
+                rules::After::Seconds(secs) => (i64_of(secs) as f64, false),
+                rules::After::ReviewPeriod => (0.0, true),
+            };
+            w.statuses.push(i16::from(status.code()));
+            w.windows.push(window.name());
+            w.status_names.push(status.name());
+            w.actors.push(actor(window).name());
+            w.since.push(closing.since.name());
+            w.secs.push(secs);
+            w.by_review.push(by_review);
+        }
+        w
+    }
+}
+
 /// Writes `kind` notices for the windows closing in `range` (reminders: after its start up to its
 /// end; closed: from its start to before its end), as of chain time `now`.
 async fn queue(
@@ -117,91 +215,24 @@ async fn queue(
     (start, end): (DateTime<Utc>, DateTime<Utc>),
     now: DateTime<Utc>,
 ) -> Result<u64, PushError> {
-    let (mut statuses, mut windows, mut status_names, mut actors) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (status, window) in PactStatus::ALL.iter().filter_map(|s| rules::window(*s).map(|w| (*s, w))) {
-        statuses.push(i16::from(status.code()));
-        windows.push(window.name());
-        status_names.push(status.name());
-        actors.push(actor(window).name());
-    }
-    let code = |s: PactStatus| i16::from(s.code());
-    let secs = |d: u64| i64_of(d) as f64;
-    let done = sqlx::query(
-        "WITH w AS (SELECT * FROM unnest($2::smallint[], $3::text[], $4::text[], $19::text[])
-                     AS w(status, window_name, status_name, actor)),
-         open AS (
-             SELECT p.chain_id, p.pact_id, p.currency, w.window_name, w.status_name,
-                    CASE w.actor
-                        WHEN 'counterparty' THEN ARRAY[p.counterparty]
-                        WHEN 'seller' THEN ARRAY[p.seller]
-                        WHEN 'buyer' THEN ARRAY[p.buyer]
-                        WHEN 'arbitrator' THEN ARRAY[p.arbitrator]
-                        WHEN 'oracles' THEN ARRAY(SELECT o.oracle FROM pact_oracles o
-                                                  WHERE o.chain_id = p.chain_id AND o.pact_id = p.pact_id)
-                    END AS actors,
-                    CASE
-                        WHEN p.status = $5 THEN p.accept_by
-                        WHEN p.status = ANY($6) THEN p.deadline
-                        WHEN p.status = $7 THEN p.submitted_at + make_interval(secs => $10)
-                        WHEN p.status = $8 THEN p.verified_at + make_interval(secs =>
-                            CASE WHEN p.review_period = 0 THEN $11 ELSE p.review_period::float8 END)
-                        WHEN p.status = $9 THEN p.disputed_at + make_interval(secs => $12)
-                    END AS closes_at
-             FROM pacts p JOIN w ON w.status = p.status
-             WHERE p.chain_id = $1
-         ),
-         due AS (
-             SELECT * FROM open
-             WHERE CASE WHEN $13 = $16 THEN closes_at > $14 AND closes_at <= $15
-                        ELSE closes_at >= $14 AND closes_at < $15 END
-         ),
-         keyed AS (
-             SELECT due.*, due.chain_id || ':' || due.pact_id || ':' || due.window_name || ':'
-                           || extract(epoch FROM due.closes_at)::bigint || ':' || $13 AS key
-             FROM due
-         )
-         INSERT INTO webhook_deliveries (subscription_id, idempotency_key, kind, chain_id, body, state)
-         SELECT s.id, keyed.key, $13, keyed.chain_id,
-                jsonb_build_object(
-                    'type', $13::text, 'idempotencyKey', keyed.key, 'subscriptionId', s.id, 'mode', s.mode,
-                    'chainId', keyed.chain_id, 'pactId', keyed.pact_id::text, 'window', keyed.window_name,
-                    'status', keyed.status_name, 'closesAt', extract(epoch FROM keyed.closes_at)::bigint,
-                    'chainTime', extract(epoch FROM $17::timestamptz)::bigint)::text,
-                $18
-         FROM keyed
-         JOIN webhook_subscriptions s
-           ON s.chain_id = keyed.chain_id AND s.alarms AND s.cancelled_at IS NULL
-          AND (s.party IS NULL OR s.party = ANY(keyed.actors))
-          AND (s.pact_ids IS NULL OR keyed.pact_id = ANY(s.pact_ids))
-          AND (s.currencies IS NULL OR keyed.currency = ANY(s.currencies))
-          -- A window that closed before the subscription existed is no news to it (an index
-          -- catching up through history passes many).
-          AND ($13 = $16 OR keyed.closes_at >= s.created_at)
-         ORDER BY keyed.closes_at, keyed.pact_id, s.id
-         ON CONFLICT (subscription_id, idempotency_key) DO NOTHING",
-    )
-    .bind(i64_of(config.chain_id))
-    .bind(&statuses)
-    .bind(&windows)
-    .bind(&status_names)
-    .bind(code(PactStatus::Negotiating))
-    .bind(vec![code(PactStatus::Funded), code(PactStatus::InProgress)])
-    .bind(code(PactStatus::PendingVerify))
-    .bind(code(PactStatus::PendingApproval))
-    .bind(code(PactStatus::Disputed))
-    .bind(secs(rules::VERIFICATION_PERIOD))
-    .bind(secs(rules::DEFAULT_REVIEW_PERIOD))
-    .bind(secs(rules::DISPUTE_PERIOD))
-    .bind(kind.name())
-    .bind(start)
-    .bind(end)
-    .bind(NoticeKind::Reminder.name())
-    .bind(now)
-    .bind(DeliveryState::Pending.name())
-    .bind(&actors)
-    .execute(&mut **tx)
-    .await?;
+    let w = Windows::new();
+    let done = sqlx::query(QUEUE)
+        .bind(i64_of(config.chain_id))
+        .bind(&w.statuses)
+        .bind(&w.windows)
+        .bind(&w.status_names)
+        .bind(&w.actors)
+        .bind(&w.since)
+        .bind(&w.secs)
+        .bind(&w.by_review)
+        .bind(kind.name())
+        .bind(start)
+        .bind(end)
+        .bind(NoticeKind::Reminder.name())
+        .bind(now)
+        .bind(DeliveryState::Pending.name())
+        .execute(&mut **tx)
+        .await?;
     Ok(done.rows_affected())
 }
 
@@ -215,5 +246,16 @@ mod tests {
     fn the_document_says_who_acts_in_each_window_as_the_code_does() {
         let doc = include_str!("../../docs/push.md").split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(doc.contains(&actors()), "docs/push.md §Clock alarms must say: {}", actors());
+    }
+
+    /// The query maps every name it is bound to a column: a window counting from a pact field, or
+    /// waiting for an actor, the query does not know would close at NULL and never ring.
+    #[test]
+    fn the_query_maps_every_field_and_actor_the_windows_are_bound_with() {
+        let w = Windows::new();
+        for name in w.since.iter().chain(&w.actors) {
+            assert!(QUEUE.contains(&format!("WHEN '{name}' THEN")), "the alarm query does not map {name:?}");
+        }
+        assert_eq!(w.statuses.len(), PactStatus::ALL.iter().filter(|s| !s.is_terminal()).count());
     }
 }
