@@ -56,6 +56,93 @@ pub enum Scope<'a> {
     All,
 }
 
+/// What a finished pact credits one of its parties, between 0 and 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Credit {
+    /// A fixed part, in hundredths.
+    Percent(u8),
+    /// The final oracle score out of 100 (all of it when no oracle scored).
+    Score,
+    /// The seller's share of the division.
+    SellerShare,
+    /// The buyer's share: what the seller's leaves.
+    BuyerShare,
+}
+
+impl Credit {
+    /// As the query computes it, in hundredths: `base + by_score × score + by_share × share`,
+    /// the score and the seller's share each between 0 and 1.
+    const fn terms(self) -> (i32, i32, i32) {
+        match self {
+            Self::Percent(p) => (p as i32, 0, 0),
+            Self::Score => (0, 100, 0),
+            Self::SellerShare => (0, 0, 100),
+            Self::BuyerShare => (100, 0, -100),
+        }
+    }
+}
+
+/// What reputation reads from how a pact ended.
+struct Reading {
+    /// The buyer's credit; `None`: the outcome says nothing about the buyer.
+    buyer: Option<Credit>,
+    /// The seller's credit; `None`: the outcome says nothing about the seller.
+    seller: Option<Credit>,
+    /// Whether a clock ended it (counted in `timed_out`).
+    timed_out: bool,
+}
+
+/// The table of outcomes (module docs): a new [`Outcome`] does not build until it is scored here.
+const fn reading(outcome: Outcome) -> Reading {
+    use Credit::{BuyerShare, Percent, Score, SellerShare};
+    let (buyer, seller, timed_out) = match outcome {
+        Outcome::Approved => (Some(Percent(100)), Some(Score), false),
+        Outcome::AutoApproved => (Some(Percent(75)), Some(Score), false),
+        Outcome::SellerWon => (Some(Percent(0)), Some(Percent(100)), false),
+        Outcome::BuyerWon => (Some(Percent(100)), Some(Percent(0)), false),
+        Outcome::Split => (Some(BuyerShare), Some(SellerShare), false),
+        Outcome::Settled => (Some(Percent(100)), Some(SellerShare), false),
+        Outcome::Timeout => (Some(Percent(100)), Some(Percent(0)), true),
+        Outcome::DisputeTimeout => (None, None, true),
+        Outcome::Cancelled | Outcome::Expired => (None, None, false),
+    };
+    Reading { buyer, seller, timed_out }
+}
+
+/// [`reading`] of every outcome, as the reputation query binds it: one row per rated
+/// (outcome, role) with its credit's terms, and the outcomes that count as timed out.
+#[derive(Default)]
+struct Rated {
+    outcomes: Vec<&'static str>,
+    roles: Vec<&'static str>,
+    base: Vec<i32>,
+    by_score: Vec<i32>,
+    by_share: Vec<i32>,
+    timed_out: Vec<&'static str>,
+}
+
+impl Rated {
+    fn new() -> Self {
+        let mut rated = Self::default();
+        for &outcome in Outcome::ALL.iter() {
+            let r = reading(outcome);
+            for (role, credit) in [(ReputationRole::Buyer, r.buyer), (ReputationRole::Seller, r.seller)] {
+                if let Some((base, by_score, by_share)) = credit.map(Credit::terms) {
+                    rated.outcomes.push(outcome.name());
+                    rated.roles.push(role.name());
+                    rated.base.push(base);
+                    rated.by_score.push(by_score);
+                    rated.by_share.push(by_share);
+                }
+            }
+            if r.timed_out {
+                rated.timed_out.push(outcome.name());
+            }
+        }
+        rated
+    }
+}
+
 /// Notes that the parties of `pacts` need their aggregates recomputed (by [`refresh_pending`]).
 pub async fn mark(conn: &mut PgConnection, chain_id: u64, pacts: &[U256]) -> Result<(), sqlx::Error> {
     if pacts.is_empty() {
@@ -112,25 +199,29 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
     )
     .execute(&mut *conn)
     .await?;
+    let rated = Rated::new();
     sqlx::query!(
         r#"
-        WITH roles AS (
-            SELECT p.pact_id, p.buyer AS address, $15 AS role, p.seller AS counterparty, p.status, p.disputed_at, p.outcome,
+        WITH credits AS (
+            SELECT * FROM unnest($5::text[], $6::text[], $7::int[], $8::int[], $9::int[])
+                     AS c(outcome, role, base, by_score, by_share)
+        ),
+        roles AS (
+            SELECT p.pact_id, p.buyer AS address, $13 AS role, p.seller AS counterparty, p.status, p.disputed_at, p.outcome,
                    p.payment, p.currency, p.final_score::numeric AS score, NULL::numeric AS miss,
-                   CASE p.outcome WHEN $5 THEN 1 WHEN $6 THEN 0.75 WHEN $7 THEN 1
-                        WHEN $8 THEN 1 WHEN $9 THEN 0
-                        WHEN $11 THEN 1 - p.seller_share / 10000.0 WHEN $12 THEN 1 END AS credit
-            FROM pacts p WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
+                   (c.base + c.by_score * coalesce(p.final_score / 100.0, 1)
+                    + c.by_share * coalesce(p.seller_share, 0) / 10000.0) / 100 AS credit
+            FROM pacts p LEFT JOIN credits c ON c.outcome = p.outcome AND c.role = $13
+            WHERE p.chain_id = $1 AND p.buyer IS NOT NULL AND ($2 OR p.buyer = ANY($3))
             UNION ALL
-            SELECT p.pact_id, p.seller, $16, p.buyer, p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
-                   CASE p.outcome WHEN $5 THEN coalesce(p.final_score / 100.0, 1)
-                        WHEN $6 THEN coalesce(p.final_score / 100.0, 1) WHEN $9 THEN 1
-                        WHEN $7 THEN 0 WHEN $8 THEN 0
-                        WHEN $11 THEN p.seller_share / 10000.0 WHEN $12 THEN p.seller_share / 10000.0 END
-            FROM pacts p WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
+            SELECT p.pact_id, p.seller, $14, p.buyer, p.status, p.disputed_at, p.outcome, p.payment, p.currency, p.final_score, NULL,
+                   (c.base + c.by_score * coalesce(p.final_score / 100.0, 1)
+                    + c.by_share * coalesce(p.seller_share, 0) / 10000.0) / 100
+            FROM pacts p LEFT JOIN credits c ON c.outcome = p.outcome AND c.role = $14
+            WHERE p.chain_id = $1 AND p.seller IS NOT NULL AND ($2 OR p.seller = ANY($3))
             UNION ALL
             -- An oracle is rated only where another oracle scored too: a sole oracle agrees with itself.
-            SELECT p.pact_id, v.oracle, $17, p.seller, p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
+            SELECT p.pact_id, v.oracle, $15, p.seller, p.status, p.disputed_at, p.outcome, p.payment, p.currency, v.score,
                    abs(v.score - p.final_score),
                    CASE WHEN p.score_count >= 2 THEN 1 - abs(v.score - p.final_score) / 100.0 END
             FROM verifications v JOIN pacts p USING (chain_id, pact_id)
@@ -139,11 +230,11 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         outcomes AS (
             SELECT address, role,
                    count(*) AS pacts,
-                   count(*) FILTER (WHERE status = $13) AS completed,
-                   count(*) FILTER (WHERE status = $14) AS refunded,
+                   count(*) FILTER (WHERE status = $11) AS completed,
+                   count(*) FILTER (WHERE status = $12) AS refunded,
                    count(*) FILTER (WHERE disputed_at IS NOT NULL) AS disputed,
-                   count(*) FILTER (WHERE outcome IN ($8, $10)) AS timed_out,
-                   coalesce(sum(payment) FILTER (WHERE status = $13 AND currency = $4), 0) AS volume,
+                   count(*) FILTER (WHERE outcome = ANY($10)) AS timed_out,
+                   coalesce(sum(payment) FILTER (WHERE status = $11 AND currency = $4), 0) AS volume,
                    round(avg(score), 2) AS mean_score,
                    round(100 - avg(miss), 2) AS agreement
             FROM roles GROUP BY address, role
@@ -166,7 +257,7 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         -- weighing what the paid pacts it rated weigh (at most 1). A rating of a pact that paid the
         -- seller nothing (a refund) is shown but weighs nothing.
         per_rater AS (
-            SELECT f.ratee AS address, CASE WHEN f.ratee = e.seller THEN $16 ELSE $15 END AS role,
+            SELECT f.ratee AS address, CASE WHEN f.ratee = e.seller THEN $14 ELSE $13 END AS role,
                    f.rater, count(*) AS given, avg(f.rating) AS mean,
                    least(1, coalesce(sum(e.weight) FILTER (WHERE e.paid), 0)) AS w
             FROM feedback f JOIN pact_evidence e USING (chain_id, pact_id)
@@ -193,14 +284,12 @@ pub async fn refresh(conn: &mut PgConnection, chain_id: u64, scope: Scope<'_>) -
         all,
         addresses,
         alloy::primitives::Address::ZERO.as_slice(),
-        Outcome::Approved.name(),
-        Outcome::AutoApproved.name(),
-        Outcome::BuyerWon.name(),
-        Outcome::Timeout.name(),
-        Outcome::SellerWon.name(),
-        Outcome::DisputeTimeout.name(),
-        Outcome::Split.name(),
-        Outcome::Settled.name(),
+        &rated.outcomes as &[&str],
+        &rated.roles as &[&str],
+        &rated.base,
+        &rated.by_score,
+        &rated.by_share,
+        &rated.timed_out as &[&str],
         i16::from(PactStatus::Completed.code()),
         i16::from(PactStatus::Refunded.code()),
         ReputationRole::Buyer.name(),
@@ -279,4 +368,25 @@ async fn refresh_erc8004(
     .execute(conn)
     .await
     .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_credit_lies_between_nothing_and_everything_whatever_the_score_and_share() {
+        for &outcome in Outcome::ALL.iter() {
+            let r = reading(outcome);
+            for (base, by_score, by_share) in [r.buyer, r.seller].into_iter().flatten().map(Credit::terms) {
+                for (score, share) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                    let credit = base + by_score * score + by_share * share;
+                    assert!((0..=100).contains(&credit), "{outcome}: {credit} hundredths");
+                }
+            }
+        }
+        let rated = Rated::new();
+        assert_eq!(rated.timed_out, [Outcome::Timeout.name(), Outcome::DisputeTimeout.name()]);
+        assert!(!rated.outcomes.contains(&Outcome::Cancelled.name()), "a cancelled pact is not rated");
+    }
 }
