@@ -162,6 +162,30 @@ fn readme_and_the_architecture_name_every_command_the_help_lists() -> Result {
     Ok(())
 }
 
+/// With one test binary (`autotests = false`), a file main.rs does not declare is never compiled:
+/// every file must be a `mod` of main.rs, and every `mod` a file.
+#[test]
+fn the_test_binary_declares_every_test_file() -> Result {
+    let dir = docs::repository().join("tests/tests");
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .map_err(process)?
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| entry.file_name().to_string_lossy().strip_suffix(".rs").map(str::to_owned))
+        .filter(|name| name != "main")
+        .collect();
+    let main = docs::read("tests/tests/main.rs")?;
+    let declared: BTreeSet<String> = main
+        .lines()
+        .filter_map(|line| line.strip_prefix("mod ").and_then(|rest| rest.strip_suffix(';')))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        files, declared,
+        "tests/tests/main.rs must declare `mod <file>;` for each file in tests/tests"
+    );
+    Ok(())
+}
+
 #[test]
 fn testing_md_has_a_row_for_every_test_file_and_names_no_other() -> Result {
     let dir = docs::repository().join("tests/tests");

@@ -28,6 +28,7 @@
 //!
 //! The seed is printed; rerun one with `AGENTPACT_SEED=<seed>`.
 
+#[path = "model/mod.rs"]
 mod model;
 
 use agentpact_contracts::{
