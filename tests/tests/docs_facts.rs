@@ -162,6 +162,69 @@ fn readme_and_the_architecture_name_every_command_the_help_lists() -> Result {
     Ok(())
 }
 
+/// docs/architecture.md's recipes name files and functions a newcomer will look for: every
+/// backticked path ending in `.rs` is a file of the repository (a suffix of a tracked path); every
+/// `file.rs::name` is an item of such a file, every `module::name` an item of that module's file
+/// (of the code, for `Type::name`), and every bare snake_case name (`from_pact`) is declared somewhere
+/// in the code (a table or column name, in a migration).
+#[test]
+fn the_architecture_names_only_files_and_functions_that_exist() -> Result {
+    let root = docs::repository();
+    let tracked =
+        std::process::Command::new("git").arg("-C").arg(&root).arg("ls-files").output().map_err(process)?;
+    let tracked = String::from_utf8_lossy(&tracked.stdout).into_owned();
+    let read = |file: &str| std::fs::read_to_string(root.join(file)).unwrap_or_default();
+    let declares = |text: &str, item: &str| {
+        ["fn", "struct", "enum", "const", "static", "mod", "type", "trait", "macro_rules!"]
+            .iter()
+            .any(|keyword| text.contains(&format!("{keyword} {item}")))
+    };
+    let code: String = tracked.lines().filter(|f| f.ends_with(".rs")).map(read).collect();
+    let sql: String = tracked.lines().filter(|f| f.ends_with(".sql")).map(read).collect();
+    let snake = |name: &str| {
+        name.contains('_')
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    let architecture = docs::read("docs/architecture.md")?;
+    let mut checked = 0;
+    for name in backticked(&architecture) {
+        let (path, item) = name.rsplit_once("::").map_or((name, None), |(path, item)| (path, Some(item)));
+        if path.ends_with(".rs") && !path.contains(char::is_whitespace) && !path.contains('<') {
+            let files: Vec<&str> =
+                tracked.lines().filter(|f| *f == path || f.ends_with(&format!("/{path}"))).collect();
+            assert!(!files.is_empty(), "docs/architecture.md names `{name}`, but no tracked file is {path}");
+            if let Some(item) = item {
+                let found = files.iter().any(|file| declares(&read(file), item));
+                assert!(found, "docs/architecture.md names `{name}`, but {files:?} declare no `{item}`");
+            }
+        } else if let Some(item) =
+            item.filter(|_| path.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            // `module::item`: in that module's file when one has that name; `Type::item`: anywhere.
+            let item = item.trim_end_matches("()");
+            let module: Vec<&str> = tracked
+                .lines()
+                .filter(|f| f.ends_with(&format!("/{path}.rs")) || f.ends_with(&format!("/{path}/mod.rs")))
+                .collect();
+            let found = if module.is_empty() {
+                declares(&code, item)
+            } else {
+                module.iter().any(|file| declares(&read(file), item))
+            };
+            assert!(found, "docs/architecture.md names `{name}`: no `{item}` is declared there");
+        } else if snake(name) {
+            let found = declares(&code, name) || sql.contains(name);
+            assert!(found, "docs/architecture.md names `{name}`: nothing of that name is declared");
+        } else {
+            continue;
+        }
+        checked += 1;
+    }
+    assert!(checked > 20, "only {checked} names checked: did the recipe move?");
+    Ok(())
+}
+
 /// With one test binary (`autotests = false`), a file main.rs does not declare is never compiled:
 /// every file must be a `mod` of main.rs, and every `mod` a file.
 #[test]
