@@ -205,7 +205,7 @@ async fn roles_decide_which_tools_are_listed_and_callable() -> Result {
         }
     };
     let (_, full) = listed(Role::Full).await?;
-    assert_eq!(full.len(), 38, "{full:?}");
+    assert_eq!(full, Role::Full.tools(), "a full agent lists every tool of the catalog");
     let (worker, tools) = listed(Role::Worker).await?;
     assert!(
         tools.contains(&"submit-work".to_owned()) && !tools.contains(&"approve-work".to_owned()),
@@ -352,6 +352,14 @@ async fn the_seeds_flows_are_prompts_a_human_fills_in() -> Result {
         let params = ReadResourceRequestParams::new(uri.to_owned());
         let refused = agent.client.read_resource(params).await.expect_err(uri);
         assert!(refused.to_string().contains(says), "{uri}: {refused}");
+        // The address is at fault: invalid params, with the structured error a tool answers.
+        let rmcp::ServiceError::McpError(refused) = refused else { panic!("{uri}: not a JSON-RPC error") };
+        assert_eq!(refused.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{uri}");
+        assert_eq!(
+            refused.data.as_ref().map(|d| &d["error"]["code"]),
+            Some(&json!("INVALID_INPUT")),
+            "{uri}"
+        );
     }
 
     let ask = |name: &str, args: Value| {
