@@ -109,11 +109,11 @@ mod tests {
     #[test]
     fn each_value_is_its_members_name_in_the_index_and_on_the_wire() {
         use agentpact_contracts as c;
-        shown_as_named::<_, EventKind>(c::EventKind::ALL, c::EventKind::name);
-        shown_as_named::<_, NoticeKind>(c::NoticeKind::ALL, c::NoticeKind::name);
-        shown_as_named::<_, PactOutcome>(c::Outcome::ALL, c::Outcome::name);
+        shown_as_named::<_, EventKind>(&c::EventKind::ALL[..], c::EventKind::name);
+        shown_as_named::<_, NoticeKind>(&c::NoticeKind::ALL[..], c::NoticeKind::name);
+        shown_as_named::<_, PactOutcome>(&c::Outcome::ALL[..], c::Outcome::name);
         use agentpact_negotiation as n;
-        shown_as_named::<_, MessageType>(&n::MessageType::ALL, n::MessageType::name);
-        shown_as_named::<_, ConversationStatus>(&n::Status::ALL, n::Status::name);
+        shown_as_named::<_, MessageType>(&n::MessageType::ALL[..], n::MessageType::name);
+        shown_as_named::<_, ConversationStatus>(&n::Status::ALL[..], n::Status::name);
     }
 }
