@@ -4,10 +4,11 @@
 
 use crate::{
     AgentPact::AgentPactEvents, AgentRegistry::AgentRegistryEvents, OracleRegistry::OracleRegistryEvents,
-    vocab::closed_set,
+    closed_set,
 };
 
 closed_set! {
+    serde, schema;
     /// One of the events of AgentPact, OracleRegistry and AgentRegistry, named as in the contract
     /// and in `events.kind`.
     pub enum EventKind {
@@ -156,7 +157,7 @@ mod tests {
         assert!(ERC8004_EVENTS.iter().all(|e| followed.contains(e)), "{ERC8004_EVENTS:?} in {followed:?}");
         let events: std::collections::HashSet<&str> =
             CONTRACT_EVENTS.concat().into_iter().chain(ERC8004_EVENTS).collect();
-        for &kind in EventKind::ALL {
+        for kind in EventKind::ALL {
             assert_eq!(EventKind::from_name(kind.name()), Some(kind));
             assert!(events.contains(kind.name()), "{kind} is not an event of the contracts");
         }

@@ -7,7 +7,7 @@
 
 use alloy::primitives::{Address, U256};
 
-use crate::{AgentPact, PactStatus, WindowKind, vocab::closed_set};
+use crate::{AgentPact, PactStatus, WindowKind, closed_set};
 
 /// Each side's stake is the payment divided by this (`STAKE_DIVISOR`).
 pub const STAKE_DIVISOR: u64 = 10;

@@ -1,6 +1,7 @@
-//! The contract's `Status` and `Initiator` enums with the codes and names of the public interface.
+//! The contract's `Status` and `Initiator` enums with the codes and names of the public interface,
+//! each a [`closed_set!`](crate::closed_set): one list gives the enum, `ALL` and the names.
 
-use std::fmt;
+use crate::closed_set;
 
 /// A code that names no variant of the enum it was read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -12,75 +13,38 @@ pub struct UnknownCode {
     pub code: u8,
 }
 
-/// Where a pact stands. The numeric codes are those of `AgentPact.Status`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[repr(u8)]
-pub enum PactStatus {
-    /// Open for the counterparty to accept.
-    Negotiating = 0,
-    /// Both parties deposited, ready to start.
-    Funded = 1,
-    /// Work underway.
-    InProgress = 2,
-    /// Work submitted, awaiting oracle scores.
-    PendingVerify = 3,
-    /// Successfully completed, payment released.
-    Completed = 4,
-    /// Under dispute.
-    Disputed = 5,
-    /// Refunded to the buyer (or to the creator of a pact nobody accepted).
-    Refunded = 6,
-    /// Oracle verification passed, awaiting buyer approval.
-    PendingApproval = 7,
-    /// Ended with the payment divided between the sides: a settlement both accepted, or a ruling.
-    Split = 8,
+closed_set! {
+    serde, schema;
+    /// Where a pact stands. The numeric codes are those of `AgentPact.Status`; the names are the
+    /// contract's, used in every user-facing output; `ALL` is in code order.
+    #[derive(PartialOrd, Ord)]
+    #[repr(u8)]
+    pub enum PactStatus {
+        /// Open for the counterparty to accept.
+        Negotiating = 0 => "NEGOTIATING",
+        /// Both parties deposited, ready to start.
+        Funded = 1 => "FUNDED",
+        /// Work underway.
+        InProgress = 2 => "IN_PROGRESS",
+        /// Work submitted, awaiting oracle scores.
+        PendingVerify = 3 => "PENDING_VERIFY",
+        /// Successfully completed, payment released.
+        Completed = 4 => "COMPLETED",
+        /// Under dispute.
+        Disputed = 5 => "DISPUTED",
+        /// Refunded to the buyer (or to the creator of a pact nobody accepted).
+        Refunded = 6 => "REFUNDED",
+        /// Oracle verification passed, awaiting buyer approval.
+        PendingApproval = 7 => "PENDING_APPROVAL",
+        /// Ended with the payment divided between the sides: a settlement both accepted, or a ruling.
+        Split = 8 => "SPLIT",
+    }
 }
 
 impl PactStatus {
-    /// Every status, in code order.
-    pub const ALL: [Self; 9] = [
-        Self::Negotiating,
-        Self::Funded,
-        Self::InProgress,
-        Self::PendingVerify,
-        Self::Completed,
-        Self::Disputed,
-        Self::Refunded,
-        Self::PendingApproval,
-        Self::Split,
-    ];
-
     /// The contract's numeric code.
     pub const fn code(self) -> u8 {
         self as u8
-    }
-
-    /// The name used in the contract and in every user-facing output, e.g. `PENDING_APPROVAL`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Negotiating => "NEGOTIATING",
-            Self::Funded => "FUNDED",
-            Self::InProgress => "IN_PROGRESS",
-            Self::PendingVerify => "PENDING_VERIFY",
-            Self::Completed => "COMPLETED",
-            Self::Disputed => "DISPUTED",
-            Self::Refunded => "REFUNDED",
-            Self::PendingApproval => "PENDING_APPROVAL",
-            Self::Split => "SPLIT",
-        }
     }
 
     /// One sentence saying what the status means.
@@ -112,35 +76,23 @@ impl TryFrom<u8> for PactStatus {
     }
 }
 
-impl fmt::Display for PactStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+closed_set! {
+    serde;
+    /// Which side created a pact. The numeric codes are those of `AgentPact.Initiator`; `ALL` is in
+    /// code order.
+    #[repr(u8)]
+    pub enum Initiator {
+        /// A request for work: the buyer created it and deposited payment + stake.
+        Buyer = 0 => "BUYER",
+        /// An offer: the seller created it and deposited its stake.
+        Seller = 1 => "SELLER",
     }
-}
-
-/// Which side created a pact. The numeric codes are those of `AgentPact.Initiator`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[repr(u8)]
-pub enum Initiator {
-    /// A request for work: the buyer created it and deposited payment + stake.
-    Buyer = 0,
-    /// An offer: the seller created it and deposited its stake.
-    Seller = 1,
 }
 
 impl Initiator {
     /// The contract's numeric code.
     pub const fn code(self) -> u8 {
         self as u8
-    }
-
-    /// `BUYER` or `SELLER`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Buyer => "BUYER",
-            Self::Seller => "SELLER",
-        }
     }
 
     /// The side that accepts a pact this side created.
@@ -156,17 +108,7 @@ impl TryFrom<u8> for Initiator {
     type Error = UnknownCode;
 
     fn try_from(code: u8) -> Result<Self, Self::Error> {
-        match code {
-            0 => Ok(Self::Buyer),
-            1 => Ok(Self::Seller),
-            _ => Err(UnknownCode { kind: "initiator", code }),
-        }
-    }
-}
-
-impl fmt::Display for Initiator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: "initiator", code })
     }
 }
 
@@ -199,8 +141,11 @@ mod tests {
 
     #[test]
     fn initiator_codes_round_trip() {
-        assert_eq!(Initiator::try_from(0), Ok(Initiator::Buyer));
-        assert_eq!(Initiator::try_from(1), Ok(Initiator::Seller));
+        for (code, initiator) in [(0, Initiator::Buyer), (1, Initiator::Seller)] {
+            assert_eq!(Initiator::try_from(code), Ok(initiator));
+            assert_eq!(initiator.code(), code);
+        }
+        assert_eq!(Initiator::ALL.len(), 2);
         assert!(Initiator::try_from(2).is_err());
         assert_eq!(Initiator::Buyer.counterparty(), Initiator::Seller);
         assert_eq!(serde_json::to_string(&Initiator::Seller).ok().as_deref(), Some("\"SELLER\""));

@@ -3,27 +3,38 @@
 //! Each is one enum here; the indexer binds its names into SQL as values, migrations/0015 guards
 //! each column with a CHECK over the same names (a test compares them), and the readers read them
 //! back through `Cells::named`. A name is the exact text the column holds.
+//!
+//! [`closed_set!`](crate::closed_set), which declares each, is exported: every closed set of the
+//! workspace is one (the contract's statuses, the relay's conversation statuses, message types and
+//! refusal codes, the read layer's orderings and settlement states), so none keeps a hand list.
 
 /// Declares a closed set: the enum, `ALL` (every variant, in declaration order), `name` (the text
-/// stored and shown) and `from_name`. One list feeds all three, so none can miss a variant.
+/// stored and shown), `from_name`, `names` and `Display`. One list feeds them all, so none can miss
+/// a variant.
+///
+/// The set's own attributes (docs, more derives, `repr`) pass through, as do each variant's (docs,
+/// `#[default]`) and its discriminant (`Funded = 1 => "FUNDED"`). It always derives `Debug`,
+/// `Clone`, `Copy`, `PartialEq`, `Eq` and `Hash`. A leading `serde;` also derives `Serialize` and
+/// `Deserialize` with each variant as its name, and `serde, schema;` `JsonSchema` too (the calling
+/// crate then depends on `serde`, and `schemars`).
+#[macro_export]
 macro_rules! closed_set {
     (
-        $(#[$meta:meta])*
-        $vis:vis enum $set:ident {
-            $( $(#[$vmeta:meta])* $variant:ident => $name:literal, )+
+        @enum [$($attr:tt)*] $vis:vis $set:ident {
+            $( [$($vattr:tt)*] $variant:ident $(= $code:literal)? => $name:literal, )+
         }
     ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+        $($attr)*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         $vis enum $set {
-            $( $(#[$vmeta])* #[serde(rename = $name)] $variant, )+
+            $( $($vattr)* $variant $(= $code)?, )+
         }
 
         impl $set {
             /// Every member, in declaration order.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+            pub const ALL: [Self; [$(stringify!($variant)),+].len()] = [$(Self::$variant),+];
 
-            /// The text the index stores and the API shows.
+            /// Its name: the text stored and shown.
             pub const fn name(self) -> &'static str {
                 match self {
                     $( Self::$variant => $name, )+
@@ -32,7 +43,7 @@ macro_rules! closed_set {
 
             /// The member named `name` (exact).
             pub fn from_name(name: &str) -> Option<Self> {
-                Self::ALL.iter().copied().find(|m| m.name() == name)
+                Self::ALL.into_iter().find(|m| m.name() == name)
             }
 
             /// Every name, for binding a whole set into SQL.
@@ -47,11 +58,48 @@ macro_rules! closed_set {
             }
         }
     };
+    (
+        serde, schema;
+        $(#[$meta:meta])*
+        $vis:vis enum $set:ident {
+            $( $(#[$vmeta:meta])* $variant:ident $(= $code:literal)? => $name:literal, )+
+        }
+    ) => {
+        $crate::closed_set! {
+            @enum [$(#[$meta])* #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]] $vis $set {
+                $( [$(#[$vmeta])* #[serde(rename = $name)]] $variant $(= $code)? => $name, )+
+            }
+        }
+    };
+    (
+        serde;
+        $(#[$meta:meta])*
+        $vis:vis enum $set:ident {
+            $( $(#[$vmeta:meta])* $variant:ident $(= $code:literal)? => $name:literal, )+
+        }
+    ) => {
+        $crate::closed_set! {
+            @enum [$(#[$meta])* #[derive(serde::Serialize, serde::Deserialize)]] $vis $set {
+                $( [$(#[$vmeta])* #[serde(rename = $name)]] $variant $(= $code)? => $name, )+
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $set:ident {
+            $( $(#[$vmeta:meta])* $variant:ident $(= $code:literal)? => $name:literal, )+
+        }
+    ) => {
+        $crate::closed_set! {
+            @enum [$(#[$meta])*] $vis $set {
+                $( [$(#[$vmeta])*] $variant $(= $code)? => $name, )+
+            }
+        }
+    };
 }
 
-pub(crate) use closed_set;
-
 closed_set! {
+    serde, schema;
     /// How a finished pact ended (`pacts.outcome`).
     pub enum Outcome {
         /// The buyer approved the work.
@@ -78,6 +126,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// Why a dispute opened (`disputes.cause`).
     pub enum DisputeCause {
         /// A party raised it.
@@ -90,6 +139,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// How a dispute closed (`disputes.outcome`).
     pub enum DisputeOutcome {
         /// Ruled everything to the seller.
@@ -106,6 +156,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// Whether an oracle takes work (`oracles.status`).
     pub enum OracleStatus {
         /// Registered and staked: pacts may name it.
@@ -116,6 +167,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// The part an address played in the pacts a reputation row sums (`reputation.role`).
     pub enum ReputationRole {
         /// It paid for work.
@@ -128,6 +180,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// When a webhook subscription is told of an event (`webhook_subscriptions.mode`).
     pub enum WebhookMode {
         /// As soon as the event is indexed; a reorganisation that removes it later sends a
@@ -139,6 +192,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// What a webhook delivery tells (`webhook_deliveries.kind`).
     pub enum NoticeKind {
         /// A pact event.
@@ -153,6 +207,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// Where a webhook delivery stands (`webhook_deliveries.state`).
     pub enum DeliveryState {
         /// Not yet answered with a 2xx: waiting for its (next) attempt.
@@ -167,6 +222,7 @@ closed_set! {
 }
 
 closed_set! {
+    serde, schema;
     /// The window a pact waits in, by its status: each closes at one second for everyone.
     pub enum WindowKind {
         /// NEGOTIATING: the counterparty accepts by `acceptBy`.
@@ -200,11 +256,11 @@ mod tests {
             }
             assert_eq!(from("no such name"), None);
         }
-        check(Outcome::ALL, Outcome::name, Outcome::from_name);
-        check(DisputeCause::ALL, DisputeCause::name, DisputeCause::from_name);
-        check(DisputeOutcome::ALL, DisputeOutcome::name, DisputeOutcome::from_name);
-        check(OracleStatus::ALL, OracleStatus::name, OracleStatus::from_name);
-        check(ReputationRole::ALL, ReputationRole::name, ReputationRole::from_name);
+        check(&Outcome::ALL, Outcome::name, Outcome::from_name);
+        check(&DisputeCause::ALL, DisputeCause::name, DisputeCause::from_name);
+        check(&DisputeOutcome::ALL, DisputeOutcome::name, DisputeOutcome::from_name);
+        check(&OracleStatus::ALL, OracleStatus::name, OracleStatus::from_name);
+        check(&ReputationRole::ALL, ReputationRole::name, ReputationRole::from_name);
         assert_eq!(Outcome::from_name("SELLER_WON"), None, "names are exact");
     }
 }

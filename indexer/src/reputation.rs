@@ -124,7 +124,7 @@ struct Rated {
 impl Rated {
     fn new() -> Self {
         let mut rated = Self::default();
-        for &outcome in Outcome::ALL.iter() {
+        for outcome in Outcome::ALL {
             let r = reading(outcome);
             for (role, credit) in [(ReputationRole::Buyer, r.buyer), (ReputationRole::Seller, r.seller)] {
                 if let Some((base, by_score, by_share)) = credit.map(Credit::terms) {
@@ -376,7 +376,7 @@ mod tests {
 
     #[test]
     fn every_credit_lies_between_nothing_and_everything_whatever_the_score_and_share() {
-        for &outcome in Outcome::ALL.iter() {
+        for outcome in Outcome::ALL {
             let r = reading(outcome);
             for (base, by_score, by_share) in [r.buyer, r.seller].into_iter().flatten().map(Credit::terms) {
                 for (score, share) in [(0, 0), (0, 1), (1, 0), (1, 1)] {

@@ -1,75 +1,46 @@
 //! The relay's refusal codes: one closed set that the server answers with, the HTTP status each
 //! maps to, and the client reads back.
 
-use serde::{Deserialize, Serialize};
+use agentpact_contracts::closed_set;
 
-/// Why the relay refused a message, as clients see it in `{"error": {"code", "message"}}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Code {
-    /// The message (or the request body) cannot be read, or holds a value that cannot be.
-    BadMessage,
-    /// The signature is not the sender's.
-    BadSignature,
-    /// The timestamp is too far from the relay's clock.
-    StaleMessage,
-    /// The recipient of an opening message is not a registered agent.
-    NotRegistered,
-    /// The very same message was accepted before.
-    Replayed,
-    /// The conversation does not exist.
-    NoConversation,
-    /// The conversation is over.
-    ConversationClosed,
-    /// The conversation's clock ran out.
-    ConversationExpired,
-    /// The sender or recipient is not a party.
-    WrongParties,
-    /// The state machine refuses this message here.
-    IllegalTransition,
-    /// The pact does not carry the agreed terms.
-    PactMismatch,
-    /// The conversation holds the most messages the relay keeps.
-    ConversationFull,
-    /// The relay failed (its database); retry.
-    Internal,
+closed_set! {
+    serde;
+    /// Why the relay refused a message, as clients see it in `{"error": {"code", "message"}}`.
+    pub enum Code {
+        /// The message (or the request body) cannot be read, or holds a value that cannot be.
+        BadMessage => "BAD_MESSAGE",
+        /// The signature is not the sender's.
+        BadSignature => "BAD_SIGNATURE",
+        /// The timestamp is too far from the relay's clock.
+        StaleMessage => "STALE_MESSAGE",
+        /// The recipient of an opening message is not a registered agent.
+        NotRegistered => "NOT_REGISTERED",
+        /// The very same message was accepted before.
+        Replayed => "REPLAYED",
+        /// The conversation does not exist.
+        NoConversation => "NO_CONVERSATION",
+        /// The conversation is over.
+        ConversationClosed => "CONVERSATION_CLOSED",
+        /// The conversation's clock ran out.
+        ConversationExpired => "CONVERSATION_EXPIRED",
+        /// The sender or recipient is not a party.
+        WrongParties => "WRONG_PARTIES",
+        /// The state machine refuses this message here.
+        IllegalTransition => "ILLEGAL_TRANSITION",
+        /// The pact does not carry the agreed terms.
+        PactMismatch => "PACT_MISMATCH",
+        /// The conversation holds the most messages the relay keeps.
+        ConversationFull => "CONVERSATION_FULL",
+        /// The relay failed (its database); retry.
+        Internal => "INTERNAL",
+    }
 }
 
 impl Code {
-    /// Every code.
-    pub const ALL: [Self; 13] = [
-        Self::BadMessage,
-        Self::BadSignature,
-        Self::StaleMessage,
-        Self::NotRegistered,
-        Self::Replayed,
-        Self::NoConversation,
-        Self::ConversationClosed,
-        Self::ConversationExpired,
-        Self::WrongParties,
-        Self::IllegalTransition,
-        Self::PactMismatch,
-        Self::ConversationFull,
-        Self::Internal,
-    ];
-
-    /// The code as sent (`BAD_SIGNATURE`).
+    /// The code as sent (`BAD_SIGNATURE`): its [`name`](Self::name), under the word the error
+    /// bodies use.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::BadMessage => "BAD_MESSAGE",
-            Self::BadSignature => "BAD_SIGNATURE",
-            Self::StaleMessage => "STALE_MESSAGE",
-            Self::NotRegistered => "NOT_REGISTERED",
-            Self::Replayed => "REPLAYED",
-            Self::NoConversation => "NO_CONVERSATION",
-            Self::ConversationClosed => "CONVERSATION_CLOSED",
-            Self::ConversationExpired => "CONVERSATION_EXPIRED",
-            Self::WrongParties => "WRONG_PARTIES",
-            Self::IllegalTransition => "ILLEGAL_TRANSITION",
-            Self::PactMismatch => "PACT_MISMATCH",
-            Self::ConversationFull => "CONVERSATION_FULL",
-            Self::Internal => "INTERNAL",
-        }
+        self.name()
     }
 
     /// The HTTP status the relay answers it with: 400 unreadable or stale, 401 bad signature, 403
@@ -90,12 +61,6 @@ impl Code {
             Self::ConversationClosed | Self::ConversationExpired => 410,
             Self::Internal => 500,
         }
-    }
-}
-
-impl std::fmt::Display for Code {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -25,7 +25,7 @@
 
 use std::time::Duration;
 
-use agentpact_contracts::money::Currency;
+use agentpact_contracts::{closed_set, money::Currency};
 use alloy::primitives::Address;
 use chrono::{DateTime, Utc};
 
@@ -36,39 +36,19 @@ use crate::{
     price::Price,
 };
 
-/// Where a conversation stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Status {
-    /// Messages are being exchanged.
-    Negotiating,
-    /// Terms accepted (a pact follows with `sign_contract`).
-    Contracted,
-    /// One side rejected.
-    Declined,
-    /// Nobody answered in time.
-    Abandoned,
-}
-
-impl Status {
-    /// Every status (migrations/0015's CHECK on `conversations.status` lists the same names).
-    pub const ALL: [Self; 4] = [Self::Negotiating, Self::Contracted, Self::Declined, Self::Abandoned];
-
-    /// The name stored and shown.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Negotiating => "NEGOTIATING",
-            Self::Contracted => "CONTRACTED",
-            Self::Declined => "DECLINED",
-            Self::Abandoned => "ABANDONED",
-        }
-    }
-
-    /// The status named `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Negotiating, Self::Contracted, Self::Declined, Self::Abandoned]
-            .into_iter()
-            .find(|s| s.name() == name)
+closed_set! {
+    serde;
+    /// Where a conversation stands (migrations/0015's CHECK on `conversations.status` lists the
+    /// same names; a test compares them).
+    pub enum Status {
+        /// Messages are being exchanged.
+        Negotiating => "NEGOTIATING",
+        /// Terms accepted (a pact follows with `sign_contract`).
+        Contracted => "CONTRACTED",
+        /// One side rejected.
+        Declined => "DECLINED",
+        /// Nobody answered in time.
+        Abandoned => "ABANDONED",
     }
 }
 

@@ -7,6 +7,7 @@
 //! as canonical JSON (object keys sorted, no whitespace). Any client that can sign typed data can
 //! take part; the timestamp is signed exactly as sent.
 
+use agentpact_contracts::closed_set;
 use alloy::{
     primitives::{Address, B256, Signature, keccak256},
     sol_types::{Eip712Domain, SolStruct, eip712_domain},
@@ -41,58 +42,26 @@ alloy::sol! {
     }
 }
 
-/// The eight message types of seed 004.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageType {
-    /// Seeker → worker: initial interest.
-    Inquiry,
-    /// Worker → seeker: what can be done.
-    Capability,
-    /// Seeker → worker: a formal task proposal (puts terms on the table).
-    Proposal,
-    /// Either: questions or answers.
-    Clarification,
-    /// Worker → seeker: modified terms.
-    Counter,
-    /// Either: accept the terms on the table.
-    Accept,
-    /// Either: decline to proceed.
-    Reject,
-    /// The relay: the agreement became a pact.
-    Contract,
-}
-
-impl MessageType {
-    /// Every type, in seed 004's order.
-    pub const ALL: [Self; 8] = [
-        Self::Inquiry,
-        Self::Capability,
-        Self::Proposal,
-        Self::Clarification,
-        Self::Counter,
-        Self::Accept,
-        Self::Reject,
-        Self::Contract,
-    ];
-
-    /// The name on the wire.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Inquiry => "inquiry",
-            Self::Capability => "capability",
-            Self::Proposal => "proposal",
-            Self::Clarification => "clarification",
-            Self::Counter => "counter",
-            Self::Accept => "accept",
-            Self::Reject => "reject",
-            Self::Contract => "contract",
-        }
-    }
-
-    /// The type named `name` on the wire.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name() == name)
+closed_set! {
+    serde;
+    /// The eight message types of seed 004, in its order, named as on the wire.
+    pub enum MessageType {
+        /// Seeker → worker: initial interest.
+        Inquiry => "inquiry",
+        /// Worker → seeker: what can be done.
+        Capability => "capability",
+        /// Seeker → worker: a formal task proposal (puts terms on the table).
+        Proposal => "proposal",
+        /// Either: questions or answers.
+        Clarification => "clarification",
+        /// Worker → seeker: modified terms.
+        Counter => "counter",
+        /// Either: accept the terms on the table.
+        Accept => "accept",
+        /// Either: decline to proceed.
+        Reject => "reject",
+        /// The relay: the agreement became a pact.
+        Contract => "contract",
     }
 }
 

@@ -84,7 +84,7 @@ async fn match_all(pool: &sqlx::PgPool, config: &PushConfig, metrics: &Metrics) 
     let mut written = 0;
     for mode in WebhookMode::ALL {
         loop {
-            let matched = dispatch::pass(pool, config, *mode).await?;
+            let matched = dispatch::pass(pool, config, mode).await?;
             metrics.queued(matched.queued, matched.revoked);
             written += matched.queued + matched.revoked;
             if !matched.more {

@@ -1,7 +1,7 @@
 //! Pacts: one by id, or filtered, ordered pages with keyset cursors (no OFFSET: a page costs the
 //! same on page 1 and page 10,000, and rows added meanwhile neither repeat nor vanish).
 
-use agentpact_contracts::{Initiator, Outcome, PactStatus};
+use agentpact_contracts::{Initiator, Outcome, PactStatus, closed_set};
 use agentpact_schema::{Cells, ChainText, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -123,36 +123,23 @@ pub struct PactFilter {
     pub search: Option<String>,
 }
 
-/// The field a page is sorted by; the pact id breaks ties.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PactOrderField {
-    /// Creation order (the pact id).
-    #[default]
-    Created,
-    /// The payment.
-    Payment,
-    /// The deadline.
-    Deadline,
-    /// The block of the last change.
-    Updated,
+closed_set! {
+    /// The field a page is sorted by; the pact id breaks ties. Named as in cursors and GraphQL.
+    #[derive(Default)]
+    pub enum PactOrderField {
+        /// Creation order (the pact id).
+        #[default]
+        Created => "CREATED",
+        /// The payment.
+        Payment => "PAYMENT",
+        /// The deadline.
+        Deadline => "DEADLINE",
+        /// The block of the last change.
+        Updated => "UPDATED",
+    }
 }
 
 impl PactOrderField {
-    /// The name used in cursors and GraphQL.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Created => "CREATED",
-            Self::Payment => "PAYMENT",
-            Self::Deadline => "DEADLINE",
-            Self::Updated => "UPDATED",
-        }
-    }
-
-    /// The field named `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Created, Self::Payment, Self::Deadline, Self::Updated].into_iter().find(|f| f.name() == name)
-    }
-
     /// The column sorted by (qualified: the select list shows some columns as text under the
     /// same names), and the SQL around a cursor's key (text) that makes it comparable.
     const fn sql(self) -> (&'static str, &'static str, &'static str) {

@@ -1,6 +1,6 @@
 //! Offers to settle a pact, every round of them (docs/contracts.md §Escrow v3).
 
-use agentpact_contracts::PactStatus;
+use agentpact_contracts::{PactStatus, closed_set};
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
 use chrono::{DateTime, Utc};
@@ -30,31 +30,19 @@ pub struct Settlement {
     pub accepted_at: Option<DateTime<Utc>>,
 }
 
-/// Where an offer stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SettlementState {
-    /// It can be accepted now.
-    Open,
-    /// The other party accepted it: the pact ended by it.
-    Accepted,
-    /// Its maker took it back.
-    Withdrawn,
-    /// A later offer took its place.
-    Replaced,
-    /// It expired, or the pact moved on from the status it was made in.
-    Lapsed,
-}
-
-impl SettlementState {
-    /// Its name in every output: OPEN, ACCEPTED, WITHDRAWN, REPLACED or LAPSED.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Open => "OPEN",
-            Self::Accepted => "ACCEPTED",
-            Self::Withdrawn => "WITHDRAWN",
-            Self::Replaced => "REPLACED",
-            Self::Lapsed => "LAPSED",
-        }
+closed_set! {
+    /// Where an offer stands; its name is the one in every output.
+    pub enum SettlementState {
+        /// It can be accepted now.
+        Open => "OPEN",
+        /// The other party accepted it: the pact ended by it.
+        Accepted => "ACCEPTED",
+        /// Its maker took it back.
+        Withdrawn => "WITHDRAWN",
+        /// A later offer took its place.
+        Replaced => "REPLACED",
+        /// It expired, or the pact moved on from the status it was made in.
+        Lapsed => "LAPSED",
     }
 }
 
