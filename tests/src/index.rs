@@ -1,7 +1,7 @@
 //! Helpers for indexer tests: an indexer for a [`TestChain`], and a dump of every index table to
 //! compare two databases.
 
-use agentpact_contracts::PactStatus;
+use agentpact_contracts::{EventKind, PactStatus};
 use agentpact_indexer::{Config, Contracts, Indexer, Target};
 use alloy::{
     primitives::{Address, U256},
@@ -190,6 +190,14 @@ pub async fn wait_for_checkpoint_within(
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     Err(HarnessError::Process(format!("the indexer did not reach block {block} in {limit:?}")))
+}
+
+/// The event kinds of the contracts that the index at `pool` never journaled: a scenario meant to
+/// exercise every event (`Market::every_status`) leaves this empty.
+pub async fn kinds_never_journaled(pool: &PgPool) -> Result<Vec<&'static str>, HarnessError> {
+    let journaled: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT kind FROM events").fetch_all(pool).await?;
+    Ok(EventKind::ALL.iter().map(|k| k.name()).filter(|name| !journaled.iter().any(|j| j == name)).collect())
 }
 
 /// Every row of every table the migrations create (read from the catalog, so a new table is

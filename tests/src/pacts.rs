@@ -247,7 +247,8 @@ impl Market {
     /// verification; and raised), REFUNDED (by ruling, cancel and timeout), SPLIT (by a 70%
     /// ruling; by a settlement accepted after offers replaced and withdrawn); a withdrawal; oracles
     /// registering, staking more, changing capabilities, deregistering and withdrawing; agents
-    /// registering, updating, stepping out and back; both parties rating a completed pact.
+    /// registering, updating, stepping out and back; both parties rating a completed pact; an
+    /// ERC-8004 identity registered, its file and metadata changed, rated and the rating revoked.
     pub async fn every_status(&self) -> Result<(), HarnessError> {
         let m = self;
         let pact = &m.chain.pact;
@@ -315,6 +316,19 @@ impl Market {
         )
         .await?;
         send(agents.submitFeedback(approved, 4, vec![], String::new()).from(m.cast.seller)).await?;
+
+        // The chain's ERC-8004 registries: an identity (Registered, Transfer, MetadataSet), its
+        // file moved (URIUpdated), a wallet named (MetadataSet), feedback given and revoked.
+        let erc8004 = crate::erc8004::Registries::of(&m.chain);
+        let seller = erc8004.register(m.cast.seller, "https://seller.example/agent.json".into()).await?;
+        send(
+            erc8004.identity.setAgentURI(seller, "https://seller.example/v2.json".into()).from(m.cast.seller),
+        )
+        .await?;
+        let name = alloy::primitives::Bytes::from_static(b"Seller Studio");
+        send(erc8004.identity.setMetadata(seller, "agentName".into(), name).from(m.cast.seller)).await?;
+        erc8004.rate(seller, m.cast.buyer, 90, "pact", "").await?;
+        send(erc8004.reputation.revokeFeedback(seller, 1).from(m.cast.buyer)).await?;
         Ok(())
     }
 

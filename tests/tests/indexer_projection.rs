@@ -1,12 +1,13 @@
 //! The indexer's projections say what the chain says: pacts in every status, built with every event
-//! type, are indexed and compared field by field with the contracts' own getters.
+//! type (counted: each kind of `EventKind` is journaled), are indexed and compared field by field
+//! with the contracts' own getters.
 
 use agentpact_contracts::{Initiator, PactStatus};
 use agentpact_indexer::{Config, Indexer};
 use agentpact_tests::{
     HarnessError,
     chain::{ether, send},
-    index::assert_index_matches_chain,
+    index::{assert_index_matches_chain, kinds_never_journaled},
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -29,6 +30,11 @@ async fn projections_match_the_contracts_field_by_field() -> Result {
 
     let statuses = assert_index_matches_chain(&m.chain, db.pool()).await?;
     assert_eq!(statuses.len(), PactStatus::ALL.len(), "the scenario misses a status: {statuses:?}");
+
+    // Every event the contracts can emit went through the projections above: a new event with no
+    // step in `Market::every_status` fails here, not in production.
+    let missing = kinds_never_journaled(db.pool()).await?;
+    assert!(missing.is_empty(), "Market::every_status emits no {missing:?}: add a step that does");
     Ok(())
 }
 

@@ -10,7 +10,9 @@ use agentpact_read::Reader;
 use agentpact_tests::{
     HarnessError,
     erc8004::Registries,
-    index::{dump, fresh_dump, kill_during_backfill, small_ranges, through, through_to},
+    index::{
+        dump, fresh_dump, kill_during_backfill, kinds_never_journaled, small_ranges, through, through_to,
+    },
     pacts::Market,
     postgres::TestDatabase,
 };
@@ -61,6 +63,8 @@ async fn a_recorded_chain_served_back_indexes_exactly_as_the_node_itself() -> Re
         fresh_dump(&m.chain).await?,
         "the replay's index differs from anvil's"
     );
+    let missing = kinds_never_journaled(db.pool()).await?;
+    assert!(missing.is_empty(), "the replay served no {missing:?}: Market::every_status must emit each kind");
 
     // What it cannot answer is refused, in JSON-RPC's words; a block past the head is null.
     let batch = call(
