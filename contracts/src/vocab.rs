@@ -4,8 +4,8 @@
 //! each column with a CHECK over the same names (a test compares them), and the readers read them
 //! back through `Cells::named`. A name is the exact text the column holds.
 //!
-//! [`closed_set!`](crate::closed_set), which declares each, is exported: every closed set of the
-//! workspace is one (the contract's statuses, the relay's conversation statuses, message types and
+//! [`closed_set!`](crate::closed_set), which declares each, is exported for the closed sets outside
+//! the index too (the contract's statuses, the relay's conversation statuses, message types and
 //! refusal codes, the read layer's orderings and settlement states), so none keeps a hand list.
 
 /// Declares a closed set: the enum, `ALL` (every variant, in declaration order), `name` (the text
