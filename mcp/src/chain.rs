@@ -20,7 +20,12 @@ use alloy::{
 };
 use tokio::sync::Mutex;
 
-use crate::{call, input::eth, outcome::ToolError, revert};
+use crate::{
+    call,
+    input::eth,
+    outcome::{Missing, ToolError},
+    revert,
+};
 
 /// Limits on writes.
 #[derive(Debug, Clone, Copy)]
@@ -139,14 +144,7 @@ impl Chain {
 
     /// The relay, or why negotiation is unavailable.
     pub fn relay(&self) -> Result<&RelayClient, ToolError> {
-        self.relay.get().ok_or_else(|| {
-            ToolError::NotConfigured(
-                "no negotiation relay is configured. Set HIRE_RELAY_URL (or --relay-url) to the base URL of \
-                 an `agentpact serve` on this chain (e.g. http://127.0.0.1:8080/: it serves the relay at \
-                 /hire) and restart `agentpact mcp`. Nothing was sent."
-                    .into(),
-            )
-        })
+        self.relay.get().ok_or(ToolError::NotConfigured(Missing::Relay))
     }
 
     /// Lets the webhook tools store subscriptions in `webhooks.pool` under `webhooks.policy`; once.
@@ -156,9 +154,7 @@ impl Chain {
 
     /// Where webhook subscriptions go, or why the webhook tools are unavailable.
     pub fn webhooks(&self) -> Result<&Webhooks, ToolError> {
-        self.webhooks.get().ok_or_else(|| {
-            ToolError::NotConfigured("webhooks are not configured on this server: ask its operator".into())
-        })
+        self.webhooks.get().ok_or(ToolError::NotConfigured(Missing::Webhooks))
     }
 
     /// The agent's EIP-191 signature of `text` (a webhook subscription or cancellation).

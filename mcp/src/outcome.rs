@@ -279,7 +279,44 @@ pub enum ToolError {
     /// The server lacks a setting the tool needs; the message names it and what to set it to.
     /// Nothing was sent; retrying does not help until the operator sets it and restarts the server.
     #[error("Not configured: {0}")]
-    NotConfigured(String),
+    NotConfigured(#[from] Missing),
+}
+
+/// A setting the server lacks for a tool, with what to set it to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Missing {
+    /// No negotiation relay: `HIRE_RELAY_URL`.
+    #[error(
+        "no negotiation relay is configured. Set HIRE_RELAY_URL (or --relay-url) to the base URL of \
+         an `agentpact serve` on this chain (e.g. http://127.0.0.1:8080/: it serves the relay at \
+         /hire) and restart `agentpact mcp`. Nothing was sent."
+    )]
+    Relay,
+    /// No webhook store.
+    #[error("webhooks are not configured on this server: ask its operator")]
+    Webhooks,
+    /// No ERC-8004 registries on this chain: `ERC8004_IDENTITY_ADDRESS`,
+    /// `ERC8004_REPUTATION_ADDRESS`.
+    #[error(
+        "erc8004: chain {chain_id} has no ERC-8004 registries configured{}. Set ERC8004_IDENTITY_ADDRESS and \
+         ERC8004_REPUTATION_ADDRESS (--erc8004-identity-address, --erc8004-reputation-address) to the \
+         registries deployed on this chain and restart `agentpact mcp`, or retry register_agent with \
+         erc8004: false. Nothing was sent.",
+        .absent.as_ref().map_or_else(String::new, |a| format!(" ({a})"))
+    )]
+    Erc8004 {
+        /// The chain.
+        chain_id: u64,
+        /// The configured registries that hold no contract here, named (Base Sepolia's
+        /// singletons on a local chain with its id); `None` when none is configured.
+        absent: Option<String>,
+    },
+    /// A confirmation page over HTTP for a request that named no `Host`: `MCP_PUBLIC_URL`.
+    #[error(
+        "the request named no Host, so no confirmation page can be offered: set MCP_PUBLIC_URL to the \
+         address clients reach this server at and restart `agentpact mcp`. Nothing was sent."
+    )]
+    PublicUrl,
 }
 
 /// Why a URL does not read (the `url` crate's `ParseError`, as reqwest's `Url` reports it).

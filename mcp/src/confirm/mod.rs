@@ -327,13 +327,11 @@ impl Pages {
     pub async fn base(&self) -> Result<String, ToolError> {
         match self.serving.as_ref() {
             Serving::WithMcp { public: Some(public) } => Ok(public.clone()),
-            Serving::WithMcp { public: None } => self.request_host.as_ref().map(|h| format!("http://{h}")).ok_or_else(|| {
-                ToolError::NotConfigured(
-                    "the request named no Host, so no confirmation page can be offered: set MCP_PUBLIC_URL to the \
-                     address clients reach this server at and restart `agentpact mcp`. Nothing was sent."
-                        .into(),
-                )
-            }),
+            Serving::WithMcp { public: None } => self
+                .request_host
+                .as_ref()
+                .map(|h| format!("http://{h}"))
+                .ok_or_else(|| ToolError::NotConfigured(crate::outcome::Missing::PublicUrl)),
             Serving::Loopback(base) => base.get_or_try_init(|| self.serve_on_loopback()).await.cloned(),
         }
     }

@@ -27,15 +27,8 @@ pub fn closed(why: &str) -> String {
 /// The refusal of an ERC-8004 registration on a chain with no ERC-8004 registries configured: none known
 /// to this server, or `missing` (the configured addresses holding no contract here, as Base
 /// Sepolia's singletons on a local chain with its id).
-fn no_registries(chain: &Chain, missing: Option<&str>) -> ToolError {
-    let why = missing.map_or_else(String::new, |m| format!(" ({m})"));
-    ToolError::NotConfigured(format!(
-        "erc8004: chain {} has no ERC-8004 registries configured{why}. Set ERC8004_IDENTITY_ADDRESS and \
-         ERC8004_REPUTATION_ADDRESS (--erc8004-identity-address, --erc8004-reputation-address) to the \
-         registries deployed on this chain and restart `agentpact mcp`, or retry register_agent with \
-         erc8004: false. Nothing was sent.",
-        chain.chain_id
-    ))
+fn no_registries(chain: &Chain, missing: Option<String>) -> ToolError {
+    crate::outcome::Missing::Erc8004 { chain_id: chain.chain_id, absent: missing }.into()
 }
 
 /// The configured `registries` that hold no contract on the chain, named for a refusal; `None`
@@ -75,7 +68,7 @@ impl Plan {
     pub async fn make(chain: &Chain) -> Result<Self, ToolError> {
         let registries = chain.erc8004.ok_or_else(|| no_registries(chain, None))?;
         if let Some(missing) = absent(chain, registries).await? {
-            return Err(no_registries(chain, Some(&missing)));
+            return Err(no_registries(chain, Some(missing)));
         }
         let existing = chain
             .reader
