@@ -245,9 +245,7 @@ impl Call {
                     }
                     Err(e) => {
                         self.decline(&token).await;
-                        Err(ToolError::Unconfirmed(format!(
-                            "The human was asked to confirm and did not answer ({e}); nothing was sent."
-                        )))
+                        Err(ToolError::Unanswered(e))
                     }
                 }
             }

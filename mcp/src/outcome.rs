@@ -182,6 +182,10 @@ pub enum ToolError {
     /// A spend above the confirmation threshold that the human did not confirm; nothing was sent.
     #[error("Not confirmed: {0}")]
     Unconfirmed(String),
+    /// The human was asked to confirm a spend within the call and the client brought no answer;
+    /// nothing was sent.
+    #[error("Not confirmed: The human was asked to confirm and did not answer ({0}); nothing was sent.")]
+    Unanswered(#[source] rmcp::service::ElicitationError),
     /// The confirmations' table could not be read or written.
     #[error("the confirmation could not be read or written ({0}); nothing was sent")]
     ConfirmationStore(#[source] sqlx::Error),
@@ -423,7 +427,7 @@ impl ToolError {
             Self::Pending { .. } => "PENDING",
             Self::TimedOut { .. } => "TIMEOUT",
             Self::Cancelled => "CANCELLED",
-            Self::Unconfirmed(_) => "NOT_CONFIRMED",
+            Self::Unconfirmed(_) | Self::Unanswered(_) => "NOT_CONFIRMED",
             Self::NotInRole { .. } => "FORBIDDEN",
             Self::Refused(_) => "REFUSED",
             Self::NotConfigured(_) => "NOT_CONFIGURED",
