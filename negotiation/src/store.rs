@@ -5,7 +5,7 @@
 //!
 //! Reads ([`Store`]) serve GraphQL and the MCP tools; the writes take the relay's open transaction.
 
-use agentpact_contracts::money::Currency;
+use agentpact_contracts::{closed_set, money::Currency};
 use agentpact_schema::{Cells, Corrupt, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -81,16 +81,19 @@ pub struct StoredMessage {
     pub received_at: DateTime<Utc>,
 }
 
-/// Which conversations to list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ConversationFilter {
-    /// Still negotiating.
-    #[default]
-    Active,
-    /// Contracted, declined or abandoned.
-    Completed,
-    /// Every one.
-    All,
+closed_set! {
+    /// Which conversations to list, by the names `get_conversations` and GraphQL's
+    /// `conversations(status:)` take.
+    #[derive(Default)]
+    pub enum ConversationFilter {
+        /// Still negotiating.
+        #[default]
+        Active => "active",
+        /// Contracted, declined or abandoned.
+        Completed => "completed",
+        /// Every one.
+        All => "all",
+    }
 }
 
 /// Why a read or write of the relay's tables failed.

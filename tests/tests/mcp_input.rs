@@ -128,6 +128,8 @@ async fn every_case_the_fuzz_found_is_refused_naming_the_field_and_nothing_is_se
             "conversation_id holds a NUL character",
         ),
         ("sign_contract", json!({ "conversation_id": "conv\u{0}" }), "conversation_id holds a NUL character"),
+        // A closed set's unknown member, refused with the members (ConversationFilter::ALL).
+        ("get_conversations", json!({ "status": "done" }), r#"status is active, completed, all, not "done""#),
         // Control, bidirectional and invisible characters.
         (
             "create-pact",

@@ -297,13 +297,14 @@ pub async fn respond(chain: &Chain, i: RespondNegotiation) -> Result<Answer<Sent
 }
 
 pub async fn list(chain: &Chain, i: GetConversations) -> Result<Answer<Conversations>, ToolError> {
-    let filter = match i.status.as_deref().unwrap_or("active") {
-        "active" => ConversationFilter::Active,
-        "completed" => ConversationFilter::Completed,
-        "all" => ConversationFilter::All,
-        other => {
-            return Err(ToolError::Invalid(format!("status is active, completed or all, not {other:?}")));
-        }
+    let filter = match i.status.as_deref() {
+        None => ConversationFilter::default(),
+        Some(name) => ConversationFilter::from_name(name).ok_or_else(|| {
+            ToolError::Invalid(format!(
+                "status is {}, not {name:?}",
+                ConversationFilter::names().join(", ")
+            ))
+        })?,
     };
     let list = chain.reader.negotiations().conversations(chain.chain_id, chain.me, filter, 50).await?;
     let lines: Vec<String> = list.iter().map(conversation_line).collect();
