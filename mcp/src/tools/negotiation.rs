@@ -300,10 +300,7 @@ pub async fn list(chain: &Chain, i: GetConversations) -> Result<Answer<Conversat
     let filter = match i.status.as_deref() {
         None => ConversationFilter::default(),
         Some(name) => ConversationFilter::from_name(name).ok_or_else(|| {
-            ToolError::Invalid(format!(
-                "status is {}, not {name:?}",
-                ConversationFilter::names().join(", ")
-            ))
+            ToolError::Invalid(format!("status is {}, not {name:?}", ConversationFilter::names().join(", ")))
         })?,
     };
     let list = chain.reader.negotiations().conversations(chain.chain_id, chain.me, filter, 50).await?;
