@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from steps import check, ok
 
 # Each agent's role, as MCP_ROLE names it.
 ROLES = {"seeker": "seeker", "designer": "worker", "oracle-a": "oracle", "oracle-b": "oracle"}
@@ -39,25 +40,11 @@ SERVER_SETTINGS = [
 ]
 
 
-def check(condition, what):
-    if not condition:
-        print(f"FAILED: {what}", flush=True)
-        raise SystemExit(1)
-    print(f"ok: {what}", flush=True)
-
-
 def server(binary, agent):
     env = {k: os.environ[k] for k in SERVER_SETTINGS if k in os.environ}
     env["PRIVATE_KEY"] = os.environ[f"ROLE_KEY_{agent.upper().replace('-', '_')}"]
     env["MCP_ROLE"] = ROLES[agent]
     return StdioServerParameters(command=binary, args=["mcp"], env=env)
-
-
-async def ok(agent, tool, args):
-    result = await agent.call_tool(tool, args)
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    check(not result.is_error, f"{tool}: {text}")
-    return result.structured_content
 
 
 def iso(seconds):

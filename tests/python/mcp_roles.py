@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from steps import check, ok
 
 ROLES = ["seeker", "worker", "oracle-a", "oracle-b", "arbitrator"]
 
@@ -40,13 +41,6 @@ SIGNED_FIELDS = {
 }
 
 
-def check(condition, what):
-    if not condition:
-        print(f"FAILED: {what}", flush=True)
-        raise SystemExit(1)
-    print(f"ok: {what}", flush=True)
-
-
 def server(transport, targets, index, role):
     if transport == "http":
         return targets[index]
@@ -54,13 +48,6 @@ def server(transport, targets, index, role):
     env["PRIVATE_KEY"] = os.environ[f"ROLE_KEY_{role.upper().replace('-', '_')}"]
     env["MCP_ROLE"] = role.split("-")[0]
     return StdioServerParameters(command=targets[0], args=["mcp"], env=env)
-
-
-async def ok(agent, tool, args):
-    result = await agent.call_tool(tool, args)
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    check(not result.is_error, f"{tool}: {text}")
-    return result.structured_content
 
 
 async def refused(agent, tool, args, code):

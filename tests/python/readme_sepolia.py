@@ -25,16 +25,10 @@ from datetime import datetime, timezone
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from steps import check, ok
 
 # Each agent: its MCP_ROLE and the variable holding its key.
 AGENTS = {"seeker": ("seeker", "SEEKER_KEY"), "worker": ("worker", "WORKER_KEY"), "oracle": ("oracle", "ORACLE_KEY")}
-
-
-def check(condition, what):
-    if not condition:
-        print(f"FAILED: {what}", flush=True)
-        raise SystemExit(1)
-    print(f"ok: {what}", flush=True)
 
 
 def server(agent):
@@ -45,13 +39,6 @@ def server(agent):
     env.update(DATABASE_URL=os.environ["DATABASE_URL"], HIRE_RELAY_URL=os.environ["HIRE_RELAY_URL"],
                MCP_ROLE=role, PRIVATE_KEY=os.environ[key])
     return StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=os.environ["RECIPE_CWD"])
-
-
-async def ok(agent, tool, args):
-    result = await agent.call_tool(tool, args)
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    check(not result.is_error, f"{tool}: {text}")
-    return result.structured_content
 
 
 def iso(seconds):

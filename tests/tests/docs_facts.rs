@@ -225,16 +225,25 @@ fn the_architecture_names_only_files_and_functions_that_exist() -> Result {
     Ok(())
 }
 
+/// The `.rs` files in tests/tests, by name.
+fn test_files() -> Result<BTreeSet<String>> {
+    Ok(std::fs::read_dir(docs::repository().join("tests/tests"))
+        .map_err(process)?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".rs"))
+        .collect())
+}
+
 /// With one test binary (`autotests = false`), a file main.rs does not declare is never compiled:
 /// every file must be a `mod` of main.rs, and every `mod` a file.
 #[test]
 fn the_test_binary_declares_every_test_file() -> Result {
-    let dir = docs::repository().join("tests/tests");
-    let files: BTreeSet<String> = std::fs::read_dir(&dir)
-        .map_err(process)?
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| entry.file_name().to_string_lossy().strip_suffix(".rs").map(str::to_owned))
-        .filter(|name| name != "main")
+    let files: BTreeSet<String> = test_files()?
+        .iter()
+        .filter_map(|file| file.strip_suffix(".rs"))
+        .filter(|name| *name != "main")
+        .map(str::to_owned)
         .collect();
     let main = docs::read("tests/tests/main.rs")?;
     let declared: BTreeSet<String> = main
@@ -251,13 +260,7 @@ fn the_test_binary_declares_every_test_file() -> Result {
 
 #[test]
 fn testing_md_has_a_row_for_every_test_file_and_names_no_other() -> Result {
-    let dir = docs::repository().join("tests/tests");
-    let files: BTreeSet<String> = std::fs::read_dir(&dir)
-        .map_err(process)?
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".rs"))
-        .collect();
+    let files = test_files()?;
     let testing = docs::read("docs/testing.md")?;
     let mut rows = Vec::new();
     for line in testing.lines().filter(|line| line.starts_with("| `")) {
