@@ -4,7 +4,8 @@
 
 use agentpact_negotiation::{ConversationRecord, StoredMessage};
 use agentpact_read::{
-    Agent, AgentMatch, Capability, Currency, Erc8004Agent, Pact, Reputation, RoleReputation,
+    Agent, AgentMatch, Basis, Capability, Currency, Erc8004Agent, Pact, Reputation, ReputationRun,
+    RoleReputation,
 };
 use alloy::primitives::{Address, B256, U256};
 use rmcp::schemars::{self, JsonSchema};
@@ -162,14 +163,32 @@ pub struct ReputationView {
     /// The address.
     #[schemars(with = "String")]
     pub address: Address,
-    /// Its overall score, 0-5.
+    /// Its overall score, 0-5, in `view`: each counterparty's evidence weighed by its trust as a
+    /// rater (docs/api.md §Reputation).
     pub score: f64,
+    /// Whose trust weighed `score`: "GLOBAL" (the market's, from its seeds) or "VIEWER" (as
+    /// `asSeenBy` sees it).
+    pub view: String,
+    /// The viewer the score was asked as seen by; null in the global view.
+    #[schemars(with = "Option<String>")]
+    pub as_seen_by: Option<Address>,
+    /// The score in the global view (`score` itself without a viewer).
+    pub global_score: f64,
     /// How many rated pacts the score rests on.
     pub rated: u64,
-    /// How many distinct counterparties rated it.
+    /// How many distinct counterparties have evidence of it, trusted or not.
     pub raters: u64,
-    /// The weight of the evidence behind the score.
+    /// Of those, how many are trusted as raters at all.
+    pub trusted_raters: u64,
+    /// The trusted weight of the evidence behind the score: each counterparty's (at most 2)
+    /// times its trust.
     pub weight: f64,
+    /// What the score rests on: its most trusted counterparties; null where the answer does not
+    /// give it.
+    pub rests_on: Option<BasisView>,
+    /// How fresh the scores are; null where the answer does not give it, or before the first
+    /// ranking run.
+    pub computed: Option<RunView>,
     /// The feedback it received as buyer and seller.
     pub feedback: FeedbackSummary,
     /// As seller.
@@ -232,6 +251,78 @@ pub struct RoleView {
     pub score: f64,
 }
 
+/// What a score rests on.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BasisView {
+    /// The trusted counterparties, largest contribution first.
+    pub raters: Vec<RaterView>,
+    /// The paid pacts of all the trusted counterparties.
+    pub trusted_paid_pacts: u64,
+    /// Counterparties with trust 0: their evidence counts for nothing.
+    pub untrusted_raters: u64,
+    /// The evidence those untrusted counterparties hold.
+    pub untrusted_evidence: f64,
+}
+
+/// One counterparty behind a score.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RaterView {
+    /// The counterparty.
+    #[schemars(with = "String")]
+    pub counterparty: Address,
+    /// Its paid pacts with the agent.
+    pub paid_pacts: u64,
+    /// Its trust as a rater of the agent, 0-1.
+    pub trust: f64,
+    /// Why: "YOU", "SEED", "YOUR_COUNTERPARTY" or "MARKET".
+    pub source: String,
+    /// Its evidence times its trust: what it adds to the weight.
+    pub contribution: f64,
+}
+
+impl BasisView {
+    /// The view of `b`.
+    pub fn of(b: &Basis) -> Self {
+        Self {
+            raters: b
+                .raters
+                .iter()
+                .map(|r| RaterView {
+                    counterparty: r.counterparty,
+                    paid_pacts: r.paid_pacts,
+                    trust: r.trust,
+                    source: r.source.name().to_owned(),
+                    contribution: r.contribution,
+                })
+                .collect(),
+            trusted_paid_pacts: b.trusted_paid_pacts,
+            untrusted_raters: b.untrusted_raters,
+            untrusted_evidence: b.untrusted_evidence,
+        }
+    }
+}
+
+/// The ranking run behind the scores.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    /// The last block whose pacts it read.
+    pub block: u64,
+    /// Seconds since it finished.
+    pub age_seconds: u64,
+    /// How many seeds trust flows from (0: every global score is 3.00).
+    pub seeds: usize,
+}
+
+impl RunView {
+    /// The view of `r`.
+    pub fn of(r: &ReputationRun) -> Self {
+        Self { block: r.block, age_seconds: r.age_seconds, seeds: r.seeds.len() }
+    }
+}
+
 impl ReputationView {
     /// The view of `r`.
     pub fn of(r: &Reputation) -> Self {
@@ -258,14 +349,27 @@ impl ReputationView {
         Self {
             address: r.address,
             score: overall.value,
+            view: overall.view.name().to_owned(),
+            as_seen_by: r.viewer,
+            global_score: r.global.value,
             rated: overall.rated,
             raters: overall.raters,
+            trusted_raters: overall.trusted_raters,
             weight: overall.weight,
+            rests_on: None,
+            computed: None,
             feedback: FeedbackSummary { count, mean_rating },
             as_seller: role(&r.as_seller),
             as_buyer: role(&r.as_buyer),
             as_oracle: role(&r.as_oracle),
         }
+    }
+
+    /// The view with what its global score rests on and how fresh it is.
+    pub fn resting_on(mut self, basis: &Basis, run: Option<&ReputationRun>) -> Self {
+        self.rests_on = Some(BasisView::of(basis));
+        self.computed = run.map(RunView::of);
+        self
     }
 }
 
@@ -365,8 +469,14 @@ pub struct Erc8004View {
     /// How many of those feedbacks are grounded: their client paid the agent's wallet through a
     /// settled pact.
     pub grounded: u64,
-    /// The 0-5 score of the grounded feedback alone, one vote per client (3.0 without any).
+    /// The 0-5 score of the grounded feedback alone, every grounded client's vote counted fully
+    /// (3.0 without any): a raw figure beside `trustedScore`.
     pub grounded_score: f64,
+    /// The 0-5 score of the grounded feedback, each client's vote times its trust as a rater
+    /// (3.0 without any): what ranks the agent.
+    pub trusted_score: f64,
+    /// The grounded clients trusted as raters at all.
+    pub trusted_clients: u64,
     /// The share of its feedback that is not grounded, 0-1.
     pub ungrounded_share: f64,
 }
@@ -384,6 +494,8 @@ impl Erc8004View {
             clients: r.clients,
             grounded: r.grounded,
             grounded_score: r.grounded_score,
+            trusted_score: r.trusted_score,
+            trusted_clients: r.trusted_clients,
             ungrounded_share: r.ungrounded_share(),
         }
     }
@@ -432,13 +544,16 @@ pub struct MatchView {
     pub description: String,
     /// Where to reach it.
     pub endpoint: String,
-    /// Its reputation score, 0-5.
+    /// Its reputation score, 0-5, in the global view: what ranked it.
     pub reputation: f64,
     /// The capability searched for, at its price.
     pub pricing: CapabilityView,
     /// Its grounded ERC-8004 score, 0-5 (feedback from clients who paid it through settled
-    /// pacts), when it has an ERC-8004 identity; null otherwise.
+    /// pacts, each counted fully), when it has an ERC-8004 identity; null otherwise.
     pub grounded_score: Option<f64>,
+    /// The same feedback with each client's vote times its trust as a rater, when it has an
+    /// ERC-8004 identity; null otherwise.
+    pub trusted_score: Option<f64>,
     /// Its ERC-8004 agent id (decimal), when it has an identity there; null otherwise.
     pub erc8004_agent_id: Option<String>,
 }
@@ -454,6 +569,7 @@ impl MatchView {
             reputation: m.reputation,
             pricing: CapabilityView::of(&m.capability),
             grounded_score: None,
+            trusted_score: None,
             erc8004_agent_id: None,
         }
     }
@@ -462,6 +578,7 @@ impl MatchView {
     pub fn with_erc8004(mut self, e: Option<&Erc8004Agent>) -> Self {
         if let Some(e) = e {
             self.grounded_score = Some(e.reputation.grounded_score);
+            self.trusted_score = Some(e.reputation.trusted_score);
             self.erc8004_agent_id = Some(e.agent_id.to_string());
         }
         self

@@ -1,8 +1,9 @@
 //! The agent market: profiles from AgentRegistry, searched by capability, price and reputation,
 //! and the feedback the parties of finished pacts gave each other.
 //!
-//! A search ranks by the agent's overall 0-5 reputation score (the one `reputation` shows, rounded
-//! to two decimals), then by the price of the capability that matched (cheapest first), then by
+//! A search ranks by the agent's overall 0-5 reputation score in the global view (the current
+//! generation's trusted score, `reputation_scores`, the one `reputation` shows; the prior 3.00
+//! without one), then by the price of the capability that matched (cheapest first), then by
 //! address; pages are keyset pages over that order, so a cursor stays exact while agents come and go.
 
 use agentpact_schema::{Cells, i64_of};
@@ -195,10 +196,11 @@ impl Reader {
                      AND ($10::bytea IS NULL OR c.currency = $10)
                    ORDER BY price, position LIMIT 1) c
                LEFT JOIN currencies k ON k.chain_id = a.chain_id AND k.address = c.currency
+               -- The current generation's trusted score over all roles; the prior without one.
                CROSS JOIN LATERAL (
-                   SELECT reputation_score(coalesce(sum(r.credit + r.feedback_credit), 0),
-                                           coalesce(sum(r.weight + r.feedback_weight), 0)) AS score
-                   FROM reputation r WHERE r.chain_id = a.chain_id AND r.address = a.address) s
+                   SELECT coalesce((SELECT r.score FROM reputation_scores r
+                                    WHERE r.chain_id = a.chain_id AND r.address = a.address AND r.role = $11),
+                                   reputation_score(0, 0)) AS score) s
                WHERE a.chain_id = $1 AND (a.active OR $3)
                  AND ($4::text IS NULL OR c.price <= $4::numeric)
                  AND ($5::float8 IS NULL OR s.score >= $5::numeric)
@@ -217,6 +219,7 @@ impl Reader {
             after.as_ref().map(|c| c.address.to_vec()),
             i64::from(first) + 1,
             search.currency.or(search.max_price.map(|_| Address::ZERO)).map(|c| c.to_vec()),
+            super::reputation::ALL_ROLES,
         )
         .fetch_all(self.pool())
         .await?;

@@ -1,7 +1,9 @@
 //! Agents of the chain's ERC-8004 registries: who they are (owner, wallet, registration file),
-//! their raw ERC-8004 feedback beside the part of it that is grounded in settled pacts, and a
-//! search across both registries (docs/erc8004.md). Read from the aggregates the indexer keeps
-//! (`erc8004_reputation`) and the view that grounds each feedback (`erc8004_grounding`).
+//! their raw ERC-8004 feedback beside the part of it that is grounded in settled pacts and the
+//! trusted score of that part, and a search across both registries (docs/erc8004.md). Read from
+//! the aggregates the indexer keeps (`erc8004_reputation`), the ranking run's generation
+//! (`erc8004_trusted`: each grounded client's vote times its trust as a rater of the agent's
+//! wallet) and the view that grounds each feedback (`erc8004_grounding`).
 
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, B256, U256};
@@ -49,8 +51,16 @@ pub struct Erc8004Reputation {
     pub grounded_clients: u64,
     /// What those clients' votes weigh together (each at most 1, by the pacts behind it).
     pub grounded_weight: f64,
-    /// The 0-5 score of the grounded feedback alone (3.0 without any).
+    /// The 0-5 score of the grounded feedback alone, every grounded client counted fully (3.0
+    /// without any): a raw figure, kept beside the trusted one.
     pub grounded_score: f64,
+    /// The grounded clients trusted as raters of the agent's wallet (trust > 0).
+    pub trusted_clients: u64,
+    /// What their votes weigh, each times its trust.
+    pub trusted_weight: f64,
+    /// The 0-5 score of the grounded feedback, each client's vote times its trust (3.0 without
+    /// any): the score that ranks the agent.
+    pub trusted_score: f64,
 }
 
 impl Erc8004Reputation {
@@ -120,10 +130,14 @@ pub struct RegistryMatch {
     pub name: String,
     /// Listed in AgentPact's market with this capability.
     pub in_agentpact: bool,
-    /// The grounded score that ranked it: its grounded ERC-8004 score when it is in ERC-8004,
-    /// else its AgentPact score (which counts settled pacts only).
+    /// The score that ranked it: its trusted grounded ERC-8004 score when it has ERC-8004
+    /// feedback, else its AgentPact score (which counts settled pacts only, each counterparty
+    /// times its trust).
+    pub score: f64,
+    /// Its grounded ERC-8004 score before trust (every grounded client counted fully) when it
+    /// has ERC-8004 feedback, else its AgentPact score: the raw figure beside `score`.
     pub grounded_score: f64,
-    /// Its AgentPact score (3.0 without history).
+    /// Its AgentPact score in the global view (3.0 without history).
     pub agentpact_score: f64,
     /// Its raw ERC-8004 mean value, when it has feedback there.
     pub raw_mean_value: Option<f64>,
@@ -176,10 +190,13 @@ impl Reader {
                       r.mean_value::float8 AS mean_value, coalesce(r.grounded, 0) AS "grounded!",
                       coalesce(r.grounded_clients, 0) AS "grounded_clients!",
                       coalesce(r.grounded_weight, 0)::float8 AS "grounded_weight!",
-                      coalesce(r.grounded_score, reputation_score(0, 0))::float8 AS "grounded_score!"
+                      coalesce(r.grounded_score, reputation_score(0, 0))::float8 AS "grounded_score!",
+                      coalesce(t.clients, 0) AS "trusted_clients!", coalesce(t.weight, 0) AS "trusted_weight!",
+                      coalesce(t.score, reputation_score(0, 0))::float8 AS "trusted_score!"
                FROM candidates c
                JOIN erc8004_agent_state s ON s.chain_id = $1 AND s.agent_id = c.agent_id
                LEFT JOIN erc8004_reputation r ON r.chain_id = $1 AND r.agent_id = s.agent_id
+               LEFT JOIN erc8004_trusted t ON t.chain_id = $1 AND t.agent_id = s.agent_id
                WHERE c.asked IS NULL OR (c.rank = 0 AND s.wallet = c.asked)
                   OR (c.rank = 1 AND s.wallet IS NULL AND s.owner = c.asked)
                ORDER BY coalesce(encode(c.asked, 'hex'), s.agent_id::text), c.rank, s.agent_id"#,
@@ -213,6 +230,9 @@ impl Reader {
                     grounded_clients: count("grounded_clients", r.grounded_clients)?,
                     grounded_weight: r.grounded_weight,
                     grounded_score: r.grounded_score,
+                    trusted_clients: count("erc8004_trusted.clients", r.trusted_clients)?,
+                    trusted_weight: r.trusted_weight,
+                    trusted_score: r.trusted_score,
                 },
             };
             found.push((who, agent));
@@ -276,8 +296,8 @@ impl Reader {
     }
 
     /// Up to `first` (at most [`MAX_PAGE_SIZE`]) agents of either registry offering `capability`
-    /// (an AgentPact capability, or a skill its ERC-8004 registration file lists), best grounded
-    /// score first, then by address. An agent in both is one match.
+    /// (an AgentPact capability, or a skill its ERC-8004 registration file lists), best trusted
+    /// score first ([`RegistryMatch::score`]), then by address. An agent in both is one match.
     pub async fn search_registries(
         &self,
         chain_id: u64,
@@ -305,19 +325,23 @@ impl Reader {
                    FROM ours o FULL JOIN theirs t ON t.wallet = o.address
                )
                SELECT b.address, b.agent_id::text AS agent_id, b.name AS "name!", b.in_agentpact AS "in_agentpact!",
+                      (CASE WHEN e.agent_id IS NULL THEN p.score
+                            ELSE coalesce(t.score, reputation_score(0, 0)) END)::float8 AS "score!",
                       coalesce(e.grounded_score, p.score)::float8 AS "grounded!", p.score::float8 AS "ours!",
                       e.mean_value::float8 AS raw_mean
                FROM both_lists b
                LEFT JOIN erc8004_reputation e ON e.chain_id = $1 AND e.agent_id = b.agent_id
+               LEFT JOIN erc8004_trusted t ON t.chain_id = $1 AND t.agent_id = b.agent_id
                CROSS JOIN LATERAL (
-                   SELECT reputation_score(coalesce(sum(r.credit + r.feedback_credit), 0),
-                                           coalesce(sum(r.weight + r.feedback_weight), 0)) AS score
-                   FROM reputation r WHERE r.chain_id = $1 AND r.address = b.address) p
+                   SELECT coalesce((SELECT r.score FROM reputation_scores r
+                                    WHERE r.chain_id = $1 AND r.address = b.address AND r.role = $4),
+                                   reputation_score(0, 0)) AS score) p
                ORDER BY 5 DESC, b.address, b.agent_id
                LIMIT $3"#,
             i64_of(chain_id),
             capability.trim(),
             i64::from(first),
+            super::reputation::ALL_ROLES,
         )
         .fetch_all(self.pool())
         .await?;
@@ -330,6 +354,7 @@ impl Reader {
                     agent_id: r.agent_id.map(|id| cells.u256("agent_id", &id)).transpose()?,
                     name: r.name,
                     in_agentpact: r.in_agentpact,
+                    score: r.score,
                     grounded_score: r.grounded,
                     agentpact_score: r.ours,
                     raw_mean_value: r.raw_mean,

@@ -24,6 +24,7 @@ pub mod reputation;
 pub mod settlements;
 pub mod status;
 pub mod timeline;
+pub mod trust;
 
 use sqlx::PgPool;
 
@@ -37,10 +38,11 @@ pub use erc8004::{AgentRef, Erc8004Agent, Erc8004Feedback, Erc8004Reputation, Re
 pub use history::{Interval, MAX_BUCKETS, ScoreBand, VolumeBucket};
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
-pub use reputation::{Reputation, RoleReputation, Score};
+pub use reputation::{Reputation, RoleReputation, Score, ScoreView};
 pub use settlements::{Settlement, SettlementState};
 pub use status::{CurrencyVolume, IndexerStatus, Meta, Stats, StatusCount};
 pub use timeline::TimelineEvent;
+pub use trust::{Basis, BasisRater, RaterSource, ReputationRun};
 
 /// The largest page a list query returns; asking for more is an error, not a silent cut.
 pub const MAX_PAGE_SIZE: u32 = 100;

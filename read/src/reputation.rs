@@ -1,29 +1,51 @@
-//! Reputation of an address as seller, buyer and oracle, read from the aggregates the indexer
-//! keeps (`reputation`), never recomputed per request.
-//!
-//! The 0-5 score is computed by the database's `reputation_score(credit, weight)`
-//! (migrations/0016_grounded_reputation.sql), the one definition every surface reads: a Bayesian
-//! mean over evidence each piece of which weighs 0-1 by the value escrowed times the time it was
-//! locked, at most 1 per counterparty, with five imaginary pieces at 3.0 before any history
+//! Reputation of an address as seller, buyer and oracle: the counts the indexer keeps per role
+//! (`reputation`) beside the trusted scores of the ranking run's current generation
+//! (`reputation_scores`, migrations/0022_trusted_reputation.sql), never recomputed per request
 //! (docs/api.md §Reputation).
+//!
+//! A score is `reputation_score(Σ t·C, Σ t·W)` over the address's counterparties: each one's
+//! evidence W (paid jobs above a value floor, with diminishing returns) and endorsement C, times
+//! its trust t as a rater of that address (a personalised PageRank from the configured seeds that
+//! never counts walks through the rated address). Without a row the address scores the prior,
+//! `reputation_score(0, 0)` = 3.00. A viewer also trusts its own counterparties as far as it
+//! endorsed them ([`Reader::reputation_seen_by`]); what a score rests on is [`crate::trust`].
 
-use agentpact_contracts::{PactStatus, ReputationRole};
+use agentpact_contracts::{PactStatus, ReputationRole, closed_set};
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
 
 use super::{Currency, ReadError, Reader};
+
+/// The name of the score over every role together in `reputation_scores.role`.
+pub(crate) const ALL_ROLES: &str = "all";
+
+closed_set! {
+    /// Whose trust a score weighs its counterparties by.
+    #[derive(Default)]
+    pub enum ScoreView {
+        /// The market's: trust from the configured seeds alone, the same for everyone.
+        #[default]
+        Global => "GLOBAL",
+        /// A viewer's: the market's, raised where the viewer itself endorsed a counterparty.
+        Viewer => "VIEWER",
+    }
+}
 
 /// A 0-5 score and the evidence it rests on.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Score {
     /// 0 to 5, rounded to two decimals.
     pub value: f64,
-    /// The rated pacts (or verifications) behind it.
+    /// The rated pacts (or verifications) behind it, as the role counts have them.
     pub rated: u64,
-    /// The counterparties whose feedback is behind it.
+    /// The counterparties with evidence of it.
     pub raters: u64,
-    /// What the pacts and votes weigh together, each counterparty at most 1.
+    /// Of those, the ones trusted as raters at all (trust > 0).
+    pub trusted_raters: u64,
+    /// The trusted weight: each counterparty's evidence (at most 2) times its trust, summed.
     pub weight: f64,
+    /// Whose trust weighed it.
+    pub view: ScoreView,
 }
 
 /// What one role's history says.
@@ -45,26 +67,14 @@ pub struct RoleReputation {
     pub mean_score: Option<f64>,
     /// Oracle only: 100 − the mean distance between its score and the final score.
     pub agreement: Option<f64>,
-    /// Finished pacts (or verifications) that count toward the score.
-    pub rated: u64,
-    /// The distinct counterparties behind them (for an oracle: the sellers).
-    pub counterparties: u64,
-    /// Their weights summed per counterparty, each counterparty at most 1.
-    pub weight: f64,
-    /// Their credits summed, each times its weight.
-    pub credit: f64,
     /// Feedback ratings received in this role.
     pub feedback_count: u64,
     /// The distinct counterparties that gave them.
     pub feedback_raters: u64,
     /// Their mean rating, 1-5 (none without feedback).
     pub feedback_mean: Option<f64>,
-    /// The counterparties' votes' weights summed: each what the paid pacts it rated weigh, at most 1.
-    pub feedback_weight: f64,
-    /// The counterparties' votes summed: each one's mean rating mapped from 1-5 onto 0-1, times
-    /// its weight.
-    pub feedback_votes: f64,
-    /// The 0-5 score of this role alone.
+    /// The 0-5 score of this role alone (always the global view: a viewer's trust raises the
+    /// score over all roles, [`Reputation::overall`]).
     pub score: Score,
 }
 
@@ -91,8 +101,15 @@ pub struct Reputation {
     pub as_buyer: RoleReputation,
     /// As oracle.
     pub as_oracle: RoleReputation,
-    /// The 0-5 score over all roles together.
+    /// The 0-5 score over all roles together, in the view asked for.
     pub overall: Score,
+    /// The same in the global view (`overall` itself when no viewer was asked).
+    pub global: Score,
+    /// Who it was asked as seen by (none: the global view).
+    pub viewer: Option<Address>,
+    /// Of the counterparties behind `overall`, those that are the viewer or its own
+    /// counterparties (0 in the global view).
+    pub viewers_raters: u64,
 }
 
 impl Reputation {
@@ -112,6 +129,11 @@ impl Reputation {
         let sum: f64 = roles.iter().map(|r| r.feedback_mean.unwrap_or(0.0) * r.feedback_count as f64).sum();
         (count, (count > 0).then(|| (sum / count as f64 * 100.0).round() / 100.0))
     }
+
+    /// Paid pacts in every role together (completed ones).
+    pub fn completed(&self) -> u64 {
+        [&self.as_seller, &self.as_buyer].iter().map(|r| r.completed).sum()
+    }
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {
@@ -119,38 +141,69 @@ fn ratio(part: u64, whole: u64) -> f64 {
 }
 
 impl Reader {
-    /// The reputation of `address` on `chain_id` (all zeros for an address with no history).
+    /// The reputation of `address` on `chain_id` in the global view (zero counts and the prior
+    /// score for an address with no history).
     pub async fn reputation(&self, chain_id: u64, address: Address) -> Result<Reputation, ReadError> {
+        self.reputation_seen_by(chain_id, address, None).await
+    }
+
+    /// The reputation of `address` on `chain_id` as `viewer` sees it: its score over all roles
+    /// weighs each counterparty u by `1` when u is the viewer, else by `max(t, min(1, C(viewer,
+    /// u)))`, the viewer's own endorsement of u raising the market's trust. A viewer that
+    /// endorsed none of the address's counterparties sees exactly the global score. Role scores
+    /// stay global. Without a viewer, the global view.
+    pub async fn reputation_seen_by(
+        &self,
+        chain_id: u64,
+        address: Address,
+        viewer: Option<Address>,
+    ) -> Result<Reputation, ReadError> {
+        let roles: Vec<&str> = ReputationRole::ALL.iter().map(|r| r.name()).chain([ALL_ROLES]).collect();
         let rows = sqlx::query!(
-            r#"SELECT role, pacts, completed, refunded, disputed, timed_out, volume::text AS "volume!",
-                      mean_score::float8 AS mean_score, agreement::float8 AS agreement, rated,
-                      weight::float8 AS "weight!", credit::float8 AS "credit!", feedback_count, feedback_raters,
-                      feedback_mean::float8 AS feedback_mean, feedback_credit::float8 AS "feedback_credit!",
-                      feedback_weight::float8 AS "feedback_weight!", counterparties,
-                      reputation_score(credit + feedback_credit, weight + feedback_weight)::float8 AS "score!",
-                      reputation_score(sum(credit + feedback_credit) OVER (), sum(weight + feedback_weight) OVER ())::float8
-                          AS "overall!"
-               FROM reputation WHERE chain_id = $1 AND address = $2"#,
+            r#"SELECT k.role AS "role!", coalesce(r.pacts, 0) AS "pacts!", coalesce(r.completed, 0) AS "completed!",
+                      coalesce(r.refunded, 0) AS "refunded!", coalesce(r.disputed, 0) AS "disputed!",
+                      coalesce(r.timed_out, 0) AS "timed_out!", coalesce(r.volume, 0)::text AS "volume!",
+                      r.mean_score::float8 AS mean_score, r.agreement::float8 AS agreement,
+                      coalesce(r.rated, 0) AS "rated!", coalesce(r.feedback_count, 0) AS "feedback_count!",
+                      coalesce(r.feedback_raters, 0) AS "feedback_raters!", r.feedback_mean::float8 AS feedback_mean,
+                      coalesce(s.score, reputation_score(0, 0))::float8 AS "score!",
+                      coalesce(s.weight, 0) AS "weight!", coalesce(s.raters, 0) AS "raters!",
+                      coalesce(s.trusted_raters, 0) AS "trusted_raters!"
+               FROM unnest($3::text[]) AS k(role)
+               LEFT JOIN reputation r ON r.chain_id = $1 AND r.address = $2 AND r.role = k.role
+               LEFT JOIN reputation_scores s ON s.chain_id = $1 AND s.address = $2 AND s.role = k.role"#,
             i64_of(chain_id),
             address.as_slice(),
+            &roles as &[&str],
         )
         .fetch_all(self.pool())
         .await?;
-        // Roles (or an address) without history score what no evidence scores.
-        let prior = if rows.len() < ReputationRole::ALL.len() { self.prior_score().await? } else { 0.0 };
-        let prior = Score { value: prior, ..Score::default() };
-        let fresh = RoleReputation { score: prior, ..RoleReputation::default() };
         let mut rep = Reputation {
             address,
-            as_seller: fresh.clone(),
-            as_buyer: fresh.clone(),
-            as_oracle: fresh,
-            overall: prior,
+            as_seller: RoleReputation::default(),
+            as_buyer: RoleReputation::default(),
+            as_oracle: RoleReputation::default(),
+            overall: Score::default(),
+            global: Score::default(),
+            viewer,
+            viewers_raters: 0,
         };
         for r in rows {
             let row = Cells { table: "reputation", key: format!("chain {chain_id} {address} as {}", r.role) };
             let count = |column, n: i32| row.int::<u64>(column, n);
-            let role = RoleReputation {
+            let score = Score {
+                value: r.score,
+                rated: count("rated", r.rated)?,
+                raters: count("reputation_scores.raters", r.raters)?,
+                trusted_raters: count("reputation_scores.trusted_raters", r.trusted_raters)?,
+                weight: r.weight,
+                view: ScoreView::Global,
+            };
+            if r.role == ALL_ROLES {
+                rep.overall = score;
+                continue;
+            }
+            *rep.role(&row, &r.role)? = RoleReputation {
                 pacts: count("pacts", r.pacts)?,
                 completed: count("completed", r.completed)?,
                 refunded: count("refunded", r.refunded)?,
@@ -159,26 +212,23 @@ impl Reader {
                 volume: row.u256("volume", &r.volume)?,
                 mean_score: r.mean_score,
                 agreement: r.agreement,
-                rated: count("rated", r.rated)?,
-                weight: r.weight,
-                credit: r.credit,
                 feedback_count: count("feedback_count", r.feedback_count)?,
                 feedback_raters: count("feedback_raters", r.feedback_raters)?,
                 feedback_mean: r.feedback_mean,
-                feedback_weight: r.feedback_weight,
-                feedback_votes: r.feedback_credit,
-                counterparties: count("counterparties", r.counterparties)?,
-                score: Score::default(),
+                score,
             };
-            let score = |roles: &[&RoleReputation], value| Score {
-                value,
-                rated: roles.iter().map(|r| r.rated).sum(),
-                raters: roles.iter().map(|r| r.feedback_raters).sum(),
-                weight: roles.iter().map(|r| r.weight + r.feedback_weight).sum::<f64>(),
-            };
-            let role = RoleReputation { score: score(&[&role], r.score), ..role };
-            *rep.role(&row, &r.role)? = role;
-            rep.overall = score(&[&rep.as_seller, &rep.as_buyer, &rep.as_oracle], r.overall);
+        }
+        rep.overall.rated =
+            [&rep.as_seller, &rep.as_buyer, &rep.as_oracle].iter().map(|r| r.score.rated).sum();
+        rep.global = rep.overall;
+        if let Some(viewer) = viewer {
+            let seen = self.basis(chain_id, address, Some(viewer), 0).await?;
+            rep.overall.view = ScoreView::Viewer;
+            rep.viewers_raters = seen.viewers_raters;
+            // Nothing the viewer endorsed raised a rater: the stored global score, exactly.
+            if seen.raised {
+                rep.overall = Score { rated: rep.overall.rated, ..seen.score };
+            }
         }
         Ok(rep)
     }
@@ -189,7 +239,6 @@ impl Reader {
             .fetch_one(self.pool())
             .await?)
     }
-
     /// What `address` was paid through completed pacts as `role` ("seller", "buyer", or
     /// "oracle": the pacts it scored), in each currency paid in, in the order the escrow announced
     /// the currencies: never summed across currencies. Read from the pacts when asked (GraphQL

@@ -9,8 +9,12 @@ pub const STATS: usize = 50;
 /// counted one by one. Charged once per selection by the admission check (it belongs to a
 /// connection, not to each row of its page).
 pub const TOTAL_COUNT: usize = 100;
-/// `reputation`: aggregates over an address's pacts and feedback.
+/// `reputation`: an address's counts per role and trusted scores (with a `viewer`, its
+/// counterparties' trust as the viewer sees them).
 pub const REPUTATION: usize = 50;
+/// `basis`: an address's counterparties with their trust (and, for a viewer, the viewer's own
+/// endorsements of them), one range scan each.
+pub const BASIS: usize = 50;
 /// `timeline`: a pact's events, read from the journal.
 pub const TIMELINE: usize = 20;
 /// `settlements`: a pact's offers to settle and the chain time the indexer saw (two reads).
@@ -24,11 +28,12 @@ pub const HISTORY: usize = 100;
 pub const SCORES: usize = 100;
 
 /// The weighted fields by name, for a refusal that says what a query spent: (name, cost).
-pub const WEIGHTED: [(&str, usize); 8] = [
+pub const WEIGHTED: [(&str, usize); 9] = [
     ("stats", STATS),
     ("totalCount", TOTAL_COUNT),
     ("totalCountExact", TOTAL_COUNT),
     ("reputation", REPUTATION),
+    ("basis", BASIS),
     ("timeline", TIMELINE),
     ("settlements", SETTLEMENTS),
     ("volumeOverTime", HISTORY),

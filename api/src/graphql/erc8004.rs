@@ -1,6 +1,6 @@
 //! The chain's ERC-8004 registries in GraphQL: an agent by its token id or its address, its raw
-//! ERC-8004 score beside the grounded one, its feedback with what grounds it, and a search across
-//! both registries ranked by grounded score (docs/erc8004.md).
+//! ERC-8004 score beside the grounded and trusted ones, its feedback with what grounds it, and a
+//! search across both registries ranked by trusted score (docs/erc8004.md).
 
 use async_graphql::{Context, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
@@ -41,9 +41,9 @@ impl Erc8004Query {
     }
 
     /// Agents of either registry offering `capability` (an AgentPact capability, or a skill an
-    /// ERC-8004 registration file lists), best grounded score first (for an agent only in our
-    /// market: its AgentPact score, which counts settled pacts only), then by address; `first`
-    /// (at most 100, default 20).
+    /// ERC-8004 registration file lists), best trusted score first (`score`: its trusted
+    /// grounded ERC-8004 score; for an agent without ERC-8004 feedback its AgentPact score, which
+    /// counts settled pacts only), then by address; `first` (at most 100, default 20).
     #[graphql(
         complexity = "first.unwrap_or(read::DEFAULT_PAGE_SIZE) as usize * (child_complexity + super::cost::REPUTATION) + 1"
     )]
@@ -157,9 +157,23 @@ impl Erc8004Reputation {
     async fn grounded_weight(&self) -> f64 {
         self.0.grounded_weight
     }
-    /// The 0-5 score of the grounded feedback alone (3.0 without any; docs/api.md §Reputation).
+    /// The 0-5 score of the grounded feedback alone, every grounded client counted fully (3.0
+    /// without any; docs/api.md §Reputation): a raw figure beside `trustedScore`.
     async fn grounded_score(&self) -> f64 {
         self.0.grounded_score
+    }
+    /// The grounded clients trusted as raters of the agent's wallet (trust > 0).
+    async fn trusted_clients(&self) -> u64 {
+        self.0.trusted_clients
+    }
+    /// What the grounded clients' votes weigh, each times its trust.
+    async fn trusted_weight(&self) -> f64 {
+        self.0.trusted_weight
+    }
+    /// The 0-5 score of the grounded feedback, each client's vote times its trust as a rater (3.0
+    /// without any): a ring of wallets without trusted pacts weighs nothing. What ranks the agent.
+    async fn trusted_score(&self) -> f64 {
+        self.0.trusted_score
     }
     /// The share of the feedback that is not grounded, 0-1.
     async fn ungrounded_share(&self) -> f64 {
@@ -234,9 +248,13 @@ pub struct RegistryMatch {
     name: String,
     /// Listed in AgentPact's market with the capability.
     in_agentpact: bool,
-    /// The score that ranked it (grounded ERC-8004 score, else AgentPact score).
+    /// The score that ranked it: its trusted grounded ERC-8004 score when it has ERC-8004
+    /// feedback, else its AgentPact score.
+    score: f64,
+    /// Its grounded ERC-8004 score before trust (when it has ERC-8004 feedback), else its
+    /// AgentPact score: the raw figure beside `score`.
     grounded_score: f64,
-    /// Its AgentPact score.
+    /// Its AgentPact score (global view).
     agentpact_score: f64,
     /// Its raw ERC-8004 mean value, when it has feedback there.
     raw_mean_value: Option<f64>,
@@ -249,6 +267,7 @@ impl From<read::RegistryMatch> for RegistryMatch {
             agent_id: m.agent_id.map(BigInt),
             name: m.name,
             in_agentpact: m.in_agentpact,
+            score: m.score,
             grounded_score: m.grounded_score,
             agentpact_score: m.agentpact_score,
             raw_mean_value: m.raw_mean_value,

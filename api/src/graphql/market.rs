@@ -52,7 +52,7 @@ impl MarketQuery {
     /// `currency` (a token address; any currency when omitted), charging at most `maxPrice` base
     /// units of that currency for it (ETH's wei when `currency` is omitted), with an overall
     /// reputation score of at least
-    /// `minReputation` (0-5); ranked by reputation, then price, then address. `first` (at most
+    /// `minReputation` (0-5, the global trusted score); ranked by it, then price, then address. `first` (at most
     /// 100, default 20) after `after`.
     #[graphql(complexity = "page_size(first) as usize * child_complexity + 1")]
     #[allow(clippy::too_many_arguments)] // the search's filters plus the Relay arguments
@@ -136,7 +136,8 @@ pub struct AgentEdge {
     node: Agent,
     /// The capability that matched (the cheapest one when the search named none).
     capability: Capability,
-    /// The agent's overall 0-5 reputation score, which ranked it.
+    /// The agent's overall 0-5 reputation score in the global view (`Reputation.score.value`),
+    /// which ranked it.
     reputation: f64,
 }
 

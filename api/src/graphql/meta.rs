@@ -1,5 +1,6 @@
 //! What graph-node's clients expect to ask: `_meta` (the indexed block with its parent hash, so a
-//! client notices a reorganisation, and whether indexing fails) and `block: { number_gte }` on the
+//! client notices a reorganisation, and whether indexing fails; and how fresh the reputation
+//! scores are) and `block: { number_gte }` on the
 //! root queries (answer once the index the query reads holds that block: a writer reads its own
 //! write, on a replica too).
 
@@ -7,14 +8,15 @@ use std::{collections::HashMap, time::Duration};
 
 use tokio::time::Instant;
 
-use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
+use async_graphql::{ComplexObject, Context, InputObject, Object, Result, SimpleObject};
+use chrono::{DateTime, Utc};
 
 use super::{
     chain_of,
     errors::{Code, to_graphql},
-    scalars::Bytes32,
+    scalars::{Address, Bytes32},
 };
-use crate::read::{IndexerStatus, Reader};
+use crate::read::{self, IndexerStatus, Reader};
 
 /// The block a query must see: `block: { number_gte: N }` answers once the index holds block N.
 #[derive(InputObject, Clone, Copy)]
@@ -105,13 +107,75 @@ pub(super) async fn indexed(
 
 /// The indexed block and whether indexing fails.
 #[derive(SimpleObject)]
-#[graphql(name = "_Meta_")]
+#[graphql(name = "_Meta_", complex)]
 pub struct Meta {
     /// The last block fully indexed: every answer reads the index at it.
     block: MetaBlock,
     /// Whether the indexer's last pass failed (it retries; `indexerStatus` tells its lag).
     has_indexing_errors: bool,
+    /// The chain, for `reputation`.
+    #[graphql(skip)]
+    chain_id: u64,
 }
+
+#[ComplexObject]
+impl Meta {
+    /// The ranking run behind every reputation score: scores are computed periodically, not with
+    /// each block, so they are as fresh as this says. Null before the first run (every score is
+    /// then 3.00).
+    async fn reputation(&self, ctx: &Context<'_>) -> Result<Option<ReputationRun>> {
+        let run = ctx.data::<Reader>()?.reputation_run(self.chain_id).await.map_err(to_graphql)?;
+        Ok(run.map(ReputationRun::from))
+    }
+}
+
+/// What the current reputation scores were computed from, and when.
+#[derive(SimpleObject)]
+pub struct ReputationRun {
+    /// The last block whose pacts the run read.
+    block: u64,
+    /// That block's time.
+    block_time: Option<DateTime<Utc>>,
+    /// When the run finished.
+    computed_at: DateTime<Utc>,
+    /// Seconds since then.
+    age_seconds: u64,
+    /// The seed set trust flows from.
+    seeds: Vec<Address>,
+    /// The walk's restart probability (0.3: a mean walk of 2.33 hops).
+    alpha: f64,
+    /// The trust at which a rater counts fully (the 80 % mass quantile).
+    tau: f64,
+    /// How long the run took, in milliseconds.
+    took_ms: u64,
+    /// Addresses in the trust graph.
+    nodes: u64,
+    /// Endorsements between them.
+    edges: u64,
+    /// What a reader should know about these scores: set when no seeds are configured.
+    note: Option<String>,
+}
+
+impl From<read::ReputationRun> for ReputationRun {
+    fn from(r: read::ReputationRun) -> Self {
+        Self {
+            note: r.seeds.is_empty().then(|| NO_SEEDS.to_owned()),
+            block: r.block,
+            block_time: r.block_time,
+            computed_at: r.computed_at,
+            age_seconds: r.age_seconds,
+            seeds: r.seeds.into_iter().map(Address).collect(),
+            alpha: r.alpha,
+            tau: r.tau,
+            took_ms: r.took_ms,
+            nodes: r.nodes,
+            edges: r.edges,
+        }
+    }
+}
+
+/// `_meta.reputation.note` when the run had no seeds.
+const NO_SEEDS: &str = "no seeds configured: every global score is 3.00";
 
 /// A block, as graph-node's `_meta` gives it.
 #[derive(SimpleObject)]
@@ -133,8 +197,8 @@ pub struct MetaQuery;
 
 #[Object]
 impl MetaQuery {
-    /// The indexed block (number, hash, parent hash, time) and whether indexing fails; null before
-    /// the indexer's first batch. With `block`, answers once the index holds that block.
+    /// The indexed block (number, hash, parent hash, time), whether indexing fails and how fresh
+    /// the reputation scores are; null before the indexer's first batch. With `block`, answers once the index holds that block.
     #[graphql(name = "_meta")]
     async fn meta(
         &self,
@@ -152,6 +216,7 @@ impl MetaQuery {
                 timestamp: m.timestamp.map(|t| t.timestamp()),
             },
             has_indexing_errors: m.failing_since.is_some(),
+            chain_id: chain,
         }))
     }
 }

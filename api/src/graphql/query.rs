@@ -291,6 +291,9 @@ impl PactQuery {
     }
 
     /// An address's reputation as seller, buyer and oracle (zeros and a 3.0 score without history).
+    /// With `viewer`, its score over all roles as that address sees it: the viewer's own
+    /// counterparties trusted as far as it endorsed them (a viewer with no history sees the global
+    /// score).
     #[graphql(complexity = "super::cost::REPUTATION + child_complexity")]
     async fn reputation(
         &self,
@@ -298,9 +301,12 @@ impl PactQuery {
         chain_id: Option<u64>,
         block: Option<BlockHeight>,
         address: Address,
+        viewer: Option<Address>,
     ) -> Result<Reputation> {
         let chain = indexed(ctx, chain_id, block).await?;
-        Ok(Reputation(ctx.data::<Reader>()?.reputation(chain, address.0).await.map_err(to_graphql)?, chain))
+        let reader = ctx.data::<Reader>()?;
+        let rep = reader.reputation_seen_by(chain, address.0, viewer.map(|v| v.0)).await;
+        Ok(Reputation(rep.map_err(to_graphql)?, chain))
     }
 
     /// The currencies the escrow takes: ETH, then the tokens of its allowlist, as it announced them.

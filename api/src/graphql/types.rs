@@ -2,7 +2,7 @@
 
 use agentpact_contracts::ReputationRole;
 use alloy::primitives::U256;
-use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
+use async_graphql::{ComplexObject, Context, Enum, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
@@ -359,23 +359,124 @@ impl Oracle {
     }
 }
 
+/// Whose trust a score weighs its counterparties by.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "crate::read::ScoreView")]
+pub enum ScoreView {
+    /// The market's: trust from the configured seeds alone, the same for everyone.
+    Global,
+    /// The viewer's: the market's trust, raised where the viewer itself endorsed a counterparty.
+    Viewer,
+}
+
+/// Why a counterparty is trusted as a rater.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[graphql(remote = "crate::read::RaterSource")]
+pub enum RaterSource {
+    /// It is the viewer itself.
+    You,
+    /// One of the ranking's configured seeds.
+    Seed,
+    /// The viewer's own counterparty: the viewer's endorsement raised its trust.
+    YourCounterparty,
+    /// Trust that reached it from the seeds through the market's endorsements.
+    Market,
+}
+
 /// A 0-5 score and the evidence it rests on (formula: docs/api.md §Reputation).
 #[derive(SimpleObject)]
 pub struct Score {
-    /// 0 to 5; 3.0 without history, moving away from it as evidence accumulates.
+    /// 0 to 5: `5·(Σ t·C + 3) / (Σ t·W + 5)` over the counterparties, each one's evidence W and
+    /// endorsement C times its trust t as a rater; 3.00 without trusted evidence.
     value: f64,
     /// The rated pacts (or verifications) behind it.
     rated: u64,
-    /// The counterparties whose feedback is behind it (one vote each).
+    /// The counterparties with evidence of it, trusted or not.
     raters: u64,
-    /// What those pacts and votes weigh together: each counterparty at most 1, a pact min(1, escrowed / 0.01 ETH × days locked), so a
-    /// farm of tiny pacts weighs next to nothing.
+    /// The trusted weight, as `trustedWeight` (before #53: the untrusted weight).
+    #[graphql(deprecation = "the trusted weight now: read trustedWeight")]
     weight: f64,
+    /// What the evidence weighs, each counterparty's (at most 2: three paid jobs and their ratings
+    /// make a full vote) times its trust: a farm's untrusted wallets add nothing.
+    trusted_weight: f64,
+    /// The counterparties trusted as raters at all (trust > 0).
+    trusted_raters: u64,
+    /// Whose trust weighed it: GLOBAL (the seeds'), or VIEWER (the `viewer` asked for).
+    view: ScoreView,
 }
 
 impl From<read::Score> for Score {
     fn from(s: read::Score) -> Self {
-        Self { value: s.value, rated: s.rated, raters: s.raters, weight: s.weight }
+        Self {
+            value: s.value,
+            rated: s.rated,
+            raters: s.raters,
+            weight: s.weight,
+            trusted_weight: s.weight,
+            trusted_raters: s.trusted_raters,
+            view: s.view.into(),
+        }
+    }
+}
+
+/// What a score rests on: its trusted counterparties and the untrusted rest.
+#[derive(SimpleObject)]
+pub struct ReputationBasis {
+    /// The trusted counterparties, largest contribution first.
+    raters: Vec<BasisRater>,
+    /// The counterparties with trust 0 in this view, summed up.
+    untrusted: UntrustedRaters,
+}
+
+/// One counterparty behind a score.
+#[derive(SimpleObject)]
+pub struct BasisRater {
+    /// The counterparty.
+    counterparty: Address,
+    /// Its pacts with the address, every role.
+    pacts: u64,
+    /// Of those, paid.
+    paid_pacts: u64,
+    /// Its evidence W, 0-2.
+    evidence: f64,
+    /// Its endorsement C, 0 to W.
+    endorsement: f64,
+    /// Its trust as a rater of the address in this view, 0-1.
+    trust: f64,
+    /// Why it is trusted.
+    source: RaterSource,
+    /// What it adds to the trusted weight: trust × evidence.
+    contribution: f64,
+}
+
+/// The counterparties that weigh nothing in a view (trust 0), summed up.
+#[derive(SimpleObject)]
+pub struct UntrustedRaters {
+    /// How many.
+    raters: u64,
+    /// The evidence they hold, which counts for nothing.
+    evidence: f64,
+}
+
+impl From<read::Basis> for ReputationBasis {
+    fn from(b: read::Basis) -> Self {
+        Self {
+            raters: b
+                .raters
+                .into_iter()
+                .map(|r| BasisRater {
+                    counterparty: Address(r.counterparty),
+                    pacts: r.pacts,
+                    paid_pacts: r.paid_pacts,
+                    evidence: r.evidence,
+                    endorsement: r.endorsement,
+                    trust: r.trust,
+                    source: r.source.into(),
+                    contribution: r.contribution,
+                })
+                .collect(),
+            untrusted: UntrustedRaters { raters: b.untrusted_raters, evidence: b.untrusted_evidence },
+        }
     }
 }
 
@@ -493,9 +594,18 @@ impl Reputation {
         let list = reader.feedback_received(self.1, self.0.address, first).await.map_err(to_graphql)?;
         Ok(list.into_iter().map(Into::into).collect())
     }
-    /// The 0-5 score over all roles together, feedback included.
+    /// The 0-5 score over all roles together, feedback included, in the view asked for (role
+    /// scores are always global).
     async fn score(&self) -> Score {
         self.0.overall.into()
+    }
+    /// What `score` rests on, in the same view: the trusted counterparties by contribution (at
+    /// most `first` ≤ 100) and the untrusted rest summed up.
+    #[graphql(complexity = "super::cost::BASIS + first.min(read::MAX_PAGE_SIZE) as usize * child_complexity")]
+    async fn basis(&self, ctx: &Context<'_>, #[graphql(default = 20)] first: u32) -> Result<ReputationBasis> {
+        let reader = ctx.data::<Reader>()?;
+        let basis = reader.basis(self.1, self.0.address, self.0.viewer, first).await.map_err(to_graphql)?;
+        Ok(basis.into())
     }
 }
 
@@ -695,5 +805,23 @@ impl IndexerStatus {
     /// Chain seconds between the indexed block and the head.
     async fn lag_seconds(&self) -> u64 {
         self.status.lag_seconds()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use async_graphql::{Name, Value, resolver_utils::enum_value};
+
+    use super::{RaterSource, ScoreView, read};
+
+    /// The schema's values are the read layer's names: one spelling in GraphQL and MCP answers.
+    #[test]
+    fn views_and_sources_are_named_as_the_read_layer_names_them() {
+        for v in read::ScoreView::ALL {
+            assert_eq!(enum_value(ScoreView::from(v)), Value::Enum(Name::new(v.name())));
+        }
+        for s in read::RaterSource::ALL {
+            assert_eq!(enum_value(RaterSource::from(s)), Value::Enum(Name::new(s.name())));
+        }
     }
 }

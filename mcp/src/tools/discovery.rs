@@ -1,6 +1,6 @@
 //! Finding agents (seed 000): `search_agents` and `get_agent`, read from the index.
 
-use agentpact_read::{AgentMatch, AgentRef, AgentSearch, MAX_PAGE_SIZE};
+use agentpact_read::{AgentMatch, AgentRef, AgentSearch, Basis, MAX_PAGE_SIZE, Reputation, ReputationRun};
 use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,7 @@ pub struct SearchAgents {
     /// it, else "ETH"), "ETH", or a token address. Only agents pricing the capability in it match.
     #[schemars(length(max = CURRENCY_CHARS))]
     currency: Option<String>,
-    /// Minimum reputation score (0-5).
+    /// Minimum reputation score (0-5): the global trusted score that ranks the matches.
     #[schemars(range(min = 0, max = 5))]
     min_reputation: Option<f64>,
     /// Max results to return (1-100, default 10).
@@ -50,7 +50,15 @@ pub struct GetAgent {
     /// (decimal, e.g. "12").
     #[schemars(length(min = 1, max = U256_CHARS))]
     erc8004_agent_id: Option<String>,
+    /// Also give the score as this address sees it (a wallet address, or "me" for this
+    /// server's wallet): its own counterparties count as far as it endorsed them. Without it, the
+    /// global view only, the market's trust from its seeds: the same for every caller.
+    #[schemars(length(max = ADDRESS_CHARS))]
+    as_seen_by: Option<String>,
 }
+
+/// The most trusted counterparties get_agent lists behind a score.
+const RESTS_ON: u32 = 5;
 
 /// The most characters of a decimal 256-bit number.
 const U256_CHARS: usize = 78;
@@ -81,8 +89,10 @@ pub struct Erc8004Match {
     address: Option<Address>,
     /// Its name, from its registration file.
     name: String,
-    /// Its grounded ERC-8004 score, 0-5: feedback from clients who paid it through settled
-    /// pacts (3.0 without any).
+    /// Its trusted ERC-8004 score, 0-5, which ranked it: feedback from clients who paid it
+    /// through settled pacts, each client's vote times its trust as a rater (3.0 without any).
+    trusted_score: f64,
+    /// The same feedback with every grounded client counted fully: a raw figure beside it.
     grounded_score: f64,
     /// The mean value of its ERC-8004 feedback as given (usually 0-100), null without any.
     raw_mean_value: Option<f64>,
@@ -118,12 +128,13 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, Too
     } else {
         let all = chain.reader.search_registries(chain.chain_id, &i.capability, MAX_PAGE_SIZE).await?;
         all.into_iter()
-            .filter(|r| !r.in_agentpact && i.min_reputation.is_none_or(|min| r.grounded_score >= min))
+            .filter(|r| !r.in_agentpact && i.min_reputation.is_none_or(|min| r.score >= min))
             .filter_map(|r| {
                 Some(Erc8004Match {
                     erc8004_agent_id: r.agent_id?.to_string(),
                     address: r.address,
                     name: r.name,
+                    trusted_score: r.score,
                     grounded_score: r.grounded_score,
                     raw_mean_value: r.raw_mean_value,
                 })
@@ -138,8 +149,8 @@ pub async fn search(chain: &Chain, i: SearchAgents) -> Result<Answer<Found>, Too
             erc8004_only
                 .iter()
                 .map(|e| format!(
-                    "{} (agent #{}, grounded {:.2})",
-                    e.name, e.erc8004_agent_id, e.grounded_score
+                    "{} (agent #{}, trusted {:.2})",
+                    e.name, e.erc8004_agent_id, e.trusted_score
                 ))
                 .collect::<Vec<_>>()
                 .join("; ")
@@ -207,19 +218,28 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolEr
             (address, Some(identity))
         }
     };
+    let viewer = match i.as_seen_by.as_deref() {
+        None => None,
+        Some("me") => Some(chain.me),
+        Some(text) => Some(input::address("as_seen_by", text)?),
+    };
     let agent = chain.reader.agent(chain.chain_id, address).await?;
-    let reputation = chain.reader.reputation(chain.chain_id, address).await?;
-    let score = reputation.overall.value;
+    let reputation = chain.reader.reputation_seen_by(chain.chain_id, address, viewer).await?;
+    let basis = chain.reader.basis(chain.chain_id, address, None, RESTS_ON).await?;
+    let run = chain.reader.reputation_run(chain.chain_id).await?;
+    let score = said(&reputation, &basis, run.as_ref(), viewer == Some(chain.me));
+    let view = ReputationView::of(&reputation).resting_on(&basis, run.as_ref());
     let erc8004 = identity.as_ref().map_or_else(String::new, |e| {
         let r = &e.reputation;
         let raw = r.mean_value.map_or_else(String::new, |v| format!(", raw mean value {v:.1}"));
         format!(
-            " ERC-8004 agent #{}: grounded score {:.2}/5 from {} of its {} feedback{}{raw}.",
+            " ERC-8004 agent #{}: trusted score {:.2}/5 from {} of its {} feedback{} (grounded in paid pacts; {:.2} counting every grounded client fully{raw}).",
             e.agent_id,
-            r.grounded_score,
+            r.trusted_score,
             r.grounded,
             r.feedback,
-            if r.feedback == 1 { "" } else { "s" }
+            if r.feedback == 1 { "" } else { "s" },
+            r.grounded_score,
         )
     });
     let Some(agent) = agent else {
@@ -232,16 +252,16 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolEr
         let reach = e.mcp_endpoint.as_deref().map_or_else(String::new, |u| format!(" Reach it at {u}."));
         return Answer::new(
             format!(
-                "{name} ({address}) is listed in ERC-8004 only, not in AgentPact's market (it prices nothing here); AgentPact reputation {score:.2}/5.{erc8004}{reach}"
+                "{name} ({address}) is listed in ERC-8004 only, not in AgentPact's market (it prices nothing here); AgentPact reputation {score}.{erc8004}{reach}"
             ),
-            AgentView::of_erc8004(&e, address, Some(ReputationView::of(&reputation))),
+            AgentView::of_erc8004(&e, address, Some(view)),
         );
     };
     let offers: Vec<String> =
         agent.capabilities.iter().map(|c| format!("{} ({})", c.name, show(c.price, &c.currency))).collect();
     Answer::new(
         format!(
-            "{} ({}), reputation {score:.2}/5{}: {}. Offers {}. Reach it at {}.{erc8004}",
+            "{} ({}), reputation {score}{}: {}. Offers {}. Reach it at {}.{erc8004}",
             agent.name,
             agent.address,
             if agent.active { "" } else { ", out of the market for now" },
@@ -249,7 +269,48 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolEr
             offers.join(", "),
             agent.endpoint
         ),
-        AgentView::of(&agent, Some(ReputationView::of(&reputation))).with_erc8004(identity.as_ref()),
+        AgentView::of(&agent, Some(view)).with_erc8004(identity.as_ref()),
+    )
+}
+
+/// The score in words: "4.54/5 from 20 counterparties the market trusts (36.4 evidence units, 200
+/// paid pacts; computed at block N, 40 s ago)", and a viewer's view beside it ("you" when the
+/// viewer is this server's wallet).
+fn said(r: &Reputation, global: &Basis, run: Option<&ReputationRun>, viewer_is_me: bool) -> String {
+    let g = &r.global;
+    let trusted = match g.trusted_raters {
+        0 => "no counterparty the market trusts yet".to_owned(),
+        1 => "1 counterparty the market trusts".to_owned(),
+        n => format!("{n} counterparties the market trusts"),
+    };
+    let untrusted = match global.untrusted_raters {
+        0 => String::new(),
+        n => format!(", {n} untrusted weighing nothing"),
+    };
+    let computed = match run {
+        None => "not ranked yet: every score is 3.00 until the first ranking run".to_owned(),
+        Some(run) if run.seeds.is_empty() => {
+            format!(
+                "computed at block {}, {} s ago, with no seeds configured: every global score is 3.00",
+                run.block, run.age_seconds
+            )
+        }
+        Some(run) => format!("computed at block {}, {} s ago", run.block, run.age_seconds),
+    };
+    let seen = r.viewer.map_or_else(String::new, |v| {
+        let who = if viewer_is_me { "you".to_owned() } else { v.to_string() };
+        let own = match r.viewers_raters {
+            0 => String::new(),
+            1 => format!(", 1 of them is {} own counterparty", if viewer_is_me { "your" } else { "its" }),
+            n => {
+                format!(", {n} of them are {} own counterparties", if viewer_is_me { "your" } else { "its" })
+            }
+        };
+        format!("; as seen by {who}: {:.2}{own}", r.overall.value)
+    });
+    format!(
+        "{:.2}/5 from {trusted} ({:.1} evidence units, {} paid pacts{untrusted}; {computed}){seen}",
+        g.value, g.weight, global.trusted_paid_pacts
     )
 }
 
