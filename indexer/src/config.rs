@@ -46,3 +46,15 @@ impl Default for Config {
         }
     }
 }
+
+/// Whom the indexer's ranking trusts first and how often it may run (`reputation::generation`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ranking {
+    /// The seed set: the addresses trust starts from (operator or community anchors). Without
+    /// seeds nobody is trusted as a rater, and every global score is 3.00.
+    pub seeds: Vec<alloy::primitives::Address>,
+    /// The least time between two runs of this process; a run happens only after a pass that
+    /// left the pairs changed (or when none was recorded, or the seeds changed). 0: after every
+    /// such pass.
+    pub every: Duration,
+}

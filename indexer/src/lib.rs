@@ -6,8 +6,9 @@
 //! ([`sync`]). [`reorg`] notices and rolls back reorganisations; [`lock`] keeps one writer per
 //! chain; [`run`] follows the head, retrying failed passes; [`transport`] retries single RPC calls
 //! under the provider; [`notify`] announces committed changes; [`metrics`] counts; [`reputation`]
-//! keeps per-address aggregates; [`defer`] puts off secondary indexes and flat counts while a
-//! backfill is far behind.
+//! keeps per-address aggregates and per-pair evidence, and after each pass that changed them ranks
+//! the raters from the configured seeds ([`Ranking`]) into a generation of trusted scores;
+//! [`defer`] puts off secondary indexes and flat counts while a backfill is far behind.
 
 pub mod checkpoint;
 pub mod config;
@@ -27,7 +28,7 @@ pub mod sync;
 pub mod transport;
 
 pub use agentpact_contracts::{Contracts, channels::PACT_CHANNEL};
-pub use config::Config;
+pub use config::{Config, Ranking};
 pub use metrics::Metrics;
 pub use run::run;
 pub use sync::{ChainMismatch, IndexError, Indexer, Pass, Target};

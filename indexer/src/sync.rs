@@ -20,7 +20,7 @@ use agentpact_contracts::Contracts;
 
 use crate::{
     checkpoint::{self, BlockRef, ChainIdentity, Checkpoint, Head},
-    config::Config,
+    config::{Config, Ranking},
     decode::{self, DecodeError},
     defer,
     event::JournalEvent,
@@ -185,6 +185,12 @@ pub struct Indexer<P> {
     /// Where new heads are announced (a websocket), if anywhere: `run` wakes at each.
     heads: Option<DynProvider>,
     metrics: Metrics,
+    /// The ranking's seeds and least interval ([`Indexer::with_ranking`]).
+    ranking: Ranking,
+    /// When this process last wrote a generation.
+    last_ranked: Option<std::time::Instant>,
+    /// Whether the absence of seeds was already told.
+    warned_unseeded: bool,
 }
 
 impl<P: Provider> Indexer<P> {
@@ -203,7 +209,16 @@ impl<P: Provider> Indexer<P> {
             failed_range: None,
             heads: None,
             metrics,
+            ranking: Ranking::default(),
+            last_ranked: None,
+            warned_unseeded: false,
         }
+    }
+
+    /// The indexer ranking reputation from `ranking`'s seeds, at most once per `ranking.every`
+    /// (default: no seeds, after every pass that changed the pairs).
+    pub fn with_ranking(self, ranking: Ranking) -> Self {
+        Self { ranking, ..self }
     }
 
     /// The indexer reading the ERC-8004 registries' logs from `block` on, when that is before the
@@ -417,9 +432,43 @@ impl<P: Provider> Indexer<P> {
             from = to + 1;
         }
         match at {
-            Some(cp) => Ok(Pass::Indexed(cp)),
+            Some(cp) => {
+                self.rank_if_due(conn).await?;
+                Ok(Pass::Indexed(cp))
+            }
             None => Ok(Pass::Waiting { head }),
         }
+    }
+
+    /// Writes a generation of trusted scores ([`reputation::generation`]) when the pairs changed
+    /// since the last one (or none was recorded, or the seeds changed), at least
+    /// [`Ranking::every`] after this process's last, and upkeep is not deferred (the pass that
+    /// reaches the head ends a deferral and ranks).
+    async fn rank_if_due(&mut self, conn: &mut PgConnection) -> Result<(), IndexError> {
+        let chain_id = self.target.chain_id;
+        if self.last_ranked.is_some_and(|at| at.elapsed() < self.ranking.every)
+            || defer::is_deferred(conn, chain_id).await?
+            || !reputation::generation::due(conn, chain_id, &self.ranking.seeds).await?
+        {
+            return Ok(());
+        }
+        if self.ranking.seeds.is_empty() && !self.warned_unseeded {
+            self.warned_unseeded = true;
+            tracing::warn!("no reputation seeds: every global score is 3.00; set --reputation-seeds");
+        }
+        let generation = reputation::run_generation(conn, chain_id, &self.ranking.seeds).await?;
+        self.last_ranked = Some(std::time::Instant::now());
+        tracing::info!(
+            chain_id,
+            block = generation.block_number,
+            nodes = generation.nodes,
+            edges = generation.edges,
+            seeds = generation.seeds,
+            tau = generation.tau,
+            took_ms = generation.took_ms,
+            "reputation ranked"
+        );
+        Ok(())
     }
 
     /// Whether this pass, from block `from` to `head`, writes with upkeep deferred: it was
