@@ -310,8 +310,8 @@ impl BasisView {
 pub struct RunView {
     /// The last block whose pacts it read.
     pub block: u64,
-    /// Seconds since it finished.
-    pub age_seconds: u64,
+    /// Unix second it finished.
+    pub computed_at: i64,
     /// How many seeds trust flows from (0: every global score is 3.00).
     pub seeds: usize,
 }
@@ -319,7 +319,7 @@ pub struct RunView {
 impl RunView {
     /// The view of `r`.
     pub fn of(r: &ReputationRun) -> Self {
-        Self { block: r.block, age_seconds: r.age_seconds, seeds: r.seeds.len() }
+        Self { block: r.block, computed_at: r.computed_at.timestamp(), seeds: r.seeds.len() }
     }
 }
 

@@ -221,8 +221,9 @@ async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that
     let best = &found.data["agents"][0];
     assert_eq!(address(&best["id"]), Some(worker.address), "{}", found.text);
     assert_eq!(best["erc8004AgentId"].as_str(), Some(&*id.to_string()));
-    // A pact held for seconds weighs little: the score is the index's, whatever it comes to.
+    // The scores are the index's, whatever they come to: the trusted one beside the raw grounded one.
     assert_eq!(best["groundedScore"].as_f64(), Some(agent.reputation.grounded_score), "{best}");
+    assert_eq!(best["trustedScore"].as_f64(), Some(agent.reputation.trusted_score), "{best}");
     assert_eq!(found.data["erc8004Only"], json!([]), "the worker is in both registries");
 
     // An agent only in ERC-8004 with the skill is found beside the market's.
