@@ -1,6 +1,7 @@
 //! The dashboard in a real Chromium against `agentpact dev`'s demo chain, as a person uses it:
 //! the overview's counts, the pact list filtered through its form, a pact's timeline, an
-//! address's credits, an agent's ERC-8004 reputation raw beside grounded, the agent search, a
+//! address's credits, what an agent's score rests on (globally and as a viewer sees it), an
+//! agent's ERC-8004 reputation raw beside grounded and trusted, the agent search, a
 //! change on chain arriving on an open page, clear
 //! messages for a bad id or address, the query console, a phone's width, and not one request to
 //! a host other than the server. Screenshots of each page land in
@@ -126,6 +127,88 @@ fn deployment(dev: &DevStack) -> Result<Deployment> {
     serde_json::from_str(&std::fs::read_to_string(&file).map_err(process)?).map_err(process)
 }
 
+/// An agent's page says what its score rests on as the API does: the score and its view, each
+/// trusted counterparty in the API's order with its paid pacts, trust, source and contribution,
+/// the untrusted rest, and the ranking run's block; with `?viewer=` (one of those counterparties)
+/// the viewer's view of the same, the viewer itself trusted fully.
+async fn rests_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result {
+    let query = "query($a: Address!, $v: Address) {
+        _meta { reputation { block } }
+        reputation(address: $a, viewer: $v) { score { value view trustedRaters }
+          basis(first: 20) { raters { counterparty paidPacts trust source contribution } untrusted { raters } } } }";
+    // The demo's ranking runs beside the indexer: wait for its first generation.
+    let ranked = "{ _meta { reputation { seeds } } }";
+    agentpact_tests::until(Duration::from_secs(60), "the first ranking run", || async {
+        Ok(!api(dev, ranked, json!({})).await?["_meta"]["reputation"].is_null())
+    })
+    .await?;
+    // A seed of the demo's ranking (its market's anchors): the market it trusts has hired it.
+    let run = api(dev, ranked, json!({})).await?;
+    let seed = run["_meta"]["reputation"]["seeds"][0].as_str().map(str::to_owned);
+    let agent = seed.ok_or_else(|| process(format!("agentpact dev ranks reputation from no seed: {run}")))?;
+    let global = api(dev, query, json!({ "a": agent })).await?;
+    let first = global["reputation"]["basis"]["raters"][0]["counterparty"].as_str().map(str::to_owned);
+    let viewer =
+        first.ok_or_else(|| process(format!("the seed rests on no trusted counterparty: {global}")))?;
+    const SHOWN: &str = "const s = document.getElementById('rests-on');
+        return {
+          view: s.dataset.view,
+          score: Number(document.querySelector('[data-tile=score]').dataset.value),
+          rows: [...s.querySelectorAll('tr[data-counterparty]')].map((r) => ({
+            counterparty: r.dataset.counterparty.toLowerCase(), trust: Number(r.dataset.trust),
+            contribution: Number(r.dataset.contribution), source: r.dataset.source,
+            paidPacts: Number(r.children[1].textContent) })),
+          untrusted: Number(s.querySelector('#untrusted').dataset.raters),
+          block: Number(s.querySelector('#freshness')?.dataset.block),
+        };";
+    for seen_by in [None, Some(viewer.clone())] {
+        let answer = api(dev, query, json!({ "a": agent, "v": seen_by })).await?;
+        let rep = &answer["reputation"];
+        // In upper-case hex: another URL than the page already open, so the router draws it.
+        let route = seen_by.as_ref().map_or_else(String::new, |v| format!("?viewer={v}"));
+        let at = format!("0x{}", agent[2..].to_uppercase());
+        open(browser, &format!("{}#/address/{at}{route}", dev.dashboard)).await?;
+        let shown = browser.run(SHOWN, json!([])).await?;
+        // Numbers compared as numbers: the page writes 1 where the API writes 1.0.
+        let row = |r: &Value| {
+            let counterparty = r["counterparty"].as_str().map(str::to_lowercase);
+            let numbers = [&r["trust"], &r["contribution"], &r["paidPacts"]].map(Value::as_f64);
+            (counterparty, numbers, r["source"].clone())
+        };
+        let rows = |list: &Value| list.as_array().map(|l| l.iter().map(row).collect::<Vec<_>>());
+        let context = format!("{shown} {answer}");
+        assert_eq!(shown["view"], rep["score"]["view"], "{context}");
+        assert_eq!(shown["score"].as_f64(), rep["score"]["value"].as_f64(), "{context}");
+        assert_eq!(shown["block"].as_f64(), answer["_meta"]["reputation"]["block"].as_f64(), "{context}");
+        assert_eq!(shown["untrusted"].as_f64(), rep["basis"]["untrusted"]["raters"].as_f64(), "{context}");
+        assert_eq!(
+            rows(&shown["rows"]),
+            rows(&rep["basis"]["raters"]),
+            "the rows in the API's order: {context}"
+        );
+        if seen_by.is_some() {
+            let me = rep["basis"]["raters"].as_array().and_then(|l| {
+                l.iter().find(|r| {
+                    r["counterparty"].as_str().map(str::to_lowercase) == Some(viewer.to_lowercase())
+                })
+            });
+            assert_eq!(
+                me.map(|r| (r["source"].clone(), r["trust"].as_f64())),
+                Some((json!("YOU"), Some(1.0))),
+                "the viewer trusts itself fully: {context}"
+            );
+        }
+    }
+    browser.run("document.getElementById('rests-on').scrollIntoView()", json!([])).await?;
+    browser.screenshot(&screenshots().join("address-rests-on-1440.png")).await?;
+    assert_eq!(
+        browser.run(LOW_CONTRAST, json!([])).await?,
+        json!([]),
+        "text under 4.5:1 in what a score rests on"
+    );
+    Ok(())
+}
+
 /// An agent's page and its ERC-8004 section: a one-line note while the demo seller has no ERC-8004
 /// identity; once it registers (a name with markup in it) and two clients rate it, the buyer of a
 /// completed pact (tagged with that pact: grounded) and a stranger to it (ungrounded), the raw
@@ -180,7 +263,7 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
     on_chain.rate(agent_id, cast.buyer, 90, &tagged, "<i>on time</i>").await?;
     on_chain.rate(agent_id, cast.stranger, 10, "", "").await?;
     let query = "query($a: Address!) {
-        erc8004Agent(address: $a) { agentId reputation { feedback rawMeanValue groundedScore ungroundedShare } }
+        erc8004Agent(address: $a) { agentId reputation { feedback rawMeanValue groundedScore trustedScore ungroundedShare } }
         reputation(address: $a) { score { value } } }";
     let variables = json!({ "a": seller });
     agentpact_tests::until(Duration::from_secs(30), "both feedbacks indexed", || async {
@@ -220,6 +303,7 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
     let number = |v: &Value| v.as_f64().ok_or_else(|| process(format!("not a number: {v} in {shown}")));
     assert_eq!(number(&tiles["grounded"]["value"])?, number(&expected["groundedScore"])?, "{answer}");
     assert!(tiles["grounded"]["text"].as_str().is_some_and(|t| t.ends_with(" / 5")), "{shown}");
+    assert_eq!(number(&tiles["trusted"]["value"])?, number(&expected["trustedScore"])?, "{answer}");
     assert_eq!(
         number(&tiles["agentpact"]["value"])?,
         number(&answer["reputation"]["score"]["value"])?,
@@ -433,6 +517,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     browser.screenshot(&screenshots().join("address-1440.png")).await?;
 
     // The seller's ERC-8004 reputation: none, then raw beside grounded once it is registered there.
+    rests_on_the_agent_page(&dev, &browser).await?;
     erc8004_on_the_agent_page(&dev, &browser).await?;
 
     // By keyboard alone: Tab from the top meets the skip link, then the sections, then the
