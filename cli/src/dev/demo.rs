@@ -203,7 +203,8 @@ impl Demo<'_> {
     }
 }
 
-async fn send<D: CallDecoder>(call: CallBuilder<&DynProvider, D>) -> anyhow::Result<()> {
+/// Sends `call` and waits for its receipt; an error unless it was mined without a revert.
+pub(super) async fn send<D: CallDecoder>(call: CallBuilder<&DynProvider, D>) -> anyhow::Result<()> {
     let receipt = call.send().await.context("a demo transaction was refused")?.get_receipt().await?;
     if !receipt.status() {
         bail!("demo transaction {} reverted", receipt.transaction_hash);

@@ -1,15 +1,17 @@
 //! `agentpact dev`: the whole stack on this machine with nothing configured — the pinned anvil,
 //! a test USDC, the contracts, our ERC-8004 registries, demo pacts in every status in ETH and in
-//! USDC, Postgres, migrations, the indexer, the API and webhook delivery — and the configuration an
-//! MCP client needs. Ctrl-C stops everything it started.
+//! USDC, a small market history in which reputations differ, Postgres, migrations, the indexer
+//! (its ranking seeded with the market's anchors), the API and webhook delivery — and the
+//! configuration an MCP client needs. Ctrl-C stops everything it started.
 
 mod demo;
+mod market;
 
 use std::{path::PathBuf, time::Duration};
 
 use agentpact_api::ServeConfig;
 use agentpact_contracts::{DeployOptions, Deployment, deploy, erc8004::deploy_registries_at, rpc::RpcLimits};
-use agentpact_indexer::{Config, Contracts, Indexer, Target};
+use agentpact_indexer::{Config, Contracts, Indexer, Ranking, Target};
 use agentpact_lab::{
     Cast,
     local::{fresh_database, spawn_anvil},
@@ -64,17 +66,26 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     // Twenty accounts: enough for `agentpact bench gen` to fill this chain too.
     let anvil =
         spawn_anvil(|anvil| anvil.port(args.anvil_port).chain_id(CHAIN_ID).args(["--accounts", "20"]))?;
-    let (deployment, demo, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
+    let (deployment, demo, market, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
     let push_key = anvil.keys().get(PUSH_ACCOUNT).cloned().context("anvil has no tenth dev account")?;
     let push_key = PrivateKeySigner::from(push_key);
 
     let services = Services::new()?;
     let (stop, stopped) = watch::channel(false);
-    let start =
-        start(anvil.endpoint_url(), database_url.clone(), deployment, args.api_port, push_key, stopped);
-    let running = services.run(start).await??;
+    let ranking = Ranking { seeds: market.anchors.clone(), every: Duration::ZERO };
+    let start = start(
+        anvil.endpoint_url(),
+        database_url.clone(),
+        deployment,
+        ranking,
+        args.api_port,
+        push_key,
+        stopped,
+    );
+    let (running, reader) = services.run(start).await??;
+    let standing = market.standing(&reader, CHAIN_ID).await.context("reading the market's scores")?;
     let deployments = std::fs::canonicalize(&args.deployments_dir).unwrap_or(args.deployments_dir.clone());
-    print_welcome(&anvil, args.api_port, &database_url, &deployments, &demo, &mcp_key);
+    print_welcome(&anvil, args.api_port, &database_url, &deployments, &demo, &standing, &mcp_key);
     signal::shutdown().await;
     eprintln!("agentpact dev: stopping");
     let _ = stop.send(true);
@@ -130,17 +141,19 @@ impl Drop for Services {
     }
 }
 
-/// Migrates the database and starts the indexer, webhook delivery (signed with `push_key`) and the
-/// API on `api_port`, each until `stopped`; returns once everything up to the chain's head is
-/// indexed (so what is printed next is true), with the three tasks.
+/// Migrates the database and starts the indexer (its reputation `ranking`), webhook delivery
+/// (signed with `push_key`) and the API on `api_port`, each until `stopped`; returns once
+/// everything up to the chain's head is indexed and ranked (so what is printed next is true), with
+/// the three tasks and a reader of the index.
 async fn start(
     rpc: alloy::transports::http::reqwest::Url,
     database_url: String,
     deployment: Deployment,
+    ranking: Ranking,
     api_port: u16,
     push_key: PrivateKeySigner,
     stopped: watch::Receiver<bool>,
-) -> anyhow::Result<[tokio::task::JoinHandle<()>; 3]> {
+) -> anyhow::Result<([tokio::task::JoinHandle<()>; 3], Reader)> {
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
     MIGRATOR.run(&pool).await.context("applying migrations")?;
     let metrics = agentpact_indexer::Metrics::for_chain(CHAIN_ID);
@@ -155,7 +168,7 @@ async fn start(
         let _ = rx.wait_for(|stop| *stop).await;
     };
     let indexing = agentpact_indexer::run(
-        Indexer::new(pool.clone(), reader, target, config).with_metrics(metrics),
+        Indexer::new(pool.clone(), reader, target, config).with_metrics(metrics).with_ranking(ranking),
         until_stopped(stopped.clone()),
     );
     let indexing = tokio::spawn(async move { drop(indexing.await) });
@@ -181,7 +194,8 @@ async fn start(
 
     let head = ProviderBuilder::new().connect_http(rpc).get_block_number().await?;
     agentpact_lab::wait_until_indexed(&reader, CHAIN_ID, head, Duration::from_secs(60)).await?;
-    Ok([indexing, serving, pushing])
+    market::wait_until_ranked(&reader, CHAIN_ID, head, Duration::from_secs(60)).await?;
+    Ok(([indexing, serving, pushing], reader))
 }
 
 /// Webhook delivery on the dev chain, signed by `key` (dev account 9's), with loopback targets open
@@ -214,12 +228,12 @@ const LOOPBACK: &str = "127.0.0.0/8,::1/128";
 
 /// Deploys from dev account 0 (the test USDC, the contracts and the ERC-8004 registries), runs the
 /// demo, writes the deployments file (the registries in it, its block the earlier of the two
-/// deployments'); returns the deployment, the demo's pacts and the key the printed MCP
-/// configuration uses (dev account 1, the demo's buyer).
+/// deployments'), plays the market history; returns the deployment, the demo's pacts, the market's
+/// parties and the key the printed MCP configuration uses (dev account 1, the demo's buyer).
 async fn deploy_with_demo(
     anvil: &AnvilInstance,
     dir: &std::path::Path,
-) -> anyhow::Result<(Deployment, [demo::Made; 2], String)> {
+) -> anyhow::Result<(Deployment, [demo::Made; 2], market::Market, String)> {
     let signers: Vec<PrivateKeySigner> = anvil.keys().iter().cloned().map(PrivateKeySigner::from).collect();
     let mut wallet = EthereumWallet::from(signers[0].clone());
     for signer in &signers[1..] {
@@ -240,11 +254,14 @@ async fn deploy_with_demo(
         Deployment { erc8004: Some(erc8004), block: deployment.block.min(erc8004_block), ..deployment };
     let cast = Cast::of(anvil.addresses())?;
     let made = demo::run(&provider, &deployment, &cast, usdc).await.context("creating the demo pacts")?;
+    let market = market::run(anvil, &deployment, cast.oracles[0], cast.arbitrator)
+        .await
+        .context("playing the market history")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join(format!("{CHAIN_ID}.json"));
     std::fs::write(&file, serde_json::to_string_pretty(&deployment)? + "\n")
         .with_context(|| format!("writing {}", file.display()))?;
-    Ok((deployment, made, format!("0x{}", hex::encode(signers[1].to_bytes()))))
+    Ok((deployment, made, market, format!("0x{}", hex::encode(signers[1].to_bytes()))))
 }
 
 fn print_welcome(
@@ -253,6 +270,7 @@ fn print_welcome(
     database_url: &str,
     deployments: &std::path::Path,
     demo: &[demo::Made],
+    standing: &market::Standing,
     key: &str,
 ) {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "agentpact".into());
@@ -280,6 +298,7 @@ fn print_welcome(
          {}\
          Oracles are dev accounts 4 and 5; the seller (account 2) is the agent DesignBot Pro,\n\
          offering logo-design for 5 USDC.\n\
+         {}\
          Webhooks: delivered as agents subscribe (subscribe_webhook), signed by dev account {PUSH_ACCOUNT}\n\
          ({}); targets on this machine are allowed.\n\
          \n\
@@ -293,6 +312,7 @@ fn print_welcome(
         anvil.endpoint(),
         deployments.display(),
         demo_lines(demo),
+        standing,
         anvil.addresses().get(PUSH_ACCOUNT).map(ToString::to_string).unwrap_or_default(),
         serde_json::to_string_pretty(&mcp).unwrap_or_default()
     );
