@@ -94,12 +94,15 @@ const KINDS: &[Kind] = &[
         taken_as: &["payment", "paymentEth", "price", "stakeEth", "max_price", "budget"],
     },
     // Answered, taken by no tool: classified so that they are known, not overlooked (an amount in
-    // base units is not an amount in its currency; a reputation's `refunded` counts pacts).
+    // base units is not an amount in its currency; a reputation's `refunded` and `paidPacts`
+    // count pacts).
     Kind {
         name: "answered only",
         answered_as: &[
             "priceBaseUnits",
             "refunded",
+            "paidPacts",
+            "trustedPaidPacts",
             "chainId",
             "blockNumber",
             "requestId",
