@@ -1,5 +1,6 @@
 //! `agentpact dev` as a newcomer runs it: a process that brings the whole stack up in a fresh
-//! checkout with nothing configured, serves the demo pacts its banner lists, answers README's
+//! checkout with nothing configured, serves the demo pacts its banner lists, scores its market
+//! history's honest veteran and newcomer above the farm as the banner says, answers README's
 //! GraphQL examples, takes a new pact from MCP agents (the real stdio binary) to COMPLETED while its
 //! webhooks tell the seller, and after Ctrl-C stops quietly, leaves nothing running and nothing new
 //! in the checkout.
@@ -46,6 +47,27 @@ fn demo_in_banner(printed: &[String]) -> BTreeSet<(u64, String, String)> {
         }
     }
     pacts
+}
+
+/// The market history's agents the banner scores: who → (address, score), from its lines
+/// `  veteran  0x… 4.16  …` under `Reputation (…`.
+fn market_in_banner(printed: &[String]) -> std::collections::BTreeMap<String, (String, f64)> {
+    printed
+        .iter()
+        .skip_while(|line| !line.starts_with("Reputation ("))
+        .skip(2)
+        .map_while(|line| {
+            let mut words = line.strip_prefix("  ")?.split_whitespace();
+            let (who, address, score) = (words.next()?, words.next()?, words.next()?.parse().ok()?);
+            address.starts_with("0x").then(|| (who.to_owned(), (address.to_owned(), score)))
+        })
+        .collect()
+}
+
+/// The pacts of the market history, from the banner's `Reputation (a market of N pacts, …`.
+fn market_pacts_in_banner(printed: &[String]) -> Option<u64> {
+    let line = printed.iter().find_map(|line| line.strip_prefix("Reputation (a market of "))?;
+    line.split_whitespace().next()?.parse().ok()
 }
 
 /// Where `value` says nothing: null, zero, an empty string or list (a boolean says something
@@ -123,7 +145,39 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             Some((id, node["status"].as_str()?.to_owned(), node["currency"]["symbol"].as_str()?.to_owned()))
         })
         .collect();
-    assert_eq!(banner, indexed, "the banner's demo pacts against the index: {:?}", dev.printed);
+    // Then the market history's pacts, each completed in ETH, as many as the banner says.
+    let market_pacts = market_pacts_in_banner(&dev.printed).unwrap_or_default();
+    let first = banner.len() as u64;
+    let market_made = (first..first + market_pacts).map(|id| (id, "COMPLETED".to_owned(), "ETH".to_owned()));
+    let made: BTreeSet<_> = banner.iter().cloned().chain(market_made).collect();
+    assert!(market_pacts > 0, "no market history in the banner: {:?}", dev.printed);
+    assert_eq!(made, indexed, "the banner's demo and market pacts against the index: {:?}", dev.printed);
+    // The market history: the honest veteran and newcomer above the farm, the farm's puppets
+    // near a stranger, each score the banner prints the one the API answers.
+    let market = market_in_banner(&dev.printed);
+    let score = |who: &str| market.get(who).map(|(_, score)| *score).unwrap_or_default();
+    assert_eq!(market.len(), 4, "veteran, newcomer, farm and puppet in the banner: {:?}", dev.printed);
+    for honest in ["veteran", "newcomer"] {
+        assert!(score(honest) >= score("farm") + 0.5, "{honest} against the farm: {market:?}");
+    }
+    assert!(score("puppet") < score("farm") && score("puppet") <= 3.2, "the farm's puppets: {market:?}");
+    for (who, (address, printed)) in &market {
+        let answer = client
+            .post(&graphql)
+            .json(&json!({ "query": "query($a: Address!) { reputation(address: $a) { score { value } } }",
+                           "variables": { "a": address } }))
+            .send()
+            .await
+            .map_err(process)?
+            .json::<Value>()
+            .await
+            .map_err(process)?;
+        assert_eq!(
+            answer["data"]["reputation"]["score"]["value"].as_f64(),
+            Some(*printed),
+            "{who}: {answer}"
+        );
+    }
     let api = TestApi::at(format!("http://127.0.0.1:{}", dev.api_port));
     let mut subscriptions = readme_examples(&api).await?;
 
@@ -133,12 +187,15 @@ async fn the_dev_stack_comes_up_takes_a_pact_to_completed_and_stops_cleanly() ->
             stats["stats"]["byStatus"].as_array().and_then(|l| l.iter().find(|r| r["status"] == s.name()));
         assert!(row.is_some_and(|r| r["count"].as_u64() >= Some(1)), "no demo pact is {s}: {stats}");
     }
-    // The demo runs every status in each currency: ETH 0.1 and USDC 5 completed, once each.
+    // The demo runs every status in each currency: ETH 0.1 and USDC 5 completed, once each; the
+    // market history (cli/src/dev/market.rs) completes 0.403 ETH more: 6 × 0.01 (the clients'
+    // jobs for the anchors) + 12 × 0.02 (the veteran's) + 18 × 0.001 (the newcomer's) + 3 × 0.01
+    // (the farm's honest jobs) + 5 × 0.011 (its puppets').
     let volumes = query("{ stats { volumes { currency { symbol decimals } completedFormatted } } }").await?;
     assert_eq!(
         volumes["stats"]["volumes"],
         json!([
-            { "currency": { "symbol": "ETH", "decimals": 18 }, "completedFormatted": "0.1" },
+            { "currency": { "symbol": "ETH", "decimals": 18 }, "completedFormatted": "0.503" },
             { "currency": { "symbol": "USDC", "decimals": 6 }, "completedFormatted": "5" },
         ]),
         "{volumes}"
