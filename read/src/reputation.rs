@@ -107,9 +107,12 @@ pub struct Reputation {
     pub global: Score,
     /// Who it was asked as seen by (none: the global view).
     pub viewer: Option<Address>,
-    /// Of the counterparties behind `overall`, those that are the viewer or its own
+    /// Whether the viewer is itself one of the counterparties behind `overall` (false in the
+    /// global view).
+    pub viewer_rated: bool,
+    /// Of the counterparties behind `overall`, those the viewer itself endorsed: its own
     /// counterparties (0 in the global view).
-    pub viewers_raters: u64,
+    pub viewers_counterparties: u64,
 }
 
 impl Reputation {
@@ -186,7 +189,8 @@ impl Reader {
             overall: Score::default(),
             global: Score::default(),
             viewer,
-            viewers_raters: 0,
+            viewer_rated: false,
+            viewers_counterparties: 0,
         };
         for r in rows {
             let row = Cells { table: "reputation", key: format!("chain {chain_id} {address} as {}", r.role) };
@@ -224,7 +228,8 @@ impl Reader {
         if let Some(viewer) = viewer {
             let seen = self.basis(chain_id, address, Some(viewer), 0).await?;
             rep.overall.view = ScoreView::Viewer;
-            rep.viewers_raters = seen.viewers_raters;
+            rep.viewer_rated = seen.viewer_rated;
+            rep.viewers_counterparties = seen.viewers_counterparties;
             // Nothing the viewer endorsed raised a rater: the stored global score, exactly.
             if seen.raised {
                 rep.overall = Score { rated: rep.overall.rated, ..seen.score };

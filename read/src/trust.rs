@@ -60,8 +60,10 @@ pub struct Basis {
     /// Whether the viewer's endorsements raised any counterparty above its global trust (false
     /// in the global view): when not, the view's score is the global one.
     pub raised: bool,
-    /// Counterparties that are the viewer or its own counterparties (0 in the global view).
-    pub viewers_raters: u64,
+    /// Whether the viewer is itself one of the counterparties (false in the global view).
+    pub viewer_rated: bool,
+    /// Counterparties the viewer itself endorsed: its own counterparties (0 in the global view).
+    pub viewers_counterparties: u64,
 }
 
 /// The ranking run that computed the current generation of scores on a chain.
@@ -108,7 +110,7 @@ impl Reader {
         let rows = sqlx::query!(
             r#"WITH seen AS (
                    SELECT r.rater, r.pacts, r.paid_pacts, r.evidence, r.endorsement, r.trust AS global,
-                          r.rater = $3 OR v.endorsement > 0 AS viewers,
+                          r.rater = $3 AS viewer, v.endorsement > 0 AS viewers,
                           CASE WHEN r.rater = $3 THEN 1
                                ELSE greatest(r.trust, least(1, coalesce(v.endorsement, 0))) END AS t
                    FROM reputation_raters r
@@ -123,14 +125,16 @@ impl Reader {
                           count(*) FILTER (WHERE t = 0) AS untrusted_raters,
                           coalesce(sum(evidence) FILTER (WHERE t = 0), 0) AS untrusted_evidence,
                           coalesce(bool_or(t > global), false) AS raised,
-                          count(*) FILTER (WHERE viewers) AS viewers_raters,
+                          coalesce(bool_or(viewer), false) AS viewer_rated,
+                          count(*) FILTER (WHERE viewers) AS viewers_counterparties,
                           coalesce(sum(paid_pacts) FILTER (WHERE t > 0), 0) AS trusted_paid_pacts
                    FROM seen
                )
                SELECT x.score AS "score!", x.weight AS "weight!", x.raters AS "raters!",
                       x.trusted_raters AS "trusted_raters!", x.untrusted_raters AS "untrusted_raters!",
                       x.untrusted_evidence AS "untrusted_evidence!", x.raised AS "raised!",
-                      x.viewers_raters AS "viewers_raters!", x.trusted_paid_pacts AS "trusted_paid_pacts!",
+                      x.viewer_rated AS "viewer_rated!",
+                      x.viewers_counterparties AS "viewers_counterparties!", x.trusted_paid_pacts AS "trusted_paid_pacts!",
                       s.rater AS "rater?", s.pacts AS "pacts?", s.paid_pacts AS "paid_pacts?",
                       s.evidence AS "evidence?", s.endorsement AS "endorsement?", s.global AS "global?",
                       s.t::float8 AS "trust?",
@@ -165,7 +169,8 @@ impl Reader {
             untrusted_evidence: top.untrusted_evidence,
             trusted_paid_pacts: cells.int("paid_pacts", top.trusted_paid_pacts)?,
             raised: top.raised,
-            viewers_raters: count("endorsement", top.viewers_raters)?,
+            viewer_rated: top.viewer_rated,
+            viewers_counterparties: count("endorsement", top.viewers_counterparties)?,
         };
         for r in &rows {
             let Some(rater) = &r.rater else { continue };

@@ -298,15 +298,22 @@ fn said(r: &Reputation, global: &Basis, run: Option<&ReputationRun>, viewer_is_m
         Some(run) => format!("computed at block {}, {} s ago", run.block, run.age_seconds),
     };
     let seen = r.viewer.map_or_else(String::new, |v| {
-        let who = if viewer_is_me { "you".to_owned() } else { v.to_string() };
-        let own = match r.viewers_raters {
-            0 => String::new(),
-            1 => format!(", 1 of them is {} own counterparty", if viewer_is_me { "your" } else { "its" }),
-            n => {
-                format!(", {n} of them are {} own counterparties", if viewer_is_me { "your" } else { "its" })
-            }
+        let (who, whose, itself) = if viewer_is_me {
+            ("you".to_owned(), "your", "you dealt with it yourself")
+        } else {
+            (v.to_string(), "its", "it dealt with it itself")
         };
-        format!("; as seen by {who}: {:.2}{own}", r.overall.value)
+        let mut why = Vec::new();
+        if r.viewer_rated {
+            why.push(itself.to_owned());
+        }
+        match r.viewers_counterparties {
+            0 => {}
+            1 => why.push(format!("1 of them is {whose} own counterparty")),
+            n => why.push(format!("{n} of them are {whose} own counterparties")),
+        }
+        let why = if why.is_empty() { String::new() } else { format!(", {}", why.join("; ")) };
+        format!("; as seen by {who}: {:.2}{why}", r.overall.value)
     });
     format!(
         "{:.2}/5 from {trusted} ({:.1} evidence units, {} paid pacts{untrusted}; {computed}){seen}",
