@@ -1,6 +1,8 @@
 //! `agentpact bench`: reproducible load and the figures of BENCHMARKS.md. `gen` fills a running
 //! anvil; `index`, `api`, `mcp`, `relay` and `push` each start their own anvil and database, generate the same
-//! history for the same seed, and print what they measured. Benchmarks measure; tests assert.
+//! history for the same seed, and print what they measured; `reputation` writes a market's
+//! reputation pairs straight into a database and times the ranking over them. Benchmarks measure;
+//! tests assert.
 
 mod api;
 mod generate;
@@ -12,6 +14,7 @@ mod mcp;
 mod parties;
 mod push;
 mod relay;
+mod reputation;
 
 use std::time::Duration;
 
@@ -40,6 +43,8 @@ enum BenchCommand {
     Relay(relay::RelayArgs),
     /// Webhooks at 10,000 subscriptions: block mined to webhook received, and deliveries/s.
     Push(push::PushArgs),
+    /// The reputation ranking (one generation: read the pairs, rank, write) at 10k, 100k and 1M pacts.
+    Reputation(reputation::ReputationArgs),
 }
 
 /// Runs the chosen benchmark.
@@ -52,6 +57,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Mcp(args) => mcp::run(args).await,
         BenchCommand::Relay(args) => relay::run(args).await,
         BenchCommand::Push(args) => push::run(args).await,
+        BenchCommand::Reputation(args) => reputation::run(args).await,
     }
 }
 
