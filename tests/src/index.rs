@@ -25,6 +25,14 @@ pub fn indexer(chain: &TestChain, pool: &PgPool, config: Config) -> Indexer<DynP
     Indexer::new(pool.clone(), chain.provider.clone(), target(chain), config)
 }
 
+/// An indexer of `chain` writing to `pool` that ranks reputation from `seeds` (the trust anchors)
+/// at the end of every pass that changed it: each [`Indexer::catch_up`] leaves a generation of
+/// trusted scores for what it indexed.
+pub fn ranking(chain: &TestChain, pool: &PgPool, seeds: Vec<Address>) -> Indexer<DynProvider> {
+    let every = std::time::Duration::ZERO;
+    indexer(chain, pool, Config::default()).with_ranking(agentpact_indexer::Ranking { seeds, every })
+}
+
 /// An indexer of `chain` into `pool` reading through the RPC at `url` (a proxy) with the production
 /// transport within `limits` (its retries counted in the indexer's metrics).
 pub async fn through(
@@ -57,10 +65,18 @@ pub async fn through_to(
 }
 
 /// An indexer of `chain` following it into `pool` in the background (polling every 25 ms) until
-/// the handle is dropped or aborted: the index the MCP servers of a test read.
+/// the handle is dropped or aborted: the index the MCP servers of a test read. It ranks
+/// reputation without seeds: every global score is 3.00 ([`follow_ranking`] names seeds).
 pub fn follow(chain: &TestChain, pool: &PgPool) -> tokio::task::JoinHandle<()> {
+    follow_ranking(chain, pool, Vec::new())
+}
+
+/// [`follow`], ranking reputation from `seeds` after every pass that changed it
+/// ([`ranked_up`] waits for that ranking).
+pub fn follow_ranking(chain: &TestChain, pool: &PgPool, seeds: Vec<Address>) -> tokio::task::JoinHandle<()> {
     let config = Config { poll_interval: std::time::Duration::from_millis(25), ..Config::default() };
-    let indexer = indexer(chain, pool, config);
+    let ranking = agentpact_indexer::Ranking { seeds, every: std::time::Duration::ZERO };
+    let indexer = indexer(chain, pool, config).with_ranking(ranking);
     tokio::spawn(async move {
         let _ = agentpact_indexer::run(indexer, std::future::pending()).await;
     })
@@ -72,10 +88,36 @@ pub fn follow(chain: &TestChain, pool: &PgPool) -> tokio::task::JoinHandle<()> {
 pub async fn followed(
     chain: &TestChain,
 ) -> Result<(crate::postgres::TestDatabase, tokio::task::JoinHandle<()>), HarnessError> {
+    followed_ranking(chain, Vec::new()).await
+}
+
+/// [`followed`], the indexer ranking reputation from `seeds` ([`follow_ranking`]).
+pub async fn followed_ranking(
+    chain: &TestChain,
+    seeds: Vec<Address>,
+) -> Result<(crate::postgres::TestDatabase, tokio::task::JoinHandle<()>), HarnessError> {
     let db = crate::postgres::TestDatabase::create().await?;
-    let indexer = follow(chain, db.pool());
+    let indexer = follow_ranking(chain, db.pool(), seeds);
     caught_up(chain, db.pool()).await?;
     Ok((db, indexer))
+}
+
+/// Waits (up to 60 s) until an indexer following `chain` into `pool` has committed the chain's
+/// latest block and ranked what it indexed: a generation of scores stands and no pair changed
+/// since it was computed (`reputation_runs`, migrations/0022).
+pub async fn ranked_up(chain: &TestChain, pool: &PgPool) -> Result<(), HarnessError> {
+    let head = alloy::providers::Provider::get_block_number(&chain.provider).await?;
+    let chain_id = chain.anvil.chain_id() as i64;
+    crate::until(std::time::Duration::from_secs(60), "the ranking of the chain's head", || async move {
+        let ranked: bool = sqlx::query_scalar(
+            "SELECT coalesce((SELECT NOT dirty AND computed_at IS NOT NULL FROM reputation_runs WHERE chain_id = $1), false)",
+        )
+        .bind(chain_id)
+        .fetch_one(pool)
+        .await?;
+        Ok(ranked && checkpoint_block(pool).await? >= head as i64)
+    })
+    .await
 }
 
 /// Small ranges and a short finality depth: many batches, and reorgs within reach; upkeep

@@ -12,6 +12,8 @@
 //! - [`rpc_proxy`], [`tcp_relay`] and [`tls_proxy`]: endpoints that misbehave as public ones do,
 //!   connections cut under a websocket, and HTTPS with a test certificate authority (good,
 //!   expired, wrong-host certificates).
+//! - [`world`]: many fresh wallets on one chain and pacts between any of them walked to any end, for
+//!   the reputation tests' worlds.
 //!
 //! Nothing here is a mock: tests run against a real anvil node and a real Postgres server, and
 //! many can run in parallel because nothing is shared between them.
@@ -38,6 +40,7 @@ pub mod rpc_proxy;
 pub mod tcp_relay;
 pub mod tls_proxy;
 pub mod webhooks;
+pub mod world;
 
 /// Waits until `holds` answers true, asking every 20 ms, for at most `limit`: how a test waits
 /// for a condition it created instead of sleeping for a time a loaded machine may not keep to.

@@ -53,6 +53,7 @@ mod push_policy;
 mod push_webhooks;
 mod readme_sepolia;
 mod reputation_sybil;
+mod reputation_world;
 mod rpc_tls;
 mod secrets;
 mod soak;
