@@ -197,6 +197,19 @@ async fn rests_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result {
                 Some((json!("YOU"), Some(1.0))),
                 "the viewer trusts itself fully: {context}"
             );
+            // A viewer's trust only ever raises the market's.
+            let globally = |who: &Value| {
+                global["reputation"]["basis"]["raters"].as_array().and_then(|l| {
+                    l.iter().find(|g| &g["counterparty"] == who).and_then(|g| g["trust"].as_f64())
+                })
+            };
+            for r in rep["basis"]["raters"].as_array().into_iter().flatten() {
+                let (seen, before) = (r["trust"].as_f64(), globally(&r["counterparty"]));
+                assert!(
+                    before.is_none_or(|t| seen >= Some(t)),
+                    "{r} below its global trust {before:?}: {context}"
+                );
+            }
         }
     }
     browser.run("document.getElementById('rests-on').scrollIntoView()", json!([])).await?;

@@ -206,6 +206,31 @@ async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that
     assert_eq!((address(&e["wallet"]), e["rawMeanValue"].as_f64()), (Some(worker.address), Some(100.0)));
     assert_eq!(e["ungroundedShare"].as_f64(), Some(0.0));
     assert_eq!(by_id.data["name"], "DesignBot Pro");
+
+    // Once a ranking run has read the pact: the score as the seeker sees it counts its own paid
+    // pact fully, whatever the market's trust in it; a viewer with no history sees the global one.
+    let paid_in = payout.block_number.ok_or_else(|| fail("the payout was mined in no block"))?;
+    agentpact_tests::until(std::time::Duration::from_secs(30), "a ranking run past the payout", || async {
+        Ok(reader.reputation_run(chain_id).await.map_err(fail)?.is_some_and(|run| run.block >= paid_in))
+    })
+    .await?;
+    let global = reader.reputation(chain_id, worker.address).await.map_err(fail)?.overall.value;
+    let worker_id = worker.address.to_string();
+    let seen = seeker.ok("get_agent", json!({ "agent_id": worker_id, "as_seen_by": "me" })).await?;
+    let mine = seen.data["reputation"]["score"].as_f64().ok_or_else(|| fail("no score"))?;
+    assert_eq!(seen.data["reputation"]["view"], "VIEWER", "{}", seen.text);
+    assert_eq!(seen.data["reputation"]["globalScore"].as_f64(), Some(global), "{}", seen.text);
+    assert!(mine > 3.0 && mine >= global, "its own paid pact counts for the seeker: {}", seen.text);
+    let said = format!("as seen by you: {mine:.2}, you dealt with it yourself");
+    assert!(seen.text.contains(&said) && seen.text.contains("computed at block"), "{}", seen.text);
+    let stranger = Address::repeat_byte(0x5a).to_string();
+    let theirs = seeker.ok("get_agent", json!({ "agent_id": worker_id, "as_seen_by": stranger })).await?;
+    assert_eq!(theirs.data["reputation"]["score"].as_f64(), Some(global), "{}", theirs.text);
+    assert_eq!(theirs.data["reputation"]["view"], "VIEWER", "{}", theirs.text);
+    let (code, text) =
+        seeker.refused("get_agent", json!({ "agent_id": worker_id, "as_seen_by": "you" })).await?;
+    assert_eq!(code, "INVALID_INPUT", "{text}");
+    assert!(text.contains("as_seen_by"), "a bad viewer is named: {text}");
     for both_or_neither in
         [json!({ "agent_id": worker.address.to_string(), "erc8004_agent_id": "0" }), json!({})]
     {

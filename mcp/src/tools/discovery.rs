@@ -285,7 +285,7 @@ fn said(r: &Reputation, global: &Basis, run: Option<&ReputationRun>, viewer_is_m
     };
     let untrusted = match global.untrusted_raters {
         0 => String::new(),
-        n => format!(", {n} untrusted weighing nothing"),
+        n => format!("{n} untrusted weighing nothing"),
     };
     let computed = match run {
         None => "not ranked yet: every score is 3.00 until the first ranking run".to_owned(),
@@ -315,10 +315,12 @@ fn said(r: &Reputation, global: &Basis, run: Option<&ReputationRun>, viewer_is_m
         let why = if why.is_empty() { String::new() } else { format!(", {}", why.join("; ")) };
         format!("; as seen by {who}: {:.2}{why}", r.overall.value)
     });
-    format!(
-        "{:.2}/5 from {trusted} ({:.1} evidence units, {} paid pacts{untrusted}; {computed}){seen}",
-        g.value, g.weight, global.trusted_paid_pacts
-    )
+    let evidence = match g.trusted_raters {
+        0 => String::new(),
+        _ => format!("{:.1} evidence units, {} paid pacts", g.weight, global.trusted_paid_pacts),
+    };
+    let detail = [evidence, untrusted, computed].into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>();
+    format!("{:.2}/5 from {trusted} ({}){seen}", g.value, detail.join("; "))
 }
 
 /// An ERC-8004 token id given as decimal text in `field`.
