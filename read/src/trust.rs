@@ -115,7 +115,8 @@ impl Reader {
                                ELSE greatest(r.trust, least(1, coalesce(v.endorsement, 0))) END AS t
                    FROM reputation_raters r
                    LEFT JOIN reputation_raters v ON v.chain_id = r.chain_id AND v.ratee = r.rater AND v.rater = $3
-                   WHERE r.chain_id = $1 AND r.ratee = $2
+                   -- A counterparty whose pacts weigh nothing (cancelled, expired) is no rater.
+                   WHERE r.chain_id = $1 AND r.ratee = $2 AND r.evidence > 0
                ),
                totals AS (
                    SELECT reputation_score(coalesce(sum(t * endorsement), 0)::numeric,
