@@ -32,9 +32,11 @@ WHERE p.closed_at IS NOT NULL AND p.buyer IS NOT NULL AND p.seller IS NOT NULL;
 --               settlement (an agreement weighs what was paid, never a failure), 1 otherwise
 --   credit_sum  Σ q·m·credit (credit 0-1 by outcome, indexer reputation.rs)
 --   rated_jobs  Σ q over the paid pacts that are not settlements which `rater` rated (AgentRegistry)
---   rating_mean their mean rating, 1-5
+--   ratings, rating_mean  every rating `rater` gave `ratee` in `role` (1-5; shown: a rating of a
+--               refund or a settlement is counted here but weighs nothing)
 --   evidence    W = e + f: e = min(1, log2(1 + n) / 2), f = min(1, log2(1 + rated_jobs) / 2)
---   endorsement C = e·(credit_sum / n) + f·(rating_mean - 1) / 4
+--   endorsement C = e·(credit_sum / n) + f·(vote - 1) / 4, vote = the mean rating of the pacts
+--               rated_jobs counts (rating_mean when every rating weighs)
 CREATE TABLE reputation_pairs (
     chain_id    BIGINT         NOT NULL,
     ratee       BYTEA          NOT NULL,

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 
 use crate::{
     database, progress,
-    settings::{ChainArgs, DatabaseArgs},
+    settings::{ChainArgs, DatabaseArgs, RankingArgs},
     signal,
 };
 
@@ -19,6 +19,8 @@ pub struct IndexArgs {
     chain: ChainArgs,
     #[command(flatten)]
     database: DatabaseArgs,
+    #[command(flatten)]
+    ranking: RankingArgs,
     /// Blocks below head minus this are taken as final (no reorg reaches them).
     #[arg(long, env = "FINALITY_DEPTH", default_value_t = Config::default().finality_depth)]
     finality_depth: u64,
@@ -68,7 +70,8 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
     let indexer = Indexer::new(pool, provider, target, config)
         .with_erc8004_start(erc8004_start)
         .with_metrics(metrics)
-        .with_heads(heads);
+        .with_heads(heads)
+        .with_ranking(args.ranking.ranking());
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics address {} (METRICS_ADDR)", args.metrics_addr))?;

@@ -146,6 +146,30 @@ pub struct DatabaseArgs {
     pub database_url: String,
 }
 
+/// Whom reputation trusts first, and how often the indexer ranks (docs/api.md §Reputation).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RankingArgs {
+    /// The seed set, comma-separated addresses: trust as a rater starts from them (operator or
+    /// community anchors; ≥ 1 % of active agents, spread across communities, is recommended).
+    /// Without seeds nobody is trusted and every global score is 3.00.
+    #[arg(long, env = "REPUTATION_SEEDS", value_delimiter = ',', value_name = "ADDRESS,...")]
+    pub reputation_seeds: Vec<Address>,
+    /// The least time between two rankings, in seconds; one runs only after a pass that changed
+    /// the pacts or ratings (or when the seeds changed). 0: after every such pass.
+    #[arg(long, env = "REPUTATION_EVERY", default_value_t = 60, value_name = "SECONDS")]
+    pub reputation_every: u64,
+}
+
+impl RankingArgs {
+    /// The ranking these flags configure.
+    pub fn ranking(&self) -> agentpact_indexer::Ranking {
+        agentpact_indexer::Ranking {
+            seeds: self.reputation_seeds.clone(),
+            every: std::time::Duration::from_secs(self.reputation_every),
+        }
+    }
+}
+
 /// A streaming replica of the index's database, for the servers' reads.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReadDatabaseArgs {
@@ -277,6 +301,26 @@ mod tests {
     struct Flags {
         #[command(flatten)]
         key: KeyArgs,
+    }
+
+    #[derive(Debug, Parser)]
+    struct Ranked {
+        #[command(flatten)]
+        ranking: RankingArgs,
+    }
+
+    #[test]
+    fn reputation_seeds_are_addresses_and_a_malformed_one_is_refused_by_its_flag() {
+        let a = "0x00000000000000000000000000000000000000a1";
+        let b = "0x00000000000000000000000000000000000000b2";
+        let flags = Ranked::parse_from(["t", "--reputation-seeds", &format!("{a},{b}")]);
+        let ranking = flags.ranking.ranking();
+        assert_eq!(ranking.seeds, [a.parse::<Address>().unwrap_or_default(), b.parse().unwrap_or_default()]);
+        assert_eq!(ranking.every, std::time::Duration::from_secs(60));
+        assert!(Ranked::parse_from(["t"]).ranking.reputation_seeds.is_empty());
+        let refused = Ranked::try_parse_from(["t", "--reputation-seeds", &format!("{a},0x12")]);
+        let message = refused.map(|_| ()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("--reputation-seeds") && message.contains("0x12"), "{message}");
     }
 
     #[test]
