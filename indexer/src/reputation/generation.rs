@@ -189,7 +189,27 @@ async fn load(conn: &mut PgConnection, chain: i64) -> Result<Loaded, IndexError>
         });
     }
     drop(rows);
-    Ok(Loaded { addresses, pairs })
+    Ok(in_address_order(Loaded { addresses, pairs }))
+}
+
+/// The same pairs with nodes numbered in address order, so that a generation depends only on the
+/// pairs, never on the order Postgres returned them in: two indexes of one chain (one rebuilt
+/// through a reorg, one fresh) write the same numbers to the last bit.
+fn in_address_order(loaded: Loaded) -> Loaded {
+    let Loaded { addresses, mut pairs } = loaded;
+    let mut order: Vec<u32> = (0..addresses.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| addresses[a as usize].cmp(&addresses[b as usize]));
+    let mut renumbered = vec![0u32; addresses.len()];
+    for (new, &old) in order.iter().enumerate() {
+        renumbered[old as usize] = new as u32;
+    }
+    for p in &mut pairs {
+        p.ratee = renumbered[p.ratee as usize];
+        p.rater = renumbered[p.rater as usize];
+    }
+    let mut addresses: Vec<Option<Vec<u8>>> = addresses.into_iter().map(Some).collect();
+    let addresses = order.iter().filter_map(|&old| addresses[old as usize].take()).collect();
+    Loaded { addresses, pairs }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -212,7 +232,7 @@ fn pool(role_pairs: &[RolePair]) -> Pooled {
     let mut order: Vec<u32> = (0..role_pairs.len() as u32).collect();
     order.sort_unstable_by_key(|&i| {
         let p = &role_pairs[i as usize];
-        (p.ratee, p.rater)
+        (p.ratee, p.rater, p.role)
     });
     let mut pooled = Pooled {
         pairs: Vec::new(),
@@ -258,21 +278,19 @@ struct Score {
 /// and those of them trusted.
 fn scores(role_pairs: &[RolePair], pooled: &Pooled, trust: &[f64]) -> Vec<Score> {
     let all = ROLES.len() as u8;
-    let mut keyed: Vec<(u32, u8, f64, f64, f64)> = role_pairs
-        .iter()
-        .zip(&pooled.of_role_pair)
-        .map(|(p, &at)| (p.ratee, p.role, p.evidence, p.endorsement, trust[at as usize]))
-        .chain(
-            pooled
-                .pairs
-                .iter()
-                .enumerate()
-                .map(|(at, p)| (p.ratee, all, pooled.evidence[at], pooled.endorsement[at], trust[at])),
-        )
-        .collect();
-    keyed.sort_unstable_by_key(|k| (k.0, k.1));
+    // (ratee, role, rater) is unique: the sums run in one order whatever the input's.
+    let mut keyed: Vec<(u32, u8, u32, f64, f64, f64)> =
+        role_pairs
+            .iter()
+            .zip(&pooled.of_role_pair)
+            .map(|(p, &at)| (p.ratee, p.role, p.rater, p.evidence, p.endorsement, trust[at as usize]))
+            .chain(pooled.pairs.iter().enumerate().map(|(at, p)| {
+                (p.ratee, all, p.rater, pooled.evidence[at], pooled.endorsement[at], trust[at])
+            }))
+            .collect();
+    keyed.sort_unstable_by_key(|k| (k.0, k.1, k.2));
     let mut scores: Vec<Score> = Vec::new();
-    for (address, role, evidence, endorsement, t) in keyed {
+    for (address, role, _, evidence, endorsement, t) in keyed {
         if scores.last().is_none_or(|s| (s.address, s.role) != (address, role)) {
             scores.push(Score { address, role, weight: 0.0, credit: 0.0, raters: 0, trusted_raters: 0 });
         }
