@@ -111,6 +111,18 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
         ("{ verifications { score } }".into(), json!({}), "BAD_ARGUMENT"),
         ("{ oracles(first: 1000) { address } }".into(), json!({}), "PAGE_TOO_LARGE"),
         ("{ pacts(first: 1000000000) { totalCount } }".into(), json!({}), "PAGE_TOO_LARGE"),
+        (
+            "query($a: Address!) { reputation(address: $a) { basis(first: 101) { untrusted { raters } } } }"
+                .into(),
+            json!({ "a": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" }),
+            "PAGE_TOO_LARGE",
+        ),
+        (
+            "query($a: Address!, $v: Address) { reputation(address: $a, viewer: $v) { score { value } } }"
+                .into(),
+            json!({ "a": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "v": "0x1234" }),
+            "BAD_ADDRESS",
+        ),
         (alias_bomb, json!({}), "QUERY_TOO_COMPLEX"),
         (
             "query($s: String) { pacts(filter: { search: $s }) { totalCount } }".into(),
@@ -153,6 +165,13 @@ async fn limits_and_bad_input_get_documented_codes_and_change_nothing() -> Resul
         lower["reputation"]["address"],
         json!(m.cast.buyer.to_checksum(None)),
         "lower case is accepted"
+    );
+    // This market names no seeds: the ranking ran, and `_meta` says what that means.
+    let meta = api.data("{ _meta { reputation { seeds note } } }", json!({})).await?;
+    assert_eq!(
+        meta["_meta"]["reputation"],
+        json!({ "seeds": [], "note": "no seeds configured: every global score is 3.00" }),
+        "{meta}"
     );
     assert_eq!(agentpact_tests::index::dump(db.pool()).await?, before, "bad queries changed the index");
     Ok(())
