@@ -85,32 +85,42 @@ fn trusted_weight(pairs: &[Pair], w: &[f64], trust: &[f64], v: u32, raters: &[u3
 
 #[test]
 fn a_single_identity_farm_gets_nothing_from_its_puppets() {
-    let mut rng = StdRng::seed_from_u64(53);
-    let mut world = World::default();
-    let honest = market(&mut world, &mut rng, 30, 3..=10);
-    let farmer = world.agent();
-    // Honest work: three market clients buy from the farmer.
-    for &client in &honest[5..8] {
-        world.job(client, farmer, 0.9, 5.0);
-    }
-    // Twenty puppets buy from the farmer and from each other in a ring, rating 5 stars.
-    let puppets: Vec<u32> = (0..20).map(|_| world.agent()).collect();
-    for (i, &puppet) in puppets.iter().enumerate() {
-        for _ in 0..3 {
-            world.job(puppet, farmer, 1.0, 5.0);
-            world.job(puppet, puppets[(i + 1) % puppets.len()], 1.0, 5.0);
+    for (puppets, clients) in [(20, 3), (3, 6)] {
+        let mut rng = StdRng::seed_from_u64(53);
+        let mut world = World::default();
+        let honest = market(&mut world, &mut rng, 30, 3..=10);
+        let seeds = &honest[..2];
+        let farmer = world.agent();
+        // Honest work for market clients, the seeds among them: the farmer is well trusted.
+        for &client in &honest[..clients] {
+            world.job(client, farmer, 0.9, 5.0);
         }
+        // Puppets buy from the farmer and from each other in a ring, rating 5 stars.
+        let puppets: Vec<u32> = (0..puppets).map(|_| world.agent()).collect();
+        for (i, &puppet) in puppets.iter().enumerate() {
+            for _ in 0..3 {
+                world.job(puppet, farmer, 1.0, 5.0);
+                world.job(puppet, puppets[(i + 1) % puppets.len()], 1.0, 5.0);
+            }
+        }
+        let (pairs, w) = world.pairs();
+        let ranked = rank(world.agents as usize, &pairs, seeds, ALPHA);
+        assert!(ranked.tau > 0.0);
+        let from_puppets = trusted_weight(&pairs, &w, &ranked.trust, farmer, &puppets);
+        let from_clients = trusted_weight(&pairs, &w, &ranked.trust, farmer, &honest[..clients]);
+        // What the puppets would weigh if walks through the farmer counted (plain PageRank).
+        let global: Vec<f64> =
+            pairs.iter().map(|p| trust_of(ranked.pi[p.rater as usize], ranked.tau)).collect();
+        let through_farmer = trusted_weight(&pairs, &w, &global, farmer, &puppets);
+        println!(
+            "{} puppets: farmer {from_clients:.3} trusted weight from its clients, {from_puppets} from its puppets \
+             ({through_farmer:.3} if walks through it counted)",
+            puppets.len()
+        );
+        assert_eq!(from_puppets, 0.0, "a puppet is trusted only through the farmer");
+        assert!(from_clients > 0.5, "the honest clients' evidence counts: {from_clients}");
+        assert!(through_farmer > 0.1, "the world is one where the exclusion matters: {through_farmer}");
     }
-    let (pairs, w) = world.pairs();
-    let ranked = rank(world.agents as usize, &pairs, &honest[..2], ALPHA);
-    assert!(ranked.tau > 0.0);
-    let from_puppets = trusted_weight(&pairs, &w, &ranked.trust, farmer, &puppets);
-    let from_clients = trusted_weight(&pairs, &w, &ranked.trust, farmer, &honest[5..8]);
-    println!("farmer: {from_clients:.3} trusted weight from its clients, {from_puppets} from its puppets");
-    assert_eq!(from_puppets, 0.0, "a puppet is trusted only through the farmer");
-    assert!(from_clients > 0.5, "the honest clients' evidence counts: {from_clients}");
-    // The puppets themselves are trusted a little, through the farmer, by the other puppets.
-    assert!(puppets.iter().any(|&p| ranked.pi[p as usize] > 0.0));
 }
 
 #[test]
@@ -122,6 +132,24 @@ fn without_seeds_nobody_is_trusted() {
     let ranked = rank(world.agents as usize, &pairs, &[], ALPHA);
     assert_eq!(ranked.tau, 0.0);
     assert!(ranked.trust.iter().chain(&ranked.pi).all(|&x| x == 0.0));
+}
+
+#[test]
+fn a_node_without_endorsements_to_give_drops_its_mass() {
+    // The seed endorses a, which endorses nobody (every job it bought failed): a's walks end
+    // there; nothing goes back to the seed.
+    let pairs =
+        [Pair { ratee: 1, rater: 0, endorsement: 1.0 }, Pair { ratee: 0, rater: 1, endorsement: 0.0 }];
+    let ranked = rank(2, &pairs, &[0], ALPHA);
+    assert_eq!(ranked.pi[0], ALPHA);
+    assert!((ranked.pi[1] - ALPHA * (1.0 - ALPHA)).abs() < 1e-15, "{}", ranked.pi[1]);
+    // τ: a's π is the one at which 80 % of the mass is first held, so a is fully trusted.
+    assert_eq!(ranked.tau, ranked.pi[1]);
+    assert_eq!(
+        ranked.trust,
+        [1.0, 0.0],
+        "a trusted as the seed's rater, the seed not (it holds every walk to a)"
+    );
 }
 
 #[test]
