@@ -7,7 +7,7 @@ use agentpact_tests::{
     HarnessError,
     api::{self, TestApi},
     chain::{ether, hash, send},
-    pacts::{DEADLINE_IN, Market, accepter_deposit, creator_deposit},
+    pacts::{Market, accepter_deposit, creator_deposit},
     postgres::TestDatabase,
 };
 use alloy::{
@@ -324,33 +324,15 @@ async fn oracles_verifications_stats_and_indexer_status() -> Result {
     Ok(())
 }
 
-/// One day: what a pact's locked time is weighed against. A finished pact weighs
-/// min(1, payment / 0.01 ETH × seconds from acceptance to close / 1 day) as reputation evidence
-/// (`pact_evidence`, migrations/0016), so a pact of at least 0.01 ETH worked on this long weighs 1.
-const A_DAY: u64 = 24 * 60 * 60;
-
-/// The history of [`Market::reputation_history`], each pact's money locked for at least a day so
-/// that each weighs 1: between the cast's buyer and seller, a 2 ETH pact approved after scores 90 and 80
-/// (final 86); a 1 ETH pact that failed verification with 10 and 20 (final 14) and went to the
-/// buyer by ruling; a 1 ETH pact the seller abandoned, refunded by a timeout past its 7-day
-/// deadline. Then a 1 ETH pact scored by oracle 0 alone, 75 (final 75), worked on for a day and
-/// approved, between two others: dev account 8 buying from dev account 7.
-async fn weighty_reputation_history(m: &Market) -> Result {
+/// [`Market::reputation_history`] (between the cast's buyer and seller: a 2 ETH pact approved
+/// after scores 90 and 80, final 86; a 1 ETH pact that failed verification with 10 and 20, final
+/// 14, and went to the buyer by ruling; a 1 ETH pact the seller abandoned, refunded by a timeout
+/// past its 7-day deadline), then a 1 ETH pact scored by oracle 0 alone, 75 (final 75), and
+/// approved, between two others: dev account 8 buying from dev account 7. Every pact is above the
+/// 0.0004 ETH floor: one whole job each, however quickly it ended.
+async fn hand_computed_history(m: &Market) -> Result {
     let pact = &m.chain.pact;
-    let approved = m.funded(Initiator::Buyer, ether(2)).await?;
-    m.chain.increase_time(A_DAY).await?;
-    m.submitted(approved).await?;
-    m.verified(approved, &[90, 80]).await?;
-    send(pact.approveWork(approved).from(m.cast.buyer)).await?;
-    let lost = m.funded(Initiator::Seller, ether(1)).await?;
-    m.chain.increase_time(A_DAY).await?;
-    m.submitted(lost).await?;
-    m.verified(lost, &[10, 20]).await?;
-    send(pact.resolveDispute(lost, false).from(m.cast.arbitrator)).await?;
-    let abandoned = m.funded(Initiator::Buyer, ether(1)).await?;
-    m.chain.increase_time(DEADLINE_IN + 1).await?;
-    send(pact.claimTimeout(abandoned).from(m.cast.buyer)).await?;
-
+    m.reputation_history().await?;
     let (buyer, seller) = (m.chain.accounts[8], m.chain.accounts[7]);
     let mut terms = m.terms(Initiator::Buyer, ether(1)).await?;
     terms.oracles = vec![m.cast.oracles[0]];
@@ -358,7 +340,6 @@ async fn weighty_reputation_history(m: &Market) -> Result {
     let sole = pact.pactCount().call().await?;
     create_as(m, buyer, terms).await?;
     send(pact.acceptPact(sole).from(seller).value(accepter_deposit(Initiator::Buyer, ether(1)))).await?;
-    m.chain.increase_time(A_DAY).await?;
     send(pact.startWork(sole).from(seller)).await?;
     send(pact.submitWork(sole, hash(2)).from(seller)).await?;
     send(pact.submitVerification(sole, 75, hash(3)).from(m.cast.oracles[0])).await?;
@@ -370,9 +351,10 @@ async fn weighty_reputation_history(m: &Market) -> Result {
 #[tokio::test]
 async fn reputation_scores_a_hand_computed_history() -> Result {
     let m = Market::open().await?;
-    weighty_reputation_history(&m).await?;
+    hand_computed_history(&m).await?;
     let db = TestDatabase::create().await?;
-    agentpact_tests::index::indexer(&m.chain, db.pool(), Config::default()).catch_up().await?;
+    // Ranked from one seed, the cast's buyer: the market's anchor.
+    agentpact_tests::index::ranking(&m.chain, db.pool(), vec![m.cast.buyer]).catch_up().await?;
     let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
 
     let q = "query($a: Address!) { reputation(address: $a) { score { value rated weight }
@@ -383,11 +365,22 @@ async fn reputation_scores_a_hand_computed_history() -> Result {
         let api = &api;
         async move { api.data(q, json!({ "a": who.to_checksum(None) })).await.map(|d| d["reputation"].clone()) }
     };
-    // Seller: credits 0.86 (approved at 86), 0 (dispute lost), 0 (timed out), each pact weighing 1,
-    // all with one counterparty: they weigh min(1, 3) = 1 together, at credit (0.86 + 0 + 0) / 3.
-    // 5 × (0.2867 + 3) / (1 + 5) = 2.74. (Weighing 3, as before the cap: 5 × (0.86 + 3) / (3 + 5)
-    // = 2.41. Had the approval and the ruling come seconds after acceptance, those two pacts would
-    // weigh ~0.01 each beside the timeout's 1: about 2.50.)
+    // Each ordered pair (rater → ratee) of the cast's history, roles pooled:
+    //   buyer → seller: 3 jobs (n = 3, e = min(1, log2(1 + 3) / 2) = 1) at credits 0.86 (approved
+    //     at 86), 0 (dispute lost), 0 (timed out), no rating (f = 0): W = 1, C = 0.86 / 3 = 0.2867.
+    //   seller → buyer: approved (1), dispute won (1), timeout claimed against a silent seller (1):
+    //     W = 1, C = 1.
+    //   seller → oracle 0: 1 - |score - final| / 100 on the 2 pacts two oracles scored, missed by 4
+    //     twice (its sole pact is not rated: it agrees with itself): e = log2(1 + 2) / 2 = 0.7925,
+    //     C = 0.7925 × 0.96 = 0.7608. Seller → oracle 1: missed by 6 twice, C = 0.7925 × 0.94 = 0.7449.
+    //   (dev accounts 8 and 7 endorse each other; no walk from the seed reaches them.)
+    // Trust from the seed B (α = 0.3): S's out-mass goes to B, O0, O1 in the ratio 1 : 0.7608 :
+    // 0.7449 (P(S, B) = 1 / 2.5057 = 0.3991); B's all to S. π(B) = 0.3 + 0.7 × 0.7 × 0.3991 × π(B)
+    // = 0.3729, π(S) = 0.7 × π(B) = 0.2610, π(O0) = 0.7 × 0.2610 × 0.3036 = 0.0555, π(O1) = 0.0543;
+    // B and S first hold 80 % of Σπ = 0.7438, so τ = π(S) = 0.2610.
+    // The seller's rater B counts the walks from the seed that never touch S: those ending at B,
+    // π¬S(B) = α = 0.3 ≥ τ, t = 1. 5 × (0.2867 + 3) / (1 + 5) = 2.74, trusted weight 1.
+    // (Before #53 also 2.74, as one counterparty's three pacts weighed min(1, 3) = 1.)
     let seller = rep(m.cast.seller).await?;
     assert_eq!(seller["score"], json!({ "value": 2.74, "rated": 3, "weight": 1.0 }));
     let s = &seller["asSeller"];
@@ -399,24 +392,23 @@ async fn reputation_scores_a_hand_computed_history() -> Result {
     assert_eq!(s["meanScore"], json!(50.0));
     assert_eq!(s["disputeRate"].as_f64().map(|r| (r * 1000.0).round()), Some(333.0));
     assert_eq!(s["score"], json!({ "value": 2.74, "rated": 3 }));
-    // Buyer: approved (1), dispute won (1), timeout claimed against a silent seller (1), one
-    // counterparty: weight 1, credit 1. 5 × (1 + 3) / (1 + 5) = 3.33.
+    // The buyer: its one rater, the seller, is reached from the seed only through the buyer itself
+    // (π¬B(S) = 0): the seed does not vouch for itself, and it scores the prior 3.00 globally
+    // (before #53: 5 × (1 + 3) / (1 + 5) = 3.33).
     let buyer = rep(m.cast.buyer).await?;
-    assert_eq!(buyer["asBuyer"]["score"], json!({ "value": 3.33, "rated": 3 }));
-    assert_eq!(buyer["score"], json!({ "value": 3.33, "rated": 3, "weight": 1.0 }));
-    // Oracles: 1 - |score - final| / 100 on the pacts two oracles scored, grouped by seller (one
-    // here, weighing min(1, 1 + 1) = 1). Oracle 0 missed by 4 twice: credit 0.96,
-    // 5 × (0.96 + 3) / (1 + 5) = 3.30. Its sole pact is not rated (it agrees with itself): rated 2
-    // of its 3 pacts; rated, it would add another seller at credit 1 and weight 1:
-    // 5 × (0.96 + 1 + 3) / (2 + 5) = 3.54. Its agreement still counts the sole pact, a miss of 0:
-    // 100 - (4 + 4 + 0) / 3 = 97.33.
+    assert_eq!(buyer["asBuyer"]["score"], json!({ "value": 3.0, "rated": 3 }));
+    assert_eq!(buyer["score"], json!({ "value": 3.0, "rated": 3, "weight": 0.0 }));
+    // Oracles: their rater S counts the walks that never touch the oracle, π¬O(S) = π(S) (an
+    // oracle has no out-edge, no walk passes through it), = τ: t = 1.
+    // Oracle 0: 5 × (0.7608 + 3) / (0.7925 + 5) = 3.25 (before #53, weighing 1: 3.30). Its
+    // agreement still counts the sole pact, a miss of 0: 100 - (4 + 4 + 0) / 3 = 97.33.
     let o0 = rep(m.cast.oracles[0]).await?;
     assert_eq!(o0["asOracle"]["pacts"], json!(3));
     assert_eq!(o0["asOracle"]["agreement"], json!(97.33));
-    assert_eq!(o0["asOracle"]["score"], json!({ "value": 3.3, "rated": 2 }));
-    // Oracle 1 missed by 6 twice: credit 0.94, 5 × (0.94 + 3) / (1 + 5) = 3.28.
+    assert_eq!(o0["asOracle"]["score"], json!({ "value": 3.25, "rated": 2 }));
+    // Oracle 1: 5 × (0.7449 + 3) / (0.7925 + 5) = 3.23.
     let o1 = rep(m.cast.oracles[1]).await?;
-    assert_eq!(o1["asOracle"]["score"], json!({ "value": 3.28, "rated": 2 }));
+    assert_eq!(o1["asOracle"]["score"], json!({ "value": 3.23, "rated": 2 }));
     // No history: the prior, 3.0.
     let nobody = rep(m.cast.stranger).await?;
     assert_eq!(nobody["score"], json!({ "value": 3.0, "rated": 0, "weight": 0.0 }));

@@ -17,24 +17,6 @@ use serde_json::{Value, json};
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
-/// One day: what a pact's locked time is weighed against. A finished pact weighs
-/// min(1, payment / 0.01 ETH × seconds from acceptance to close / 1 day) as reputation evidence
-/// (`pact_evidence`, migrations/0016), so a pact of at least 0.01 ETH worked on this long weighs 1.
-const A_DAY: u64 = 24 * 60 * 60;
-
-/// A pact between the cast's buyer and seller as [`Market::completed`] makes it (scores 90 and 80,
-/// final 86, approved), with a day of chain time between acceptance and the start of the work
-/// (well within the 7-day deadline; the review period starts only after the scores): one that
-/// weighs 1 when it pays at least 0.01 ETH.
-async fn worked_a_day(m: &Market, payment: U256) -> Result<U256> {
-    let id = m.funded(Initiator::Buyer, payment).await?;
-    m.chain.increase_time(A_DAY).await?;
-    m.submitted(id).await?;
-    m.verified(id, &[90, 80]).await?;
-    send(m.chain.pact.approveWork(id).from(m.cast.buyer)).await?;
-    Ok(id)
-}
-
 /// A market with its index followed in the background and a GraphQL API over it.
 struct Stage {
     m: Market,
@@ -44,16 +26,19 @@ struct Stage {
 }
 
 impl Stage {
+    /// The market, its index ranking reputation from one seed, the cast's buyer: the market's
+    /// anchor whose trust reaches the agents it dealt with (docs/api.md §Reputation).
     async fn open() -> Result<Self> {
         let m = Market::open().await?;
-        let (db, indexer) = agentpact_tests::index::followed(&m.chain).await?;
+        let (db, indexer) = agentpact_tests::index::followed_ranking(&m.chain, vec![m.cast.buyer]).await?;
         let api = TestApi::start(db.pool(), api::config(m.chain.anvil.chain_id())).await?;
         Ok(Self { m, db, api, _indexer: indexer })
     }
 
-    /// Waits until the index (reputation included) has the chain's latest block.
+    /// Waits until the index has the chain's latest block and has ranked it: the scores read
+    /// next are those of everything done so far.
     async fn synced(&self) -> Result {
-        agentpact_tests::index::caught_up(&self.m.chain, self.db.pool()).await
+        agentpact_tests::index::ranked_up(&self.m.chain, self.db.pool()).await
     }
 
     /// Dev account `n` as an agent in `role`.
@@ -129,25 +114,32 @@ async fn find_me_a_logo_designer_under_10() -> Result {
         )
         .await?;
 
-    // DesignBot Pro (the cast's seller) earns its reputation: a 1 ETH pact worked on for a day
-    // (weight min(1, 100 × 1) = 1), approved after oracle scores 90/80 (final 86), and a five-star
-    // rating from the buyer (one vote of (5 - 1) / 4 = 1, weighing the rated paid pact's 1).
-    // 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47. Approved seconds after acceptance, the pact and the
-    // vote would weigh 100 × those seconds / 86400 and the score stay near 3.00. Everyone else has
-    // no history: 3.00.
-    let pact = worked_a_day(&s.m, ether(1)).await?;
+    // DesignBot Pro (the cast's seller) earns its reputation: a 1 ETH pact (at least the 0.0004 ETH
+    // floor: one whole job, n = 1) approved after oracle scores 90/80 (final 86: credit 0.86), and
+    // a four-star rating from the buyer on that paid pact (vote (4 - 1) / 4 = 0.75). The pair
+    // buyer → seller: e = min(1, log2(1 + 1) / 2) = 0.5, f = 0.5, W = 1, C = 0.5 × 0.86 + 0.5 × 0.75
+    // = 0.805. The buyer is the ranking's seed; its trust as a rater of the seller counts the walks
+    // that never touch the seller: those that stop at the buyer, π¬S(B) = α = 0.3. The trust graph
+    // is B → S (C 0.805), S → B (the buyer's approval, 0.5 × 1), S → each oracle (0.5 × 0.96 and
+    // 0.5 × 0.94); π(B) = 0.3 + 0.7 × 0.7 × (0.5 / 1.45) × π(B) = 0.361, π(S) = 0.7 × π(B) = 0.253,
+    // π(O) = 0.059 and 0.057: B and S first hold 80 % of Σπ = 0.730, so τ = π(S) = 0.253 and
+    // t = min(1, 0.3 / 0.253) = 1. Score: 5 × (0.805 + 3) / (1 + 5) = 3.17. Everyone else has no
+    // trusted history: 3.00. (A five-star rating would give 5 × (0.93 + 3) / 6 = 3.275, on the
+    // rounding's edge.)
+    let pact = s.m.completed(Initiator::Buyer, ether(1)).await?;
     let seeker = s.agent(1, Role::Seeker).await?;
     seeker
-        .ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast"] }))
+        .ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 4, "tags": ["fast"] }))
         .await?;
+    s.synced().await?;
 
     let found = seeker.ok("search_agents", json!({ "capability": "logo-design", "max_price": 10 })).await?;
     assert_eq!(ids(&found.data), vec![design_bot.address, a[7], a[8]], "{}", found.text);
     assert!(found.text.starts_with("Found 3 agents for logo-design at most 10 USDC"), "{}", found.text);
-    assert!(found.text.contains("DesignBot Pro (3.47 rating, 5 USDC)"), "{}", found.text);
+    assert!(found.text.contains("DesignBot Pro (3.17 rating, 5 USDC)"), "{}", found.text);
     assert!(found.text.contains("DesignBot Pro looks best"), "{}", found.text);
     let best = &found.data["agents"][0];
-    assert_eq!((best["reputation"].as_f64(), best["pricing"]["price"].as_str()), (Some(3.47), Some("5")));
+    assert_eq!((best["reputation"].as_f64(), best["pricing"]["price"].as_str()), (Some(3.17), Some("5")));
     assert_eq!(found.data["nextCursor"], Value::Null);
     // The agent resource by its address says what get_agent says.
     let profile = seeker.resource(&format!("hire://agents/{}", design_bot.address)).await?;
@@ -163,7 +155,7 @@ async fn find_me_a_logo_designer_under_10() -> Result {
         vec![design_bot.address, a[7], a[8], a[9]],
         "case does not matter; inactive skipped"
     );
-    let trusted = search(json!({ "capability": "logo-design", "min_reputation": 3.4 })).await?;
+    let trusted = search(json!({ "capability": "logo-design", "min_reputation": 3.1 })).await?;
     assert_eq!(ids(&trusted.data), vec![design_bot.address]);
     let cheap = search(json!({ "capability": "logo-design", "max_price": 8 })).await?;
     assert_eq!(ids(&cheap.data), vec![design_bot.address, a[7]], "the price bound includes its edge");
@@ -353,12 +345,12 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     let (code, _) = worker.refused("submit_feedback", rate(running, 5)).await?;
     assert_eq!(code, "FORBIDDEN", "seed 000 gives submit_feedback to seekers (and full)");
 
-    // Three completed 1 ETH pacts between one buyer and one seller (final oracle score 86 each),
-    // each worked on for a day (weight 1 each); the buyer rates all three 5 stars, the seller rates
-    // the buyer 2 stars once.
+    // Three completed 1 ETH pacts between one buyer and one seller (final oracle score 86 each,
+    // each above the floor: one job each); the buyer rates all three 5 stars, the seller rates the
+    // buyer 2 stars once.
     let mut pacts = Vec::new();
     for _ in 0..3 {
-        pacts.push(worked_a_day(&s.m, ether(1)).await?);
+        pacts.push(s.m.completed(Initiator::Buyer, ether(1)).await?);
     }
     for pact in &pacts {
         let reply = buyer.ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 5, "tags": ["fast", "clear"], "comment": "ipfs://review" })).await?;
@@ -371,13 +363,20 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     assert!(text.contains("NotPactParty"), "{text}");
     seller.ok("submit_feedback", rate(pacts[0], 2)).await?;
 
-    // Seller: 3 rated pacts at 0.86 with ONE counterparty, weighing min(1, 1 + 1 + 1) = 1 together
-    // (credit 0.86 × 1), and ONE vote of (5 - 1) / 4 = 1 from that counterparty however often it
-    // rated, weighing min(1, 3) = 1: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47, weight 1 + 1 = 2.
-    // Counting each pact would give 5 × (2.58 + 1 + 3) / (3 + 1 + 5) = 3.66 (weight 4), each rating
-    // too 5 × (2.58 + 3 + 3) / (3 + 3 + 5) = 3.90.
-    // Buyer: 3 approvals at 1, weighing 1 together, and one vote of (2 - 1) / 4 = 0.25 weighing the
-    // rated pact's 1 (it paid the seller): 5 × (1 + 0.25 + 3) / (1 + 1 + 5) = 3.04.
+    // Seller: 3 paid jobs at credit 0.86 from ONE counterparty, e = min(1, log2(1 + 3) / 2) = 1,
+    // and ONE vote of (5 - 1) / 4 = 1 from it however often it rated, f = min(1, log2(1 + 3) / 2)
+    // = 1: W = 2, C = 0.86 + 1 = 1.86. The buyer, the ranking's seed, trusts itself as its rater
+    // through the walks that stop at it, π¬S(B) = α = 0.3, against τ = π(S): the trust graph is
+    // B → S (C 1.86), S → B (three approvals and a 2-star vote on one paid pact: 1 + 0.5 × 0.25
+    // = 1.125), S → the oracles (missing by 4 and 6: 0.96, 0.94); π(B) = 0.3 + 0.49 × (1.125 /
+    // 3.025) × π(B) = 0.367, π(S) = 0.257, π(O) = 0.057, 0.056, so B and S first hold 80 % of
+    // Σπ = 0.737, τ = 0.257 and t = min(1, 0.3 / 0.257) = 1: 5 × (1.86 + 3) / (2 + 5) = 3.47,
+    // trusted weight 2. Counting each pact would give 5 × (2.58 + 1 + 3) / (3 + 1 + 5) = 3.66, each
+    // rating too 5 × (2.58 + 3 + 3) / (3 + 3 + 5) = 3.90.
+    // Buyer: its one rater, the seller, is trusted only through walks from the seed, which all
+    // start at the buyer itself: π¬B(S) = 0, so globally the buyer scores the prior 3.00 (an
+    // anchor does not vouch for itself).
+    s.synced().await?;
     let q = "query($a: Address!) { reputation(address: $a) {
         score { value rated raters weight } feedback { count raters meanRating }
         asSeller { score { value } feedback { count raters meanRating } }
@@ -396,7 +395,7 @@ async fn feedback_moves_reputation_as_computed_by_hand_and_a_flood_counts_once()
     assert_eq!(recent[0]["pactId"], pacts[2].to_string(), "newest first");
     assert_eq!(recent[0]["tags"], json!(["fast", "clear"]));
     let of_buyer = rep(s.m.cast.buyer).await?;
-    assert_eq!(of_buyer["asBuyer"]["score"]["value"], 3.04);
+    assert_eq!(of_buyer["asBuyer"]["score"]["value"], 3.0);
     assert_eq!(of_buyer["asBuyer"]["feedback"], json!({ "count": 1, "raters": 1, "meanRating": 2.0 }));
     assert_eq!(of_buyer["asSeller"]["feedback"]["count"], 0);
 
@@ -434,20 +433,14 @@ async fn a_farm_of_tiny_self_dealt_pacts_moves_the_score_less_than_one_honest_pa
         }
     };
     // The farmer works for its own second wallet: a hundred pacts of 10 wei (a stake of 1 wei each
-    // side), all locked for a whole day, each scored 100 by both oracles, approved and rated five
-    // stars.
+    // side), each scored 100 by both oracles, approved and rated five stars.
     let (farmer, puppet) = (m.chain.accounts[7], m.chain.accounts[8]);
-    let mut farm = Vec::new();
     for _ in 0..100 {
         let mut terms = m.terms(Initiator::Buyer, U256::from(10u8)).await?;
         terms.counterparty = farmer;
         let id = pact.pactCount().call().await?;
         send(pact.createPact(terms).from(puppet).value(U256::from(11u8))).await?;
         send(pact.acceptPact(id).from(farmer).value(U256::from(1u8))).await?;
-        farm.push(id);
-    }
-    m.chain.increase_time(A_DAY).await?;
-    for id in farm {
         send(pact.startWork(id).from(farmer)).await?;
         send(pact.submitWork(id, hash(1)).from(farmer)).await?;
         m.verified(id, &[100, 100]).await?;
@@ -455,42 +448,42 @@ async fn a_farm_of_tiny_self_dealt_pacts_moves_the_score_less_than_one_honest_pa
         send(m.chain.agents.submitFeedback(id, 5, vec![], String::new()).from(puppet)).await?;
     }
 
-    // A pact of the full reference size, 0.01 ETH, approved seconds after acceptance: the money was
-    // locked for seconds, so it weighs seconds / 86400 (under 0.01 below 864 s) and moves a fresh
-    // seller (the cast's, no history yet) by about 0.26 × that: less than 0.01. (Weighing its
-    // payment alone, 1, it would move it to 5 × (0.86 + 3) / (1 + 5) = 3.22.)
+    // A pact of the full reference size, 0.01 ETH (25 USDC, above the 0.0004 ETH floor), approved
+    // seconds after acceptance: speed no longer costs weight, it is one whole job. The seed buyer
+    // trusts itself fully as the seller's rater (τ = π(S) = 0.253 < π¬S(B) = α = 0.3, the graph of
+    // find_me_a_logo_designer_under_10 with C(B, S) = 0.43): e = 0.5, C = 0.5 × 0.86,
+    // 5 × (0.43 + 3) / (0.5 + 5) = 3.12 for the fresh seller (the cast's, no history yet).
     s.synced().await?;
     let fresh = score(m.cast.seller).await?;
     assert_eq!(fresh, json!({ "value": 3.0, "rated": 0, "raters": 0, "weight": 0.0 }));
     m.completed(Initiator::Buyer, ether(1) / U256::from(100u8)).await?;
     s.synced().await?;
     let quick = score(m.cast.seller).await?;
-    assert_eq!(quick["rated"], 1, "the quick pact is evidence, of next to no weight: {quick}");
-    assert!(quick["weight"].as_f64().is_some_and(|w| w < 0.01), "{quick}");
-    let quick_gain = quick["value"].as_f64().unwrap_or(9.0) - 3.0;
-    assert!(quick_gain.abs() < 0.01, "a quick 0.01 ETH pact moved a fresh seller by {quick_gain}: {quick}");
+    assert_eq!(quick, json!({ "value": 3.12, "rated": 1, "raters": 1, "weight": 0.5 }));
 
-    // One honest pact of an ordinary size: 0.5 ETH worked on for a day (weight min(1, 50 × 1) = 1),
-    // scored 90 and 80 (final 86), rated five stars.
-    let honest = worked_a_day(m, ether(1) / U256::from(2u8)).await?;
+    // One honest pact more: 0.5 ETH, scored 90 and 80 (final 86), rated five stars.
+    let honest = m.completed(Initiator::Buyer, ether(1) / U256::from(2u8)).await?;
     send(m.chain.agents.submitFeedback(honest, 5, vec![], String::new()).from(m.cast.buyer)).await?;
     s.synced().await?;
 
     let (farmed, earned) = (score(farmer).await?, score(m.cast.seller).await?);
-    // 100 pacts and one vote, each pact weighing 10 / 10^16 × 1 day / 1 day: 10^-13 together, 0 at
-    // the ten decimals kept; nothing moves from the prior 3.0 though every pact lasted a day.
-    // The honest seller: the quick and the honest pact have one counterparty, weighing
-    // min(1, 0.000… + 1) = 1 together at credit 0.86; the buyer's vote of 1 weighs the honest pact's
-    // 1: 5 × (0.86 + 1 + 3) / (1 + 1 + 5) = 3.47, weight 2.
-    assert_eq!((farmed["rated"].as_u64(), farmed["raters"].as_u64()), (Some(100), Some(1)), "{farmed}");
-    assert!(farmed["weight"].as_f64().is_some_and(|w| w < 1e-9), "{farmed}");
+    // The farm: 100 pacts of 10 wei are 100 × 10 / (4 × 10^14) = 2.5 × 10^-12 jobs, 0 at the ten
+    // decimals kept, and its only counterparty, the puppet, is trusted by no walk from the seed:
+    // nothing moves from the prior 3.00, whatever the ratings say.
+    // The honest seller: two paid jobs from one counterparty, e = log2(1 + 2) / 2 = 0.7925 at
+    // credit 0.86, and the buyer's vote of 1 on one rated paid job, f = 0.5: W = 1.2925,
+    // C = 0.7925 × 0.86 + 0.5 = 1.1815; the seed's trust is 1 as above (τ = π(S): the graph's
+    // shape is that of the quick pact, the seller's out-mass split 0.7925 : 0.7925 × 0.96 :
+    // 0.7925 × 0.94, the same shares): 5 × (1.1815 + 3) / (1.2925 + 5) = 3.32.
     let (farm_gain, honest_gain) =
         (farmed["value"].as_f64().unwrap_or(9.0) - 3.0, earned["value"].as_f64().unwrap_or(0.0) - 3.0);
-    assert_eq!(earned, json!({ "value": 3.47, "rated": 2, "raters": 1, "weight": 2.0 }));
+    assert_eq!((&farmed["value"], &farmed["weight"]), (&json!(3.0), &json!(0.0)), "{farmed}");
+    assert_eq!((&earned["value"], &earned["rated"], &earned["raters"]), (&json!(3.32), &json!(2), &json!(1)));
+    let weight = earned["weight"].as_f64().unwrap_or_default();
+    assert!((weight - (3f64.log2() / 2.0 + 0.5)).abs() < 1e-9, "{earned}");
     assert!(
         farm_gain < honest_gain,
         "100 farmed pacts moved the score by {farm_gain}, one honest pact by {honest_gain}"
     );
-    assert_eq!(farmed["value"], 3.0, "{farmed}");
     Ok(())
 }
