@@ -21,7 +21,8 @@
 //! 0. A ratee with `π(v) < `[`SKIP_BELOW`]`·α·τ` is not pushed from: its raters keep their global
 //! trust `min(1, π(u)/τ)`. Since `Σ_u π(v)·ρ_v(u)/ρ_v(v) ≤ π(v)/α` (ρ_v sums to at most 1 and
 //! ρ_v(v) ≥ α) and W ≤ 2 per role, that adds at most `2·π(v)/(α·τ) < 2·`[`SKIP_BELOW`]` = 0.01`
-//! units of trusted evidence per role to v.
+//! units of trusted evidence per role to v; and a rater every walk to whom passes through such a
+//! v has `π(u) ≤ π(v)·(1 − α)/α < 0.0035·τ`, below [`RESOLUTION`]: its trust is 0 all the same.
 //!
 //! Whatever the push's error, `t_v(u) ≤ min(1, π(u)/τ)`: the exclusion only removes trust, so the
 //! bound of §4 (`Σ_{u∈S} t_v(u)·W(u,v) ≤ 2(1−α)/(α·τ)·Σ_{(b,x)∈A} π(b)·P(b,x)` for any set S
