@@ -25,14 +25,14 @@ use alloy::{
     network::TransactionBuilder,
     primitives::{Address, U256},
     providers::{DynProvider, Provider},
-    rpc::types::TransactionRequest,
+    rpc::types::{TransactionReceipt, TransactionRequest},
     signers::local::PrivateKeySigner,
     sol_types::SolEvent,
 };
 
 use crate::{
     HarnessError,
-    chain::{Mined, hash, send},
+    chain::{Mined, hash},
     erc8004::Registries,
     pacts::{Market, REVIEW_PERIOD, accepter_deposit, creator_deposit},
 };
@@ -46,6 +46,17 @@ pub const USDC_IN_WEI: u64 = 400_000_000_000_000;
 pub fn usdc(n: u64) -> U256 {
     U256::from(n) * U256::from(USDC_IN_WEI)
 }
+
+/// The gas limit of a world's transaction: more than any escrow or AgentRegistry call needs.
+const GAS: u64 = 1_000_000;
+
+/// The most a world's transaction pays per gas (2 gwei): above anvil's base fee, which starts at
+/// 1 gwei and falls with blocks of one transaction.
+const MAX_FEE: u128 = 2_000_000_000;
+
+/// How often a world asks for a receipt not yet there: anvil mines a transaction in a few
+/// milliseconds, and dozens of walks asking every millisecond or two would keep it busy answering.
+const RECEIPT_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The review period of a pact the buyer lets lapse: the shortest the contract allows.
 const SHORT_REVIEW: u64 = 60 * 60;
@@ -100,7 +111,10 @@ impl<'a> World<'a> {
         senders.entry(who).or_default().clone()
     }
 
-    /// `who` sends `call` ([`send`]), none of its other transactions in flight meanwhile.
+    /// `who` sends `call`, none of its other transactions in flight meanwhile, at a fixed gas
+    /// limit and fee ([`GAS`], [`MAX_FEE`]) instead of asking the node to estimate each (anvil
+    /// runs a call several times to estimate it: most of a world's time). A call that reverts on
+    /// chain is estimated then, and fails with the contract's error by name.
     pub async fn by<D: CallDecoder>(
         &self,
         who: Address,
@@ -108,7 +122,16 @@ impl<'a> World<'a> {
     ) -> Result<Mined> {
         let sender = self.sender(who);
         let _turn = sender.lock().await;
-        Ok(send(call.from(who)).await?)
+        let call = call.from(who).gas(GAS).max_fee_per_gas(MAX_FEE).max_priority_fee_per_gas(1);
+        let receipt = self.receipt(*call.send().await?.tx_hash()).await?;
+        if !receipt.status() {
+            return Err(match call.block(alloy::eips::BlockId::pending()).estimate_gas().await {
+                Err(e) => e.into(),
+                Ok(_) => process(format!("{who}'s transaction {} reverted", receipt.transaction_hash)),
+            });
+        }
+        let gas_cost = U256::from(receipt.gas_used) * U256::from(receipt.effective_gas_price);
+        Ok(Mined { receipt, gas_cost })
     }
 
     /// `from` sends `amount` wei to `to`.
@@ -116,8 +139,25 @@ impl<'a> World<'a> {
         let sender = self.sender(from);
         let _turn = sender.lock().await;
         let tx = TransactionRequest::default().with_from(from).with_to(to).with_value(amount);
-        self.provider.send_transaction(tx).await?.get_receipt().await.map_err(process)?;
+        self.receipt(*self.provider.send_transaction(tx).await?.tx_hash()).await?;
         Ok(())
+    }
+
+    /// The receipt of transaction `hash`, asked for at once and then every [`RECEIPT_POLL`] until
+    /// the node has mined it (up to a minute). Not through alloy's pending-transaction watcher:
+    /// that one fetches every block in turn, and with a block per transaction it becomes the
+    /// queue every walk waits in.
+    async fn receipt(&self, hash: alloy::primitives::TxHash) -> Result<TransactionReceipt> {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some(receipt) = self.provider.get_transaction_receipt(hash).await? {
+                return Ok(receipt);
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(process(format!("transaction {hash} was not mined within a minute")));
+            }
+            tokio::time::sleep(RECEIPT_POLL).await;
+        }
     }
 
     /// `from` sends each of `wallets` `amount` wei.
@@ -170,7 +210,7 @@ impl<'a> World<'a> {
 /// How a pact ends, each as its parties (or its clock) end it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
-    /// Work submitted, every oracle scores, the buyer approves.
+    /// Work submitted, every oracle scores, the buyer finalizes the scores and approves.
     Approved,
     /// Work submitted and scored; the buyer stays silent past the one-hour review period and the
     /// seller completes it ([`Walked::finish`] after the clock ran out).
@@ -299,7 +339,7 @@ impl Deal {
                 for oracle in &self.oracles {
                     w.by(*oracle, pact.submitVerification(id, self.score, hash(3))).await?;
                 }
-                w.by(self.seller, pact.finalizeVerification(id)).await?;
+                w.by(self.buyer, pact.finalizeVerification(id)).await?;
                 if end == End::Approved {
                     w.by(self.buyer, pact.approveWork(id)).await?;
                 }

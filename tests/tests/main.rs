@@ -52,7 +52,6 @@ mod pact_timeouts;
 mod push_policy;
 mod push_webhooks;
 mod readme_sepolia;
-mod reputation_sybil;
 mod reputation_world;
 mod rpc_tls;
 mod secrets;

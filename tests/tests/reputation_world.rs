@@ -369,11 +369,12 @@ impl Scores<'_> {
         Ok(best)
     }
 
-    /// The trusted, grounded ERC-8004 score of `who`'s identity.
-    async fn grounded(&self, who: Address) -> Result<f64> {
+    /// The trusted, grounded ERC-8004 score of `who`'s identity, and the raw mean value (0-100)
+    /// of its feedback.
+    async fn grounded(&self, who: Address) -> Result<(f64, f64)> {
         let agent = self.reader.erc8004_agent(self.chain, AgentRef::Address(who)).await.map_err(process)?;
         let agent = agent.ok_or_else(|| process(format!("{who} has no ERC-8004 identity in the index")))?;
-        Ok(agent.reputation.trusted_score)
+        Ok((agent.reputation.trusted_score, agent.reputation.mean_value.unwrap_or_default()))
     }
 }
 
@@ -512,18 +513,34 @@ async fn the_worlds_honest_newcomer_earns_trust_its_farms_do_not_and_griefing_mo
         failed.check(twin.global.value > STRANGER, format!("{name}'s honest work alone counts: {twin:?}"));
         table.push((format!("{name}'s twin"), twin, None));
     }
-    for (_, f) in &farms[..2] {
+    for (name, f) in &farms[..2] {
         let puppets = scores.best_of(&f.puppets).await?;
         failed.check(
             puppets.global.value.max(puppets.viewed) <= STRANGER + SLACK,
             format!("a puppet scores {puppets:?}"),
         );
+        // The farm is a single identity: every walk from the seeds to a puppet passes through it,
+        // so its 20 puppets are raters of it (the farm did its work) trusted at exactly 0, and
+        // only its 3 honest clients count.
+        let farm = scores.of(f.agent).await?.global;
+        failed.check(
+            (farm.raters, farm.trusted_raters) == (PUPPETS as u64 + 3, 3),
+            format!(
+                "{name}: {} raters, {} of them trusted (20 puppets at 0 and 3 clients)",
+                farm.raters, farm.trusted_raters
+            ),
+        );
     }
-    let (ring_grounded, twin_grounded) =
+    let ((ring_grounded, ring_raw), (twin_grounded, twin_raw)) =
         (scores.grounded(c.ring.agent).await?, scores.grounded(c.ring.twin).await?);
     failed.check(
         ring_grounded <= twin_grounded + SLACK,
         format!("the ring's agent's grounded ERC-8004 score {ring_grounded}, its twin's {twin_grounded}"),
+    );
+    // What the ring bought: the raw mean of its 53 feedbacks, against the twin's 3.
+    failed.check(
+        ring_raw > twin_raw,
+        format!("the ring's raw ERC-8004 mean {ring_raw}, its twin's {twin_raw}"),
     );
 
     // Griefing, each applied to the world as it stands, re-ranked, and gseller compared.
@@ -562,7 +579,10 @@ async fn the_worlds_honest_newcomer_earns_trust_its_farms_do_not_and_griefing_mo
             g.value, seen.viewed, g.weight, g.trusted_raters, g.raters
         );
     }
-    println!("ERC-8004 grounded, trusted: the ring's agent {ring_grounded:.2}, its twin {twin_grounded:.2}");
+    println!(
+        "ERC-8004, grounded and trusted: the ring's agent {ring_grounded:.2}, its twin {twin_grounded:.2} \
+         (raw mean value: {ring_raw:.1}, {twin_raw:.1})"
+    );
     println!("| griefing of gseller | before (global / as seen by m{VIEWER:02}) | moved |");
     println!("|---|---|---|");
     for (what, before, moved) in &griefings {
