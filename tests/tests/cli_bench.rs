@@ -1,6 +1,7 @@
 //! `agentpact bench` as a user runs it, at a size that takes seconds: `gen` fills a running anvil
-//! with every kind of lifecycle, the same seed makes the same history, and `index` checks the
-//! indexed statuses against the plan before it reports. Figures are printed, never asserted.
+//! with every kind of lifecycle, the same seed makes the same history, `index` checks the
+//! indexed statuses against the plan before it reports, and `reputation` ranks a written market.
+//! Figures are printed, never asserted.
 
 use std::process::{Command, Output};
 
@@ -130,7 +131,7 @@ async fn api_bench_loads_the_server_from_another_process_over_an_amplified_histo
     }
     let rows: Vec<&str> =
         printed.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| query")).collect();
-    assert_eq!(rows.len(), 8 * 2, "eight queries (three hostile) at two client counts:\n{printed}");
+    assert_eq!(rows.len(), 9 * 2, "nine queries (three hostile) at two client counts:\n{printed}");
     for row in rows {
         // | name | clients | requests/s | p50 | p99 | errors |
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
@@ -138,5 +139,19 @@ async fn api_bench_loads_the_server_from_another_process_over_an_amplified_histo
         let per_second: f64 = cells.get(3).and_then(|c| c.parse().ok()).unwrap_or_default();
         assert!(per_second > 0.0, "answers came back: {row}");
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn reputation_bench_times_a_ranking_run_over_a_written_market() -> Result {
+    let printed = bench(&["bench", "reputation", "--pacts", "2000", "--runs", "2"])?;
+    // | pacts | agents | seeds | pairs written | nodes | edges | written in | run | ranking | peak RSS |
+    let row = printed.lines().find(|l| l.starts_with("| 2000 |")).unwrap_or_default();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let number = |i: usize| cells.get(i).and_then(|c| c.parse::<u64>().ok()).unwrap_or_default();
+    // 2,000 pacts between 200 agents, 3 seeds (1 %, at least three), nearly every agent in the graph.
+    assert_eq!((number(2), number(3)), (200, 3), "{printed}");
+    assert!(number(4) > 2_000 && number(5) > 150 && number(6) > 1_000, "pairs, nodes, edges: {printed}");
+    assert!(cells.get(10).is_some_and(|c| c.ends_with(')') && c.contains(" MiB")), "peak RSS: {printed}");
     Ok(())
 }

@@ -64,7 +64,7 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
     let sellers: Vec<String> = lab.sellers().iter().map(|s| s.to_checksum(None)).collect();
     let seller = move |n: u64| sellers[(n % sellers.len() as u64) as usize].clone();
     let hostile = Hostile::at_the_limit();
-    let queries: [(&str, &str, Inputs); 8] = [
+    let queries: [(&str, &str, Inputs); 9] = [
         (
             "pact(id)",
             "query($id: BigInt!) { pact(id: $id) { id status payment buyer seller deadline oracles { address weight } } }",
@@ -87,6 +87,11 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
                 let seller = seller.clone();
                 move |n| json!({ "a": seller(n) })
             }),
+        ),
+        (
+            "searchAgents(capability, first 20)",
+            "query($c: String!) { searchAgents(capability: $c, first: 20) { edges { reputation node { address name } } } }",
+            Arc::new(move |n| json!({ "c": SPEC_WORDS[(n % SPEC_WORDS.len() as u64) as usize] })),
         ),
         (
             "pact(id).timeline",

@@ -9,7 +9,7 @@ use std::{
 };
 
 use agentpact_contracts::{AgentPact, PactStatus};
-use agentpact_indexer::{Config, PACT_CHANNEL, metrics::Phase};
+use agentpact_indexer::{Config, PACT_CHANNEL, Ranking, metrics::Phase};
 use agentpact_read::Reader;
 use alloy::{primitives::U256, providers::Provider};
 use anyhow::{Context, bail};
@@ -54,9 +54,11 @@ pub async fn run(args: IndexArgs) -> anyhow::Result<()> {
 }
 
 /// Indexes the generated history into the empty database with `agentpact index` — this binary in
-/// a process of its own, as deployed, with its default configuration — timed from its start until
-/// its checkpoint reaches the head; prints events/s, that process's peak RSS and its time by phase
-/// (from its `/metrics`), and checks the index against the history.
+/// a process of its own, as deployed, with its default configuration and the lab's reputation
+/// seeds ([`Lab::seeds`]) — timed from its start until its checkpoint reaches the head; prints
+/// events/s, that process's peak RSS and its time by phase (from its `/metrics`); then waits for
+/// the ranking run that follows (so what is read next has its scores) and prints what it cost;
+/// and checks the index against the history.
 pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
     let head = lab.source.get_block_number().await?;
     let chain_id = lab.anvil.chain_id();
@@ -65,6 +67,7 @@ pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
     let mut indexer = lab
         .command("index")?
         .env("METRICS_ADDR", metrics_addr.to_string())
+        .env("REPUTATION_SEEDS", lab.seeds().iter().map(ToString::to_string).collect::<Vec<_>>().join(","))
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
@@ -84,6 +87,12 @@ pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
     let took = started.elapsed();
     let peak = peak_rss(pid);
     let metrics = reqwest::get(format!("http://{metrics_addr}/metrics")).await?.text().await?;
+    let run = tokio::select! {
+        status = indexer.wait() => bail!("agentpact index stopped ({}) before ranking block {head}", status?),
+        run = ranked(&reader, chain_id, head, within) => run?,
+    };
+    let ready = started.elapsed().saturating_sub(took);
+    let peak_ranked = peak_rss(pid);
     indexer.kill().await?;
     let events = metric(&metrics, "agentpact_indexer_events_total{").context("no event count in /metrics")?;
     println!(
@@ -103,7 +112,34 @@ pub(super) async fn backfill(lab: &Lab) -> anyhow::Result<()> {
         })
         .collect();
     println!("  time by phase (RPC overlaps writing): {}", phases.join(", "));
+    println!(
+        "  reputation ranking ({} seeds): {} nodes, {} edges, the run {} ms, its scores ready {ready:.2?} after the head; peak RSS then {peak_ranked}",
+        run.seeds.len(),
+        run.nodes,
+        run.edges,
+        run.took_ms
+    );
     check_plan(lab).await
+}
+
+/// The ranking run that read block `head` on `chain_id`, once there is one (polled every 5 ms, at
+/// most `within`).
+async fn ranked(
+    reader: &Reader,
+    chain_id: u64,
+    head: u64,
+    within: Duration,
+) -> anyhow::Result<agentpact_read::ReputationRun> {
+    let started = Instant::now();
+    loop {
+        if let Some(run) = reader.reputation_run(chain_id).await?.filter(|run| run.block >= head) {
+            return Ok(run);
+        }
+        if started.elapsed() > within {
+            bail!("agentpact index did not rank block {head} within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// The value of the first series in a Prometheus text exposition whose line starts with `prefix`.
@@ -169,7 +205,10 @@ fn status_of(fate: Fate) -> PactStatus {
 /// With the indexer following the head, sends `samples` pact creations (automine) and measures from
 /// each one's receipt appearing (its block mined) to its `pact_updated` notification (committed).
 async fn follow(lab: &Lab, poll: Duration, samples: u32) -> anyhow::Result<Vec<Duration>> {
-    let indexer = lab.indexer(Config { poll_interval: poll, ..Config::default() });
+    // Ranking as `agentpact index` does by default (`--reputation-every 60`): at most one run
+    // among the samples, inside a pass as deployed.
+    let ranking = Ranking { seeds: lab.seeds(), every: Duration::from_secs(60) };
+    let indexer = lab.indexer(Config { poll_interval: poll, ..Config::default() }).with_ranking(ranking);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let following = tokio::spawn(agentpact_indexer::run(indexer, async move {
         let _ = stopped.await;

@@ -133,6 +133,12 @@ impl Lab {
         self.replay.as_ref().map_or(1, |r| r.with_chain(Amplified::copies))
     }
 
+    /// The reputation ranking's seeds: the history's first two buyers and first two sellers (2 %
+    /// of its traders), as an operator names established agents of its market.
+    pub fn seeds(&self) -> Vec<Address> {
+        self.parties.buyers.iter().take(2).chain(self.parties.sellers.iter().take(2)).copied().collect()
+    }
+
     /// The sellers of every copy of the history.
     pub fn sellers(&self) -> Vec<Address> {
         let Some(replay) = &self.replay else { return self.parties.sellers.clone() };

@@ -9,7 +9,9 @@
 //! after each, so a phase only depends on blocks already mined. It needs a dev node that signs for
 //! its accounts and lets balances be set (anvil).
 
-use agentpact_contracts::{AgentPact, Deployment, Initiator, OracleRegistry, TestToken, rules};
+use agentpact_contracts::{
+    AgentPact, AgentRegistry, Deployment, Initiator, OracleRegistry, TestToken, rules,
+};
 use alloy::{
     contract::{CallBuilder, CallDecoder},
     primitives::{Address, B256, U256, keccak256},
@@ -255,9 +257,10 @@ pub struct Generator {
 impl Generator {
     /// Registers the cast's oracles (when not yet: the benchmarks' live pacts name them), makes
     /// the parties ([`Parties::make`]), learns the first token the escrow allows and mints it to
-    /// every buyer and seller party, turns automine off, then has the party oracles register and
-    /// every trader let the escrow take the token (one unlimited allowance each: a generator of a
-    /// million pacts, not an agent's wallet).
+    /// every buyer and seller party, turns automine off, then has the party oracles register, every
+    /// seller register as an agent offering one spec word's service, and every trader let the escrow
+    /// take the token (one unlimited allowance each: a generator of a million pacts, not an agent's
+    /// wallet).
     pub async fn start(
         provider: DynProvider,
         deployment: &Deployment,
@@ -311,6 +314,24 @@ impl Generator {
         };
         for oracle in generator.parties.oracles.clone() {
             generator.step(oracle, registry.register(vec!["bench".into()]), stake)?;
+        }
+        // Every seller offers one of the spec words' services in the agent market at a price of its
+        // own, so `searchAgents` has a market to rank (bench api).
+        let market = AgentRegistry::new(deployment.agent_registry, generator.provider.clone());
+        for (i, seller) in generator.parties.sellers.clone().into_iter().enumerate() {
+            let profile = AgentRegistry::Profile {
+                name: format!("bench seller {i}"),
+                description: String::new(),
+                endpoint: "http://127.0.0.1/mcp".into(),
+                metadataUri: String::new(),
+                capabilities: vec![AgentRegistry::Capability {
+                    name: SPEC_WORDS[i % SPEC_WORDS.len()].into(),
+                    description: String::new(),
+                    price: U256::from(1 + i as u64) * U256::from(100_000_000_000_000u64),
+                    currency: Address::ZERO,
+                }],
+            };
+            generator.step(seller, market.register(profile), U256::ZERO)?;
         }
         if let Some(token) = generator.token.clone() {
             let erc20 = TestToken::new(token.address, generator.provider.clone());
