@@ -127,10 +127,20 @@ pub fn small_ranges() -> Config {
 }
 
 /// Tables of the schema left out of [`dump`], and why: none of them is content the chain decides.
-pub const NOT_DUMPED: [(&str, &str); 2] = [
+pub const NOT_DUMPED: [(&str, &str); 7] = [
     ("_sqlx_migrations", "when each migration ran"),
     ("blocks", "which recent hashes are kept depends on the head at the time of each batch"),
+    ("reputation_runs", GENERATION),
+    ("reputation_trust", GENERATION),
+    ("reputation_raters", GENERATION),
+    ("reputation_scores", GENERATION),
+    ("erc8004_trusted", GENERATION),
 ];
+
+/// Why the ranking's generation is not compared: it is computed from `reputation_pairs` (which is)
+/// when a ranking is due after a pass, from configured seeds, so when an index last ranked depends
+/// on the timing of its passes, not on the chain.
+const GENERATION: &str = "a generation of the ranking, computed from reputation_pairs when due";
 
 /// How some tables are compared (columns, rows kept); every other table of the catalog is
 /// compared whole. `pact_counts` only by its rows that count something: a reorg may leave a row at
