@@ -28,10 +28,22 @@ type Result<T = ()> = std::result::Result<T, HarnessError>;
 /// blocks forgotten, the checkpoint moved; a chain's identity never changes).
 const BOOKKEEPING: [&str; 4] = ["chains", "checkpoints", "blocks", "events"];
 /// Tables recomputed from the projections in the same transaction: `pact_counts` by triggers,
-/// `reputation` and `erc8004_reputation` by `reputation::refresh`, `reputation_pending` and
-/// `erc8004_pending` emptied by it.
-const DERIVED: [&str; 5] =
-    ["pact_counts", "reputation", "reputation_pending", "erc8004_reputation", "erc8004_pending"];
+/// `reputation`, `reputation_pairs` and `erc8004_reputation` by `reputation::refresh` (every
+/// ratee's pairs after a rollback), `reputation_pending` and `erc8004_pending` emptied by it, and
+/// `reputation_runs.dirty` set by it.
+const DERIVED: [&str; 7] = [
+    "pact_counts",
+    "reputation",
+    "reputation_pairs",
+    "reputation_pending",
+    "erc8004_reputation",
+    "erc8004_pending",
+    "reputation_runs",
+];
+/// One generation of trusted scores, replaced whole by the ranking run from `reputation_pairs`
+/// after a pass (`reputation::generation`): a rollback marks the pairs dirty and the next run
+/// replaces the generation, so it needs no undo of its own.
+const GENERATION: [&str; 4] = ["reputation_trust", "reputation_raters", "reputation_scores", "erc8004_trusted"];
 /// What a backfill far behind the head put off (`indexer::defer`): no chain content, and a rollback
 /// leaves it alone — the deferral outlives it, and the batch that reaches the head empties both.
 const UPKEEP: [&str; 2] = ["deferred_objects", "deferred_chains"];
@@ -71,6 +83,7 @@ async fn every_table_the_migrations_create_has_an_undo_or_a_reason_it_needs_none
         .map(|(t, _)| *t)
         .chain(BOOKKEEPING)
         .chain(DERIVED)
+        .chain(GENERATION)
         .chain(UPKEEP)
         .chain(NOT_FROM_THE_CHAIN)
     {

@@ -428,7 +428,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Reads,
             &[Role::Seeker],
             discovery::search,
-            "Search for agents by capability, best reputation first, then cheapest. Prices and max_price are in USDC unless currency names another the escrow takes (\"ETH\"). Each match says its grounded ERC-8004 score and agent id when it has one; erc8004Only lists agents registered only in ERC-8004 with that skill (unpriced)."
+            "Search for agents by capability, best reputation first, then cheapest. Prices and max_price are in USDC unless currency names another the escrow takes (\"ETH\"). Each match says its trusted ERC-8004 score (feedback grounded in paid pacts, weighed by how far the market trusts each client) and agent id when it has one; erc8004Only lists agents registered only in ERC-8004 with that skill (unpriced)."
         ),
         tool!(
             "search_oracles",
@@ -444,7 +444,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Reads,
             &[Role::Seeker],
             discovery::get,
-            "Get detailed information about a specific agent: capabilities, pricing, endpoint, reputation, and its ERC-8004 identity when it has one. Name it by agent_id (its wallet address) or erc8004_agent_id (its ERC-8004 token id), exactly one."
+            "Get detailed information about a specific agent: capabilities, pricing, endpoint, reputation (in the market's global view, or as_seen_by a wallet: \"me\" for yours), what the score rests on, and its ERC-8004 identity when it has one. Name it by agent_id (its wallet address) or erc8004_agent_id (its ERC-8004 token id), exactly one."
         ),
         tool!(
             "register_agent",
