@@ -130,5 +130,14 @@ CREATE TABLE erc8004_trusted (
     PRIMARY KEY (chain_id, agent_id)
 );
 
+-- The per-role evidence columns of `reputation` move to the pairs and the generation; it keeps the
+-- counts by role.
+ALTER TABLE reputation
+    DROP COLUMN weight,
+    DROP COLUMN credit,
+    DROP COLUMN feedback_weight,
+    DROP COLUMN feedback_credit,
+    DROP COLUMN counterparties;
+
 -- Every pact's parties get their pairs.
 INSERT INTO reputation_pending (chain_id, pact_id) SELECT chain_id, pact_id FROM pacts ON CONFLICT DO NOTHING;
