@@ -30,13 +30,33 @@ WHERE p.closed_at IS NOT NULL AND p.buyer IS NOT NULL AND p.seller IS NOT NULL;
 -- `ratee` in `role`, kept by the indexer for the ratees a batch touched (all of them after a reorg).
 --   jobs        n = Σ q·m over rated pacts: q = pact_evidence.weight, m = the paid share of a
 --               settlement (an agreement weighs what was paid, never a failure), 1 otherwise
---   credit_sum  Σ q·m·credit (credit 0-1 by outcome, indexer reputation.rs)
+--   credit_sum  Σ q·m·credit (credit 0-1 by outcome: indexer/src/reputation/credit.rs)
 --   rated_jobs  Σ q over the paid pacts that are not settlements which `rater` rated (AgentRegistry)
 --   ratings, rating_mean  every rating `rater` gave `ratee` in `role` (1-5; shown: a rating of a
 --               refund or a settlement is counted here but weighs nothing)
 --   evidence    W = e + f: e = min(1, log2(1 + n) / 2), f = min(1, log2(1 + rated_jobs) / 2)
+--               (reputation_evidence)
 --   endorsement C = e·(credit_sum / n) + f·(vote - 1) / 4, vote = the mean rating of the pacts
---               rated_jobs counts (rating_mean when every rating weighs)
+--               rated_jobs counts (rating_mean when every rating weighs) (reputation_endorsement)
+-- The diminishing returns of a pair's evidence: min(1, log2(1 + x) / 2) of its weighed jobs or
+-- rated jobs (2 jobs are 0.79, 3 or more are 1).
+CREATE FUNCTION reputation_returns(x numeric) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    RETURN least(1, ln(1 + x::float8) / ln(2) / 2);
+
+-- A pair's evidence W = e + f, its one definition (the indexer's pairs, the lab's benchmark).
+CREATE FUNCTION reputation_evidence(jobs numeric, rated_jobs numeric) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    RETURN reputation_returns(jobs) + reputation_returns(rated_jobs);
+
+-- A pair's endorsement C = e·(credit_sum / n) + f·(vote - 1) / 4, its one definition; `vote` is
+-- the mean rating of the pacts rated_jobs counts (NULL: no rating weighs, and f is 0).
+CREATE FUNCTION reputation_endorsement(jobs numeric, credit_sum numeric, rated_jobs numeric, vote numeric)
+    RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN jobs > 0 THEN reputation_returns(jobs) * (credit_sum / jobs)::float8 ELSE 0 END
+           + CASE WHEN vote IS NULL THEN 0 ELSE reputation_returns(rated_jobs) * ((vote - 1) / 4)::float8 END;
+
 CREATE TABLE reputation_pairs (
     chain_id    BIGINT         NOT NULL,
     ratee       BYTEA          NOT NULL,
@@ -115,6 +135,15 @@ CREATE TABLE reputation_scores (
     PRIMARY KEY (chain_id, address, role)
 );
 CREATE INDEX reputation_scores_ranked ON reputation_scores (chain_id, role, score DESC, address);
+
+-- Each grounded client's vote on an agent, its one definition (erc8004_reputation's grounded
+-- figures, erc8004_trusted): over the client's unrevoked grounded feedback, how many (`given`),
+-- the mean vote and the most its paid pacts weigh (erc8004_grounding).
+CREATE VIEW erc8004_client_votes AS
+SELECT chain_id, agent_id, client, count(*) AS given, avg(vote) AS vote, max(weight) AS weight
+FROM erc8004_grounding
+WHERE NOT revoked AND grounding_pacts IS NOT NULL
+GROUP BY chain_id, agent_id, client;
 
 -- The generation's grounded ERC-8004 score of each agent: each grounded client's vote (its mean
 -- value / 100, weighing what its paid pacts weigh, at most 1: erc8004_grounding) times the client's

@@ -41,6 +41,9 @@ const CONCURRENT_HEADER_READS: usize = 16;
 /// however many logs one range or block holds.
 const WRITE_CHUNK: usize = 20_000;
 
+/// The error kind ([`Metrics::error`]) of a ranking run that failed after its pass committed.
+pub const RANKING_FAILED: &str = "ranking";
+
 /// A database built from another chain or other contracts than the ones configured.
 #[derive(Debug)]
 pub struct ChainMismatch {
@@ -105,6 +108,10 @@ pub enum IndexError {
         /// The first block configured now.
         ours: u64,
     },
+    /// A reputation ranking computed a value that is not a number: its pairs are damaged. The
+    /// generation is not written; re-index into a fresh database.
+    #[error(transparent)]
+    NotFinite(#[from] reputation::generation::NotFinite),
     /// A reorganisation reached below every block still remembered (deeper than the finality
     /// depth). The indexer writes nothing; re-index into a fresh database, with a larger
     /// `--finality-depth` if this chain reorganises that deep.
@@ -124,6 +131,7 @@ impl IndexError {
             self,
             Self::Decode(_)
                 | Self::Corrupt(_)
+                | Self::NotFinite(_)
                 | Self::ChainMismatch { .. }
                 | Self::Erc8004StartMoved { .. }
                 | Self::ReorgTooDeep { .. }
@@ -137,6 +145,7 @@ impl IndexError {
             Self::Db(_) => "db",
             Self::Decode(_) => "decode",
             Self::Corrupt(_) => "corrupt",
+            Self::NotFinite(_) => "not_finite",
             Self::Incomplete(_) => "incomplete",
             Self::ChainMoved { .. } => "chain_moved",
             Self::ChainMismatch { .. } => "chain_mismatch",
@@ -433,7 +442,14 @@ impl<P: Provider> Indexer<P> {
         }
         match at {
             Some(cp) => {
-                self.rank_if_due(conn).await?;
+                // The events are committed: a ranking that fails (the same way each time, were its
+                // pairs damaged) must not fail the pass, or the session would repeat it forever
+                // and the index would report indexing errors. The previous generation stands; a
+                // lost connection fails the next query all the same.
+                if let Err(error) = self.rank_if_due(conn).await {
+                    self.metrics.error(RANKING_FAILED);
+                    tracing::warn!(chain_id = self.target.chain_id, %error, "reputation ranking failed; the previous generation stands");
+                }
                 Ok(Pass::Indexed(cp))
             }
             None => Ok(Pass::Waiting { head }),
@@ -456,8 +472,9 @@ impl<P: Provider> Indexer<P> {
             self.warned_unseeded = true;
             tracing::warn!("no reputation seeds: every global score is 3.00; set --reputation-seeds");
         }
-        let generation = reputation::run_generation(conn, chain_id, &self.ranking.seeds).await?;
+        // A failed run counts as one: it is retried no sooner than a successful one would be.
         self.last_ranked = Some(std::time::Instant::now());
+        let generation = reputation::run_generation(conn, chain_id, &self.ranking.seeds).await?;
         tracing::info!(
             chain_id,
             block = generation.block_number,

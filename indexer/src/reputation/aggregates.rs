@@ -10,7 +10,8 @@
 //! are not settlements which u rated (AgentRegistry feedback), `ratings` and `rating_mean` over
 //! every rating u gave v in that role (shown; the vote weighs only the weighed ones). Then
 //! `evidence` W = e + f and `endorsement` C = e·(credit_sum / n) + f·(vote − 1) / 4, with
-//! e = min(1, log2(1 + n) / 2), f = min(1, log2(1 + rated_jobs) / 2).
+//! e = min(1, log2(1 + n) / 2), f = min(1, log2(1 + rated_jobs) / 2): the SQL functions
+//! `reputation_evidence` and `reputation_endorsement`, their one definition.
 
 use agentpact_contracts::{PactStatus, ReputationRole};
 use sqlx::PgConnection;
@@ -113,19 +114,13 @@ pub(super) async fn refresh(
                    coalesce(b.rated_jobs, 0) AS rated_jobs, coalesce(b.ratings, 0) AS ratings, b.mean, b.vote_mean
             FROM pair_pacts a FULL JOIN pair_ratings b USING (ratee, role, rater)
         ),
-        weighed AS (
-            SELECT p.*, least(1, ln(1 + p.jobs::float8) / ln(2) / 2) AS e,
-                   least(1, ln(1 + p.rated_jobs::float8) / ln(2) / 2) AS f
-            FROM pairs p WHERE p.pacts > 0 OR p.ratings > 0
-        ),
         written AS (
             INSERT INTO reputation_pairs (chain_id, ratee, role, rater, pacts, paid_pacts, jobs, credit_sum, rated_jobs,
                                           ratings, rating_mean, evidence, endorsement)
             SELECT $1, ratee, role, rater, pacts, paid_pacts, jobs, credit_sum, rated_jobs, ratings, round(mean, 4),
-                   e + f,
-                   CASE WHEN jobs > 0 THEN e * (credit_sum / jobs)::float8 ELSE 0 END
-                   + CASE WHEN vote_mean IS NULL THEN 0 ELSE f * ((vote_mean - 1) / 4)::float8 END
-            FROM weighed
+                   reputation_evidence(jobs, rated_jobs),
+                   reputation_endorsement(jobs, credit_sum, rated_jobs, vote_mean)
+            FROM pairs WHERE pacts > 0 OR ratings > 0
         ),
         received AS (
             SELECT ratee AS address, role, sum(rated) AS rated, sum(ratings) AS given,

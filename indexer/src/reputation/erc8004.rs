@@ -1,6 +1,7 @@
 //! Per-agent ERC-8004 aggregates (`erc8004_reputation`): the raw figures (unrevoked feedback,
 //! clients, mean value) and the grounded ones (one vote per client that paid the agent's wallet
-//! through a settled pact, weighing what its paid pacts weigh: the view `erc8004_grounding`).
+//! through a settled pact, weighing what its paid pacts weigh: the view `erc8004_client_votes`
+//! over `erc8004_grounding`, which the generation's `erc8004_trusted` reads too).
 
 use sqlx::PgConnection;
 
@@ -35,26 +36,20 @@ pub(super) async fn refresh(
     .await?;
     sqlx::query!(
         r#"
-        WITH live AS (
-            SELECT f.agent_id, f.client, f.value / 10::numeric ^ f.value_decimals AS value, g.vote, g.weight,
-                   g.grounding_pacts IS NOT NULL AS grounded
+        WITH raw AS (
+            SELECT f.agent_id, count(*) AS feedback, count(DISTINCT f.client) AS clients,
+                   avg(f.value / 10::numeric ^ f.value_decimals) AS mean_value
             FROM erc8004_feedback f
             JOIN erc8004_grounding g USING (chain_id, agent_id, client, feedback_index)
             WHERE f.chain_id = $1 AND f.agent_id = ANY($2::text[]::numeric[]) AND NOT g.revoked
-        ),
-        clients AS (
-            SELECT agent_id, client, count(*) FILTER (WHERE grounded) AS given, avg(vote) FILTER (WHERE grounded) AS vote,
-                   max(weight) AS weight
-            FROM live GROUP BY agent_id, client
-        ),
-        raw AS (
-            SELECT agent_id, count(*) AS feedback, count(DISTINCT client) AS clients, avg(value) AS mean_value
-            FROM live GROUP BY agent_id
+            GROUP BY f.agent_id
         ),
         grounded AS (
-            SELECT agent_id, coalesce(sum(given), 0) AS grounded, count(*) FILTER (WHERE given > 0) AS grounded_clients,
-                   coalesce(sum(weight), 0) AS weight, coalesce(sum(weight * vote) FILTER (WHERE given > 0), 0) AS credit
-            FROM clients GROUP BY agent_id
+            SELECT agent_id, sum(given) AS grounded, count(*) AS grounded_clients, sum(weight) AS weight,
+                   sum(weight * vote) AS credit
+            FROM erc8004_client_votes
+            WHERE chain_id = $1 AND agent_id = ANY($2::text[]::numeric[])
+            GROUP BY agent_id
         )
         INSERT INTO erc8004_reputation (chain_id, agent_id, feedback, clients, mean_value, grounded,
                                         grounded_clients, grounded_weight, grounded_credit, grounded_score)

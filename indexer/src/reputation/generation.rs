@@ -42,6 +42,26 @@ pub struct Generation {
     pub rank_ms: u64,
 }
 
+/// A ranking that computed a value that is not a number (NaN or infinite) for an address: the
+/// chain's `reputation_pairs` hold one (changed by hand, or damaged). Nothing of the generation is
+/// written: a numeric NaN sorts above every number, and `reputation_score` would make it 5.00.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the reputation ranking of chain {chain_id} computed a {what} of {value} for {address}, which is not a \
+     number: no generation was written. Its rows of reputation_pairs hold a non-finite evidence or \
+     endorsement: re-index into a fresh database"
+)]
+pub struct NotFinite {
+    /// The chain id.
+    pub chain_id: u64,
+    /// The address the value is of.
+    pub address: Address,
+    /// Which value: `pi`, `trust as a rater`, `weight` or `credit`.
+    pub what: &'static str,
+    /// The value.
+    pub value: f64,
+}
+
 /// Whether `chain_id` needs a generation for `seeds`: its pairs changed since the last one
 /// (`dirty`), none was ever written, or it was computed from other seeds.
 pub async fn due(conn: &mut PgConnection, chain_id: u64, seeds: &[Address]) -> Result<bool, sqlx::Error> {
@@ -106,6 +126,7 @@ pub async fn run_generation(
     let scores = scores(&loaded.pairs, &pooled, &ranked.trust);
     let rank_ms = ranking.elapsed().as_millis() as u64;
     let edges = pooled.pairs.iter().filter(|p| p.endorsement > 0.0 && p.rater != p.ratee).count();
+    all_finite(chain_id, &loaded.addresses, &pooled, &ranked, &scores)?;
 
     for table_delete in [
         sqlx::query!("DELETE FROM reputation_trust WHERE chain_id = $1", chain),
@@ -172,7 +193,7 @@ async fn load(conn: &mut PgConnection, chain: i64) -> Result<Loaded, IndexError>
         let Some(role) = ROLES.iter().position(|r| r.name() == row.role) else {
             return Err(Corrupt {
                 table: "reputation_pairs",
-                key: format!("chain {chain} ratee 0x{}", hex(&row.ratee)),
+                key: format!("chain {chain} ratee 0x{}", alloy::hex::encode(&row.ratee)),
                 column: "role",
                 value: row.role,
             }
@@ -210,10 +231,6 @@ fn in_address_order(loaded: Loaded) -> Loaded {
     let mut addresses: Vec<Option<Vec<u8>>> = addresses.into_iter().map(Some).collect();
     let addresses = order.iter().filter_map(|&old| addresses[old as usize].take()).collect();
     Loaded { addresses, pairs }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The pairs with roles pooled: one per (ratee, rater), sorted so, with their sums.
@@ -303,6 +320,33 @@ fn scores(role_pairs: &[RolePair], pooled: &Pooled, trust: &[f64]) -> Vec<Score>
         }
     }
     scores
+}
+
+/// Refuses a generation holding a value that is not a number ([`NotFinite`]): each node's π, each
+/// rater's trust (which `erc8004_trusted` weighs clients by) and each score's sums.
+fn all_finite(
+    chain_id: u64,
+    addresses: &[Vec<u8>],
+    pooled: &Pooled,
+    ranked: &rank::Ranked,
+    scores: &[Score],
+) -> Result<(), NotFinite> {
+    let values = ranked
+        .pi
+        .iter()
+        .enumerate()
+        .map(|(node, &pi)| (node as u32, "pi", pi))
+        .chain(pooled.pairs.iter().zip(&ranked.trust).map(|(p, &t)| (p.rater, "trust as a rater", t)))
+        .chain(
+            scores.iter().flat_map(|s| [(s.address, "weight", s.weight), (s.address, "credit", s.credit)]),
+        );
+    for (node, what, value) in values {
+        if !value.is_finite() {
+            let address = Address::try_from(addresses[node as usize].as_slice()).unwrap_or_default();
+            return Err(NotFinite { chain_id, address, what, value });
+        }
+    }
+    Ok(())
 }
 
 /// `reputation_trust`: every node's π and global trust as a rater.
@@ -396,25 +440,24 @@ async fn write_scores(
 }
 
 /// `erc8004_trusted`: per agent, each grounded client's vote (its mean value / 100, weighing what
-/// its paid pacts weigh) times the client's trust as a rater of the agent's current wallet.
+/// its paid pacts weigh: the view `erc8004_client_votes`) times the client's trust as a rater of
+/// the agent's current wallet.
 async fn write_erc8004(conn: &mut PgConnection, chain: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         r#"
-        WITH clients AS (
-            SELECT agent_id, client, avg(vote)::float8 AS vote, max(weight)::float8 AS weight
-            FROM erc8004_grounding
-            WHERE chain_id = $1 AND NOT revoked AND grounding_pacts IS NOT NULL
-            GROUP BY 1, 2
-        ),
-        trusted AS (
-            SELECT c.agent_id, c.vote, c.weight, coalesce(r.trust, 0) AS trust
-            FROM clients c
+        WITH trusted AS (
+            SELECT c.agent_id, c.client, c.vote::float8 AS vote, c.weight::float8 AS weight,
+                   coalesce(r.trust, 0) AS trust
+            FROM erc8004_client_votes c
             JOIN erc8004_agent_state s ON s.chain_id = $1 AND s.agent_id = c.agent_id
             LEFT JOIN reputation_raters r ON r.chain_id = $1 AND r.ratee = s.wallet AND r.rater = c.client
+            WHERE c.chain_id = $1
         ),
+        -- Summed in the clients' order: floating-point sums in whatever order the plan reads the
+        -- rows would differ in the last bit between two indexes of one chain.
         sums AS (
-            SELECT agent_id, sum(trust * weight) AS weight, sum(trust * weight * vote) AS credit,
-                   count(*) FILTER (WHERE trust > 0) AS clients
+            SELECT agent_id, sum(trust * weight ORDER BY client) AS weight,
+                   sum(trust * weight * vote ORDER BY client) AS credit, count(*) FILTER (WHERE trust > 0) AS clients
             FROM trusted GROUP BY 1
         )
         INSERT INTO erc8004_trusted (chain_id, agent_id, weight, credit, score, clients)
@@ -425,4 +468,35 @@ async fn write_erc8004(conn: &mut PgConnection, chain: i64) -> Result<(), sqlx::
     .execute(conn)
     .await
     .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What [`all_finite`] says of one pair, rater 0x01… (the seed) of ratee 0x02…, as a seller.
+    fn checked(evidence: f64, endorsement: f64) -> Result<(), NotFinite> {
+        let addresses = vec![vec![1u8; 20], vec![2u8; 20]];
+        let pairs =
+            [RolePair { ratee: 1, rater: 0, role: 1, pacts: 1, paid_pacts: 1, evidence, endorsement }];
+        let pooled = pool(&pairs);
+        let ranked = rank::rank(addresses.len(), &pooled.pairs, &[0], ALPHA);
+        let scores = scores(&pairs, &pooled, &ranked.trust);
+        all_finite(7, &addresses, &pooled, &ranked, &scores)
+    }
+
+    #[test]
+    fn a_pair_that_is_not_a_number_stops_the_generation_naming_its_ratee() {
+        assert!(checked(1.0, 0.5).is_ok());
+        let Err(nan_evidence) = checked(f64::NAN, 0.5) else { panic!("a NaN evidence was written") };
+        assert_eq!(
+            (nan_evidence.chain_id, nan_evidence.address, nan_evidence.what),
+            (7, Address::repeat_byte(2), "weight")
+        );
+        // max(0, NaN) is 0 in Rust: the NaN endorsement gives the graph no edge, and still the credit.
+        let Err(nan_endorsement) = checked(1.0, f64::NAN) else { panic!("a NaN endorsement was written") };
+        assert_eq!((nan_endorsement.address, nan_endorsement.what), (Address::repeat_byte(2), "credit"));
+        let Err(infinite) = checked(f64::INFINITY, 0.5) else { panic!("an infinite evidence was written") };
+        assert!(infinite.to_string().contains("0x0202020202020202020202020202020202020202"), "{infinite}");
+    }
 }
