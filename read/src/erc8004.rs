@@ -325,9 +325,12 @@ impl Reader {
                    FROM ours o FULL JOIN theirs t ON t.wallet = o.address
                )
                SELECT b.address, b.agent_id::text AS agent_id, b.name AS "name!", b.in_agentpact AS "in_agentpact!",
-                      (CASE WHEN e.agent_id IS NULL THEN p.score
+                      -- The indexer keeps a row of raw figures for every agent it marked, feedback
+                      -- or not: without feedback, the ERC-8004 side says nothing.
+                      (CASE WHEN coalesce(e.feedback, 0) = 0 THEN p.score
                             ELSE coalesce(t.score, reputation_score(0, 0)) END)::float8 AS "score!",
-                      coalesce(e.grounded_score, p.score)::float8 AS "grounded!", p.score::float8 AS "ours!",
+                      (CASE WHEN coalesce(e.feedback, 0) = 0 THEN p.score
+                            ELSE e.grounded_score END)::float8 AS "grounded!", p.score::float8 AS "ours!",
                       e.mean_value::float8 AS raw_mean
                FROM both_lists b
                LEFT JOIN erc8004_reputation e ON e.chain_id = $1 AND e.agent_id = b.agent_id

@@ -1,8 +1,9 @@
 //! The MCP tools' ERC-8004 side end to end, against the harness's anvil with the Identity and
 //! Reputation registries deployed and the indexer following them: a worker registers in both
 //! registries, finishes a pact, and the buyer's rating lands in ERC-8004 too, grounded in the pact,
-//! with a feedback file that names the pact and the transaction that paid the worker. Without
-//! registries, asking for ERC-8004 is refused and nothing is sent.
+//! with a feedback file that names the pact and the transaction that paid the worker. An agent
+//! without ERC-8004 feedback ranks by its AgentPact score. Without registries, asking for ERC-8004
+//! is refused and nothing is sent.
 
 use agentpact_contracts::{
     AgentPact, Contracts, Erc8004, IdentityRegistry, Initiator, ReputationRegistry, erc8004::FeedbackFile,
@@ -41,8 +42,13 @@ struct Stage {
 
 impl Stage {
     async fn open() -> Result<Self> {
+        Self::ranking(|_| Vec::new()).await
+    }
+
+    /// [`Stage::open`], the indexer ranking reputation from the seeds `seeds` names.
+    async fn ranking(seeds: impl FnOnce(&Market) -> Vec<Address>) -> Result<Self> {
         let m = Market::open().await?;
-        let (db, indexer) = agentpact_tests::index::followed(&m.chain).await?;
+        let (db, indexer) = agentpact_tests::index::followed_ranking(&m.chain, seeds(&m)).await?;
         Ok(Self { m, db, _indexer: indexer })
     }
 
@@ -285,6 +291,62 @@ async fn a_worker_registered_in_erc8004_is_rated_there_grounded_in_the_pact_that
     let back = seller.ok("submit_feedback", json!({ "contract_id": pact.to_string(), "rating": 4 })).await?;
     assert_eq!(back.data["erc8004"], Value::Null);
     assert!(text_at(&back, "/erc8004Skipped").contains("buyer"), "{}", back.text);
+    Ok(())
+}
+
+/// An agent of ERC-8004 with paid pacts but no ERC-8004 feedback has a row of raw figures all the
+/// same (the indexer writes one for every agent it marks): it ranks and filters by its AgentPact
+/// score, in ERC-8004 only and once in both registries, never by the prior 3.00 of its empty
+/// ERC-8004 side.
+#[tokio::test]
+async fn an_erc8004_agent_without_feedback_there_ranks_by_its_agentpact_score() -> Result {
+    let s = Stage::ranking(|m| vec![m.cast.buyer]).await?;
+    let chain_id = s.chain_id();
+    let seller = s.m.cast.seller;
+    let file = agentpact_contracts::erc8004::RegistrationFile::ours(
+        "Paid Worker",
+        "ERC-8004 first",
+        "https://worker.example/mcp",
+        vec!["logo-design".into()],
+        chain_id,
+        seller,
+    );
+    let id = Registries::of(&s.m.chain).register(seller, file.to_data_uri()).await?;
+    // Paid by the seed, rated by nobody in ERC-8004; a ranking run reads the payment.
+    s.m.completed(Initiator::Buyer, ether(1)).await?;
+    let paid_in = s.m.chain.provider.get_block_number().await?;
+    let reader = s.reader();
+    agentpact_tests::until(std::time::Duration::from_secs(30), "a ranking run past the payment", || async {
+        Ok(reader.reputation_run(chain_id).await.map_err(fail)?.is_some_and(|run| run.block >= paid_in))
+    })
+    .await?;
+    let ours = reader.reputation(chain_id, seller).await.map_err(fail)?.global.value;
+    assert!(ours > 3.0, "a paid pact for a seed lifts the seller above the prior: {ours}");
+    let identity = reader
+        .erc8004_agent(chain_id, AgentRef::Id(id))
+        .await
+        .map_err(fail)?
+        .ok_or_else(|| fail("not indexed"))?;
+    assert_eq!(identity.reputation.feedback, 0);
+
+    // In ERC-8004 only: search_agents lists it beside the market by its AgentPact score, which
+    // passes a minimum the prior fails.
+    let seeker = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
+    let found =
+        seeker.ok("search_agents", json!({ "capability": "logo-design", "min_reputation": 3.05 })).await?;
+    let only = found.data["erc8004Only"].as_array().cloned().unwrap_or_default();
+    assert_eq!(only.len(), 1, "{}", found.text);
+    assert_eq!(address(&only[0]["address"]), Some(seller), "{}", found.text);
+    assert_eq!(only[0]["trustedScore"].as_f64(), Some(ours), "{}", found.text);
+
+    // In both registries: the same score ranks it.
+    let worker = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
+    worker.ok("register_agent", registration(seller, true)).await?;
+    s.synced().await?;
+    let matches = reader.search_registries(chain_id, "logo-design", 10).await.map_err(fail)?;
+    let both = matches.iter().find(|r| r.address == Some(seller)).ok_or_else(|| fail("not found"))?;
+    assert!(both.in_agentpact && both.agent_id == Some(id), "{both:?}");
+    assert_eq!((both.score, both.grounded_score, both.agentpact_score), (ours, ours, ours), "{both:?}");
     Ok(())
 }
 
