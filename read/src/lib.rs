@@ -42,7 +42,7 @@ pub use reputation::{Reputation, RoleReputation, Score, ScoreView};
 pub use settlements::{Settlement, SettlementState};
 pub use status::{CurrencyVolume, IndexerStatus, Meta, Stats, StatusCount};
 pub use timeline::TimelineEvent;
-pub use trust::{Basis, BasisRater, RaterSource, ReputationRun};
+pub use trust::{Basis, BasisRater, RaterSource, ReputationRun, ReputationSnapshot};
 
 /// The largest page a list query returns; asking for more is an error, not a silent cut.
 pub const MAX_PAGE_SIZE: u32 = 100;

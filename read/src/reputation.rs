@@ -13,6 +13,7 @@
 use agentpact_contracts::{PactStatus, ReputationRole, closed_set};
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::{Address, U256};
+use sqlx::PgConnection;
 
 use super::{Currency, ReadError, Reader};
 
@@ -42,7 +43,8 @@ pub struct Score {
     pub raters: u64,
     /// Of those, the ones trusted as raters at all (trust > 0).
     pub trusted_raters: u64,
-    /// The trusted weight: each counterparty's evidence (at most 2) times its trust, summed.
+    /// The trusted weight: each counterparty's evidence (at most 5: 2 as seller, 2 as buyer, 1 as
+    /// oracle) times its trust, summed.
     pub weight: f64,
     /// Whose trust weighed it.
     pub view: ScoreView,
@@ -154,87 +156,20 @@ impl Reader {
     /// weighs each counterparty u by `1` when u is the viewer, else by `max(t, min(1, C(viewer,
     /// u)))`, the viewer's own endorsement of u raising the market's trust. A viewer that
     /// endorsed none of the address's counterparties sees exactly the global score. Role scores
-    /// stay global. Without a viewer, the global view.
+    /// stay global. Without a viewer, the global view. With one, its two reads share one
+    /// snapshot ([`Reader::reputation_snapshot`] adds the basis and the run).
     pub async fn reputation_seen_by(
         &self,
         chain_id: u64,
         address: Address,
         viewer: Option<Address>,
     ) -> Result<Reputation, ReadError> {
-        let roles: Vec<&str> = ReputationRole::ALL.iter().map(|r| r.name()).chain([ALL_ROLES]).collect();
-        let rows = sqlx::query!(
-            r#"SELECT k.role AS "role!", coalesce(r.pacts, 0) AS "pacts!", coalesce(r.completed, 0) AS "completed!",
-                      coalesce(r.refunded, 0) AS "refunded!", coalesce(r.disputed, 0) AS "disputed!",
-                      coalesce(r.timed_out, 0) AS "timed_out!", coalesce(r.volume, 0)::text AS "volume!",
-                      r.mean_score::float8 AS mean_score, r.agreement::float8 AS agreement,
-                      coalesce(r.rated, 0) AS "rated!", coalesce(r.feedback_count, 0) AS "feedback_count!",
-                      coalesce(r.feedback_raters, 0) AS "feedback_raters!", r.feedback_mean::float8 AS feedback_mean,
-                      coalesce(s.score, reputation_score(0, 0))::float8 AS "score!",
-                      coalesce(s.weight, 0) AS "weight!", coalesce(s.raters, 0) AS "raters!",
-                      coalesce(s.trusted_raters, 0) AS "trusted_raters!"
-               FROM unnest($3::text[]) AS k(role)
-               LEFT JOIN reputation r ON r.chain_id = $1 AND r.address = $2 AND r.role = k.role
-               LEFT JOIN reputation_scores s ON s.chain_id = $1 AND s.address = $2 AND s.role = k.role"#,
-            i64_of(chain_id),
-            address.as_slice(),
-            &roles as &[&str],
-        )
-        .fetch_all(self.pool())
-        .await?;
-        let mut rep = Reputation {
-            address,
-            as_seller: RoleReputation::default(),
-            as_buyer: RoleReputation::default(),
-            as_oracle: RoleReputation::default(),
-            overall: Score::default(),
-            global: Score::default(),
-            viewer,
-            viewer_rated: false,
-            viewers_counterparties: 0,
-        };
-        for r in rows {
-            let row = Cells { table: "reputation", key: format!("chain {chain_id} {address} as {}", r.role) };
-            let count = |column, n: i32| row.int::<u64>(column, n);
-            let score = Score {
-                value: r.score,
-                rated: count("rated", r.rated)?,
-                raters: count("reputation_scores.raters", r.raters)?,
-                trusted_raters: count("reputation_scores.trusted_raters", r.trusted_raters)?,
-                weight: r.weight,
-                view: ScoreView::Global,
-            };
-            if r.role == ALL_ROLES {
-                rep.overall = score;
-                continue;
-            }
-            *rep.role(&row, &r.role)? = RoleReputation {
-                pacts: count("pacts", r.pacts)?,
-                completed: count("completed", r.completed)?,
-                refunded: count("refunded", r.refunded)?,
-                disputed: count("disputed", r.disputed)?,
-                timed_out: count("timed_out", r.timed_out)?,
-                volume: row.u256("volume", &r.volume)?,
-                mean_score: r.mean_score,
-                agreement: r.agreement,
-                feedback_count: count("feedback_count", r.feedback_count)?,
-                feedback_raters: count("feedback_raters", r.feedback_raters)?,
-                feedback_mean: r.feedback_mean,
-                score,
-            };
+        if viewer.is_none() {
+            return reputation_on(&mut *self.pool().acquire().await?, chain_id, address, None).await;
         }
-        rep.overall.rated =
-            [&rep.as_seller, &rep.as_buyer, &rep.as_oracle].iter().map(|r| r.score.rated).sum();
-        rep.global = rep.overall;
-        if let Some(viewer) = viewer {
-            let seen = self.basis(chain_id, address, Some(viewer), 0).await?;
-            rep.overall.view = ScoreView::Viewer;
-            rep.viewer_rated = seen.viewer_rated;
-            rep.viewers_counterparties = seen.viewers_counterparties;
-            // Nothing the viewer endorsed raised a rater: the stored global score, exactly.
-            if seen.raised {
-                rep.overall = Score { rated: rep.overall.rated, ..seen.score };
-            }
-        }
+        let mut tx = self.snapshot().await?;
+        let rep = reputation_on(&mut tx, chain_id, address, viewer).await?;
+        tx.commit().await?;
         Ok(rep)
     }
 
@@ -290,4 +225,87 @@ impl Reader {
             })
             .collect()
     }
+}
+
+/// [`Reader::reputation_seen_by`] on `conn`.
+pub(crate) async fn reputation_on(
+    conn: &mut PgConnection,
+    chain_id: u64,
+    address: Address,
+    viewer: Option<Address>,
+) -> Result<Reputation, ReadError> {
+    let roles: Vec<&str> = ReputationRole::ALL.iter().map(|r| r.name()).chain([ALL_ROLES]).collect();
+    let rows = sqlx::query!(
+        r#"SELECT k.role AS "role!", coalesce(r.pacts, 0) AS "pacts!", coalesce(r.completed, 0) AS "completed!",
+                  coalesce(r.refunded, 0) AS "refunded!", coalesce(r.disputed, 0) AS "disputed!",
+                  coalesce(r.timed_out, 0) AS "timed_out!", coalesce(r.volume, 0)::text AS "volume!",
+                  r.mean_score::float8 AS mean_score, r.agreement::float8 AS agreement,
+                  coalesce(r.rated, 0) AS "rated!", coalesce(r.feedback_count, 0) AS "feedback_count!",
+                  coalesce(r.feedback_raters, 0) AS "feedback_raters!", r.feedback_mean::float8 AS feedback_mean,
+                  coalesce(s.score, reputation_score(0, 0))::float8 AS "score!",
+                  coalesce(s.weight, 0) AS "weight!", coalesce(s.raters, 0) AS "raters!",
+                  coalesce(s.trusted_raters, 0) AS "trusted_raters!"
+           FROM unnest($3::text[]) AS k(role)
+           LEFT JOIN reputation r ON r.chain_id = $1 AND r.address = $2 AND r.role = k.role
+           LEFT JOIN reputation_scores s ON s.chain_id = $1 AND s.address = $2 AND s.role = k.role"#,
+        i64_of(chain_id),
+        address.as_slice(),
+        &roles as &[&str],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut rep = Reputation {
+        address,
+        as_seller: RoleReputation::default(),
+        as_buyer: RoleReputation::default(),
+        as_oracle: RoleReputation::default(),
+        overall: Score::default(),
+        global: Score::default(),
+        viewer,
+        viewer_rated: false,
+        viewers_counterparties: 0,
+    };
+    for r in rows {
+        let row = Cells { table: "reputation", key: format!("chain {chain_id} {address} as {}", r.role) };
+        let count = |column, n: i32| row.int::<u64>(column, n);
+        let score = Score {
+            value: r.score,
+            rated: count("rated", r.rated)?,
+            raters: count("reputation_scores.raters", r.raters)?,
+            trusted_raters: count("reputation_scores.trusted_raters", r.trusted_raters)?,
+            weight: r.weight,
+            view: ScoreView::Global,
+        };
+        if r.role == ALL_ROLES {
+            rep.overall = score;
+            continue;
+        }
+        *rep.role(&row, &r.role)? = RoleReputation {
+            pacts: count("pacts", r.pacts)?,
+            completed: count("completed", r.completed)?,
+            refunded: count("refunded", r.refunded)?,
+            disputed: count("disputed", r.disputed)?,
+            timed_out: count("timed_out", r.timed_out)?,
+            volume: row.u256("volume", &r.volume)?,
+            mean_score: r.mean_score,
+            agreement: r.agreement,
+            feedback_count: count("feedback_count", r.feedback_count)?,
+            feedback_raters: count("feedback_raters", r.feedback_raters)?,
+            feedback_mean: r.feedback_mean,
+            score,
+        };
+    }
+    rep.overall.rated = [&rep.as_seller, &rep.as_buyer, &rep.as_oracle].iter().map(|r| r.score.rated).sum();
+    rep.global = rep.overall;
+    if let Some(viewer) = viewer {
+        let seen = super::trust::basis_on(conn, chain_id, address, Some(viewer), 0).await?;
+        rep.overall.view = ScoreView::Viewer;
+        rep.viewer_rated = seen.viewer_rated;
+        rep.viewers_counterparties = seen.viewers_counterparties;
+        // Nothing the viewer endorsed raised a rater: the stored global score, exactly.
+        if seen.raised {
+            rep.overall = Score { rated: rep.overall.rated, ..seen.score };
+        }
+    }
+    Ok(rep)
 }

@@ -1,6 +1,8 @@
 //! Finding agents (seed 000): `search_agents` and `get_agent`, read from the index.
 
-use agentpact_read::{AgentMatch, AgentRef, AgentSearch, Basis, MAX_PAGE_SIZE, Reputation, ReputationRun};
+use agentpact_read::{
+    AgentMatch, AgentRef, AgentSearch, Basis, MAX_PAGE_SIZE, Reputation, ReputationRun, ReputationSnapshot,
+};
 use alloy::primitives::{Address, U256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -224,9 +226,9 @@ pub async fn get(chain: &Chain, i: GetAgent) -> Result<Answer<AgentView>, ToolEr
         Some(text) => Some(input::address("as_seen_by", text)?),
     };
     let agent = chain.reader.agent(chain.chain_id, address).await?;
-    let reputation = chain.reader.reputation_seen_by(chain.chain_id, address, viewer).await?;
-    let basis = chain.reader.basis(chain.chain_id, address, None, RESTS_ON).await?;
-    let run = chain.reader.reputation_run(chain.chain_id).await?;
+    // One generation: a ranking run committing meanwhile cannot mix two in one answer.
+    let ReputationSnapshot { reputation, basis, run } =
+        chain.reader.reputation_snapshot(chain.chain_id, address, viewer, RESTS_ON).await?;
     let score = said(&reputation, &basis, run.as_ref(), viewer == Some(chain.me));
     let view = ReputationView::of(&reputation).resting_on(&basis, run.as_ref());
     let erc8004 = identity.as_ref().map_or_else(String::new, |e| {
