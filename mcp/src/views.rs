@@ -180,8 +180,8 @@ pub struct ReputationView {
     pub raters: u64,
     /// Of those, how many are trusted as raters at all.
     pub trusted_raters: u64,
-    /// The trusted weight of the evidence behind the score: each counterparty's (at most 2)
-    /// times its trust.
+    /// The trusted weight of the evidence behind the score: each counterparty's (at most 5: 2 as
+    /// seller, 2 as buyer, 1 as oracle) times its trust.
     pub weight: f64,
     /// What the score rests on: its most trusted counterparties; null where the answer does not
     /// give it.

@@ -396,8 +396,9 @@ pub struct Score {
     /// The trusted weight, as `trustedWeight` (before #53: the untrusted weight).
     #[graphql(deprecation = "the trusted weight now: read trustedWeight")]
     weight: f64,
-    /// What the evidence weighs, each counterparty's (at most 2: three paid jobs and their ratings
-    /// make a full vote) times its trust: a farm's untrusted wallets add nothing.
+    /// What the evidence weighs, each counterparty's (at most 5: 2 as seller, 2 as buyer, 1 as
+    /// oracle; three paid jobs and their ratings make a full vote in a role) times its trust: a
+    /// farm's untrusted wallets add nothing.
     trusted_weight: f64,
     /// The counterparties trusted as raters at all (trust > 0).
     trusted_raters: u64,
@@ -437,7 +438,7 @@ pub struct BasisRater {
     pacts: u64,
     /// Of those, paid.
     paid_pacts: u64,
-    /// Its evidence W, 0-2.
+    /// Its evidence W, 0-5: 2 as seller, 2 as buyer, 1 as oracle.
     evidence: f64,
     /// Its endorsement C, 0 to W.
     endorsement: f64,
@@ -598,6 +599,11 @@ impl Reputation {
     /// scores are always global).
     async fn score(&self) -> Score {
         self.0.overall.into()
+    }
+    /// The same score in the global view (`score` itself without a `viewer`): the market's,
+    /// whoever asks.
+    async fn global_score(&self) -> Score {
+        self.0.global.into()
     }
     /// What `score` rests on, in the same view: the trusted counterparties by contribution (at
     /// most `first` ≤ 100) and the untrusted rest summed up.
