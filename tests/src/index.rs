@@ -127,28 +127,23 @@ pub fn small_ranges() -> Config {
 }
 
 /// Tables of the schema left out of [`dump`], and why: none of them is content the chain decides.
-pub const NOT_DUMPED: [(&str, &str); 7] = [
+pub const NOT_DUMPED: [(&str, &str); 2] = [
     ("_sqlx_migrations", "when each migration ran"),
     ("blocks", "which recent hashes are kept depends on the head at the time of each batch"),
-    ("reputation_runs", GENERATION),
-    ("reputation_trust", GENERATION),
-    ("reputation_raters", GENERATION),
-    ("reputation_scores", GENERATION),
-    ("erc8004_trusted", GENERATION),
 ];
-
-/// Why the ranking's generation is not compared: it is computed from `reputation_pairs` (which is)
-/// when a ranking is due after a pass, from configured seeds, so when an index last ranked depends
-/// on the timing of its passes, not on the chain.
-const GENERATION: &str = "a generation of the ranking, computed from reputation_pairs when due";
 
 /// How some tables are compared (columns, rows kept); every other table of the catalog is
 /// compared whole. `pact_counts` only by its rows that count something: a reorg may leave a row at
-/// zero where a fresh index never made one. `checkpoints` without its clocks.
-const DUMPED_AS: [(&str, &str, &str); 2] = [
+/// zero where a fresh index never made one. `checkpoints` without its clocks, `reputation_runs`
+/// (the generation [`dump`] writes) without when it ran and how long it took.
+const DUMPED_AS: [(&str, &str, &str); 3] = [
     ("pact_counts", "*", "pacts <> 0 OR payment <> 0"),
     ("checkpoints", "chain_id, block_number, block_hash", "true"),
+    ("reputation_runs", "chain_id, dirty, block_number, block_time, seeds, alpha, tau, nodes, edges", "true"),
 ];
+
+/// How many times [`dump`] starts over when its generation met an indexer's committing under it.
+const DUMP_ATTEMPTS: usize = 5;
 
 /// The dump of a fresh, uninterrupted index of `chain`: what any other way of building the index
 /// must equal.
@@ -254,13 +249,45 @@ pub async fn kinds_never_journaled(pool: &PgPool) -> Result<Vec<&'static str>, H
 
 /// Every row of every table the migrations create (read from the catalog, so a new table is
 /// compared without anyone listing it), as sorted text, table by table; [`NOT_DUMPED`] and
-/// [`DUMPED_AS`] say what is left out.
+/// [`DUMPED_AS`] say what is left out. The ranking's generation is compared too, written first by
+/// the dump itself from the same seeds for any index (every address of each chain's pairs): an
+/// indexer ranks when due, with its own seeds, so which generation an index holds is timing, while
+/// a generation of given pairs and seeds must be the same to the last bit. The dump runs in one
+/// transaction that it rolls back: it changes nothing.
 pub async fn dump(pool: &PgPool) -> Result<String, HarnessError> {
+    for attempt in 1..=DUMP_ATTEMPTS {
+        match dump_once(pool).await {
+            // An indexer committed its own generation under the dump's: start over.
+            Err(HarnessError::Index(e)) if conflicted(&e) && attempt < DUMP_ATTEMPTS => continue,
+            done => return done,
+        }
+    }
+    Err(HarnessError::Process(format!("the dump met a concurrent generation {DUMP_ATTEMPTS} times")))
+}
+
+/// One attempt of [`dump`].
+async fn dump_once(pool: &PgPool) -> Result<String, HarnessError> {
+    let mut tx = pool.begin().await?;
+    // One snapshot for the generation and every table read (run_generation's own level).
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").execute(&mut *tx).await?;
+    let chains: Vec<i64> =
+        sqlx::query_scalar("SELECT chain_id FROM chains ORDER BY 1").fetch_all(&mut *tx).await?;
+    for chain in chains {
+        let seeds: Vec<Vec<u8>> = sqlx::query_scalar(
+            "SELECT ratee FROM reputation_pairs WHERE chain_id = $1
+             UNION SELECT rater FROM reputation_pairs WHERE chain_id = $1 ORDER BY 1",
+        )
+        .bind(chain)
+        .fetch_all(&mut *tx)
+        .await?;
+        let seeds: Vec<Address> = seeds.iter().filter_map(|s| Address::try_from(s.as_slice()).ok()).collect();
+        agentpact_indexer::reputation::run_generation(&mut tx, chain as u64, &seeds).await?;
+    }
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT table_name::text FROM information_schema.tables
          WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
     let mut out = String::new();
     for table in tables.iter().filter(|t| !NOT_DUMPED.iter().any(|(n, _)| n == t)) {
@@ -269,10 +296,18 @@ pub async fn dump(pool: &PgPool) -> Result<String, HarnessError> {
         let sql = format!(
             "SELECT coalesce(string_agg(r::text, E'\\n' ORDER BY r::text), '') FROM (SELECT {columns} FROM {table} WHERE {kept}) r"
         );
-        let rows: String = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await?;
+        let rows: String = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&mut *tx).await?;
         out.push_str(&format!("== {table}\n{rows}\n"));
     }
+    tx.rollback().await?;
     Ok(out)
+}
+
+/// Whether a generation failed only for meeting a concurrent transaction (serialization failure,
+/// deadlock): worth starting over.
+fn conflicted(e: &agentpact_indexer::IndexError) -> bool {
+    let agentpact_indexer::IndexError::Db(sqlx::Error::Database(db)) = e else { return false };
+    matches!(db.code().as_deref(), Some("40001" | "40P01"))
 }
 
 /// Compares the index in `pool` with the contracts on `chain`, field by field: every pact (terms,

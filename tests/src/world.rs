@@ -39,7 +39,9 @@ use crate::{
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
-/// One USDC-equivalent in wei (0.0004 ETH): the value at which a pact weighs one whole job.
+/// One USDC-equivalent in wei (0.0004 ETH): the value at which a pact weighs one whole job. The
+/// view `pact_evidence` (migrations/0022_trusted_reputation.sql) defines it for ETH pacts; this is
+/// its floor repeated so that a world can price its pacts before any index exists.
 pub const USDC_IN_WEI: u64 = 400_000_000_000_000;
 
 /// `n` whole USDC-equivalents in wei.
@@ -65,7 +67,8 @@ const SHORT_REVIEW: u64 = 60 * 60;
 /// deadline) open, and a day of chain time passes it.
 const SHORT_DEADLINE: u64 = 6 * 60 * 60;
 
-fn process(e: impl std::fmt::Display) -> HarnessError {
+/// A failure of a world's own (an answer missing or not as expected) as a harness error.
+pub fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
 }
 

@@ -227,3 +227,41 @@ async fn a_restarted_chain_under_the_same_id_is_refused() -> Result {
     assert_eq!(dump(db.pool()).await?, indexed);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_ranking_that_fails_leaves_the_pass_indexed_and_counts_the_error() -> Result {
+    let m = Market::open().await?;
+    shared_history(&m).await?;
+    let db = TestDatabase::create().await?;
+    let mut ix = agentpact_tests::index::ranking(&m.chain, db.pool(), vec![m.cast.buyer]);
+    ix.catch_up().await?;
+    let generation = "SELECT count(*) FROM reputation_scores";
+    let scores: i64 = sqlx::query_scalar(generation).fetch_one(db.pool()).await?;
+    assert!(scores > 0, "the first pass wrote no generation");
+    // A pair whose evidence is no number (written by hand): every ranking of the chain fails on it
+    // the same way, until someone re-indexes. The pairs are marked changed, and a block comes.
+    sqlx::query(
+        "UPDATE reputation_pairs SET evidence = 'NaN' WHERE (ratee, role, rater) =
+           (SELECT ratee, role, rater FROM reputation_pairs ORDER BY 1, 2, 3 LIMIT 1)",
+    )
+    .execute(db.pool())
+    .await?;
+    sqlx::query("UPDATE reputation_runs SET dirty = true").execute(db.pool()).await?;
+    m.chain.mine().await?;
+    let head = m.chain.provider.get_block_number().await?;
+    let pass = ix.catch_up().await?;
+    assert!(matches!(pass, Pass::Indexed(cp) if cp.block_number == head), "{pass:?}");
+    let metrics = ix.metrics().render();
+    assert!(metrics.contains("kind=\"ranking\"} 1"), "the failed ranking is not counted: {metrics}");
+    let (dirty, kept): (bool, i64) = sqlx::query_as(
+        "SELECT (SELECT dirty FROM reputation_runs), (SELECT count(*) FROM reputation_scores)",
+    )
+    .fetch_one(db.pool())
+    .await?;
+    assert_eq!((dirty, kept), (true, scores), "the previous generation stands, still due");
+    // The next pass retries it (every = 0), and the session goes on.
+    m.chain.mine().await?;
+    ix.catch_up().await?;
+    assert!(ix.metrics().render().contains("kind=\"ranking\"} 2"), "the ranking was not retried");
+    Ok(())
+}
