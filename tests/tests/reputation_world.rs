@@ -39,7 +39,7 @@ use agentpact_tests::{
     index::ranking,
     pacts::Market,
     postgres::TestDatabase,
-    world::{Deal, End, Walked, World, usdc},
+    world::{Deal, End, Walked, World, process, usdc},
 };
 use alloy::primitives::{Address, U256};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -376,10 +376,6 @@ impl Scores<'_> {
         let agent = agent.ok_or_else(|| process(format!("{who} has no ERC-8004 identity in the index")))?;
         Ok((agent.reputation.trusted_score, agent.reputation.mean_value.unwrap_or_default()))
     }
-}
-
-fn process(e: impl std::fmt::Display) -> HarnessError {
-    HarnessError::Process(e.to_string())
 }
 
 /// `lane`, saying when it ended.
