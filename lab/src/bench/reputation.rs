@@ -107,7 +107,7 @@ fn address(n: u64) -> Address {
 /// Each pact: buyer uniform, seller `floor(agents · u²)` (skewed to the low ids), never the same
 /// agent; 85 % approved with an oracle score of 60-100 (seller credit 0.6-1, buyer credit 1),
 /// 5 % won by the seller (credit 1 / 0), 10 % refunded (0 / 1, unpaid); the buyer rates 70 % of
-/// paid pacts 4-5★ (1★ of unpaid ones), the seller rates 40 % of them 5★. Every pact is above
+/// paid pacts 4-5★ (1★ of unpaid ones: shown, never weighed), the seller rates 40 % of them 5★. Every pact is above
 /// the value floor (q = 1) and none is a settlement (m = 1), so n = pacts of the pair.
 async fn market(pool: &PgPool, pacts: u64, agents: u64, seed: u64) -> anyhow::Result<u64> {
     let mut tx = pool.begin().await?;
@@ -152,21 +152,18 @@ async fn market(pool: &PgPool, pacts: u64, agents: u64, seed: u64) -> anyhow::Re
                SELECT ratee, role, rater, count(*) AS pacts, count(*) FILTER (WHERE paid) AS paid_pacts,
                       count(*)::numeric AS jobs, sum(credit)::numeric AS credit_sum,
                       count(*) FILTER (WHERE paid AND rating IS NOT NULL)::numeric AS rated_jobs,
-                      count(rating) AS ratings, avg(rating)::numeric(8, 4) AS rating_mean
+                      count(rating) AS ratings, avg(rating)::numeric(8, 4) AS rating_mean,
+                      -- The vote: only the ratings of paid pacts weigh, as in the indexer's pairs.
+                      avg(rating) FILTER (WHERE paid)::numeric AS vote
                FROM side GROUP BY ratee, role, rater
-           ),
-           weighed AS (
-               SELECT *, least(1, log(2, 1 + jobs) / 2)::float8 AS e,
-                      CASE WHEN rated_jobs > 0 THEN least(1, log(2, 1 + rated_jobs) / 2)::float8 ELSE 0 END AS f
-               FROM pair
            )
            INSERT INTO reputation_pairs (chain_id, ratee, role, rater, pacts, paid_pacts, jobs, credit_sum,
                                          rated_jobs, ratings, rating_mean, evidence, endorsement)
            SELECT $1, decode(lpad(to_hex(ratee + 1), 40, '0'), 'hex'), role,
                   decode(lpad(to_hex(rater + 1), 40, '0'), 'hex'), pacts, paid_pacts, jobs, credit_sum,
-                  rated_jobs, ratings, rating_mean, e + f,
-                  e * (credit_sum / jobs)::float8 + f * coalesce((rating_mean - 1) / 4, 0)::float8
-           FROM weighed"#,
+                  rated_jobs, ratings, rating_mean, reputation_evidence(jobs, rated_jobs),
+                  reputation_endorsement(jobs, credit_sum, rated_jobs, vote)
+           FROM pair"#,
     )
     .bind(CHAIN_ID as i64)
     .bind(agents as i64)
