@@ -224,10 +224,12 @@ async fn rests_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result {
 
 /// An agent's page and its ERC-8004 section: a one-line note while the demo seller has no ERC-8004
 /// identity; once it registers (a name with markup in it) and two clients rate it, the buyer of a
-/// completed pact (tagged with that pact: grounded) and a stranger to it (ungrounded), the raw
-/// mean, the grounded and the AgentPact scores side by side as the API gives them, 50% ungrounded,
-/// each feedback marked on its own row with the grounding pact linked; `#/erc8004/<id>` opens the
-/// same page; chain text shown as text.
+/// completed pact (tagged with that pact: grounded) and a stranger to it (ungrounded), the page
+/// left open redraws when the ranking run that read them replaces the scores (no pact of it
+/// changed), with the raw mean, the grounded and the AgentPact scores side by side as the API
+/// gives them, 50% ungrounded, each feedback marked on its own row with the grounding pact linked;
+/// as a viewer sees it, the AgentPact score beside them stays the global one; `#/erc8004/<id>`
+/// opens the same page; chain text shown as text.
 async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result {
     let page = |route: &str| format!("{}#/{route}", dev.dashboard);
     let provider = ProviderBuilder::new().connect_http(dev.rpc.parse().map_err(process)?);
@@ -275,20 +277,38 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
     let tagged = format!("pact:{pact}");
     on_chain.rate(agent_id, cast.buyer, 90, &tagged, "<i>on time</i>").await?;
     on_chain.rate(agent_id, cast.stranger, 10, "", "").await?;
+    let rated_in = provider.get_block_number().await?;
     let query = "query($a: Address!) {
+        _meta { reputation { block } }
         erc8004Agent(address: $a) { agentId reputation { feedback rawMeanValue groundedScore trustedScore ungroundedShare } }
         reputation(address: $a) { score { value } } }";
     let variables = json!({ "a": seller });
-    agentpact_tests::until(Duration::from_secs(30), "both feedbacks indexed", || async {
-        Ok(api(dev, query, variables.clone()).await?["erc8004Agent"]["reputation"]["feedback"] == 2)
+    // The feedback marks the ranking stale: a run reads it, with no pact of the seller changing.
+    agentpact_tests::until(Duration::from_secs(30), "a ranking run past both feedbacks", || async {
+        let ran = api(dev, query, variables.clone()).await?["_meta"]["reputation"]["block"].as_u64();
+        Ok(ran.is_some_and(|block| block >= rated_in))
     })
     .await?;
     let answer = api(dev, query, variables).await?;
     let expected = &answer["erc8004Agent"]["reputation"];
+    assert_eq!(expected["feedback"], 2, "{answer}");
     assert_eq!(expected["rawMeanValue"], 50.0, "{answer}");
     assert_eq!(expected["ungroundedShare"], 0.5, "{answer}");
 
-    open(browser, &page(&format!("address/{seller}"))).await?;
+    // The page left open redraws for that run (none of its pacts changed): its freshness says
+    // the run's block.
+    let run = answer["_meta"]["reputation"]["block"].clone();
+    agentpact_tests::until(
+        Duration::from_secs(30),
+        "the open page redrawn for the new ranking run",
+        || async {
+            let shown = browser
+                .run("return Number(document.querySelector('#freshness')?.dataset.block)", json!([]))
+                .await?;
+            Ok(shown.as_f64() == run.as_f64())
+        },
+    )
+    .await?;
     let shown = browser
         .run(
             "const s = document.getElementById('erc8004');
@@ -350,6 +370,27 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
     browser.run("document.getElementById('erc8004').scrollIntoView()", json!([])).await?;
     browser.screenshot(&screenshots().join("address-erc8004-1440.png")).await?;
     assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on an agent's page");
+
+    // As the buyer sees it (its own pact with the seller counts fully, so its view differs): the
+    // AgentPact score beside the ERC-8004 ones is still the global one, as labelled.
+    let seen = api(
+        dev,
+        "query($a: Address!, $v: Address!) { reputation(address: $a, viewer: $v) { score { value } globalScore { value } } }",
+        json!({ "a": seller, "v": cast.buyer.to_string() }),
+    )
+    .await?;
+    let (viewers, global) =
+        (&seen["reputation"]["score"]["value"], &seen["reputation"]["globalScore"]["value"]);
+    assert_eq!(global.as_f64(), answer["reputation"]["score"]["value"].as_f64(), "{seen} {answer}");
+    assert_ne!(viewers.as_f64(), global.as_f64(), "the buyer's view raises the seller: {seen}");
+    open(browser, &page(&format!("address/{seller}?viewer={}", cast.buyer))).await?;
+    let tile = browser
+        .run(
+            "return Number(document.querySelector('#erc8004 [data-score=agentpact]').dataset.value)",
+            json!([]),
+        )
+        .await?;
+    assert_eq!(tile.as_f64(), global.as_f64(), "the AgentPact tile as a viewer sees the page: {seen}");
 
     // By its ERC-8004 id: the same page; an id it does not know, a sentence.
     open(browser, &page(&format!("erc8004/{agent_id}"))).await?;

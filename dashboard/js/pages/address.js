@@ -2,9 +2,9 @@
 // what its score rests on (its counterparties and their trust as raters, in the global view or as
 // `?viewer=0x…` sees it) and how fresh it is, its ERC-8004 identity with the raw ERC-8004 score
 // beside the grounded and trusted ones, its stake if it is an oracle, its pacts and the feedback
-// it received.
+// it received. Redrawn when one of its pacts changes or a ranking run replaces the scores.
 
-import { onPactChanges, query } from '../api.js';
+import { onPactChanges, query, quietly } from '../api.js';
 import { fill, h, message, section, table, terms } from '../dom.js';
 import { address, amount, duration, hash, isAddress, isPactId, pactLink, score, share, time, units, uri } from '../format.js';
 import { pactRows, PACT_ROW } from './pacts.js';
@@ -18,6 +18,7 @@ const ADDRESS = `
     meta: _meta { reputation { block computedAt ageSeconds seeds note } }
     reputation(address: $address, viewer: $viewer) {
       score { value rated raters trustedRaters trustedWeight view }
+      globalScore { value }
       basis(first: 20) { raters { counterparty paidPacts evidence trust source contribution } untrusted { raters evidence } }
       asSeller { ${ROLE} } asBuyer { ${ROLE} } asOracle { ${ROLE} }
       feedback { count raters meanRating }
@@ -37,7 +38,15 @@ const ERC8004_AGENT = `
 
 const ERC8004 = `query Erc8004($address: Address!) { erc8004Agent(address: $address) { ${ERC8004_AGENT} } }`;
 
-/** Renders the page of `addr` into `main`, redrawn when one of its pacts changes. */
+/** How often the page asks whether a ranking run replaced the scores (no subscription says it). */
+const RANKING_POLL_MS = 5000;
+
+const RANKING = 'query { _meta { reputation { computedAt } } }';
+
+/**
+ * Renders the page of `addr` into `main`, redrawn when one of its pacts changes and when a ranking
+ * run replaced the scores it shows (the run's `computedAt` changed).
+ */
 export async function addressPage(main, { args: [addr], params, live }) {
   if (!isAddress(addr)) {
     fill(main, h('h1', {}, 'Address'), message('error', `"${addr}" is not an address. An address is 0x followed by 40 hexadecimal digits, such as 0x70997970C51812dc3A010C7d01b50e0d17dc79C8.`));
@@ -48,16 +57,24 @@ export async function addressPage(main, { args: [addr], params, live }) {
     fill(main, h('h1', {}, 'Address'), message('error', `"${viewer}" is not an address to see the score as. Give ?viewer= an address (0x and 40 hexadecimal digits), or leave it out for the global view.`));
     return;
   }
+  let ranked = null;
   const draw = async () => {
     // The ERC-8004 part is asked apart: when it cannot be answered, the rest of the page still is.
     const [data, erc8004] = await Promise.all([
       query(ADDRESS, { address: addr, viewer }),
       query(ERC8004, { address: addr }).then((d) => ({ agent: d.erc8004Agent }), (e) => ({ error: e.message })),
     ]);
+    ranked = data.meta?.reputation?.computedAt ?? null;
     render(main, addr, data, erc8004, viewer);
   };
   await draw();
   live(onPactChanges({ party: addr }, draw));
+  const reranked = async () => {
+    const { _meta: meta } = await query(RANKING);
+    if ((meta?.reputation?.computedAt ?? null) !== ranked) await draw();
+  };
+  const timer = setInterval(() => quietly(reranked), RANKING_POLL_MS);
+  live(() => clearInterval(timer));
 }
 
 /** The page of ERC-8004 agent `id` (`#/erc8004/<id>`): the address page of its wallet, else its owner. */
@@ -94,7 +111,7 @@ function render(main, addr, { agent, oracle, meta, reputation: r, pacts, account
         h('td', { class: 'num' }, x.completed), h('td', { class: 'num' }, x.refunded), h('td', { class: 'num' }, x.disputed),
         h('td', { class: 'num' }, x.timedOut), h('td', {}, x.volumes.map((v) => amount(v.formatted, v.currency)).join(' · ') || '—'))))),
     restsOn(r, meta?.reputation, viewer),
-    erc8004Section(erc8004, r.score),
+    erc8004Section(erc8004, r.globalScore),
     oracle ? section('As oracle', terms([['Status', oracle.status], ['Stake', `${units(oracle.stake, 18)} ETH`], ['Verifies', oracle.capabilities.join(', ')], ['Registered', time(oracle.registeredAt)]])) : null,
     section(`Pacts (${pacts.totalCount})`, pactRows(pacts.nodes, 'Pacts of this address', 'This address takes part in no pact.'),
       pacts.totalCount > pacts.nodes.length ? h('p', {}, h('a', { href: `/#/pacts?party=${addr}` }, 'All its pacts →')) : null),
@@ -156,7 +173,8 @@ function trustBar(trust) {
 
 /**
  * Its ERC-8004 identity; its raw ERC-8004 score (every feedback as given) beside the grounded one
- * (only feedback from clients that paid it through a settled pact) and its AgentPact score; how
+ * (only feedback from clients that paid it through a settled pact) and its global AgentPact score
+ * (the market's, whatever `?viewer=` the page shows the reputation as); how
  * much of the feedback is ungrounded; the latest feedback, each marked grounded or not.
  */
 function erc8004Section({ agent: a, error }, agentpact) {
@@ -183,7 +201,7 @@ function erc8004Section({ agent: a, error }, agentpact) {
         x.grounded ? `${from(x.grounded, x.groundedClients)} backed by paid pacts, every client counted fully` : 'no grounded feedback yet: 3.0 is the starting score'),
       tile('trusted', 'Trusted score', x.trustedScore, score(x.trustedScore),
         x.trustedClients ? `${x.trustedClients} grounded ${x.trustedClients === 1 ? 'client' : 'clients'} the market trusts, weighing ${x.trustedWeight.toFixed(2)}: each vote times its client's trust` : 'no grounded client the market trusts yet: 3.0'),
-      tile('agentpact', 'AgentPact score', agentpact.value, score(agentpact.value), 'from the pacts it settled here')),
+      tile('agentpact', 'AgentPact score', agentpact.value, score(agentpact.value), 'from the pacts it settled here, in the global view')),
     h('p', { id: 'ungrounded', 'data-share': x.ungroundedShare },
       h('strong', {}, x.feedback ? share(Math.round(x.ungroundedShare * 10000)) : '—'), ' of its ERC-8004 feedback is ungrounded: ',
       'feedback from clients with no settled pact with this agent. Anyone may give ERC-8004 feedback, so the grounded score counts only work that was paid for, and the trusted score only clients the market trusts.'),
