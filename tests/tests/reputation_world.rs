@@ -26,7 +26,7 @@
 //! that hired it) and by a viewer with no history (the global view); every farm identity (the
 //! farmer, the settlement farm, the ring's agent, each farm's best puppet) scores at most its
 //! twin's score + 0.1 in both views, each puppet at most a stranger's 3.00 + 0.1; the ring's
-//! grounded ERC-8004 score at most its twin's + 0.1; each griefing moves gseller by ≤ 0.1.
+//! trusted ERC-8004 score at most its twin's + 0.1; each griefing moves gseller by ≤ 0.1.
 
 use std::collections::BTreeMap;
 
@@ -369,9 +369,9 @@ impl Scores<'_> {
         Ok(best)
     }
 
-    /// The trusted, grounded ERC-8004 score of `who`'s identity, and the raw mean value (0-100)
-    /// of its feedback.
-    async fn grounded(&self, who: Address) -> Result<(f64, f64)> {
+    /// The trusted ERC-8004 score of `who`'s identity (its grounded feedback, each client times its
+    /// trust), and the raw mean value (0-100) of its feedback.
+    async fn trusted(&self, who: Address) -> Result<(f64, f64)> {
         let agent = self.reader.erc8004_agent(self.chain, AgentRef::Address(who)).await.map_err(process)?;
         let agent = agent.ok_or_else(|| process(format!("{who} has no ERC-8004 identity in the index")))?;
         Ok((agent.reputation.trusted_score, agent.reputation.mean_value.unwrap_or_default()))
@@ -527,11 +527,11 @@ async fn the_worlds_honest_newcomer_earns_trust_its_farms_do_not_and_griefing_mo
             ),
         );
     }
-    let ((ring_grounded, ring_raw), (twin_grounded, twin_raw)) =
-        (scores.grounded(c.ring.agent).await?, scores.grounded(c.ring.twin).await?);
+    let ((ring_trusted, ring_raw), (twin_trusted, twin_raw)) =
+        (scores.trusted(c.ring.agent).await?, scores.trusted(c.ring.twin).await?);
     failed.check(
-        ring_grounded <= twin_grounded + SLACK,
-        format!("the ring's agent's grounded ERC-8004 score {ring_grounded}, its twin's {twin_grounded}"),
+        ring_trusted <= twin_trusted + SLACK,
+        format!("the ring's agent's trusted ERC-8004 score {ring_trusted}, its twin's {twin_trusted}"),
     );
     // What the ring bought: the raw mean of its 53 feedbacks, against the twin's 3.
     failed.check(
@@ -576,7 +576,7 @@ async fn the_worlds_honest_newcomer_earns_trust_its_farms_do_not_and_griefing_mo
         );
     }
     println!(
-        "ERC-8004, grounded and trusted: the ring's agent {ring_grounded:.2}, its twin {twin_grounded:.2} \
+        "ERC-8004, grounded and trusted: the ring's agent {ring_trusted:.2}, its twin {twin_trusted:.2} \
          (raw mean value: {ring_raw:.1}, {twin_raw:.1})"
     );
     println!("| griefing of gseller | before (global / as seen by m{VIEWER:02}) | moved |");
