@@ -43,7 +43,8 @@ const DERIVED: [&str; 7] = [
 /// One generation of trusted scores, replaced whole by the ranking run from `reputation_pairs`
 /// after a pass (`reputation::generation`): a rollback marks the pairs dirty and the next run
 /// replaces the generation, so it needs no undo of its own.
-const GENERATION: [&str; 4] = ["reputation_trust", "reputation_raters", "reputation_scores", "erc8004_trusted"];
+const GENERATION: [&str; 4] =
+    ["reputation_trust", "reputation_raters", "reputation_scores", "erc8004_trusted"];
 /// What a backfill far behind the head put off (`indexer::defer`): no chain content, and a rollback
 /// leaves it alone — the deferral outlives it, and the batch that reaches the head empties both.
 const UPKEEP: [&str; 2] = ["deferred_objects", "deferred_chains"];
