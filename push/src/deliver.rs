@@ -42,7 +42,7 @@ pub struct Deliverer {
 }
 
 /// Where a subscription's deliveries go, and how they are signed.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct Target {
     url: String,
     hmac_secret: Option<String>,
@@ -50,7 +50,7 @@ struct Target {
 }
 
 /// A pending delivery of a subscription.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct Next {
     id: i64,
     idempotency_key: String,
@@ -97,16 +97,16 @@ impl Deliverer {
     /// One round: every subscription with a delivery due gets a turn (`concurrency` at once, each
     /// holding two connections), until `stop`; returns how many deliveries were answered.
     pub async fn round(&self, stop: &Stop) -> Result<u64, PushError> {
-        let heads: Vec<(i64, bool)> = sqlx::query_as(
-            "SELECT DISTINCT ON (subscription_id) subscription_id, next_attempt_at <= now()
-             FROM webhook_deliveries WHERE state = $1 AND chain_id = $2 ORDER BY subscription_id, id",
+        let heads = sqlx::query!(
+            r#"SELECT DISTINCT ON (subscription_id) subscription_id, next_attempt_at <= now() AS "due!"
+               FROM webhook_deliveries WHERE state = $1 AND chain_id = $2 ORDER BY subscription_id, id"#,
+            DeliveryState::Pending.name(),
+            i64_of(self.config.chain_id)
         )
-        .bind(DeliveryState::Pending.name())
-        .bind(i64_of(self.config.chain_id))
         .fetch_all(&self.pool)
         .await?;
         self.metrics.set_pending(heads.len() as u64);
-        let due: Vec<i64> = heads.into_iter().filter(|(_, due)| *due).map(|(id, _)| id).collect();
+        let due: Vec<i64> = heads.into_iter().filter(|h| h.due).map(|h| h.subscription_id).collect();
         let turns =
             futures::stream::iter(due).map(|id| self.turn(id, stop)).buffer_unordered(self.concurrency);
         let results: Vec<Result<u64, PushError>> = turns.collect().await;
@@ -124,40 +124,46 @@ impl Deliverer {
             return Ok(0);
         }
         let mut lock = self.pool.begin().await?;
-        let mine: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1, hashtext($2::text))")
-            .bind(LOCK_NAMESPACE)
-            .bind(id.to_string())
-            .fetch_one(&mut *lock)
-            .await?;
+        let mine = sqlx::query_scalar!(
+            r#"SELECT pg_try_advisory_xact_lock($1, hashtext($2::text)) AS "mine!""#,
+            LOCK_NAMESPACE,
+            id.to_string()
+        )
+        .fetch_one(&mut *lock)
+        .await?;
         if !mine {
             return Ok(0);
         }
-        let target: Option<Target> = sqlx::query_as(
+        let target = sqlx::query_as!(
+            Target,
             "SELECT url, hmac_secret, owner FROM webhook_subscriptions WHERE id = $1 AND cancelled_at IS NULL",
+            id
         )
-        .bind(id)
         .fetch_optional(&self.pool)
         .await?;
         let Some(target) = target else {
             // Cancelled after these were queued: never sent, and no longer waiting.
-            sqlx::query("UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3")
-                .bind(id)
-                .bind(DeliveryState::Cancelled.name())
-                .bind(DeliveryState::Pending.name())
-                .execute(&mut *lock)
-                .await?;
+            sqlx::query!(
+                "UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3",
+                id,
+                DeliveryState::Cancelled.name(),
+                DeliveryState::Pending.name()
+            )
+            .execute(&mut *lock)
+            .await?;
             lock.commit().await?;
             return Ok(0);
         };
         let owner = Cells { table: "webhook_subscriptions", key: format!("id {id}") }
             .address("owner", &target.owner)?;
-        let batch: Vec<Next> = sqlx::query_as(
-            "SELECT id, idempotency_key, body, attempts, next_attempt_at <= now() AS due, block_time
-             FROM webhook_deliveries WHERE subscription_id = $1 AND state = $2 ORDER BY id LIMIT $3",
+        let batch = sqlx::query_as!(
+            Next,
+            r#"SELECT id, idempotency_key, body, attempts, next_attempt_at <= now() AS "due!", block_time
+               FROM webhook_deliveries WHERE subscription_id = $1 AND state = $2 ORDER BY id LIMIT $3"#,
+            id,
+            DeliveryState::Pending.name(),
+            PER_TURN
         )
-        .bind(id)
-        .bind(DeliveryState::Pending.name())
-        .bind(PER_TURN)
         .fetch_all(&self.pool)
         .await?;
         let mut answered = 0;
@@ -170,11 +176,11 @@ impl Deliverer {
                 break;
             }
             // Counted before it is sent: see the module's note.
-            let started = sqlx::query(
+            let started = sqlx::query!(
                 "UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = $1 AND state = $2",
+                next.id,
+                DeliveryState::Pending.name()
             )
-            .bind(next.id)
-            .bind(DeliveryState::Pending.name())
             .execute(&self.pool)
             .await?;
             if started.rows_affected() == 0 {
@@ -189,11 +195,11 @@ impl Deliverer {
             match attempt {
                 Attempt::Interrupted => break,
                 Attempt::Answered => {
-                    sqlx::query(
+                    sqlx::query!(
                         "UPDATE webhook_deliveries SET state = $2, delivered_at = now(), last_error = NULL WHERE id = $1",
+                        next.id,
+                        DeliveryState::Delivered.name()
                     )
-                    .bind(next.id)
-                    .bind(DeliveryState::Delivered.name())
                     .execute(&self.pool)
                     .await?;
                     let latency = next.block_time.and_then(|t| (Utc::now() - t).to_std().ok());
@@ -203,12 +209,14 @@ impl Deliverer {
                 Attempt::Refused(error) | Attempt::Failed(error)
                     if attempts >= self.config.retry.max_attempts || refused =>
                 {
-                    sqlx::query("UPDATE webhook_deliveries SET state = $2, last_error = $3 WHERE id = $1")
-                        .bind(next.id)
-                        .bind(DeliveryState::Dead.name())
-                        .bind(&error)
-                        .execute(&self.pool)
-                        .await?;
+                    sqlx::query!(
+                        "UPDATE webhook_deliveries SET state = $2, last_error = $3 WHERE id = $1",
+                        next.id,
+                        DeliveryState::Dead.name(),
+                        error
+                    )
+                    .execute(&self.pool)
+                    .await?;
                     self.metrics.failed(true);
                     tracing::warn!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery given up");
                 }
@@ -225,14 +233,14 @@ impl Deliverer {
     }
 
     async fn postpone(&self, delivery: i64, wait: Duration, error: Option<&str>) -> Result<(), PushError> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE webhook_deliveries
              SET next_attempt_at = now() + make_interval(secs => $2), last_error = coalesce($3, last_error)
              WHERE id = $1",
+            delivery,
+            wait.as_secs_f64(),
+            error
         )
-        .bind(delivery)
-        .bind(wait.as_secs_f64())
-        .bind(error)
         .execute(&self.pool)
         .await?;
         Ok(())
