@@ -83,11 +83,12 @@ pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig) -> Result<u64, PushE
     let Some(now) = dispatch::indexed(&mut tx, config.chain_id).await?.and_then(|i| i.time) else {
         return Ok(0);
     };
-    let since: Option<DateTime<Utc>> =
-        sqlx::query_scalar("SELECT until FROM webhook_alarm_cursors WHERE chain_id = $1 FOR UPDATE")
-            .bind(i64_of(config.chain_id))
-            .fetch_optional(&mut *tx)
-            .await?;
+    let since = sqlx::query_scalar!(
+        "SELECT until FROM webhook_alarm_cursors WHERE chain_id = $1 FOR UPDATE",
+        i64_of(config.chain_id)
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
     let since = since.unwrap_or(now);
     let remind_until =
         now + chrono::Duration::from_std(config.remind_before).unwrap_or(chrono::Duration::zero());
@@ -96,77 +97,19 @@ pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig) -> Result<u64, PushE
     if now > since {
         written += queue(&mut tx, config, NoticeKind::Closed, (since, now), now).await?;
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO webhook_alarm_cursors (chain_id, until) VALUES ($1, $2)
          ON CONFLICT (chain_id) DO UPDATE SET until = GREATEST(webhook_alarm_cursors.until, $2)",
+        i64_of(config.chain_id),
+        now
     )
-    .bind(i64_of(config.chain_id))
-    .bind(now)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
     Ok(written)
 }
 
-/// The alarm query. Each window's closing rule comes bound as values, one row per status
-/// ([`rules::closing`]): the pact field it counts from (`since`, mapped here to its column) and
-/// how long after (`secs`, or the pact's review period where `by_review`).
-const QUEUE: &str = "
-    WITH w AS (SELECT * FROM unnest($2::smallint[], $3::text[], $4::text[], $5::text[], $6::text[],
-                                    $7::float8[], $8::bool[])
-                 AS w(status, window_name, status_name, actor, since, secs, by_review)),
-     open AS (
-         SELECT p.chain_id, p.pact_id, p.currency, w.window_name, w.status_name,
-                CASE w.actor
-                    WHEN 'counterparty' THEN ARRAY[p.counterparty]
-                    WHEN 'seller' THEN ARRAY[p.seller]
-                    WHEN 'buyer' THEN ARRAY[p.buyer]
-                    WHEN 'arbitrator' THEN ARRAY[p.arbitrator]
-                    WHEN 'oracles' THEN ARRAY(SELECT o.oracle FROM pact_oracles o
-                                              WHERE o.chain_id = p.chain_id AND o.pact_id = p.pact_id)
-                END AS actors,
-                CASE w.since
-                    WHEN 'acceptBy' THEN p.accept_by
-                    WHEN 'deadline' THEN p.deadline
-                    WHEN 'submittedAt' THEN p.submitted_at
-                    WHEN 'verifiedAt' THEN p.verified_at
-                    WHEN 'disputedAt' THEN p.disputed_at
-                END + make_interval(secs => CASE WHEN w.by_review THEN p.review_period::float8 ELSE w.secs END)
-                    AS closes_at
-         FROM pacts p JOIN w ON w.status = p.status
-         WHERE p.chain_id = $1
-     ),
-     due AS (
-         SELECT * FROM open
-         WHERE CASE WHEN $9 = $12 THEN closes_at > $10 AND closes_at <= $11
-                    ELSE closes_at >= $10 AND closes_at < $11 END
-     ),
-     keyed AS (
-         SELECT due.*, due.chain_id || ':' || due.pact_id || ':' || due.window_name || ':'
-                       || extract(epoch FROM due.closes_at)::bigint || ':' || $9 AS key
-         FROM due
-     )
-     INSERT INTO webhook_deliveries (subscription_id, idempotency_key, kind, chain_id, body, state)
-     SELECT s.id, keyed.key, $9, keyed.chain_id,
-            jsonb_build_object(
-                'type', $9::text, 'idempotencyKey', keyed.key, 'subscriptionId', s.id, 'mode', s.mode,
-                'chainId', keyed.chain_id, 'pactId', keyed.pact_id::text, 'window', keyed.window_name,
-                'status', keyed.status_name, 'closesAt', extract(epoch FROM keyed.closes_at)::bigint,
-                'chainTime', extract(epoch FROM $13::timestamptz)::bigint)::text,
-            $14
-     FROM keyed
-     JOIN webhook_subscriptions s
-       ON s.chain_id = keyed.chain_id AND s.alarms AND s.cancelled_at IS NULL
-      AND (s.party IS NULL OR s.party = ANY(keyed.actors))
-      AND (s.pact_ids IS NULL OR keyed.pact_id = ANY(s.pact_ids))
-      AND (s.currencies IS NULL OR keyed.currency = ANY(s.currencies))
-      -- A window that closed before the subscription existed is no news to it (an index
-      -- catching up through history passes many).
-      AND ($9 = $12 OR keyed.closes_at >= s.created_at)
-     ORDER BY keyed.closes_at, keyed.pact_id, s.id
-     ON CONFLICT (subscription_id, idempotency_key) DO NOTHING";
-
-/// Every status that waits in a window, with what [`QUEUE`] binds for it.
+/// Every status that waits in a window, with what the alarm query (`alarms.sql`) binds for it.
 struct Windows {
     statuses: Vec<i16>,
     windows: Vec<&'static str>,
@@ -207,7 +150,11 @@ impl Windows {
 }
 
 /// Writes `kind` notices for the windows closing in `range` (reminders: after its start up to its
-/// end; closed: from its start to before its end), as of chain time `now`.
+/// end; closed: from its start to before its end), as of chain time `now`, with the alarm query
+/// (`alarms.sql`, checked against the schema at compile time). Each window's closing rule comes
+/// bound as values, one row per status ([`rules::closing`]): the pact field it counts from
+/// (`since`, mapped there to its column) and how long after (`secs`, or the pact's review period
+/// where `by_review`).
 async fn queue(
     tx: &mut Transaction<'_, Postgres>,
     config: &PushConfig,
@@ -216,23 +163,25 @@ async fn queue(
     now: DateTime<Utc>,
 ) -> Result<u64, PushError> {
     let w = Windows::new();
-    let done = sqlx::query(QUEUE)
-        .bind(i64_of(config.chain_id))
-        .bind(&w.statuses)
-        .bind(&w.windows)
-        .bind(&w.status_names)
-        .bind(&w.actors)
-        .bind(&w.since)
-        .bind(&w.secs)
-        .bind(&w.by_review)
-        .bind(kind.name())
-        .bind(start)
-        .bind(end)
-        .bind(NoticeKind::Reminder.name())
-        .bind(now)
-        .bind(DeliveryState::Pending.name())
-        .execute(&mut **tx)
-        .await?;
+    let done = sqlx::query_file!(
+        "src/alarms.sql",
+        i64_of(config.chain_id),
+        &w.statuses,
+        &w.windows as &[&str],
+        &w.status_names as &[&str],
+        &w.actors as &[&str],
+        &w.since as &[&str],
+        &w.secs,
+        &w.by_review,
+        kind.name(),
+        start,
+        end,
+        NoticeKind::Reminder.name(),
+        now,
+        DeliveryState::Pending.name()
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(done.rows_affected())
 }
 
@@ -252,9 +201,10 @@ mod tests {
     /// waiting for an actor, the query does not know would close at NULL and never ring.
     #[test]
     fn the_query_maps_every_field_and_actor_the_windows_are_bound_with() {
+        let query = include_str!("alarms.sql");
         let w = Windows::new();
         for name in w.since.iter().chain(&w.actors) {
-            assert!(QUEUE.contains(&format!("WHEN '{name}' THEN")), "the alarm query does not map {name:?}");
+            assert!(query.contains(&format!("WHEN '{name}' THEN")), "the alarm query does not map {name:?}");
         }
         assert_eq!(w.statuses.len(), PactStatus::ALL.iter().filter(|s| !s.is_terminal()).count());
     }
