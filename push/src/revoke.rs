@@ -28,7 +28,7 @@ pub async fn remember(
     head: &Indexed,
 ) -> Result<(), PushError> {
     let chain_id = i64_of(config.chain_id);
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO webhook_matched_blocks (chain_id, number, hash)
          SELECT chain_id, number, hash FROM blocks WHERE chain_id = $1 AND number BETWEEN $2 AND $3
          UNION ALL
@@ -36,17 +36,19 @@ pub async fn remember(
          WHERE chain_id = $1 AND block_number BETWEEN $2 AND $3
            AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.chain_id = $1 AND b.number = e.block_number)
          ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash",
+        chain_id,
+        from,
+        to
     )
-    .bind(chain_id)
-    .bind(from)
-    .bind(to)
     .execute(&mut **tx)
     .await?;
-    sqlx::query("DELETE FROM webhook_matched_blocks WHERE chain_id = $1 AND number <= $2")
-        .bind(chain_id)
-        .bind(i64_of(head.number.saturating_sub(config.finality_depth)))
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM webhook_matched_blocks WHERE chain_id = $1 AND number <= $2",
+        chain_id,
+        i64_of(head.number.saturating_sub(config.finality_depth))
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
@@ -72,27 +74,29 @@ pub async fn fork_below(
         return Ok(None);
     }
     let below = cursor.block.min(head_number);
-    let shared: Option<i64> = sqlx::query_scalar(
+    let shared = sqlx::query_scalar!(
         "SELECT max(m.number) FROM webhook_matched_blocks m
          WHERE m.chain_id = $1 AND m.number <= $2
            AND m.hash IS NOT DISTINCT FROM coalesce(
-                 CASE WHEN m.number = $3 THEN $4 END,
+                 CASE WHEN m.number = $3 THEN $4::bytea END,
                  (SELECT hash FROM blocks b WHERE b.chain_id = $1 AND b.number = m.number),
                  (SELECT block_hash FROM events e WHERE e.chain_id = $1 AND e.block_number = m.number LIMIT 1),
                  m.hash)",
+        i64_of(config.chain_id),
+        below,
+        head_number,
+        &head.hash
     )
-    .bind(i64_of(config.chain_id))
-    .bind(below)
-    .bind(head_number)
-    .bind(&head.hash)
     .fetch_one(&mut **tx)
     .await?;
     let fork = shared.unwrap_or_else(|| below.saturating_sub(i64_of(config.finality_depth)).max(0));
-    sqlx::query("DELETE FROM webhook_matched_blocks WHERE chain_id = $1 AND number > $2")
-        .bind(i64_of(config.chain_id))
-        .bind(fork)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM webhook_matched_blocks WHERE chain_id = $1 AND number > $2",
+        i64_of(config.chain_id),
+        fork
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(Some(fork))
 }
 
@@ -103,14 +107,14 @@ async fn known(
     chain_id: u64,
     number: i64,
 ) -> Result<Option<Vec<u8>>, PushError> {
-    Ok(sqlx::query_scalar(
-        "SELECT hash FROM blocks WHERE chain_id = $1 AND number = $2
-         UNION ALL
-         (SELECT block_hash FROM events WHERE chain_id = $1 AND block_number = $2 LIMIT 1)
-         LIMIT 1",
+    Ok(sqlx::query_scalar!(
+        r#"SELECT hash AS "hash!" FROM blocks WHERE chain_id = $1 AND number = $2
+           UNION ALL
+           (SELECT block_hash FROM events WHERE chain_id = $1 AND block_number = $2 LIMIT 1)
+           LIMIT 1"#,
+        i64_of(chain_id),
+        number
     )
-    .bind(i64_of(chain_id))
-    .bind(number)
     .fetch_optional(&mut **tx)
     .await?)
 }
@@ -122,7 +126,7 @@ pub async fn revoke_above(
     chain_id: u64,
     from: i64,
 ) -> Result<u64, PushError> {
-    let gone: Vec<(i64, i32)> = sqlx::query_as(
+    let gone = sqlx::query!(
         "SELECT d.id, d.attempts FROM webhook_deliveries d
          WHERE d.chain_id = $1 AND d.kind = $3 AND NOT d.revoked AND d.state <> $4 AND d.block_number > $2
            AND NOT EXISTS (SELECT 1 FROM events e
@@ -130,22 +134,24 @@ pub async fn revoke_above(
                              AND e.log_index = d.log_index AND e.block_hash = d.block_hash)
          ORDER BY d.id
          FOR UPDATE",
+        i64_of(chain_id),
+        from,
+        NoticeKind::Event.name(),
+        DeliveryState::Cancelled.name()
     )
-    .bind(i64_of(chain_id))
-    .bind(from)
-    .bind(NoticeKind::Event.name())
-    .bind(DeliveryState::Cancelled.name())
     .fetch_all(&mut **tx)
     .await?;
-    let (never_tried, tried): (Vec<_>, Vec<_>) = gone.into_iter().partition(|(_, attempts)| *attempts == 0);
-    let never_tried: Vec<i64> = never_tried.into_iter().map(|(id, _)| id).collect();
-    let tried: Vec<i64> = tried.into_iter().map(|(id, _)| id).collect();
-    sqlx::query("UPDATE webhook_deliveries SET state = $2 WHERE id = ANY($1)")
-        .bind(&never_tried)
-        .bind(DeliveryState::Cancelled.name())
-        .execute(&mut **tx)
-        .await?;
-    let queued = sqlx::query(
+    let (never_tried, tried): (Vec<_>, Vec<_>) = gone.into_iter().partition(|d| d.attempts == 0);
+    let never_tried: Vec<i64> = never_tried.into_iter().map(|d| d.id).collect();
+    let tried: Vec<i64> = tried.into_iter().map(|d| d.id).collect();
+    sqlx::query!(
+        "UPDATE webhook_deliveries SET state = $2 WHERE id = ANY($1)",
+        &never_tried,
+        DeliveryState::Cancelled.name()
+    )
+    .execute(&mut **tx)
+    .await?;
+    let queued = sqlx::query!(
         "WITH gone AS (UPDATE webhook_deliveries SET revoked = true WHERE id = ANY($1) RETURNING *)
          INSERT INTO webhook_deliveries
              (subscription_id, idempotency_key, kind, chain_id, block_number, block_hash, log_index, block_time, body, state)
@@ -156,10 +162,10 @@ pub async fn revoke_above(
                 $3
          FROM gone ORDER BY id
          ON CONFLICT (subscription_id, idempotency_key) DO NOTHING",
+        &tried,
+        NoticeKind::Revocation.name(),
+        DeliveryState::Pending.name()
     )
-    .bind(&tried)
-    .bind(NoticeKind::Revocation.name())
-    .bind(DeliveryState::Pending.name())
     .execute(&mut **tx)
     .await?;
     Ok(queued.rows_affected())
