@@ -28,14 +28,19 @@ pub struct Indexed {
 
 /// Reads the checkpoint of `chain_id`, if the indexer wrote one.
 pub async fn indexed(conn: &mut sqlx::PgConnection, chain_id: u64) -> Result<Option<Indexed>, PushError> {
-    let row: Option<(i64, Vec<u8>, Option<chrono::DateTime<chrono::Utc>>)> =
-        sqlx::query_as("SELECT block_number, block_hash, block_time FROM checkpoints WHERE chain_id = $1")
-            .bind(i64_of(chain_id))
-            .fetch_optional(conn)
-            .await?;
-    let Some((number, hash, time)) = row else { return Ok(None) };
+    let row = sqlx::query!(
+        "SELECT block_number, block_hash, block_time FROM checkpoints WHERE chain_id = $1",
+        i64_of(chain_id)
+    )
+    .fetch_optional(conn)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
     let cells = Cells { table: "checkpoints", key: format!("chain {chain_id}") };
-    Ok(Some(Indexed { number: cells.int("block_number", number)?, hash, time }))
+    Ok(Some(Indexed {
+        number: cells.int("block_number", row.block_number)?,
+        hash: row.block_hash,
+        time: row.block_time,
+    }))
 }
 
 /// Where a mode's matching stopped: after the event at (`block`, `log_index`) of the block with
@@ -63,9 +68,8 @@ pub struct Matched {
 
 /// One pass of `mode` on `config.chain_id`.
 pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig, mode: WebhookMode) -> Result<Matched, PushError> {
-    let mut tx = pool.begin().await?;
     // One snapshot: the checkpoint and the journal as one indexer commit left them.
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").execute(&mut *tx).await?;
+    let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ").await?;
     let Some(head) = indexed(&mut tx, config.chain_id).await? else { return Ok(Matched::default()) };
     let ceiling = match mode {
         WebhookMode::Instant => head.number,
@@ -91,22 +95,22 @@ pub async fn pass(pool: &sqlx::PgPool, config: &PushConfig, mode: WebhookMode) -
         cursor
     };
     // The batch ends at its `batch`-th event, or at the ceiling.
-    let last: Option<(i64, i32, Vec<u8>)> = sqlx::query_as(
+    let last = sqlx::query!(
         "SELECT block_number, log_index, block_hash FROM events
          WHERE chain_id = $1 AND (block_number, log_index) > ($2, $3) AND block_number <= $4 AND pact_id IS NOT NULL
          ORDER BY block_number, log_index OFFSET $5 LIMIT 1",
+        i64_of(config.chain_id),
+        cursor.block,
+        cursor.log_index,
+        ceiling,
+        i64::from(config.batch.max(1)) - 1
     )
-    .bind(i64_of(config.chain_id))
-    .bind(cursor.block)
-    .bind(cursor.log_index)
-    .bind(ceiling)
-    .bind(i64::from(config.batch.max(1)) - 1)
     .fetch_optional(&mut *tx)
     .await?;
     let end = match last {
-        Some((block, log_index, hash)) => {
+        Some(last) => {
             matched.more = true;
-            Cursor { block, log_index, hash: Some(hash) }
+            Cursor { block: last.block_number, log_index: last.log_index, hash: Some(last.block_hash) }
         }
         None => Cursor {
             block: ceiling.max(cursor.block),
@@ -132,7 +136,7 @@ async fn queue_events(
     from: &Cursor,
     to: &Cursor,
 ) -> Result<u64, PushError> {
-    let done = sqlx::query(
+    let done = sqlx::query!(
         "WITH ev AS (
              SELECT e.chain_id, e.block_number, e.log_index, e.block_hash, e.tx_hash, e.block_time, e.kind, e.pact_id,
                     e.data, p.currency,
@@ -164,15 +168,15 @@ async fn queue_events(
           AND (s.currencies IS NULL OR ev.currency = ANY(s.currencies))
          ORDER BY ev.block_number, ev.log_index, s.id
          ON CONFLICT (subscription_id, idempotency_key) DO NOTHING",
+        i64_of(chain_id),
+        from.block,
+        from.log_index,
+        to.block,
+        to.log_index,
+        mode.name(),
+        NoticeKind::Event.name(),
+        DeliveryState::Pending.name()
     )
-    .bind(i64_of(chain_id))
-    .bind(from.block)
-    .bind(from.log_index)
-    .bind(to.block)
-    .bind(to.log_index)
-    .bind(mode.name())
-    .bind(NoticeKind::Event.name())
-    .bind(DeliveryState::Pending.name())
     .execute(&mut **tx)
     .await?;
     Ok(done.rows_affected())
@@ -183,14 +187,14 @@ async fn load_cursor(
     chain_id: u64,
     mode: WebhookMode,
 ) -> Result<Option<Cursor>, PushError> {
-    let row: Option<(i64, i32, Option<Vec<u8>>)> = sqlx::query_as(
+    let row = sqlx::query!(
         "SELECT block_number, log_index, block_hash FROM webhook_cursors WHERE chain_id = $1 AND mode = $2",
+        i64_of(chain_id),
+        mode.name()
     )
-    .bind(i64_of(chain_id))
-    .bind(mode.name())
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(row.map(|(block, log_index, hash)| Cursor { block, log_index, hash }))
+    Ok(row.map(|r| Cursor { block: r.block_number, log_index: r.log_index, hash: r.block_hash }))
 }
 
 async fn save_cursor(
@@ -199,16 +203,16 @@ async fn save_cursor(
     mode: WebhookMode,
     cursor: &Cursor,
 ) -> Result<(), PushError> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO webhook_cursors (chain_id, mode, block_number, log_index, block_hash) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (chain_id, mode) DO UPDATE
          SET block_number = $3, log_index = $4, block_hash = $5",
+        i64_of(chain_id),
+        mode.name(),
+        cursor.block,
+        cursor.log_index,
+        cursor.hash.as_deref()
     )
-    .bind(i64_of(chain_id))
-    .bind(mode.name())
-    .bind(cursor.block)
-    .bind(cursor.log_index)
-    .bind(cursor.hash.as_deref())
     .execute(&mut **tx)
     .await?;
     Ok(())
