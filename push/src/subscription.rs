@@ -217,16 +217,16 @@ pub async fn register(
     let owner = registration.owner;
     let mut tx = pool.begin().await?;
     // One registration of an owner at a time: the count below then stays true until commit.
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-        .bind(LOCK_NAMESPACE)
-        .bind(owner.to_string())
+    // (In FROM: the lock function returns `void`, a type no Rust value decodes.)
+    sqlx::query!("SELECT FROM pg_advisory_xact_lock($1, hashtext($2))", LOCK_NAMESPACE, owner.to_string())
         .execute(&mut *tx)
         .await?;
-    let active: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM webhook_subscriptions WHERE owner = $1 AND chain_id = $2 AND cancelled_at IS NULL",
+    let active = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "active!" FROM webhook_subscriptions
+           WHERE owner = $1 AND chain_id = $2 AND cancelled_at IS NULL"#,
+        owner.as_slice(),
+        i64_of(registration.chain_id)
     )
-    .bind(owner.as_slice())
-    .bind(i64_of(registration.chain_id))
     .fetch_one(&mut *tx)
     .await?;
     if active >= i64::from(policy.max_per_owner) {
@@ -236,36 +236,39 @@ pub async fn register(
         Proof::Signed(s) => Some(s.as_bytes().to_vec()),
         Proof::Operator => None,
     };
-    let (id, created_at): (i64, DateTime<Utc>) = sqlx::query_as(
+    let pacts: Vec<String> = f.pacts.iter().map(U256::to_string).collect();
+    let kinds: Vec<&str> = f.kinds.iter().map(|k| k.name()).collect();
+    let currencies: Vec<Vec<u8>> = f.currencies.iter().map(|c| c.to_vec()).collect();
+    let stored = sqlx::query!(
         "INSERT INTO webhook_subscriptions
              (chain_id, owner, url, mode, party, pact_ids, kinds, currencies, alarms, hmac_secret, signature)
          VALUES ($1, $2, $3, $4, $5,
                  NULLIF($6::text[], '{}')::numeric[], NULLIF($7::text[], '{}'), NULLIF($8::bytea[], '{}'),
                  $9, $10, $11)
          RETURNING id, created_at",
+        i64_of(registration.chain_id),
+        owner.as_slice(),
+        registration.url,
+        registration.mode.name(),
+        f.party.map(|p| p.to_vec()),
+        &pacts,
+        &kinds as &[&str],
+        &currencies,
+        f.alarms,
+        hmac_secret,
+        signature
     )
-    .bind(i64_of(registration.chain_id))
-    .bind(owner.as_slice())
-    .bind(&registration.url)
-    .bind(registration.mode.name())
-    .bind(f.party.map(|p| p.to_vec()))
-    .bind(f.pacts.iter().map(U256::to_string).collect::<Vec<_>>())
-    .bind(f.kinds.iter().map(|k| k.name()).collect::<Vec<_>>())
-    .bind(f.currencies.iter().map(|c| c.to_vec()).collect::<Vec<_>>())
-    .bind(f.alarms)
-    .bind(hmac_secret)
-    .bind(signature)
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
     Ok(Subscription {
-        id,
+        id: stored.id,
         chain_id: registration.chain_id,
         owner,
         url: without_secrets(&registration.url),
         mode: registration.mode,
         hmac: hmac_secret.is_some(),
-        created_at,
+        created_at: stored.created_at,
         cancelled_at: None,
         pending: 0,
         delivered: 0,
@@ -285,24 +288,26 @@ pub async fn cancel(
 ) -> Result<(), RegisterError> {
     check_signature(&cancellation_text(chain_id, owner, id, issued_at), owner, issued_at, proof)?;
     let mut tx = pool.begin().await?;
-    let done = sqlx::query(
+    let done = sqlx::query!(
         "UPDATE webhook_subscriptions SET cancelled_at = now()
          WHERE id = $1 AND owner = $2 AND chain_id = $3 AND cancelled_at IS NULL",
+        id,
+        owner.as_slice(),
+        i64_of(chain_id)
     )
-    .bind(id)
-    .bind(owner.as_slice())
-    .bind(i64_of(chain_id))
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 0 {
         return Err(Refusal::Unknown(id).into());
     }
-    sqlx::query("UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3")
-        .bind(id)
-        .bind(DeliveryState::Cancelled.name())
-        .bind(DeliveryState::Pending.name())
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query!(
+        "UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3",
+        id,
+        DeliveryState::Cancelled.name(),
+        DeliveryState::Pending.name()
+    )
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -313,19 +318,19 @@ pub async fn list(
     chain_id: u64,
     owner: Address,
 ) -> Result<Vec<Subscription>, PushError> {
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT s.id, s.chain_id, s.owner, s.url, s.mode, s.hmac_secret IS NOT NULL AS hmac, s.created_at,
-                s.cancelled_at, count(*) FILTER (WHERE d.state = $3) AS pending,
-                count(*) FILTER (WHERE d.state = $4) AS delivered, count(*) FILTER (WHERE d.state = $5) AS dead
-         FROM webhook_subscriptions s LEFT JOIN webhook_deliveries d ON d.subscription_id = s.id
-         WHERE s.owner = $1 AND s.chain_id = $2
-         GROUP BY s.id ORDER BY s.id DESC",
+    let rows = sqlx::query!(
+        r#"SELECT s.id, s.chain_id, s.owner, s.url, s.mode, s.hmac_secret IS NOT NULL AS "hmac!", s.created_at,
+                  s.cancelled_at, count(*) FILTER (WHERE d.state = $3) AS "pending!",
+                  count(*) FILTER (WHERE d.state = $4) AS "delivered!", count(*) FILTER (WHERE d.state = $5) AS "dead!"
+           FROM webhook_subscriptions s LEFT JOIN webhook_deliveries d ON d.subscription_id = s.id
+           WHERE s.owner = $1 AND s.chain_id = $2
+           GROUP BY s.id ORDER BY s.id DESC"#,
+        owner.as_slice(),
+        i64_of(chain_id),
+        DeliveryState::Pending.name(),
+        DeliveryState::Delivered.name(),
+        DeliveryState::Dead.name()
     )
-    .bind(owner.as_slice())
-    .bind(i64_of(chain_id))
-    .bind(DeliveryState::Pending.name())
-    .bind(DeliveryState::Delivered.name())
-    .bind(DeliveryState::Dead.name())
     .fetch_all(pool)
     .await?;
     rows.into_iter()
@@ -346,22 +351,6 @@ pub async fn list(
             })
         })
         .collect()
-}
-
-/// A subscription's row with its deliveries counted by state.
-#[derive(sqlx::FromRow)]
-struct Row {
-    id: i64,
-    chain_id: i64,
-    owner: Vec<u8>,
-    url: String,
-    mode: String,
-    hmac: bool,
-    created_at: DateTime<Utc>,
-    cancelled_at: Option<DateTime<Utc>>,
-    pending: i64,
-    delivered: i64,
-    dead: i64,
 }
 
 /// A delivery given up after every attempt.
@@ -391,18 +380,19 @@ pub async fn dead_letters(
     ids: &[i64],
     per: u32,
 ) -> Result<Vec<DeadLetter>, PushError> {
-    let rows: Vec<LetterRow> = sqlx::query_as(
-        "SELECT id, subscription_id, idempotency_key, kind, attempts, last_error, body FROM (
-             SELECT d.id, d.subscription_id, d.idempotency_key, d.kind, d.attempts, d.last_error, d.body,
-                    row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.id DESC) AS n
-             FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-             WHERE d.subscription_id = ANY($1) AND s.owner = $2 AND d.state = $3) newest
-         WHERE n <= $4 ORDER BY subscription_id DESC, id DESC",
+    let rows = sqlx::query!(
+        r#"SELECT id AS "id!", subscription_id AS "subscription_id!", idempotency_key AS "idempotency_key!",
+                  kind AS "kind!", attempts AS "attempts!", last_error, body AS "body!" FROM (
+               SELECT d.id, d.subscription_id, d.idempotency_key, d.kind, d.attempts, d.last_error, d.body,
+                      row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.id DESC) AS n
+               FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+               WHERE d.subscription_id = ANY($1) AND s.owner = $2 AND d.state = $3) newest
+           WHERE n <= $4 ORDER BY subscription_id DESC, id DESC"#,
+        ids,
+        owner.as_slice(),
+        DeliveryState::Dead.name(),
+        i64::from(per)
     )
-    .bind(ids)
-    .bind(owner.as_slice())
-    .bind(DeliveryState::Dead.name())
-    .bind(i64::from(per))
     .fetch_all(pool)
     .await?;
     rows.into_iter()
@@ -419,18 +409,6 @@ pub async fn dead_letters(
             })
         })
         .collect()
-}
-
-/// A dead letter's row.
-#[derive(sqlx::FromRow)]
-struct LetterRow {
-    id: i64,
-    subscription_id: i64,
-    idempotency_key: String,
-    kind: String,
-    attempts: i32,
-    last_error: Option<String>,
-    body: String,
 }
 
 /// `url` without its query string and fragment (where tokens hide), for showing.
