@@ -11,7 +11,7 @@ use std::{
 };
 
 use agentpact_http::bearer::Bearer;
-use agentpact_negotiation::{Clock, Relay, Timeouts};
+use agentpact_negotiation::{Clock, NEGOTIATION_CHANNEL, Relay, Timeouts};
 use async_graphql::ParseRequestError;
 use async_graphql_axum::{GraphQLProtocol, GraphQLRequest, GraphQLResponse};
 use axum::{
@@ -131,7 +131,7 @@ struct AppState {
 /// The application over `databases`: every route, ready for `axum::serve`.
 pub async fn app(databases: Databases, config: ServeConfig) -> Result<Router, ServeError> {
     let cors = cors(&config.cors_origins)?;
-    let live = Live::start(&databases.primary).await?;
+    let live = Live::start(&databases.primary, NEGOTIATION_CHANNEL).await?;
     let reader = databases.reader();
     let schema = schema(reader.clone(), live, ChainId(config.chain_id), BlockWait(config.block_wait));
     let operator = config.operator.as_ref().map(|o| {

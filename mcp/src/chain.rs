@@ -137,6 +137,12 @@ impl Chain {
         Ok((found.items.into_iter().map(|(_, p)| p).collect(), found.has_next_page))
     }
 
+    /// The relay's tables, read over the index's pool (they share its database): the read layer
+    /// depends on no crate that writes, so the relay's store is built here.
+    pub fn negotiations(&self) -> agentpact_negotiation::Store {
+        agentpact_negotiation::Store::new(self.reader.pool().clone())
+    }
+
     /// Points the negotiation tools at the relay at `url` (the api server's base URL); once.
     pub fn set_relay(&self, url: Url) {
         let _ = self.relay.set(RelayClient::new(url));

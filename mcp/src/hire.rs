@@ -47,7 +47,7 @@ pub async fn contracts(chain: &Chain) -> Result<Value, ToolError> {
 pub async fn conversation(chain: &Chain, id: &str) -> Result<Value, ToolError> {
     let record = own_conversation(chain, id).await?;
     let id = &record.conversation.id;
-    let messages = chain.reader.negotiations().messages_after(chain.chain_id, id, 0).await?;
+    let messages = chain.negotiations().messages_after(chain.chain_id, id, 0).await?;
     Ok(json!({
         "conversation": ConversationView::of(&record),
         "messages": messages.iter().map(MessageView::of).collect::<Vec<_>>(),
@@ -56,11 +56,8 @@ pub async fn conversation(chain: &Chain, id: &str) -> Result<Value, ToolError> {
 
 /// This wallet's negotiations, latest change first (the latest 50).
 pub async fn conversations(chain: &Chain) -> Result<Value, ToolError> {
-    let list = chain
-        .reader
-        .negotiations()
-        .conversations(chain.chain_id, chain.me, ConversationFilter::All, 50)
-        .await?;
+    let list =
+        chain.negotiations().conversations(chain.chain_id, chain.me, ConversationFilter::All, 50).await?;
     Ok(
         json!({ "wallet": chain.me, "conversations": list.iter().map(ConversationView::of).collect::<Vec<_>>() }),
     )

@@ -367,9 +367,18 @@ impl From<agentpact_read::ReadError> for ToolError {
     }
 }
 
+/// The relay's tables fail as the index does: they share its database, and their reads serve
+/// tools beside the index's.
 impl From<agentpact_negotiation::StoreError> for ToolError {
     fn from(e: agentpact_negotiation::StoreError) -> Self {
-        agentpact_read::ReadError::from(e).into()
+        use agentpact_negotiation::StoreError;
+        use agentpact_read::ReadError;
+        match e {
+            StoreError::Db(e) => ReadError::Db(e),
+            StoreError::Corrupt(e) => ReadError::Corrupt(e),
+            StoreError::PageTooLarge { max, asked } => ReadError::PageTooLarge { max, asked },
+        }
+        .into()
     }
 }
 

@@ -8,8 +8,7 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use agentpact_negotiation::ConversationFilter;
-use agentpact_read::live::Live;
+use agentpact_negotiation::{ConversationFilter, NEGOTIATION_CHANNEL};
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
@@ -39,7 +38,7 @@ use crate::{
     role::Role,
     tasks::Tasks,
     tools::{self, Tool as ToolRow},
-    watch::{self, Ear, Subscriptions},
+    watch::{self, Ear, Live, Subscriptions},
 };
 
 /// One agent's server: its wallet on one chain, its role. Cloning it shares everything, the
@@ -263,7 +262,7 @@ impl PactServer {
     /// This wallet's conversations, latest change first (at most [`LISTED`]).
     async fn my_conversations(&self) -> Result<Vec<agentpact_negotiation::ConversationRecord>, ToolError> {
         let c = &self.chain;
-        Ok(c.reader.negotiations().conversations(c.chain_id, c.me, ConversationFilter::All, LISTED).await?)
+        Ok(c.negotiations().conversations(c.chain_id, c.me, ConversationFilter::All, LISTED).await?)
     }
 
     /// Starts telling this session about changes, once: `resources/updated` for its
@@ -290,7 +289,7 @@ impl PactServer {
     ) -> Result<(Live, std::collections::HashSet<alloy::primitives::U256>), String> {
         let live = self
             .live
-            .get_or_try_init(|| Live::start(self.primary.pool()))
+            .get_or_try_init(|| Live::start(self.primary.pool(), NEGOTIATION_CHANNEL))
             .await
             .map_err(|e| e.to_string())?
             .clone();

@@ -12,7 +12,8 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use agentpact_read::live::{Live, MessageNote, PactChange};
+use agentpact_negotiation::MessageNote;
+use agentpact_read::live::PactChange;
 use alloy::primitives::{Address, U256};
 use rmcp::{
     Peer, RoleServer,
@@ -20,6 +21,10 @@ use rmcp::{
     service::{SubscriptionSendError, SubscriptionSink},
 };
 use tokio::sync::broadcast::error::RecvError;
+
+/// The process's listener: the indexer's pact changes and the relay's messages, on one LISTEN
+/// connection (`agentpact-read` names the indexer's channel, the relay its own).
+pub type Live = agentpact_read::live::Live<MessageNote>;
 
 /// One session's or stream's subscriptions, and whether its watcher runs.
 #[derive(Debug, Default)]

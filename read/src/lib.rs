@@ -6,7 +6,11 @@
 //! - [`Reader`] and its modules: one per question (pacts, agents, reputation, ...), every row
 //!   through `agentpact_schema::Cells`.
 //! - [`Databases`]: where reads go (the primary, or a streaming replica and its replay lag).
-//! - [`live`]: the indexer's and the relay's notifications as broadcast streams.
+//! - [`live`]: the indexer's notifications, and those of one more channel its caller names (the
+//!   relay's), as broadcast streams.
+//!
+//! It depends on no crate that writes: the layer every server reads through sits above no writer
+//! (the servers build the relay's store over [`Reader::pool`] themselves).
 
 pub mod agents;
 pub mod balances;
@@ -75,18 +79,6 @@ pub enum ReadError {
     Corrupt(#[from] agentpact_schema::Corrupt),
 }
 
-/// The relay's store fails as the index does: its reads serve the same GraphQL fields and tools.
-impl From<agentpact_negotiation::StoreError> for ReadError {
-    fn from(e: agentpact_negotiation::StoreError) -> Self {
-        use agentpact_negotiation::StoreError;
-        match e {
-            StoreError::Db(e) => Self::Db(e),
-            StoreError::Corrupt(e) => Self::Corrupt(e),
-            StoreError::PageTooLarge { max, asked } => Self::PageTooLarge { max, asked },
-        }
-    }
-}
-
 impl ReadError {
     /// A stable code for clients (GraphQL `extensions.code`).
     pub const fn code(&self) -> &'static str {
@@ -144,10 +136,5 @@ impl Reader {
     /// The pool it reads from.
     pub const fn pool(&self) -> &PgPool {
         &self.pool
-    }
-
-    /// The negotiation relay's tables, read from the same pool.
-    pub fn negotiations(&self) -> agentpact_negotiation::Store {
-        agentpact_negotiation::Store::new(self.pool.clone())
     }
 }

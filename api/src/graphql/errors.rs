@@ -7,6 +7,7 @@
 
 use std::{collections::HashMap, sync::LazyLock};
 
+use agentpact_negotiation::StoreError;
 use async_graphql::{
     ErrorExtensions, InputType, InputValueError, Response, ServerError,
     parser::types::{TypeKind, TypeSystemDefinition},
@@ -172,6 +173,17 @@ pub fn to_graphql(error: impl Into<ReadError>) -> async_graphql::Error {
         other => other.to_string(),
     };
     Code::from(&error).error(message)
+}
+
+/// A failed read of the relay's tables as a GraphQL error: it fails as the index does (its
+/// conversations serve fields beside the index's), with the same codes and the same silence about
+/// the database's details.
+pub fn store_to_graphql(error: StoreError) -> async_graphql::Error {
+    to_graphql(match error {
+        StoreError::Db(e) => ReadError::Db(e),
+        StoreError::Corrupt(e) => ReadError::Corrupt(e),
+        StoreError::PageTooLarge { max, asked } => ReadError::PageTooLarge { max, asked },
+    })
 }
 
 /// The code of an error async-graphql raised without one. Everything our code raises carries its

@@ -22,6 +22,7 @@ mod subscription;
 mod types;
 mod webhooks;
 
+use agentpact_negotiation::Store;
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
 
 pub use admission::{MAX_DEPTH, MAX_EXPANDED_FIELDS, MAX_INTROSPECTION_DEPTH};
@@ -74,10 +75,12 @@ fn chain_of(ctx: &Context<'_>, asked: Option<u64>) -> async_graphql::Result<u64>
 /// nor ten `stats`.
 pub const MAX_COMPLEXITY: usize = 5_000;
 
-/// The schema over `reader`, announcing changes from `live`, defaulting to `chain`; a query with
-/// `block: { number_gte }` waits up to `block_wait` for the index.
+/// The schema over `reader` (and the relay's tables in the same database), announcing changes
+/// from `live`, defaulting to `chain`; a query with `block: { number_gte }` waits up to
+/// `block_wait` for the index.
 pub fn schema(reader: Reader, live: Live, chain: ChainId, block_wait: BlockWait) -> ApiSchema {
     builder()
+        .data(Store::new(reader.pool().clone()))
         .data(reader)
         .data(live)
         .data(chain)

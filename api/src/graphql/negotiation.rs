@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use agentpact_negotiation::{ConversationRecord, StoredMessage};
+use agentpact_negotiation::{ConversationRecord, Store, StoredMessage};
 use async_graphql::{Context, Enum, Json, Object, Result, Subscription};
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt, stream};
@@ -12,7 +12,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{
     ChainId,
-    errors::to_graphql,
+    errors::{store_to_graphql, to_graphql},
     meta::{BlockHeight, indexed},
     negotiation_access::{Access, Credential, access, forbidden},
     scalars::Address,
@@ -42,8 +42,7 @@ impl NegotiationQuery {
     ) -> Result<Option<Conversation>> {
         let chain = indexed(ctx, chain_id, block).await?;
         let reader = access(ctx, chain)?;
-        let found =
-            ctx.data::<Reader>()?.negotiations().conversation(chain, &id).await.map_err(to_graphql)?;
+        let found = ctx.data::<Store>()?.conversation(chain, &id).await.map_err(store_to_graphql)?;
         match found {
             Some(c) if reader.may_read(&c) => Ok(Some(Conversation(c))),
             None if reader == Access::Operator => Ok(None),
@@ -68,11 +67,10 @@ impl NegotiationQuery {
             return Err(forbidden("the signer is not this agent"));
         }
         let list = ctx
-            .data::<Reader>()?
-            .negotiations()
+            .data::<Store>()?
             .conversations(chain, agent.0, status.into(), first)
             .await
-            .map_err(to_graphql)?;
+            .map_err(store_to_graphql)?;
         Ok(list.into_iter().map(Conversation).collect())
     }
 }
@@ -105,7 +103,7 @@ impl NegotiationSubscription {
         let index = ctx.data::<Reader>()?;
         // How long to look for an announced message on a replica that may not have replayed it.
         let patience = if index.is_replica() { REPLAY_WAIT } else { Duration::ZERO };
-        let reader = index.negotiations();
+        let reader = ctx.data::<Store>()?.clone();
         let receiver = ctx.data::<Live>()?.subscribe_messages();
         let me = agent.0;
         Ok(stream::unfold((receiver, reader), move |(mut receiver, reader)| async move {
@@ -198,11 +196,10 @@ impl Conversation {
     /// Every message, in order: the audit log.
     async fn messages(&self, ctx: &Context<'_>) -> Result<Vec<NegotiationMessage>> {
         let list = ctx
-            .data::<Reader>()?
-            .negotiations()
+            .data::<Store>()?
             .conversation_messages(self.0.chain_id, &self.0.conversation.id)
             .await
-            .map_err(to_graphql)?;
+            .map_err(store_to_graphql)?;
         Ok(list.into_iter().map(NegotiationMessage).collect())
     }
     /// The pact that carries the agreed terms, once signed and indexed.

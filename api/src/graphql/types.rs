@@ -1,13 +1,14 @@
 //! The GraphQL object types, each a thin view of a read-layer type.
 
 use agentpact_contracts::ReputationRole;
+use agentpact_negotiation::Store;
 use alloy::primitives::U256;
 use async_graphql::{ComplexObject, Context, Enum, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
     closed_sets::EventKind,
-    errors::to_graphql,
+    errors::{store_to_graphql, to_graphql},
     market::{Feedback, FeedbackSummary},
     negotiation_access,
     scalars::{Address, BigInt, Bytes32, Initiator, Status},
@@ -212,12 +213,11 @@ impl Pact {
     /// parties (a signed request) and the operator; FORBIDDEN to anyone else.
     async fn negotiation(&self, ctx: &Context<'_>) -> Result<Option<super::negotiation::Conversation>> {
         let access = negotiation_access::access(ctx, self.0.chain_id)?;
-        let reader = ctx.data::<Reader>()?;
-        let found = reader
-            .negotiations()
+        let found = ctx
+            .data::<Store>()?
             .conversation_of_pact(self.0.chain_id, self.0.id)
             .await
-            .map_err(to_graphql)?;
+            .map_err(store_to_graphql)?;
         match found {
             Some(c) if !access.may_read(&c) => {
                 Err(negotiation_access::forbidden("the signer is not a party of it"))

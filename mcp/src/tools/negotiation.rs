@@ -303,7 +303,7 @@ pub async fn list(chain: &Chain, i: GetConversations) -> Result<Answer<Conversat
             ToolError::Invalid(format!("status is {}, not {name:?}", ConversationFilter::names().join(", ")))
         })?,
     };
-    let list = chain.reader.negotiations().conversations(chain.chain_id, chain.me, filter, 50).await?;
+    let list = chain.negotiations().conversations(chain.chain_id, chain.me, filter, 50).await?;
     let lines: Vec<String> = list.iter().map(conversation_line).collect();
     Answer::new(
         if lines.is_empty() { "No conversations.".to_owned() } else { lines.join(" ") },
@@ -445,10 +445,8 @@ pub async fn pact_of_contract(
     };
     let by_pact: Option<U256> = given.strip_prefix('#').unwrap_or(given).parse().ok();
     let record = match by_pact {
-        Some(id) => chain.reader.negotiations().conversation_of_pact(chain.chain_id, id).await?,
-        None if conversation_id_ok(given) => {
-            chain.reader.negotiations().conversation(chain.chain_id, given).await?
-        }
+        Some(id) => chain.negotiations().conversation_of_pact(chain.chain_id, id).await?,
+        None if conversation_id_ok(given) => chain.negotiations().conversation(chain.chain_id, given).await?,
         None => return Err(neither()),
     };
     let pact_id = by_pact.or(record.as_ref().and_then(|r| r.pact_id)).ok_or_else(neither)?;
@@ -505,7 +503,7 @@ async fn wait_for(
 ) -> Result<Option<StoredMessage>, ToolError> {
     let until = Instant::now() + Duration::from_secs(seconds.unwrap_or(0));
     loop {
-        let after = chain.reader.negotiations().messages_after(chain.chain_id, id, seq).await?;
+        let after = chain.negotiations().messages_after(chain.chain_id, id, seq).await?;
         if let Some(reply) = after.into_iter().find(|m| m.from == from) {
             return Ok(Some(reply));
         }
@@ -577,7 +575,7 @@ pub(crate) async fn own_conversation(chain: &Chain, id: &str) -> Result<Conversa
     if !conversation_id_ok(id) {
         return Err(none());
     }
-    let record = chain.reader.negotiations().conversation(chain.chain_id, id).await?.ok_or_else(none)?;
+    let record = chain.negotiations().conversation(chain.chain_id, id).await?.ok_or_else(none)?;
     let c = &record.conversation;
     if chain.me != c.seeker && chain.me != c.worker {
         return Err(ToolError::Invalid(format!(
