@@ -42,15 +42,15 @@ impl Tasks {
         tx: B256,
     ) -> Result<Task, sqlx::Error> {
         let id = format!("task-{}", alloy::hex::encode(rand::random::<[u8; 16]>()));
-        let (created,): (DateTime<Utc>,) = sqlx::query_as(
+        let created = sqlx::query_scalar!(
             "INSERT INTO mcp_tasks (id, chain_id, wallet, tool, tx_hash, status)
              VALUES ($1, $2, $3, $4, $5, 'working') RETURNING created_at",
+            id,
+            i64_of(chain_id),
+            wallet.as_slice(),
+            tool,
+            tx.as_slice()
         )
-        .bind(&id)
-        .bind(i64_of(chain_id))
-        .bind(wallet.as_slice())
-        .bind(tool)
-        .bind(tx.as_slice())
         .fetch_one(&self.pool)
         .await?;
         Ok(Task::new(id, TaskStatus::Working, timestamp(created), timestamp(created))
@@ -61,11 +61,11 @@ impl Tasks {
     /// Records the tool's `result` as the end of task `id`.
     pub async fn finish(&self, id: &str, result: &CallToolResult) -> Result<(), sqlx::Error> {
         let result = serde_json::to_value(result).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-        sqlx::query(
+        sqlx::query!(
             "UPDATE mcp_tasks SET status = 'completed', result = $2, updated_at = now() WHERE id = $1",
+            id,
+            result
         )
-        .bind(id)
-        .bind(result)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -79,24 +79,24 @@ impl Tasks {
         chain_id: u64,
         wallet: Address,
     ) -> Result<Option<DetailedTask>, sqlx::Error> {
-        type Row = (String, Vec<u8>, String, Option<Value>, DateTime<Utc>, DateTime<Utc>);
-        let row: Option<Row> = sqlx::query_as(
+        let row = sqlx::query!(
             "SELECT tool, tx_hash, status, result, created_at, updated_at FROM mcp_tasks
              WHERE id = $1 AND chain_id = $2 AND wallet = $3",
+            id,
+            i64_of(chain_id),
+            wallet.as_slice()
         )
-        .bind(id)
-        .bind(i64_of(chain_id))
-        .bind(wallet.as_slice())
         .fetch_optional(&self.pool)
         .await?;
-        let Some((tool, tx, status, result, created, updated)) = row else { return Ok(None) };
+        let Some(row) = row else { return Ok(None) };
         let decode =
             |what: String| sqlx::Error::ColumnDecode { index: "mcp_tasks".into(), source: what.into() };
-        let tx = B256::try_from(tx.as_slice())
+        let tx = B256::try_from(row.tx_hash.as_slice())
             .map_err(|_| decode(format!("task {id}: tx_hash is not 32 bytes")))?;
-        let task = Task::new(id, TaskStatus::Working, timestamp(created), timestamp(updated))
+        let task = Task::new(id, TaskStatus::Working, timestamp(row.created_at), timestamp(row.updated_at))
             .with_poll_interval_ms(POLL_MS);
-        let payload = match (status.as_str(), result) {
+        let tool = row.tool;
+        let payload = match (row.status.as_str(), row.result) {
             ("working", None) => TaskPayload::Working,
             ("completed", Some(Value::Object(result))) => TaskPayload::Completed { result },
             (other, _) => {

@@ -159,17 +159,18 @@ impl Confirmations {
         let secret: [u8; 32] = rand::random();
         let summary_json = serde_json::to_value(summary)
             .map_err(|source| ToolError::Unserializable { what: "the confirmation", source })?;
-        sqlx::query(
+        let hash = keccak256(secret);
+        sqlx::query!(
             "INSERT INTO mcp_confirmations (token_hash, chain_id, wallet, tool, call_digest, summary, expires_at)
              VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))",
+            hash.as_slice(),
+            i64_of(summary.chain_id),
+            wallet.as_slice(),
+            summary.tool,
+            digest.as_slice(),
+            summary_json,
+            CONFIRM_TTL.as_secs_f64()
         )
-        .bind(keccak256(secret).as_slice())
-        .bind(i64_of(summary.chain_id))
-        .bind(wallet.as_slice())
-        .bind(&summary.tool)
-        .bind(digest.as_slice())
-        .bind(summary_json)
-        .bind(CONFIRM_TTL.as_secs_f64())
         .execute(&self.pool)
         .await
         .map_err(ToolError::ConfirmationStore)?;
@@ -179,19 +180,18 @@ impl Confirmations {
     /// The confirmation behind `token`, as its page shows it; `None` when there is none.
     pub async fn show(&self, token: &str) -> Result<Option<Shown>, sqlx::Error> {
         let Some(hash) = token_hash(token) else { return Ok(None) };
-        let row: Option<(Value, Option<String>, bool, bool)> = sqlx::query_as(
-            "SELECT summary, decision, used_at IS NOT NULL, expires_at <= now()
-             FROM mcp_confirmations WHERE token_hash = $1",
+        let row = sqlx::query!(
+            r#"SELECT summary, decision, used_at IS NOT NULL AS "used!", expires_at <= now() AS "expired!"
+               FROM mcp_confirmations WHERE token_hash = $1"#,
+            hash.as_slice()
         )
-        .bind(hash.as_slice())
         .fetch_optional(&self.pool)
         .await?;
-        let Some((summary, decision, used, expired)) = row else { return Ok(None) };
-        let summary: Summary = serde_json::from_value(summary).map_err(|e| sqlx::Error::ColumnDecode {
-            index: "mcp_confirmations.summary".into(),
-            source: Box::new(e),
+        let Some(row) = row else { return Ok(None) };
+        let summary: Summary = serde_json::from_value(row.summary).map_err(|e| {
+            sqlx::Error::ColumnDecode { index: "mcp_confirmations.summary".into(), source: Box::new(e) }
         })?;
-        Ok(Some(Shown { summary, standing: Standing::of(decision.as_deref(), used, expired) }))
+        Ok(Some(Shown { summary, standing: Standing::of(row.decision.as_deref(), row.used, row.expired) }))
     }
 
     /// Records the human's answer to `token`, once, before it expires; `true` when this answer
@@ -199,12 +199,12 @@ impl Confirmations {
     pub async fn decide(&self, token: &str, confirmed: bool) -> Result<bool, sqlx::Error> {
         let Some(hash) = token_hash(token) else { return Ok(false) };
         let decision = if confirmed { "confirmed" } else { "declined" };
-        let done = sqlx::query(
+        let done = sqlx::query!(
             "UPDATE mcp_confirmations SET decision = $2, decided_at = now()
              WHERE token_hash = $1 AND decision IS NULL AND expires_at > now()",
+            hash.as_slice(),
+            decision
         )
-        .bind(hash.as_slice())
-        .bind(decision)
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -226,35 +226,35 @@ impl Confirmations {
             token_hash(token).ok_or_else(|| refused("the confirmation this retry names does not exist"))?;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let row: Option<(bool, Option<String>, bool, bool)> = sqlx::query_as(
-                "SELECT chain_id = $2 AND wallet = $3 AND call_digest = $4, decision, used_at IS NOT NULL,
-                        expires_at <= now()
-                 FROM mcp_confirmations WHERE token_hash = $1",
+            let row = sqlx::query!(
+                r#"SELECT chain_id = $2 AND wallet = $3 AND call_digest = $4 AS "this_call!", decision,
+                          used_at IS NOT NULL AS "used!", expires_at <= now() AS "expired!"
+                   FROM mcp_confirmations WHERE token_hash = $1"#,
+                hash.as_slice(),
+                i64_of(chain_id),
+                wallet.as_slice(),
+                digest.as_slice()
             )
-            .bind(hash.as_slice())
-            .bind(i64_of(chain_id))
-            .bind(wallet.as_slice())
-            .bind(digest.as_slice())
             .fetch_optional(&self.pool)
             .await
             .map_err(ToolError::ConfirmationStore)?;
-            let Some((this_call, decision, used, expired)) = row else {
+            let Some(row) = row else {
                 return Err(refused("the confirmation this retry names does not exist"));
             };
-            if !this_call {
+            if !row.this_call {
                 return Err(refused(
                     "the confirmation was for a different call (other arguments, wallet or chain)",
                 ));
             }
-            match Standing::of(decision.as_deref(), used, expired) {
+            match Standing::of(row.decision.as_deref(), row.used, row.expired) {
                 Standing::Confirmed => {
                     // Spent once: of two retries racing here, one updates the row.
-                    let spent = sqlx::query(
+                    let spent = sqlx::query!(
                         "UPDATE mcp_confirmations SET used_at = now()
                          WHERE token_hash = $1 AND decision = 'confirmed' AND used_at IS NULL
                            AND expires_at > now()",
+                        hash.as_slice()
                     )
-                    .bind(hash.as_slice())
                     .execute(&self.pool)
                     .await
                     .map_err(ToolError::ConfirmationStore)?;
