@@ -133,7 +133,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Refuses a database without the index's tables, saying how to make them.
 async fn has_schema(pool: &sqlx::PgPool, setting: &str) -> anyhow::Result<()> {
-    if let Err(e) = sqlx::query("SELECT 1 FROM checkpoints LIMIT 1").execute(pool).await {
+    if let Err(e) = sqlx::query!("SELECT 1 AS one FROM checkpoints LIMIT 1").fetch_optional(pool).await {
         if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("42P01") {
             bail!("{setting} has no index schema yet: run `agentpact migrate` (or `agentpact index`) first");
         }

@@ -141,7 +141,7 @@ pub async fn save(
     parent: Option<B256>,
     head: Option<Head>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO checkpoints (chain_id, block_number, block_hash, block_time, head_block, head_time, head_seen_at,
                                   block_parent_hash)
          VALUES ($1, $2, $3, to_timestamp($4::bigint), $5, to_timestamp($6::bigint),
@@ -153,14 +153,14 @@ pub async fn save(
              head_time = coalesce(to_timestamp($6::bigint), checkpoints.head_time),
              head_seen_at = CASE WHEN $5::bigint IS NULL THEN checkpoints.head_seen_at ELSE now() END,
              block_parent_hash = excluded.block_parent_hash, failing_since = NULL, failure = NULL",
+        i64_of(chain_id),
+        i64_of(checkpoint.block_number),
+        checkpoint.block_hash.as_slice(),
+        block_time.map(i64_of),
+        head.map(|h| i64_of(h.number)),
+        head.map(|h| i64_of(h.time)),
+        parent.as_ref().map(B256::as_slice)
     )
-    .bind(i64_of(chain_id))
-    .bind(i64_of(checkpoint.block_number))
-    .bind(checkpoint.block_hash.as_slice())
-    .bind(block_time.map(i64_of))
-    .bind(head.map(|h| i64_of(h.number)))
-    .bind(head.map(|h| i64_of(h.time)))
-    .bind(parent.map(|p| p.to_vec()))
     .execute(conn)
     .await
     .map(drop)
@@ -170,11 +170,11 @@ pub async fn save(
 /// keeping when the failing began; readers see it as `_meta.hasIndexingErrors`. Does nothing
 /// before the first checkpoint.
 pub async fn record_failure(pool: &sqlx::PgPool, chain_id: u64, kind: &str) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE checkpoints SET failing_since = coalesce(failing_since, now()), failure = $2 WHERE chain_id = $1",
+        i64_of(chain_id),
+        kind
     )
-    .bind(i64_of(chain_id))
-    .bind(kind)
     .execute(pool)
     .await
     .map(drop)
@@ -182,11 +182,13 @@ pub async fn record_failure(pool: &sqlx::PgPool, chain_id: u64, kind: &str) -> R
 
 /// Records that a pass completed: the failing, if any, is over.
 pub async fn record_recovery(conn: &mut PgConnection, chain_id: u64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE checkpoints SET failing_since = NULL, failure = NULL WHERE chain_id = $1")
-        .bind(i64_of(chain_id))
-        .execute(conn)
-        .await
-        .map(drop)
+    sqlx::query!(
+        "UPDATE checkpoints SET failing_since = NULL, failure = NULL WHERE chain_id = $1",
+        i64_of(chain_id)
+    )
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// Records the chain's head as the indexer saw it just now, so readers know the lag and that the

@@ -490,12 +490,13 @@ pub(crate) async fn pacts_with_spec(
     creator: Address,
     spec_hash: B256,
 ) -> Result<Vec<U256>, StoreError> {
-    let ids: Vec<String> = sqlx::query_scalar(
-        "SELECT pact_id::text FROM pacts WHERE chain_id = $1 AND spec_hash = $2 AND creator = $3 ORDER BY pact_id",
+    let ids = sqlx::query_scalar!(
+        r#"SELECT pact_id::text AS "pact_id!" FROM pacts
+           WHERE chain_id = $1 AND spec_hash = $2 AND creator = $3 ORDER BY pact_id"#,
+        i64_of(chain_id),
+        spec_hash.as_slice(),
+        creator.as_slice()
     )
-    .bind(i64_of(chain_id))
-    .bind(spec_hash.as_slice())
-    .bind(creator.as_slice())
     .fetch_all(&mut *conn)
     .await?;
     let cells = Cells { table: "pacts", key: format!("chain {chain_id} spec {spec_hash}") };

@@ -14,14 +14,14 @@ impl Reader {
         chain_id: u64,
         pact_id: U256,
     ) -> Result<Option<u64>, ReadError> {
-        let count: Option<i64> = sqlx::query_scalar(
-            "SELECT count(m.seq) FROM conversations c
-               LEFT JOIN negotiation_messages m ON m.chain_id = c.chain_id AND m.conversation_id = c.id
-              WHERE c.chain_id = $1 AND c.pact_id = $2::text::numeric
-              GROUP BY c.id",
+        let count = sqlx::query_scalar!(
+            r#"SELECT count(m.seq) AS "count!" FROM conversations c
+                 LEFT JOIN negotiation_messages m ON m.chain_id = c.chain_id AND m.conversation_id = c.id
+                WHERE c.chain_id = $1 AND c.pact_id = $2::text::numeric
+                GROUP BY c.id"#,
+            i64_of(chain_id),
+            pact_id.to_string()
         )
-        .bind(i64_of(chain_id))
-        .bind(pact_id.to_string())
         .fetch_optional(self.pool())
         .await?;
         let cells = Cells { table: "negotiation_messages", key: format!("chain {chain_id} pact {pact_id}") };

@@ -100,22 +100,21 @@ pub struct Meta {
 impl Reader {
     /// The indexed block of `chain_id` and whether indexing fails, or `None` before its first batch.
     pub async fn meta(&self, chain_id: u64) -> Result<Option<Meta>, ReadError> {
-        type Row = (i64, Vec<u8>, Option<Vec<u8>>, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
-        let row: Option<Row> = sqlx::query_as(
+        let row = sqlx::query!(
             "SELECT block_number, block_hash, block_parent_hash, block_time, failing_since
              FROM checkpoints WHERE chain_id = $1",
+            i64_of(chain_id)
         )
-        .bind(i64_of(chain_id))
         .fetch_optional(self.pool())
         .await?;
-        let Some((number, hash, parent, timestamp, failing_since)) = row else { return Ok(None) };
+        let Some(row) = row else { return Ok(None) };
         let cells = Cells { table: "checkpoints", key: format!("chain {chain_id}") };
         Ok(Some(Meta {
-            number: cells.int("block_number", number)?,
-            hash: cells.hash("block_hash", &hash)?,
-            parent_hash: parent.map(|p| cells.hash("block_parent_hash", &p)).transpose()?,
-            timestamp,
-            failing_since,
+            number: cells.int("block_number", row.block_number)?,
+            hash: cells.hash("block_hash", &row.block_hash)?,
+            parent_hash: row.block_parent_hash.map(|p| cells.hash("block_parent_hash", &p)).transpose()?,
+            timestamp: row.block_time,
+            failing_since: row.failing_since,
         }))
     }
 
