@@ -129,7 +129,11 @@ impl Receiver {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(HarnessError::Process(format!("reading the receiver's log: {e}"))),
         };
-        text.lines()
+        // The receiver may be writing its last line as we read: only lines it has finished (ended
+        // by a newline) are deliveries.
+        let finished = text.rfind('\n').map_or("", |end| &text[..end]);
+        finished
+            .lines()
             .map(|line| {
                 serde_json::from_str(line)
                     .map_err(|e| HarnessError::Process(format!("receiver log {line:?}: {e}")))
