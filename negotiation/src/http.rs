@@ -79,8 +79,8 @@ impl RelayError {
     fn answer(self) -> (StatusCode, ErrorBody) {
         let code = self.code();
         let message = match self {
-            Self::Store(why) => {
-                tracing::error!(error = %why, "relay database failure");
+            Self::Store(_) | Self::Index(_) => {
+                tracing::error!(error = %self, "relay database failure");
                 "the relay's database failed; retry shortly".to_owned()
             }
             other => other.to_string(),

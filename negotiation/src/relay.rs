@@ -6,7 +6,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use agentpact_contracts::money::{self, AmountError};
+use agentpact_contracts::{
+    Initiator,
+    money::{self, AmountError},
+};
+use agentpact_read::{PactTerms, ReadError, agents, currencies::currencies_on, pact_terms};
 use alloy::primitives::{Address, B256, U256, keccak256};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -106,6 +110,9 @@ pub enum RelayError {
     /// The relay's tables could not be read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The index (agents, pacts, currencies) could not be read.
+    #[error("the index: {0}")]
+    Index(#[from] ReadError),
 }
 
 impl From<sqlx::Error> for RelayError {
@@ -126,7 +133,7 @@ impl RelayError {
             Self::Refused(r) => r.code(),
             Self::Agreement(a) => a.code(),
             Self::Full(_) => Code::ConversationFull,
-            Self::Store(_) => Code::Internal,
+            Self::Store(_) | Self::Index(_) => Code::Internal,
         }
     }
 }
@@ -190,7 +197,7 @@ impl Relay {
         {
             return Err(RelayError::Full(envelope.conversation_id.clone()));
         }
-        let currencies = store::currencies(&mut tx, self.chain_id).await?;
+        let currencies = currencies_on(&mut *tx, self.chain_id).await?;
         let step = machine::step(
             current.as_ref(),
             &envelope.conversation_id,
@@ -222,7 +229,7 @@ impl Relay {
         // Who may be hired: an opening message goes to an agent listed in the market. The opener
         // needs no listing (a buyer hires without selling anything); after the opening, the
         // machine lets only the two parties write, each to the other.
-        if current.is_none() && !store::listed(&mut tx, self.chain_id, next.worker).await? {
+        if current.is_none() && !agents::listed(&mut *tx, self.chain_id, next.worker).await? {
             return Err(RelayError::NotRegistered(next.worker));
         }
         if !store::save(&mut tx, self.chain_id, &next, current.is_none(), now).await? {
@@ -251,7 +258,7 @@ impl Relay {
         conn: &mut sqlx::PgConnection,
         price: &Price,
     ) -> Result<(Address, u8), RelayError> {
-        let known = store::currencies(conn, self.chain_id).await?;
+        let known = currencies_on(&mut *conn, self.chain_id).await?;
         let currency = money::resolve(&known, price.currency())
             .map_err(|why| Refusal::BadValue(format!("{price}: {why}")))?;
         Ok((currency.address, currency.decimals))
@@ -278,11 +285,13 @@ impl Relay {
     ) -> Result<Option<U256>, RelayError> {
         let agreement = match self.agreement_in(conn, c).await {
             Ok(agreement) => agreement,
-            Err(RelayError::Store(e)) => return Err(RelayError::Store(e)),
+            Err(failed @ (RelayError::Store(_) | RelayError::Index(_))) => return Err(failed),
             Err(_) => return Ok(None),
         };
-        for pact_id in store::pacts_with_spec(conn, self.chain_id, c.seeker, agreement.spec_hash).await? {
-            let pact = store::indexed_pact(conn, self.chain_id, pact_id).await?;
+        for pact_id in
+            pact_terms::pacts_with_spec(&mut *conn, self.chain_id, c.seeker, agreement.spec_hash).await?
+        {
+            let pact = pact_terms::pact_terms(&mut *conn, self.chain_id, pact_id).await?;
             if pact.is_some_and(|p| carries_agreement(&p, c, &agreement)) {
                 return Ok(Some(pact_id));
             }
@@ -312,7 +321,7 @@ impl Relay {
             return Err(AgreementError::AlreadyLinked { id: id.to_owned(), pact_id: existing }.into());
         }
         let agreement = self.agreement_in(&mut tx, &conversation).await?;
-        let pact = store::indexed_pact(&mut tx, self.chain_id, pact_id)
+        let pact = pact_terms::pact_terms(&mut *tx, self.chain_id, pact_id)
             .await?
             .ok_or(AgreementError::PactNotIndexed { pact_id })?;
         if !carries_agreement(&pact, &conversation, &agreement) {
@@ -489,9 +498,9 @@ impl AgreementError {
 }
 
 /// Whether `pact` is the seeker's request reserved for the worker carrying `agreement`.
-fn carries_agreement(pact: &store::IndexedPact, c: &Conversation, agreement: &Agreement) -> bool {
+fn carries_agreement(pact: &PactTerms, c: &Conversation, agreement: &Agreement) -> bool {
     pact.creator == c.seeker
-        && pact.initiator == 0
+        && pact.initiator == Initiator::Buyer
         && pact.counterparty == Some(c.worker)
         && pact.spec_hash == agreement.spec_hash
         && pact.currency == agreement.currency

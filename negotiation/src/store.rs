@@ -1,11 +1,12 @@
-//! The relay's tables, `conversations` and `negotiation_messages` (the append-only audit log), and
-//! the two indexer tables it checks against (`agents`, `pacts`). Every query is checked against the
-//! schema at compile time; every row is read back through [`Cells`], so a value that does not
-//! convert is an error naming the table, key and column, never a default.
+//! The relay's tables, `conversations` and `negotiation_messages` (the append-only audit log). The
+//! index tables it checks messages against (`agents`, `pacts`, `currencies`) it reads through
+//! `agentpact-read`, the one reader of the index. Every query is checked against the schema at
+//! compile time; every row is read back through [`Cells`], so a value that does not convert is an
+//! error naming the table, key and column, never a default.
 //!
 //! Reads ([`Store`]) serve GraphQL and the MCP tools; the writes take the relay's open transaction.
 
-use agentpact_contracts::{closed_set, money::Currency};
+use agentpact_contracts::closed_set;
 use agentpact_schema::{Cells, Corrupt, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -320,23 +321,6 @@ impl Store {
     }
 }
 
-/// Whether `agent` is a registered agent in AgentRegistry (as indexed) that is in the market
-/// (active): someone a conversation may be opened with.
-pub(crate) async fn listed(
-    conn: &mut PgConnection,
-    chain_id: u64,
-    agent: Address,
-) -> Result<bool, StoreError> {
-    let listed = sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM agents WHERE chain_id = $1 AND address = $2 AND active) AS "listed!""#,
-        i64_of(chain_id),
-        agent.as_slice()
-    )
-    .fetch_one(conn)
-    .await?;
-    Ok(listed)
-}
-
 /// Conversation `id`, locked for the rest of the transaction.
 pub(crate) async fn lock(
     conn: &mut PgConnection,
@@ -462,95 +446,6 @@ pub(crate) async fn link(
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// What the index says of a pact, as far as a negotiated one must match its conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct IndexedPact {
-    /// Who created it.
-    pub creator: Address,
-    /// Whether the buyer (0) or the seller (1) created it.
-    pub initiator: i16,
-    /// The only account that may accept it, if any.
-    pub counterparty: Option<Address>,
-    /// Its spec hash.
-    pub spec_hash: B256,
-    /// Its currency (the zero address for ETH).
-    pub currency: Address,
-    /// Its payment, in base units of its currency.
-    pub payment: U256,
-    /// Its deadline, in seconds since the epoch.
-    pub deadline: i64,
-}
-
-/// The ids of the pacts `creator` made with spec hash `spec_hash`, as indexed, oldest first.
-pub(crate) async fn pacts_with_spec(
-    conn: &mut PgConnection,
-    chain_id: u64,
-    creator: Address,
-    spec_hash: B256,
-) -> Result<Vec<U256>, StoreError> {
-    let ids = sqlx::query_scalar!(
-        r#"SELECT pact_id::text AS "pact_id!" FROM pacts
-           WHERE chain_id = $1 AND spec_hash = $2 AND creator = $3 ORDER BY pact_id"#,
-        i64_of(chain_id),
-        spec_hash.as_slice(),
-        creator.as_slice()
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let cells = Cells { table: "pacts", key: format!("chain {chain_id} spec {spec_hash}") };
-    ids.iter().map(|id| Ok(cells.u256("pact_id", id)?)).collect()
-}
-
-/// Pact `pact_id` as indexed, if it is.
-pub(crate) async fn indexed_pact(
-    conn: &mut PgConnection,
-    chain_id: u64,
-    pact_id: U256,
-) -> Result<Option<IndexedPact>, StoreError> {
-    let row = sqlx::query!(
-        r#"SELECT creator, initiator, counterparty, spec_hash, currency, payment::text AS "payment!",
-                  extract(epoch FROM deadline)::bigint AS "deadline!"
-           FROM pacts WHERE chain_id = $1 AND pact_id = $2::text::numeric"#,
-        i64_of(chain_id),
-        pact_id.to_string()
-    )
-    .fetch_optional(conn)
-    .await?;
-    let Some(r) = row else { return Ok(None) };
-    let cells = Cells { table: "pacts", key: format!("chain {chain_id} pact {pact_id}") };
-    Ok(Some(IndexedPact {
-        creator: cells.address("creator", &r.creator)?,
-        initiator: r.initiator,
-        counterparty: r.counterparty.as_deref().map(|c| cells.address("counterparty", c)).transpose()?,
-        spec_hash: cells.hash("spec_hash", &r.spec_hash)?,
-        currency: cells.address("currency", &r.currency)?,
-        payment: cells.u256("payment", &r.payment)?,
-        deadline: r.deadline,
-    }))
-}
-
-/// The currencies the escrow takes on `chain_id`, as indexed, in the order they were announced
-/// (the read layer's query, so one prepared statement serves both).
-pub(crate) async fn currencies(conn: &mut PgConnection, chain_id: u64) -> Result<Vec<Currency>, StoreError> {
-    let rows = sqlx::query!(
-        "SELECT address, symbol, decimals FROM currencies WHERE chain_id = $1 ORDER BY block_number, address",
-        i64_of(chain_id)
-    )
-    .fetch_all(conn)
-    .await?;
-    rows.into_iter()
-        .map(|r| {
-            let key = format!("chain {chain_id} currency {}", alloy::hex::encode_prefixed(&r.address));
-            let cells = Cells { table: "currencies", key };
-            Ok(Currency {
-                address: cells.address("address", &r.address)?,
-                symbol: r.symbol,
-                decimals: cells.int("decimals", r.decimals)?,
-            })
-        })
-        .collect()
 }
 
 /// Appends `e` to the audit log as its conversation's next message and announces it on

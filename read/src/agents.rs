@@ -12,6 +12,7 @@ use alloy::{
     primitives::{Address, U256},
 };
 use chrono::{DateTime, Utc};
+use sqlx::PgExecutor;
 
 use super::{Currency, MAX_PAGE_SIZE, Page, ReadError, Reader};
 
@@ -390,6 +391,20 @@ impl Reader {
             })
             .collect()
     }
+}
+
+/// Whether `agent` is a registered agent in AgentRegistry on `chain_id` (as indexed) that is in
+/// the market (active): someone the relay lets a conversation be opened with. On `db`, so the
+/// relay asks inside its own transaction.
+pub async fn listed<'e>(db: impl PgExecutor<'e>, chain_id: u64, agent: Address) -> Result<bool, ReadError> {
+    let listed = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM agents WHERE chain_id = $1 AND address = $2 AND active) AS "listed!""#,
+        i64_of(chain_id),
+        agent.as_slice()
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(listed)
 }
 
 #[cfg(test)]

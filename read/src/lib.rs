@@ -8,6 +8,8 @@
 //! - [`Databases`]: where reads go (the primary, or a streaming replica and its replay lag).
 //! - [`live`]: the indexer's notifications, and those of one more channel its caller names (the
 //!   relay's), as broadcast streams.
+//! - What the relay checks a message against, inside its own transaction (any executor):
+//!   [`agents::listed`], [`currencies::currencies_on`], [`pact_terms`].
 //!
 //! It depends on no crate that writes: the layer every server reads through sits above no writer
 //! (the servers build the relay's store over [`Reader::pool`] themselves).
@@ -23,6 +25,7 @@ pub mod history;
 pub mod live;
 pub mod negotiations;
 pub mod oracles;
+pub mod pact_terms;
 pub mod pacts;
 pub mod reputation;
 pub mod settlements;
@@ -41,6 +44,7 @@ pub use databases::Databases;
 pub use erc8004::{AgentRef, Erc8004Agent, Erc8004Feedback, Erc8004Reputation, RegistryMatch};
 pub use history::{Interval, MAX_BUCKETS, ScoreBand, VolumeBucket};
 pub use oracles::{Oracle, OracleFilter, OracleStatus, Verification};
+pub use pact_terms::PactTerms;
 pub use pacts::{Pact, PactFilter, PactOracle, PactOrder, PactOrderField, Page, PageRequest, SortDirection};
 pub use reputation::{Reputation, RoleReputation, Score, ScoreView};
 pub use settlements::{Settlement, SettlementState};
