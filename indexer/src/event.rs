@@ -3,10 +3,18 @@
 //! [`EventBody`] is what the journal stores as JSON (`events.data`), tagged by `kind`; the
 //! projections are rebuilt from it alone, so it carries every field of the on-chain event.
 
-use agentpact_contracts::EventKind;
+mod declare;
+
+use agentpact_contracts::{
+    AgentPact::AgentPactEvents, AgentRegistry::AgentRegistryEvents, EventKind,
+    OracleRegistry::OracleRegistryEvents,
+};
 use agentpact_schema::ChainText;
 use alloy::primitives::{Address, B256, Bytes, U256};
+use declare::{journal_events, once, subject};
 use serde::{Deserialize, Serialize};
+
+pub use declare::Subject;
 
 /// One event in the journal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,202 +37,216 @@ pub struct JournalEvent {
     pub body: EventBody,
 }
 
-/// What happened: one variant per event of AgentPact, OracleRegistry and AgentRegistry, with all
-/// its fields. Every string field is a [`ChainText`]: the exact bytes the chain emitted, whatever
-/// they hold (docs/indexer.md §Text the chain emits).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all_fields = "camelCase")]
-#[allow(missing_docs)] // the fields are the events' own, documented in docs/contracts.md
-pub enum EventBody {
-    PactCreated {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        creator: Address,
-        /// The only address that may accept; zero when anyone may.
-        counterparty: Address,
-        initiator: u8,
-        arbitrator: Address,
-        spec_hash: B256,
-        spec_uri: ChainText,
-        deadline: u64,
-        accept_by: u64,
-        review_period: u64,
-        threshold: u8,
-        /// The currency of payment and stakes: zero for ETH, else an allowed token.
-        currency: Address,
-        #[serde(with = "decimal")]
-        payment: U256,
-        #[serde(with = "decimal")]
-        stake: U256,
-        #[serde(with = "decimal")]
-        deposit: U256,
-        oracles: Vec<Address>,
-        weights: Vec<u8>,
-    },
-    PactAccepted {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        accepter: Address,
-        buyer: Address,
-        seller: Address,
-        #[serde(with = "decimal")]
-        deposit: U256,
-    },
-    PactCancelled {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        creator: Address,
-    },
-    WorkStarted {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        seller: Address,
-    },
-    WorkSubmitted {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        seller: Address,
-        proof_hash: B256,
-    },
-    VerificationSubmitted {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        oracle: Address,
-        score: u8,
-        proof: B256,
-    },
-    VerificationFinalized {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        score: u8,
-        passed: bool,
-        score_count: u8,
-    },
-    WorkApproved {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        by: Address,
-        automatic: bool,
-    },
-    WorkRejected {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        buyer: Address,
-    },
-    DisputeRaised {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        by: Address,
-        arbitrator: Address,
-    },
-    DisputeResolved {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        arbitrator: Address,
-        /// Basis points of the pot (payment and both stakes) to the seller.
-        seller_share: u16,
-    },
-    TimeoutClaimed {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        caller: Address,
-        from: u8,
-    },
-    SettlementProposed {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        by: Address,
-        /// The pact's status when offered: the offer lapses when the pact leaves it.
-        status: u8,
-        round: u32,
-        /// Basis points of the payment to the seller; each stake goes back to its owner.
-        seller_share: u16,
-        expires_at: u64,
-    },
-    SettlementWithdrawn {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        by: Address,
-        round: u32,
-    },
-    SettlementAccepted {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        by: Address,
-        round: u32,
-        seller_share: u16,
-    },
-    Payout {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        to: Address,
-        currency: Address,
-        #[serde(with = "decimal")]
-        amount: U256,
-    },
-    Withdrawn {
-        account: Address,
-        currency: Address,
-        #[serde(with = "decimal")]
-        amount: U256,
-    },
-    CurrencyAllowed {
-        currency: Address,
-        decimals: u8,
-        symbol: ChainText,
-    },
-    OracleRegistered {
-        oracle: Address,
-        #[serde(with = "decimal")]
-        stake: U256,
-        capabilities: Vec<ChainText>,
-    },
-    StakeIncreased {
-        oracle: Address,
-        #[serde(with = "decimal")]
-        amount: U256,
-        #[serde(with = "decimal")]
-        total_stake: U256,
-    },
-    CapabilitiesUpdated {
-        oracle: Address,
-        capabilities: Vec<ChainText>,
-    },
-    OracleDeregistered {
-        oracle: Address,
-        unlock_at: u64,
-    },
-    StakeWithdrawn {
-        oracle: Address,
-        #[serde(with = "decimal")]
-        amount: U256,
-    },
-    AgentRegistered {
-        agent: Address,
-        profile: Profile,
-    },
-    ProfileUpdated {
-        agent: Address,
-        profile: Profile,
-    },
-    AgentDeactivated {
-        agent: Address,
-    },
-    AgentReactivated {
-        agent: Address,
-    },
-    FeedbackGiven {
-        #[serde(with = "decimal")]
-        pact_id: U256,
-        from: Address,
-        to: Address,
-        rating: u8,
-        tags: Vec<ChainText>,
-        comment: ChainText,
-    },
-    /// An event of the chain's ERC-8004 registries (stored under its own `kind`, like the others).
-    #[serde(untagged)]
-    Erc8004(Erc8004Event),
+journal_events! {
+    /// What happened: one variant per event of AgentPact, OracleRegistry and AgentRegistry, with all
+    /// its fields. Every string field is a [`ChainText`]: the exact bytes the chain emitted, whatever
+    /// they hold (docs/indexer.md §Text the chain emits).
+    ///
+    /// This is each event's one declaration (docs/architecture.md §Adding an event): its fields and
+    /// the binding's field each decodes from, what it is about (`pact:`/`account:`/nothing), and
+    /// `once` when its rows are written once per event and never replayed. The kind, the subject,
+    /// the text fields, the replay's exclusion and the decoding are derived from it
+    /// ([`declare::journal_events`]).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(tag = "kind", rename_all_fields = "camelCase")]
+    #[allow(missing_docs)] // the fields are the events' own, documented in docs/contracts.md
+    pub enum EventBody {
+        AgentPactEvents {
+            PactCreated(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                creator: Address = creator,
+                /// The only address that may accept; zero when anyone may.
+                counterparty: Address = counterparty,
+                initiator: u8 = initiator,
+                arbitrator: Address = arbitrator,
+                spec_hash: B256 = specHash,
+                spec_uri: ChainText = specUri,
+                deadline: u64 = deadline,
+                accept_by: u64 = acceptBy,
+                review_period: u64 = reviewPeriod,
+                threshold: u8 = threshold,
+                /// The currency of payment and stakes: zero for ETH, else an allowed token.
+                currency: Address = currency,
+                #[serde(with = "decimal")]
+                payment: U256 = payment,
+                #[serde(with = "decimal")]
+                stake: U256 = stake,
+                #[serde(with = "decimal")]
+                deposit: U256 = deposit,
+                oracles: Vec<Address> = oracles,
+                weights: Vec<u8> = weights,
+            }
+            PactAccepted(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                accepter: Address = accepter,
+                buyer: Address = buyer,
+                seller: Address = seller,
+                #[serde(with = "decimal")]
+                deposit: U256 = deposit,
+            }
+            PactCancelled(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                creator: Address = creator,
+            }
+            WorkStarted(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                seller: Address = seller,
+            }
+            WorkSubmitted(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                seller: Address = seller,
+                proof_hash: B256 = proofHash,
+            }
+            VerificationSubmitted(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                oracle: Address = oracle,
+                score: u8 = score,
+                proof: B256 = proof,
+            }
+            VerificationFinalized(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                score: u8 = score,
+                passed: bool = passed,
+                score_count: u8 = scoreCount,
+            }
+            WorkApproved(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                by: Address = by,
+                automatic: bool = auto_,
+            }
+            WorkRejected(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                buyer: Address = buyer,
+            }
+            DisputeRaised(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                by: Address = by,
+                arbitrator: Address = arbitrator,
+            }
+            DisputeResolved(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                arbitrator: Address = arbitrator,
+                /// Basis points of the pot (payment and both stakes) to the seller.
+                seller_share: u16 = sellerShare,
+            }
+            TimeoutClaimed(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                caller: Address = caller,
+                from: u8 = from,
+            }
+            SettlementProposed(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                by: Address = by,
+                /// The pact's status when offered: the offer lapses when the pact leaves it.
+                status: u8 = status,
+                round: u32 = round,
+                /// Basis points of the payment to the seller; each stake goes back to its owner.
+                seller_share: u16 = sellerShare,
+                expires_at: u64 = expiresAt,
+            }
+            SettlementWithdrawn(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                by: Address = by,
+                round: u32 = round,
+            }
+            SettlementAccepted(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                by: Address = by,
+                round: u32 = round,
+                seller_share: u16 = sellerShare,
+            }
+            Payout(pact: pact_id, once) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                to: Address = to,
+                currency: Address = currency,
+                #[serde(with = "decimal")]
+                amount: U256 = amount,
+            }
+            Withdrawn(account: account, once) {
+                account: Address = account,
+                currency: Address = currency,
+                #[serde(with = "decimal")]
+                amount: U256 = amount,
+            }
+            CurrencyAllowed() {
+                currency: Address = currency,
+                decimals: u8 = decimals,
+                symbol: ChainText = symbol,
+            }
+        }
+        OracleRegistryEvents {
+            OracleRegistered(account: oracle) {
+                oracle: Address = oracle,
+                #[serde(with = "decimal")]
+                stake: U256 = stake,
+                capabilities: Vec<ChainText> = capabilities,
+            }
+            StakeIncreased(account: oracle) {
+                oracle: Address = oracle,
+                #[serde(with = "decimal")]
+                amount: U256 = amount,
+                #[serde(with = "decimal")]
+                total_stake: U256 = totalStake,
+            }
+            CapabilitiesUpdated(account: oracle) {
+                oracle: Address = oracle,
+                capabilities: Vec<ChainText> = capabilities,
+            }
+            OracleDeregistered(account: oracle) {
+                oracle: Address = oracle,
+                unlock_at: u64 = unlockAt,
+            }
+            StakeWithdrawn(account: oracle) {
+                oracle: Address = oracle,
+                #[serde(with = "decimal")]
+                amount: U256 = amount,
+            }
+        }
+        AgentRegistryEvents {
+            AgentRegistered(account: agent) {
+                agent: Address = agent,
+                profile: Profile = profile,
+            }
+            ProfileUpdated(account: agent) {
+                agent: Address = agent,
+                profile: Profile = profile,
+            }
+            AgentDeactivated(account: agent) {
+                agent: Address = agent,
+            }
+            AgentReactivated(account: agent) {
+                agent: Address = agent,
+            }
+            FeedbackGiven(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                from: Address = from,
+                to: Address = to,
+                rating: u8 = rating,
+                tags: Vec<ChainText> = tags,
+                comment: ChainText = comment,
+            }
+        }
+        /// An event of the chain's ERC-8004 registries (stored under its own `kind`, like the others).
+        #[serde(untagged)]
+        Erc8004(Erc8004Event),
+    }
 }
 
 /// What happened in the chain's ERC-8004 Identity or Reputation registry: the events the indexer
@@ -353,120 +375,11 @@ pub struct Capability {
 }
 
 impl EventBody {
-    /// The event's kind (its name is `events.kind`).
-    pub const fn kind(&self) -> EventKind {
-        match self {
-            Self::PactCreated { .. } => EventKind::PactCreated,
-            Self::PactAccepted { .. } => EventKind::PactAccepted,
-            Self::PactCancelled { .. } => EventKind::PactCancelled,
-            Self::WorkStarted { .. } => EventKind::WorkStarted,
-            Self::WorkSubmitted { .. } => EventKind::WorkSubmitted,
-            Self::VerificationSubmitted { .. } => EventKind::VerificationSubmitted,
-            Self::VerificationFinalized { .. } => EventKind::VerificationFinalized,
-            Self::WorkApproved { .. } => EventKind::WorkApproved,
-            Self::WorkRejected { .. } => EventKind::WorkRejected,
-            Self::DisputeRaised { .. } => EventKind::DisputeRaised,
-            Self::DisputeResolved { .. } => EventKind::DisputeResolved,
-            Self::TimeoutClaimed { .. } => EventKind::TimeoutClaimed,
-            Self::SettlementProposed { .. } => EventKind::SettlementProposed,
-            Self::SettlementWithdrawn { .. } => EventKind::SettlementWithdrawn,
-            Self::SettlementAccepted { .. } => EventKind::SettlementAccepted,
-            Self::Payout { .. } => EventKind::Payout,
-            Self::Withdrawn { .. } => EventKind::Withdrawn,
-            Self::CurrencyAllowed { .. } => EventKind::CurrencyAllowed,
-            Self::OracleRegistered { .. } => EventKind::OracleRegistered,
-            Self::StakeIncreased { .. } => EventKind::StakeIncreased,
-            Self::CapabilitiesUpdated { .. } => EventKind::CapabilitiesUpdated,
-            Self::OracleDeregistered { .. } => EventKind::OracleDeregistered,
-            Self::StakeWithdrawn { .. } => EventKind::StakeWithdrawn,
-            Self::AgentRegistered { .. } => EventKind::AgentRegistered,
-            Self::ProfileUpdated { .. } => EventKind::ProfileUpdated,
-            Self::AgentDeactivated { .. } => EventKind::AgentDeactivated,
-            Self::AgentReactivated { .. } => EventKind::AgentReactivated,
-            Self::FeedbackGiven { .. } => EventKind::FeedbackGiven,
-            Self::Erc8004(e) => e.kind(),
-        }
-    }
-
     /// The pact the event is about, if any (`events.pact_id`).
     pub const fn pact_id(&self) -> Option<U256> {
-        match self {
-            Self::PactCreated { pact_id, .. }
-            | Self::PactAccepted { pact_id, .. }
-            | Self::PactCancelled { pact_id, .. }
-            | Self::WorkStarted { pact_id, .. }
-            | Self::WorkSubmitted { pact_id, .. }
-            | Self::VerificationSubmitted { pact_id, .. }
-            | Self::VerificationFinalized { pact_id, .. }
-            | Self::WorkApproved { pact_id, .. }
-            | Self::WorkRejected { pact_id, .. }
-            | Self::DisputeRaised { pact_id, .. }
-            | Self::DisputeResolved { pact_id, .. }
-            | Self::TimeoutClaimed { pact_id, .. }
-            | Self::SettlementProposed { pact_id, .. }
-            | Self::SettlementWithdrawn { pact_id, .. }
-            | Self::SettlementAccepted { pact_id, .. }
-            | Self::Payout { pact_id, .. }
-            | Self::FeedbackGiven { pact_id, .. } => Some(*pact_id),
-            Self::Withdrawn { .. }
-            | Self::CurrencyAllowed { .. }
-            | Self::OracleRegistered { .. }
-            | Self::StakeIncreased { .. }
-            | Self::CapabilitiesUpdated { .. }
-            | Self::OracleDeregistered { .. }
-            | Self::StakeWithdrawn { .. }
-            | Self::AgentRegistered { .. }
-            | Self::ProfileUpdated { .. }
-            | Self::AgentDeactivated { .. }
-            | Self::AgentReactivated { .. }
-            | Self::Erc8004(_) => None,
-        }
-    }
-
-    /// Every string field, in the order the event's ABI encodes them (depth-first over its data),
-    /// so that [`crate::decode`] can set each to the exact bytes the chain emitted.
-    pub fn texts_mut(&mut self) -> Vec<&mut ChainText> {
-        match self {
-            Self::PactCreated { spec_uri, .. } => vec![spec_uri],
-            Self::CurrencyAllowed { symbol, .. } => vec![symbol],
-            Self::OracleRegistered { capabilities, .. } | Self::CapabilitiesUpdated { capabilities, .. } => {
-                capabilities.iter_mut().collect()
-            }
-            Self::AgentRegistered { profile, .. } | Self::ProfileUpdated { profile, .. } => {
-                let Profile { name, description, endpoint, metadata_uri, capabilities } = profile;
-                let mut texts = vec![name, description, endpoint, metadata_uri];
-                for c in capabilities {
-                    texts.extend([&mut c.name, &mut c.description]);
-                }
-                texts
-            }
-            Self::FeedbackGiven { tags, comment, .. } => {
-                let mut texts: Vec<&mut ChainText> = tags.iter_mut().collect();
-                texts.push(comment);
-                texts
-            }
-            Self::Erc8004(e) => e.texts_mut(),
-            Self::PactAccepted { .. }
-            | Self::PactCancelled { .. }
-            | Self::WorkStarted { .. }
-            | Self::WorkSubmitted { .. }
-            | Self::VerificationSubmitted { .. }
-            | Self::VerificationFinalized { .. }
-            | Self::WorkApproved { .. }
-            | Self::WorkRejected { .. }
-            | Self::DisputeRaised { .. }
-            | Self::DisputeResolved { .. }
-            | Self::TimeoutClaimed { .. }
-            | Self::SettlementProposed { .. }
-            | Self::SettlementWithdrawn { .. }
-            | Self::SettlementAccepted { .. }
-            | Self::Payout { .. }
-            | Self::Withdrawn { .. }
-            | Self::StakeIncreased { .. }
-            | Self::OracleDeregistered { .. }
-            | Self::StakeWithdrawn { .. }
-            | Self::AgentDeactivated { .. }
-            | Self::AgentReactivated { .. } => Vec::new(),
+        match self.subject() {
+            Subject::Pact(id) => Some(id),
+            Subject::Account(_) | Subject::None => None,
         }
     }
 
@@ -474,37 +387,9 @@ impl EventBody {
     /// of an oracle registry event, the agent of an agent registry event, the withdrawer of a
     /// withdrawal.
     pub const fn account(&self) -> Option<Address> {
-        match self {
-            Self::Withdrawn { account, .. } => Some(*account),
-            Self::OracleRegistered { oracle, .. }
-            | Self::StakeIncreased { oracle, .. }
-            | Self::CapabilitiesUpdated { oracle, .. }
-            | Self::OracleDeregistered { oracle, .. }
-            | Self::StakeWithdrawn { oracle, .. } => Some(*oracle),
-            Self::AgentRegistered { agent, .. }
-            | Self::ProfileUpdated { agent, .. }
-            | Self::AgentDeactivated { agent }
-            | Self::AgentReactivated { agent } => Some(*agent),
-            // About a pact (its parties are in the pact's row), or about no one account.
-            Self::PactCreated { .. }
-            | Self::PactAccepted { .. }
-            | Self::PactCancelled { .. }
-            | Self::WorkStarted { .. }
-            | Self::WorkSubmitted { .. }
-            | Self::VerificationSubmitted { .. }
-            | Self::VerificationFinalized { .. }
-            | Self::WorkApproved { .. }
-            | Self::WorkRejected { .. }
-            | Self::DisputeRaised { .. }
-            | Self::DisputeResolved { .. }
-            | Self::TimeoutClaimed { .. }
-            | Self::SettlementProposed { .. }
-            | Self::SettlementWithdrawn { .. }
-            | Self::SettlementAccepted { .. }
-            | Self::Payout { .. }
-            | Self::FeedbackGiven { .. }
-            | Self::CurrencyAllowed { .. }
-            | Self::Erc8004(_) => None,
+        match self.subject() {
+            Subject::Account(account) => Some(account),
+            Subject::Pact(_) | Subject::None => None,
         }
     }
 }

@@ -1,6 +1,5 @@
 //! The append-only journal of decoded events (`events`), written one batch per statement.
 
-use agentpact_contracts::EventKind;
 use agentpact_schema::{Cells, i64_of};
 use sqlx::PgConnection;
 
@@ -85,33 +84,41 @@ impl Columns {
     }
 }
 
+/// The names of the kinds whose rows are written once per event ([`EventBody::ONCE`]): a reorg
+/// neither rebuilds what they touched nor replays them.
+fn once_kinds() -> Vec<String> {
+    EventBody::ONCE.iter().map(|k| k.name().to_owned()).collect()
+}
+
 /// Log indexes are small; saturate rather than wrap.
 pub(crate) fn to_i32(n: u64) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// What the events above block `above` touched: the pacts (as decimal text) and the accounts
-/// (oracles and agents; a withdrawal changes no account's projection).
+/// (oracles and agents), leaving out the events written once ([`EventBody::ONCE`]: a payout or a
+/// withdrawal changes no pact's or account's projection).
 pub async fn touched_above(
     conn: &mut PgConnection,
     chain_id: u64,
     above: u64,
 ) -> Result<(Vec<String>, Vec<Vec<u8>>), sqlx::Error> {
-    let (chain, above) = (i64_of(chain_id), i64_of(above));
+    let (chain, above, once) = (i64_of(chain_id), i64_of(above), once_kinds());
     let pacts = sqlx::query_scalar!(
         r#"SELECT DISTINCT pact_id::text AS "pact_id!" FROM events
-           WHERE chain_id = $1 AND block_number > $2 AND pact_id IS NOT NULL"#,
+           WHERE chain_id = $1 AND block_number > $2 AND pact_id IS NOT NULL AND kind <> ALL($3)"#,
         chain,
-        above
+        above,
+        &once[..]
     )
     .fetch_all(&mut *conn)
     .await?;
     let accounts = sqlx::query_scalar!(
         r#"SELECT DISTINCT account AS "account!" FROM events
-           WHERE chain_id = $1 AND block_number > $2 AND account IS NOT NULL AND kind <> $3"#,
+           WHERE chain_id = $1 AND block_number > $2 AND account IS NOT NULL AND kind <> ALL($3)"#,
         chain,
         above,
-        EventKind::Withdrawn.name()
+        &once[..]
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -130,8 +137,9 @@ pub async fn truncate_above(conn: &mut PgConnection, chain_id: u64, above: u64) 
     Ok(done.rows_affected())
 }
 
-/// The journal's history of `pacts` and `accounts`, in order, for a replay: without payouts and
-/// withdrawals, whose rows are per event and stay when their pact is rebuilt. Every row reads back
+/// The journal's history of `pacts` and `accounts`, in order, for a replay: without the events
+/// written once ([`EventBody::ONCE`]: payouts, withdrawals), whose rows stay when their pact is
+/// rebuilt. Every row reads back
 /// into the event it recorded, or the read fails naming it.
 pub async fn history(
     conn: &mut PgConnection,
@@ -144,13 +152,12 @@ pub async fn history(
                   extract(epoch FROM block_time)::bigint AS "block_time!", contract, data::text AS "data!"
            FROM events
            WHERE chain_id = $1
-             AND ((pact_id = ANY($2::text[]::numeric[]) AND kind <> $4) OR (account = ANY($3) AND kind <> $5))
+             AND (pact_id = ANY($2::text[]::numeric[]) OR account = ANY($3)) AND kind <> ALL($4)
            ORDER BY block_number, log_index"#,
         i64_of(chain_id),
         pacts,
         accounts,
-        EventKind::Payout.name(),
-        EventKind::Withdrawn.name()
+        &once_kinds()[..]
     )
     .fetch_all(conn)
     .await?;

@@ -5,11 +5,8 @@ mod erc8004;
 mod exact;
 
 use agentpact_contracts::{
-    AgentPact::{self, AgentPactEvents},
-    AgentRegistry::{self, AgentRegistryEvents},
-    Contracts,
-    IdentityRegistry::IdentityRegistryEvents,
-    OracleRegistry::{self, OracleRegistryEvents},
+    AgentPact::AgentPactEvents, AgentRegistry::AgentRegistryEvents, Contracts,
+    IdentityRegistry::IdentityRegistryEvents, OracleRegistry::OracleRegistryEvents,
     ReputationRegistry::ReputationRegistryEvents,
 };
 use agentpact_schema::ChainText;
@@ -18,7 +15,7 @@ use alloy::{
     sol_types::SolEventInterface,
 };
 
-use crate::event::{Capability, EventBody, Profile};
+use crate::event::EventBody;
 
 pub use exact::ExactError;
 
@@ -73,15 +70,16 @@ pub fn decode(contracts: &Contracts, log: &alloy::primitives::Log) -> Result<Eve
     let undecodable = |source| DecodeError::Undecodable { contract, source };
     let (mut body, abi) = if contract == contracts.agent_pact {
         (
-            AgentPactEvents::decode_log(log).map(|l| from_pact(l.data)).map_err(undecodable)?,
+            AgentPactEvents::decode_log(log).map(|l| EventBody::from(l.data)).map_err(undecodable)?,
             exact::Abi::AgentPact,
         )
     } else if contract == contracts.oracle_registry {
         let body =
-            OracleRegistryEvents::decode_log(log).map(|l| from_registry(l.data)).map_err(undecodable)?;
+            OracleRegistryEvents::decode_log(log).map(|l| EventBody::from(l.data)).map_err(undecodable)?;
         (body, exact::Abi::OracleRegistry)
     } else if contract == contracts.agent_registry {
-        let body = AgentRegistryEvents::decode_log(log).map(|l| from_agents(l.data)).map_err(undecodable)?;
+        let body =
+            AgentRegistryEvents::decode_log(log).map(|l| EventBody::from(l.data)).map_err(undecodable)?;
         (body, exact::Abi::AgentRegistry)
     } else if let Some(registries) =
         contracts.erc8004.filter(|r| contract == r.identity || contract == r.reputation)
@@ -124,156 +122,6 @@ fn restore_exact_strings(
         **text = ChainText::from_bytes(bytes);
     }
     Ok(())
-}
-
-fn from_pact(event: AgentPactEvents) -> EventBody {
-    use AgentPactEvents as E;
-    match event {
-        E::PactCreated(e) => created(e),
-        E::PactAccepted(e) => EventBody::PactAccepted {
-            pact_id: e.pactId,
-            accepter: e.accepter,
-            buyer: e.buyer,
-            seller: e.seller,
-            deposit: e.deposit,
-        },
-        E::PactCancelled(e) => EventBody::PactCancelled { pact_id: e.pactId, creator: e.creator },
-        E::WorkStarted(e) => EventBody::WorkStarted { pact_id: e.pactId, seller: e.seller },
-        E::WorkSubmitted(e) => {
-            EventBody::WorkSubmitted { pact_id: e.pactId, seller: e.seller, proof_hash: e.proofHash }
-        }
-        E::VerificationSubmitted(e) => EventBody::VerificationSubmitted {
-            pact_id: e.pactId,
-            oracle: e.oracle,
-            score: e.score,
-            proof: e.proof,
-        },
-        E::VerificationFinalized(e) => EventBody::VerificationFinalized {
-            pact_id: e.pactId,
-            score: e.score,
-            passed: e.passed,
-            score_count: e.scoreCount,
-        },
-        E::WorkApproved(e) => EventBody::WorkApproved { pact_id: e.pactId, by: e.by, automatic: e.auto_ },
-        E::WorkRejected(e) => EventBody::WorkRejected { pact_id: e.pactId, buyer: e.buyer },
-        E::DisputeRaised(e) => {
-            EventBody::DisputeRaised { pact_id: e.pactId, by: e.by, arbitrator: e.arbitrator }
-        }
-        E::DisputeResolved(e) => EventBody::DisputeResolved {
-            pact_id: e.pactId,
-            arbitrator: e.arbitrator,
-            seller_share: e.sellerShare,
-        },
-        E::TimeoutClaimed(e) => {
-            EventBody::TimeoutClaimed { pact_id: e.pactId, caller: e.caller, from: e.from }
-        }
-        E::SettlementProposed(e) => EventBody::SettlementProposed {
-            pact_id: e.pactId,
-            by: e.by,
-            status: e.status,
-            round: e.round,
-            seller_share: e.sellerShare,
-            expires_at: e.expiresAt,
-        },
-        E::SettlementWithdrawn(e) => {
-            EventBody::SettlementWithdrawn { pact_id: e.pactId, by: e.by, round: e.round }
-        }
-        E::SettlementAccepted(e) => EventBody::SettlementAccepted {
-            pact_id: e.pactId,
-            by: e.by,
-            round: e.round,
-            seller_share: e.sellerShare,
-        },
-        E::Payout(e) => {
-            EventBody::Payout { pact_id: e.pactId, to: e.to, currency: e.currency, amount: e.amount }
-        }
-        E::Withdrawn(e) => {
-            EventBody::Withdrawn { account: e.account, currency: e.currency, amount: e.amount }
-        }
-        E::CurrencyAllowed(e) => {
-            EventBody::CurrencyAllowed { currency: e.currency, decimals: e.decimals, symbol: e.symbol.into() }
-        }
-    }
-}
-
-fn created(e: AgentPact::PactCreated) -> EventBody {
-    EventBody::PactCreated {
-        pact_id: e.pactId,
-        creator: e.creator,
-        counterparty: e.counterparty,
-        initiator: e.initiator,
-        arbitrator: e.arbitrator,
-        spec_hash: e.specHash,
-        spec_uri: e.specUri.into(),
-        deadline: e.deadline,
-        accept_by: e.acceptBy,
-        review_period: e.reviewPeriod,
-        threshold: e.threshold,
-        currency: e.currency,
-        payment: e.payment,
-        stake: e.stake,
-        deposit: e.deposit,
-        oracles: e.oracles,
-        weights: e.weights,
-    }
-}
-
-fn from_registry(event: OracleRegistryEvents) -> EventBody {
-    use OracleRegistryEvents as E;
-    match event {
-        E::OracleRegistered(OracleRegistry::OracleRegistered { oracle, stake, capabilities }) => {
-            EventBody::OracleRegistered { oracle, stake, capabilities: texts(capabilities) }
-        }
-        E::StakeIncreased(e) => {
-            EventBody::StakeIncreased { oracle: e.oracle, amount: e.amount, total_stake: e.totalStake }
-        }
-        E::CapabilitiesUpdated(e) => {
-            EventBody::CapabilitiesUpdated { oracle: e.oracle, capabilities: texts(e.capabilities) }
-        }
-        E::OracleDeregistered(e) => EventBody::OracleDeregistered { oracle: e.oracle, unlock_at: e.unlockAt },
-        E::StakeWithdrawn(e) => EventBody::StakeWithdrawn { oracle: e.oracle, amount: e.amount },
-    }
-}
-
-fn from_agents(event: AgentRegistryEvents) -> EventBody {
-    use AgentRegistryEvents as E;
-    match event {
-        E::AgentRegistered(e) => EventBody::AgentRegistered { agent: e.agent, profile: profile(e.profile) },
-        E::ProfileUpdated(e) => EventBody::ProfileUpdated { agent: e.agent, profile: profile(e.profile) },
-        E::AgentDeactivated(e) => EventBody::AgentDeactivated { agent: e.agent },
-        E::AgentReactivated(e) => EventBody::AgentReactivated { agent: e.agent },
-        E::FeedbackGiven(e) => EventBody::FeedbackGiven {
-            pact_id: e.pactId,
-            from: e.from,
-            to: e.to,
-            rating: e.rating,
-            tags: texts(e.tags),
-            comment: e.comment.into(),
-        },
-    }
-}
-
-fn profile(p: AgentRegistry::Profile) -> Profile {
-    Profile {
-        name: p.name.into(),
-        description: p.description.into(),
-        endpoint: p.endpoint.into(),
-        metadata_uri: p.metadataUri.into(),
-        capabilities: p
-            .capabilities
-            .into_iter()
-            .map(|c| Capability {
-                name: c.name.into(),
-                description: c.description.into(),
-                price: c.price,
-                currency: c.currency,
-            })
-            .collect(),
-    }
-}
-
-fn texts(strings: Vec<String>) -> Vec<ChainText> {
-    strings.into_iter().map(ChainText::from).collect()
 }
 
 #[cfg(test)]

@@ -143,8 +143,8 @@ async fn apply_in_order(conn: &mut PgConnection, e: &JournalEvent) -> Result<(),
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Undo {
     /// The rows written at a block above the fork (the column holds the block). Their events are
-    /// never replayed (`journal::history` leaves `Payout` and `Withdrawn` out), so the rows below
-    /// the fork stay as they are.
+    /// never replayed (declared `once`: `EventBody::ONCE`, which `journal::history` leaves out), so
+    /// the rows below the fork stay as they are.
     Above(&'static str),
     /// The rows of every pact an abandoned event touched (`pact_id`): rebuilt from the journal.
     Pacts,

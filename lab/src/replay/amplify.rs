@@ -22,7 +22,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agentpact_contracts::{AgentPact, AgentRegistry, Deployment, OracleRegistry};
+use agentpact_contracts::{AgentPact, Contracts, Deployment, OracleRegistry};
+use agentpact_indexer::{decode::decode, event::Subject};
 use alloy::{
     primitives::{Address, B256, Bytes, LogData, U256, keccak256},
     rpc::types::Log,
@@ -53,8 +54,8 @@ pub struct Amplified {
     pacts: u64,
     /// Seconds between a body block and its next copy (`D`).
     span: u64,
-    escrow: Address,
-    agent_registry: Address,
+    /// The deployment's contracts (their logs are decoded as the indexer decodes them).
+    contracts: Contracts,
     /// The pacts' buyers, sellers and arbitrators, each with its name in copies 1, 2, …
     /// (computed once: serving looks every ABI word of every log up here).
     parties: HashMap<Address, Vec<Address>>,
@@ -63,35 +64,6 @@ pub struct Amplified {
     /// Their hashes.
     hashes: Vec<B256>,
     by_hash: HashMap<B256, u64>,
-}
-
-/// The escrow's events that name a pact by `topic1`, and the registry's feedback: their pact ids
-/// are renumbered in every copy.
-fn pact_scoped(escrow_event: bool, topic0: &B256) -> bool {
-    use AgentPact as E;
-    let escrow = [
-        E::PactCreated::SIGNATURE_HASH,
-        E::PactAccepted::SIGNATURE_HASH,
-        E::PactCancelled::SIGNATURE_HASH,
-        E::WorkStarted::SIGNATURE_HASH,
-        E::WorkSubmitted::SIGNATURE_HASH,
-        E::VerificationSubmitted::SIGNATURE_HASH,
-        E::VerificationFinalized::SIGNATURE_HASH,
-        E::WorkApproved::SIGNATURE_HASH,
-        E::WorkRejected::SIGNATURE_HASH,
-        E::DisputeRaised::SIGNATURE_HASH,
-        E::DisputeResolved::SIGNATURE_HASH,
-        E::SettlementProposed::SIGNATURE_HASH,
-        E::SettlementWithdrawn::SIGNATURE_HASH,
-        E::SettlementAccepted::SIGNATURE_HASH,
-        E::TimeoutClaimed::SIGNATURE_HASH,
-        E::Payout::SIGNATURE_HASH,
-    ];
-    if escrow_event {
-        escrow.contains(topic0)
-    } else {
-        *topic0 == AgentRegistry::FeedbackGiven::SIGNATURE_HASH
-    }
 }
 
 impl Amplified {
@@ -116,8 +88,7 @@ impl Amplified {
             body,
             pacts: 0,
             span: 0,
-            escrow,
-            agent_registry: deployment.agent_registry,
+            contracts: Contracts::from(deployment),
             parties: HashMap::new(),
             blocks: Vec::new(),
             hashes: Vec::new(),
@@ -182,10 +153,14 @@ impl Amplified {
                         at()
                     );
                 }
-                if log.address() == self.agent_registry && !pact_scoped(false, &topic0) {
-                    bail!("{}: an agent registry event other than feedback cannot be repeated", at());
+                if ![self.contracts.agent_pact, self.contracts.agent_registry].contains(&log.address()) {
+                    continue;
                 }
-                if log.address() != self.escrow {
+                let subject = self.subject(log).with_context(at)?;
+                if log.address() == self.contracts.agent_registry {
+                    if !matches!(subject, Subject::Pact(_)) {
+                        bail!("{}: an agent registry event not about a pact cannot be repeated", at());
+                    }
                     continue;
                 }
                 if topic0 == AgentPact::PactCreated::SIGNATURE_HASH {
@@ -206,12 +181,17 @@ impl Amplified {
                 } else if topic0 == AgentPact::PactAccepted::SIGNATURE_HASH {
                     let e = AgentPact::PactAccepted::decode_log_data(data).with_context(at)?;
                     parties.extend([e.accepter, e.buyer, e.seller]);
-                } else if !pact_scoped(true, &topic0) && topic0 != AgentPact::Withdrawn::SIGNATURE_HASH {
-                    bail!("{}: escrow event {topic0} is neither a pact's nor a withdrawal", at());
+                } else if subject == Subject::None {
+                    bail!("{}: escrow event {topic0} is about neither a pact nor an account", at());
                 }
             }
         }
-        let contracts = [self.escrow, deployment.oracle_registry, self.agent_registry, Address::ZERO];
+        let contracts = [
+            self.contracts.agent_pact,
+            deployment.oracle_registry,
+            self.contracts.agent_registry,
+            Address::ZERO,
+        ];
         parties.retain(|a| !oracles.contains(a) && !contracts.contains(a));
         self.parties = parties
             .into_iter()
@@ -368,13 +348,20 @@ impl Amplified {
             .collect()
     }
 
+    /// What `log` is about, as the indexer's declaration of its event says: a pact's events name
+    /// it by `topic1`, and are renumbered in every copy.
+    fn subject(&self, log: &Log) -> anyhow::Result<Subject> {
+        Ok(decode(&self.contracts, &log.inner)?.subject())
+    }
+
     /// `log`'s topics and data as copy `copy` emits them.
     fn renumber(&self, log: &Log, copy: u64) -> anyhow::Result<LogData> {
         let data = &log.inner.data;
         let shift = U256::from(copy * self.pacts);
         let later = |t: u64| if t == 0 { 0 } else { t + copy * self.span };
         let topic0 = log.topic0().copied().unwrap_or_default();
-        let own = log.address() == self.escrow || log.address() == self.agent_registry;
+        let own =
+            log.address() == self.contracts.agent_pact || log.address() == self.contracts.agent_registry;
         let mut renumbered = if own && topic0 == AgentPact::PactCreated::SIGNATURE_HASH {
             let mut e = AgentPact::PactCreated::decode_log_data(data)?;
             e.pactId += shift;
@@ -388,7 +375,7 @@ impl Amplified {
             e.pactId += shift;
             e.expiresAt = later(e.expiresAt);
             e.encode_log_data()
-        } else if own && pact_scoped(log.address() == self.escrow, &topic0) {
+        } else if own && matches!(self.subject(log)?, Subject::Pact(_)) {
             let mut topics = data.topics().to_vec();
             let id = topics.get(1).context("a pact event without its pact id")?;
             topics[1] = B256::from(U256::from_be_bytes(id.0) + shift);
