@@ -63,10 +63,10 @@ pub(super) struct PactChanges {
 }
 
 impl PactChanges {
-    /// Folds a status event (or an oracle's score) of pact `pact_id` into its change. The caller
-    /// routes only those here; the match names every other event so that a new one must be placed.
-    pub(super) fn push(&mut self, pact_id: U256, e: &JournalEvent) {
-        use EventBody as E;
+    /// Folds a status event (or an oracle's score) of pact `pact_id` into its change. The router
+    /// (`apply_batch`, the one match that must name every event) sends only those here; any other
+    /// is refused as misrouted, never dropped.
+    pub(super) fn push(&mut self, pact_id: U256, e: &JournalEvent) -> Result<(), sqlx::Error> {
         let (time, block) = (i64_of(e.block_time), i64_of(e.block_number));
         let mut opened = None;
         let mut closed = None;
@@ -139,28 +139,12 @@ impl PactChanges {
                     closed = Some(DisputeOutcome::Timeout);
                 }
             }
-            // Not status events: the router sends them elsewhere.
-            E::PactCreated { .. }
-            | E::SettlementProposed { .. }
-            | E::SettlementWithdrawn { .. }
-            | E::Payout { .. }
-            | E::Withdrawn { .. }
-            | E::CurrencyAllowed { .. }
-            | E::OracleRegistered { .. }
-            | E::StakeIncreased { .. }
-            | E::CapabilitiesUpdated { .. }
-            | E::OracleDeregistered { .. }
-            | E::StakeWithdrawn { .. }
-            | E::AgentRegistered { .. }
-            | E::ProfileUpdated { .. }
-            | E::AgentDeactivated { .. }
-            | E::AgentReactivated { .. }
-            | E::FeedbackGiven { .. }
-            | E::Erc8004(_) => {
+            // The router (`apply_batch`) sends only the status events above.
+            other => {
                 if fresh {
                     self.pacts.remove(&pact_id);
                 }
-                return;
+                return Err(super::misrouted(other.kind(), "the pact changes"));
             }
         }
         change.updated_block = block;
@@ -178,6 +162,7 @@ impl PactChanges {
             self.closed.push(Closed { pact_id: pact_id.to_string(), outcome, time });
         }
         self.chain_id = i64_of(e.chain_id);
+        Ok(())
     }
 
     /// Writes the changes, then the disputes opened, then the disputes closed.
