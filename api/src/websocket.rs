@@ -17,7 +17,7 @@ use std::{
     collections::HashSet,
     net::IpAddr,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use agentpact_http::bearer::Bearer;
@@ -144,7 +144,7 @@ impl Guard {
             )));
         }
         if let Some(limiter) = &self.limiter
-            && let Err(wait) = limiter.take(self.client, Instant::now())
+            && let Err(wait) = limiter.take(self.client)
         {
             let seconds = wait.as_secs_f64().ceil().max(1.0);
             return Err(Code::RateLimited

@@ -11,7 +11,7 @@
 //! sends the delivery again later with the same idempotency key. On a [`Stop`] a turn sends
 //! nothing more, abandons the POST in flight (already counted) and commits what it recorded.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentpact_contracts::DeliveryState;
 use agentpact_http::rate_limit::RateLimiter;
@@ -171,7 +171,7 @@ impl Deliverer {
             if !next.due || stop.is_requested() {
                 break;
             }
-            if let Err(wait) = self.owners.take(owner, Instant::now()) {
+            if let Err(wait) = self.owners.take(owner) {
                 self.postpone(next.id, wait, None).await?;
                 break;
             }
