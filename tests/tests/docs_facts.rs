@@ -322,3 +322,40 @@ fn push_help_and_docs_state_the_bounds_push_enforces() -> Result {
     }
     Ok(())
 }
+
+/// Every event of a contract of ours, as `` `Name(param, …)` `` with the ABI's parameter names.
+fn abi_events(contract: &str) -> Result<Vec<String>> {
+    let artifact: serde_json::Value =
+        serde_json::from_str(&docs::read(&format!("contracts/artifacts/{contract}.json"))?)
+            .map_err(process)?;
+    let abi = artifact["abi"].as_array().ok_or_else(|| process(format!("{contract}.json has no abi")))?;
+    Ok(abi
+        .iter()
+        .filter(|item| item["type"] == "event")
+        .map(|event| {
+            let params: Vec<&str> = event["inputs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|input| input["name"].as_str().unwrap_or_default())
+                .collect();
+            format!("`{}({})`", event["name"].as_str().unwrap_or_default(), params.join(", "))
+        })
+        .collect())
+}
+
+#[test]
+fn contracts_md_names_every_event_with_its_parameters() -> Result {
+    let doc = docs::read("docs/contracts.md")?;
+    let mut missing = Vec::new();
+    for contract in ["AgentPact", "OracleRegistry", "AgentRegistry"] {
+        let events = abi_events(contract)?;
+        assert!(!events.is_empty(), "{contract}'s artifact lists no events");
+        missing.extend(events.into_iter().filter(|event| !doc.contains(event.as_str())));
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/contracts.md does not name these events as the ABI declares them: {missing:?}"
+    );
+    Ok(())
+}
