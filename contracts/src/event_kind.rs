@@ -12,73 +12,73 @@ closed_set! {
     /// One of the events of AgentPact, OracleRegistry and AgentRegistry, named as in the contract
     /// and in `events.kind`.
     pub enum EventKind {
-        /// `PactCreated`.
+        /// `createPact`: a pact was offered, its creator's deposit escrowed.
         PactCreated => "PactCreated",
-        /// `PactAccepted`.
+        /// `acceptPact`: the counterparty accepted and deposited.
         PactAccepted => "PactAccepted",
-        /// `PactCancelled`.
+        /// `cancelPact`: the creator withdrew a pact nobody had accepted.
         PactCancelled => "PactCancelled",
-        /// `WorkStarted`.
+        /// `startWork`: the seller started.
         WorkStarted => "WorkStarted",
-        /// `WorkSubmitted`.
+        /// `submitWork`: the seller submitted its proof.
         WorkSubmitted => "WorkSubmitted",
-        /// `VerificationSubmitted`.
+        /// `submitVerification`: an oracle scored the work.
         VerificationSubmitted => "VerificationSubmitted",
-        /// `VerificationFinalized`.
+        /// `finalizeVerification`: the oracles' weighted score was tallied.
         VerificationFinalized => "VerificationFinalized",
-        /// `WorkApproved`.
+        /// `approveWork` or `autoApprove`: the work was approved.
         WorkApproved => "WorkApproved",
-        /// `WorkRejected`.
+        /// `rejectWork`: the buyer rejected the work.
         WorkRejected => "WorkRejected",
-        /// `DisputeRaised`.
+        /// `raiseDispute`: a party took the pact to its arbitrator.
         DisputeRaised => "DisputeRaised",
-        /// `DisputeResolved`.
+        /// `resolveDispute(Share)`: the arbitrator ruled.
         DisputeResolved => "DisputeResolved",
-        /// `TimeoutClaimed`.
+        /// `claimTimeout`: a window closed and the clock decided.
         TimeoutClaimed => "TimeoutClaimed",
-        /// `SettlementProposed`.
+        /// `proposeSettlement`: a party offered a division of the payment.
         SettlementProposed => "SettlementProposed",
-        /// `SettlementWithdrawn`.
+        /// `withdrawSettlement`: its maker withdrew an offer.
         SettlementWithdrawn => "SettlementWithdrawn",
-        /// `SettlementAccepted`.
+        /// `acceptSettlement`: the other party accepted an offer.
         SettlementAccepted => "SettlementAccepted",
-        /// `Payout`.
+        /// A credit to a party or an oracle.
         Payout => "Payout",
-        /// `Withdrawn`.
+        /// `withdraw`: an account took out its credits.
         Withdrawn => "Withdrawn",
-        /// `CurrencyAllowed`.
+        /// The escrow's constructor allowed a currency.
         CurrencyAllowed => "CurrencyAllowed",
-        /// `OracleRegistered`.
+        /// OracleRegistry: an oracle registered with its stake.
         OracleRegistered => "OracleRegistered",
-        /// `StakeIncreased`.
+        /// OracleRegistry: an oracle added stake.
         StakeIncreased => "StakeIncreased",
-        /// `CapabilitiesUpdated`.
+        /// OracleRegistry: an oracle changed its capabilities.
         CapabilitiesUpdated => "CapabilitiesUpdated",
-        /// `OracleDeregistered`.
+        /// OracleRegistry: an oracle deregistered.
         OracleDeregistered => "OracleDeregistered",
-        /// `StakeWithdrawn`.
+        /// OracleRegistry: an oracle took its stake out.
         StakeWithdrawn => "StakeWithdrawn",
-        /// `AgentRegistered`.
+        /// AgentRegistry: an agent registered its profile.
         AgentRegistered => "AgentRegistered",
-        /// `ProfileUpdated`.
+        /// AgentRegistry: an agent changed its profile.
         ProfileUpdated => "ProfileUpdated",
-        /// `AgentDeactivated`.
+        /// AgentRegistry: an agent deactivated itself.
         AgentDeactivated => "AgentDeactivated",
-        /// `AgentReactivated`.
+        /// AgentRegistry: an agent reactivated itself.
         AgentReactivated => "AgentReactivated",
-        /// `FeedbackGiven`.
+        /// AgentRegistry: a party of a finished pact rated the other.
         FeedbackGiven => "FeedbackGiven",
-        /// ERC-8004 Identity Registry: `Transfer` (ERC-721) of an agent token.
+        /// ERC-8004 Identity Registry: an agent token changed hands (ERC-721 `Transfer`).
         Transfer => "Transfer",
-        /// ERC-8004 Identity Registry: `Registered`.
+        /// ERC-8004 Identity Registry: an agent registered.
         Registered => "Registered",
-        /// ERC-8004 Identity Registry: `URIUpdated`.
+        /// ERC-8004 Identity Registry: an agent's registration file moved.
         UriUpdated => "URIUpdated",
-        /// ERC-8004 Identity Registry: `MetadataSet`.
+        /// ERC-8004 Identity Registry: an agent's metadata entry was set.
         MetadataSet => "MetadataSet",
-        /// ERC-8004 Reputation Registry: `NewFeedback`.
+        /// ERC-8004 Reputation Registry: feedback was given.
         NewFeedback => "NewFeedback",
-        /// ERC-8004 Reputation Registry: `FeedbackRevoked`.
+        /// ERC-8004 Reputation Registry: feedback was revoked.
         FeedbackRevoked => "FeedbackRevoked",
     }
 }

@@ -8,26 +8,42 @@
 //! the index too (the contract's statuses, the relay's conversation statuses, message types and
 //! refusal codes, the read layer's orderings and settlement states), so none keeps a hand list.
 
+/// Every closed set declared by [`closed_set!`], for code that shows any of them without a list of
+/// its own (the GraphQL schema's enums): its members, their names and their doc comments.
+pub trait ClosedSet: Copy + Eq + Send + Sync + 'static {
+    /// Every member, in declaration order.
+    const MEMBERS: &'static [Self];
+
+    /// Its name: the text stored and shown.
+    fn name(self) -> &'static str;
+
+    /// Its doc comment, what a user reads about it: each `///` line as written (with the space
+    /// after `///`), each ending in a newline; empty when it has none.
+    fn doc(self) -> &'static str;
+}
+
 /// Declares a closed set: the enum, `ALL` (every variant, in declaration order), `name` (the text
-/// stored and shown), `from_name`, `names` and `Display`. One list feeds them all, so none can miss
-/// a variant.
+/// stored and shown), `doc` (the variant's doc comment), `from_name`, `names`, `Display` and
+/// [`ClosedSet`]. One list feeds them all, so none can miss a variant.
 ///
 /// The set's own attributes (docs, more derives, `repr`) pass through, as do each variant's (docs,
-/// `#[default]`) and its discriminant (`Funded = 1 => "FUNDED"`). It always derives `Debug`,
-/// `Clone`, `Copy`, `PartialEq`, `Eq` and `Hash`. A leading `serde;` also derives `Serialize` and
+/// `#[default]`) and its discriminant (`Funded = 1 => "FUNDED"`). A variant's doc comment is
+/// both its rustdoc and what `doc` returns, so the text users read about a member (the GraphQL
+/// schema's description of its value) is written once, here. It always derives `Debug`, `Clone`,
+/// `Copy`, `PartialEq`, `Eq` and `Hash`. A leading `serde;` also derives `Serialize` and
 /// `Deserialize` with each variant as its name, and `serde, schema;` `JsonSchema` too (the calling
 /// crate then depends on `serde`, and `schemars`).
 #[macro_export]
 macro_rules! closed_set {
     (
         @enum [$($attr:tt)*] $vis:vis $set:ident {
-            $( [$($vattr:tt)*] $variant:ident $(= $code:literal)? => $name:literal, )+
+            $( [$($vattr:tt)*] [$($serde:tt)*] $variant:ident $(= $code:literal)? => $name:literal, )+
         }
     ) => {
         $($attr)*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         $vis enum $set {
-            $( $($vattr)* $variant $(= $code)?, )+
+            $( $($vattr)* $($serde)* $variant $(= $code)?, )+
         }
 
         impl $set {
@@ -38,6 +54,13 @@ macro_rules! closed_set {
             pub const fn name(self) -> &'static str {
                 match self {
                     $( Self::$variant => $name, )+
+                }
+            }
+
+            /// Its doc comment: each `///` line as written, each ending in a newline.
+            pub const fn doc(self) -> &'static str {
+                match self {
+                    $( Self::$variant => $crate::__closed_set_doc!($($vattr)*), )+
                 }
             }
 
@@ -52,6 +75,18 @@ macro_rules! closed_set {
             }
         }
 
+        impl $crate::vocab::ClosedSet for $set {
+            const MEMBERS: &'static [Self] = &Self::ALL;
+
+            fn name(self) -> &'static str {
+                Self::name(self)
+            }
+
+            fn doc(self) -> &'static str {
+                Self::doc(self)
+            }
+        }
+
         impl ::std::fmt::Display for $set {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.name())
@@ -62,12 +97,12 @@ macro_rules! closed_set {
         serde, schema;
         $(#[$meta:meta])*
         $vis:vis enum $set:ident {
-            $( $(#[$vmeta:meta])* $variant:ident $(= $code:literal)? => $name:literal, )+
+            $( $(#[$($vattr:tt)*])* $variant:ident $(= $code:literal)? => $name:literal, )+
         }
     ) => {
         $crate::closed_set! {
             @enum [$(#[$meta])* #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]] $vis $set {
-                $( [$(#[$vmeta])* #[serde(rename = $name)]] $variant $(= $code)? => $name, )+
+                $( [$(#[$($vattr)*])*] [#[serde(rename = $name)]] $variant $(= $code)? => $name, )+
             }
         }
     };
@@ -75,26 +110,40 @@ macro_rules! closed_set {
         serde;
         $(#[$meta:meta])*
         $vis:vis enum $set:ident {
-            $( $(#[$vmeta:meta])* $variant:ident $(= $code:literal)? => $name:literal, )+
+            $( $(#[$($vattr:tt)*])* $variant:ident $(= $code:literal)? => $name:literal, )+
         }
     ) => {
         $crate::closed_set! {
             @enum [$(#[$meta])* #[derive(serde::Serialize, serde::Deserialize)]] $vis $set {
-                $( [$(#[$vmeta])* #[serde(rename = $name)]] $variant $(= $code)? => $name, )+
+                $( [$(#[$($vattr)*])*] [#[serde(rename = $name)]] $variant $(= $code)? => $name, )+
             }
         }
     };
     (
         $(#[$meta:meta])*
         $vis:vis enum $set:ident {
-            $( $(#[$vmeta:meta])* $variant:ident $(= $code:literal)? => $name:literal, )+
+            $( $(#[$($vattr:tt)*])* $variant:ident $(= $code:literal)? => $name:literal, )+
         }
     ) => {
         $crate::closed_set! {
             @enum [$(#[$meta])*] $vis $set {
-                $( [$(#[$vmeta])*] $variant $(= $code)? => $name, )+
+                $( [$(#[$($vattr)*])*] [] $variant $(= $code)? => $name, )+
             }
         }
+    };
+}
+
+/// The doc comment among a variant's attributes, for [`closed_set!`]: its `doc` lines, each ending
+/// in a newline, the other attributes skipped.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __closed_set_doc {
+    () => { "" };
+    (#[doc = $line:literal] $($rest:tt)*) => {
+        concat!($line, "\n", $crate::__closed_set_doc!($($rest)*))
+    };
+    (#[$($other:tt)*] $($rest:tt)*) => {
+        $crate::__closed_set_doc!($($rest)*)
     };
 }
 
@@ -114,7 +163,7 @@ closed_set! {
         Split => "split",
         /// Both sides accepted a settlement.
         Settled => "settled",
-        /// The seller missed its deadline (or oracles theirs): refunded by the clock.
+        /// The seller (or the oracles) missed a deadline: refunded by the clock.
         Timeout => "timeout",
         /// The arbitrator missed its window: refunded by the clock.
         DisputeTimeout => "dispute_timeout",
@@ -161,7 +210,7 @@ closed_set! {
     pub enum OracleStatus {
         /// Registered and staked: pacts may name it.
         Active => "active",
-        /// Deregistered; its stake unlocks at `unlock_at`.
+        /// Deregistered; its stake unlocks at `unlockAt` (`oracles.unlock_at`).
         Deregistered => "deregistered",
     }
 }
@@ -262,5 +311,28 @@ mod tests {
         check(&OracleStatus::ALL, OracleStatus::name, OracleStatus::from_name);
         check(&ReputationRole::ALL, ReputationRole::name, ReputationRole::from_name);
         assert_eq!(Outcome::from_name("SELLER_WON"), None, "names are exact");
+    }
+
+    #[test]
+    fn a_members_doc_is_its_doc_comment_alone() {
+        closed_set! {
+            #[derive(Default)]
+            enum Sample {
+                /// First line,
+                /// second line.
+                #[default]
+                Documented => "documented",
+                Bare => "bare",
+            }
+        }
+        assert_eq!(Sample::Documented.doc(), " First line,\n second line.\n");
+        assert_eq!(Sample::Bare.doc(), "");
+        assert_eq!(
+            (Sample::names(), Sample::from_name("bare")),
+            (vec!["documented", "bare"], Some(Sample::Bare))
+        );
+        assert_eq!(Sample::default(), Sample::Documented, "other attributes pass through");
+        assert_eq!(<Outcome as ClosedSet>::doc(Outcome::Approved), " The buyer approved the work.\n");
+        assert_eq!(<Outcome as ClosedSet>::MEMBERS, &Outcome::ALL[..]);
     }
 }
