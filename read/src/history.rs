@@ -1,31 +1,24 @@
 //! The market over time and across scores, for charts: completed payment per currency in hourly
 //! or daily buckets, and how the weighted oracle scores of verified pacts spread.
 
-use agentpact_contracts::PactStatus;
+use agentpact_contracts::{PactStatus, closed_set};
 use agentpact_schema::{Cells, i64_of};
 use alloy::primitives::U256;
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 
 use super::{Currency, ReadError, Reader};
 
-/// How wide a bucket of [`Reader::volume_over_time`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interval {
-    /// An hour.
-    Hour,
-    /// A day (UTC).
-    Day,
+closed_set! {
+    /// How wide a bucket of [`Reader::volume_over_time`] is, named as Postgres' `date_trunc` unit.
+    pub enum Interval {
+        /// An hour.
+        Hour => "hour",
+        /// A day (UTC).
+        Day => "day",
+    }
 }
 
 impl Interval {
-    /// Postgres' `date_trunc` unit.
-    fn unit(self) -> &'static str {
-        match self {
-            Self::Hour => "hour",
-            Self::Day => "day",
-        }
-    }
-
     fn length(self) -> TimeDelta {
         match self {
             Self::Hour => TimeDelta::hours(1),
@@ -86,7 +79,7 @@ impl Reader {
                GROUP BY 1, 2"#,
             i64_of(chain_id),
             PactStatus::Completed as i16,
-            interval.unit(),
+            interval.name(),
             starts[0],
         )
         .fetch_all(self.pool())

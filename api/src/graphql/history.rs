@@ -1,10 +1,11 @@
 //! The queries behind charts: completed payment over time per currency, and how oracle scores
 //! spread.
 
-use async_graphql::{Context, Enum, Object, Result, SimpleObject};
+use async_graphql::{Context, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
+    closed_sets::{Closed, Interval},
     errors::{Code, to_graphql},
     meta::{BlockHeight, indexed},
     scalars::BigInt,
@@ -15,15 +16,6 @@ use crate::read::{self, MAX_BUCKETS, Reader};
 /// Queries for charts.
 #[derive(Default)]
 pub struct HistoryQuery;
-
-/// How wide a bucket of time is.
-#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Interval {
-    /// An hour.
-    Hour,
-    /// A day (UTC).
-    Day,
-}
 
 #[Object]
 impl HistoryQuery {
@@ -38,19 +30,15 @@ impl HistoryQuery {
         ctx: &Context<'_>,
         chain_id: Option<u64>,
         block: Option<BlockHeight>,
-        #[graphql(default_with = "Interval::Day")] interval: Interval,
+        #[graphql(default_with = "Closed(read::Interval::Day)")] interval: Interval,
         #[graphql(default = 14)] last: i64,
     ) -> Result<Vec<VolumeBucket>> {
         let last = u32::try_from(last).ok().filter(|n| (1..=MAX_BUCKETS).contains(n)).ok_or_else(|| {
             Code::BadArgument.error(format!("last must be 1 to {MAX_BUCKETS} buckets, not {last}"))
         })?;
         let chain = indexed(ctx, chain_id, block).await?;
-        let interval = match interval {
-            Interval::Hour => read::Interval::Hour,
-            Interval::Day => read::Interval::Day,
-        };
         let buckets =
-            ctx.data::<Reader>()?.volume_over_time(chain, interval, last).await.map_err(to_graphql)?;
+            ctx.data::<Reader>()?.volume_over_time(chain, interval.0, last).await.map_err(to_graphql)?;
         Ok(buckets.into_iter().map(Into::into).collect())
     }
 

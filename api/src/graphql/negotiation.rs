@@ -5,13 +5,14 @@
 use std::time::Duration;
 
 use agentpact_negotiation::{ConversationRecord, Store, StoredMessage};
-use async_graphql::{Context, Enum, Json, Object, Result, Subscription};
+use async_graphql::{Context, Json, Object, Result, Subscription};
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt, stream};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
     ChainId,
+    closed_sets::{Closed, ConversationFilter, ConversationStatus, MessageType},
     errors::{store_to_graphql, to_graphql},
     meta::{BlockHeight, indexed},
     negotiation_access::{Access, Credential, access, forbidden},
@@ -59,7 +60,8 @@ impl NegotiationQuery {
         chain_id: Option<u64>,
         block: Option<BlockHeight>,
         agent: Address,
-        #[graphql(default_with = "ConversationFilter::All")] status: ConversationFilter,
+        #[graphql(default_with = "Closed(agentpact_negotiation::ConversationFilter::All)")]
+        status: ConversationFilter,
         #[graphql(default = 20)] first: u32,
     ) -> Result<Vec<Conversation>> {
         let chain = indexed(ctx, chain_id, block).await?;
@@ -68,7 +70,7 @@ impl NegotiationQuery {
         }
         let list = ctx
             .data::<Store>()?
-            .conversations(chain, agent.0, status.into(), first)
+            .conversations(chain, agent.0, status.0, first)
             .await
             .map_err(store_to_graphql)?;
         Ok(list.into_iter().map(Conversation).collect())
@@ -252,53 +254,4 @@ impl NegotiationMessage {
     async fn received_at(&self) -> DateTime<Utc> {
         self.0.received_at
     }
-}
-
-/// Where a conversation stands (the names the relay stores and the field returned as a String
-/// before it was an enum: the JSON is the same).
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_negotiation::Status")]
-pub enum ConversationStatus {
-    /// Messages are being exchanged.
-    Negotiating,
-    /// Terms accepted: a pact follows with `sign_contract`.
-    Contracted,
-    /// One side rejected.
-    Declined,
-    /// Nobody answered in time.
-    Abandoned,
-}
-
-/// Which of an agent's conversations to list.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_negotiation::ConversationFilter", rename_items = "lowercase")]
-pub enum ConversationFilter {
-    /// Still negotiating.
-    Active,
-    /// Contracted, declined or abandoned.
-    Completed,
-    /// Every one.
-    All,
-}
-
-/// The type of a negotiation message: HIRE/1.0's names, as its envelope's `type` carries them.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_negotiation::MessageType", rename_items = "lowercase")]
-pub enum MessageType {
-    /// Seeker → worker: initial interest.
-    Inquiry,
-    /// Worker → seeker: what can be done.
-    Capability,
-    /// Seeker → worker: a formal task proposal (puts terms on the table).
-    Proposal,
-    /// Either: questions or answers.
-    Clarification,
-    /// Worker → seeker: modified terms.
-    Counter,
-    /// Either: accept the terms on the table.
-    Accept,
-    /// Either: decline to proceed.
-    Reject,
-    /// The relay: the agreement became a pact.
-    Contract,
 }

@@ -4,10 +4,11 @@ use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
+    closed_sets::{Initiator, OracleStatus, PactOrderField, PactStatus},
     errors::to_graphql,
     meta::{BlockHeight, indexed},
-    scalars::{Address, BigInt, Initiator, Status},
-    types::{Currency, IndexerStatus, Oracle, OracleStatus, Pact, Reputation, Stats, Verification},
+    scalars::{Address, BigInt},
+    types::{Currency, IndexerStatus, Oracle, Pact, Reputation, Stats, Verification},
 };
 use crate::read::{self, Count, PactFilter as ReadFilter, Reader};
 
@@ -15,7 +16,7 @@ use crate::read::{self, Count, PactFilter as ReadFilter, Reader};
 #[derive(InputObject, Default)]
 pub struct PactFilter {
     /// Any of these statuses.
-    status: Option<Vec<Status>>,
+    status: Option<Vec<PactStatus>>,
     /// This buyer.
     buyer: Option<Address>,
     /// This seller.
@@ -47,12 +48,12 @@ pub struct PactFilter {
 impl From<PactFilter> for ReadFilter {
     fn from(f: PactFilter) -> Self {
         Self {
-            statuses: f.status.unwrap_or_default().into_iter().map(Into::into).collect(),
+            statuses: f.status.unwrap_or_default().into_iter().map(|s| s.0).collect(),
             buyer: f.buyer.map(|a| a.0),
             seller: f.seller.map(|a| a.0),
             party: f.party.map(|a| a.0),
             oracle: f.oracle.map(|a| a.0),
-            initiator: f.initiator.map(Into::into),
+            initiator: f.initiator.map(|i| i.0),
             currency: f.currency.map(|a| a.0),
             min_payment: f.min_payment.map(|n| n.0),
             max_payment: f.max_payment.map(|n| n.0),
@@ -63,21 +64,6 @@ impl From<PactFilter> for ReadFilter {
             search: f.search,
         }
     }
-}
-
-/// The field pacts are sorted by; the pact id breaks ties.
-#[derive(async_graphql::Enum, Clone, Copy, PartialEq, Eq, Default)]
-#[graphql(remote = "crate::read::PactOrderField")]
-pub enum PactOrderField {
-    /// Creation order.
-    #[default]
-    Created,
-    /// Payment.
-    Payment,
-    /// Deadline.
-    Deadline,
-    /// The block of the last change.
-    Updated,
 }
 
 /// Ascending or descending.
@@ -224,7 +210,7 @@ impl PactQuery {
         let chain = indexed(ctx, chain_id, block).await?;
         let filter: ReadFilter = filter.unwrap_or_default().into();
         let order = order_by.unwrap_or_default();
-        let order = read::PactOrder { field: order.field.into(), direction: order.direction.into() };
+        let order = read::PactOrder { field: order.field.0, direction: order.direction.into() };
         let request = read::PageRequest { first, after, last, before };
         let page = ctx.data::<Reader>()?.pacts(chain, &filter, order, &request).await.map_err(to_graphql)?;
         let edges: Vec<PactEdge> =
@@ -284,7 +270,7 @@ impl PactQuery {
         let filter = read::OracleFilter {
             capability: f.capability,
             min_stake: f.min_stake.map(|s| s.0),
-            status: f.status.map(Into::into),
+            status: f.status.map(|s| s.0),
         };
         let list = ctx.data::<Reader>()?.oracles(chain, &filter, first).await.map_err(to_graphql)?;
         Ok(list.into_iter().map(Oracle).collect())

@@ -1,9 +1,9 @@
-//! The API's scalars and enums: uint256 amounts as decimal strings (`BigInt`), checksummed
-//! addresses (`Address`), 32-byte hashes (`Bytes32`), and the contract's enums by name.
-//! Timestamps use async-graphql's `DateTime` (RFC 3339, UTC).
+//! The API's scalars: uint256 amounts as decimal strings (`BigInt`), checksummed addresses
+//! (`Address`) and 32-byte hashes (`Bytes32`). Timestamps use async-graphql's `DateTime` (RFC 3339,
+//! UTC). The closed sets (the contract's enums among them) are in `closed_sets`.
 
 use alloy::primitives::{self, B256, U256};
-use async_graphql::{Enum, InputValueResult, Scalar, ScalarType, Value};
+use async_graphql::{InputValueResult, Scalar, ScalarType, Value};
 
 use super::errors::Code;
 
@@ -91,38 +91,4 @@ impl ScalarType for Bytes32 {
     fn to_value(&self) -> Value {
         Value::String(self.0.to_string())
     }
-}
-
-/// Where a pact stands (the contract's `Status`).
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(name = "PactStatus", remote = "agentpact_contracts::PactStatus")]
-pub enum Status {
-    /// Open for the counterparty to accept.
-    Negotiating,
-    /// Both parties deposited, ready to start.
-    Funded,
-    /// Work underway.
-    InProgress,
-    /// Work submitted, awaiting oracle scores.
-    PendingVerify,
-    /// Successfully completed, payment released.
-    Completed,
-    /// Under dispute.
-    Disputed,
-    /// Refunded to the buyer (or to the creator of a pact nobody accepted).
-    Refunded,
-    /// Oracle verification passed, awaiting buyer approval.
-    PendingApproval,
-    /// Ended with the payment divided between the sides: a settlement both accepted, or a ruling.
-    Split,
-}
-
-/// Which side created a pact.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_contracts::Initiator")]
-pub enum Initiator {
-    /// The buyer created it and deposited payment + stake.
-    Buyer,
-    /// The seller created it and deposited its stake.
-    Seller,
 }

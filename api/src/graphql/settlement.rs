@@ -5,7 +5,10 @@ use alloy::primitives::U256;
 use async_graphql::{Enum, Object};
 use chrono::{DateTime, Utc};
 
-use super::scalars::{Address, BigInt, Status};
+use super::{
+    closed_sets::{PactStatus, SettlementState},
+    scalars::{Address, BigInt},
+};
 use crate::read;
 
 /// Who divided a pact's money.
@@ -70,22 +73,6 @@ impl Division {
     }
 }
 
-/// Where an offer to settle stands.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "crate::read::SettlementState")]
-pub enum SettlementState {
-    /// The other party can accept it now.
-    Open,
-    /// The other party accepted it: the pact ended by it.
-    Accepted,
-    /// Its maker took it back.
-    Withdrawn,
-    /// A later offer took its place.
-    Replaced,
-    /// It expired, or the pact moved on from the status it was made in.
-    Lapsed,
-}
-
 /// An offer to end a pact with the payment divided.
 pub struct SettlementOffer {
     offer: read::Settlement,
@@ -122,7 +109,7 @@ impl SettlementOffer {
         Address(self.offer.proposed_by)
     }
     /// The pact's status when it was made; it lapses when the pact leaves it.
-    async fn offered_in(&self) -> Status {
+    async fn offered_in(&self) -> PactStatus {
         self.offer.offered_in.into()
     }
     /// Basis points of the payment to the seller; each stake goes back to its owner.

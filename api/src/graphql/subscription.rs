@@ -6,7 +6,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{
     ChainId,
-    scalars::{Address, BigInt, Status},
+    closed_sets::PactStatus,
+    scalars::{Address, BigInt},
     types::Pact,
 };
 use crate::{
@@ -22,7 +23,7 @@ pub struct PactUpdateFilter {
     /// Only pacts where this account is creator, buyer, seller, arbitrator or oracle.
     party: Option<Address>,
     /// Only changes into one of these statuses.
-    status: Option<Vec<Status>>,
+    status: Option<Vec<PactStatus>>,
 }
 
 impl PactUpdateFilter {
@@ -32,9 +33,10 @@ impl PactUpdateFilter {
         change.chain_id == chain_id
             && self.pact_id.is_none_or(|id| id.0 == change.pact_id)
             && self.party.is_none_or(|Address(a)| change.parties.contains(&a))
-            && self.status.as_ref().is_none_or(|statuses| {
-                statuses.iter().any(|&s| agentpact_contracts::PactStatus::from(s).code() == change.status)
-            })
+            && self
+                .status
+                .as_ref()
+                .is_none_or(|statuses| statuses.iter().any(|s| s.0.code() == change.status))
     }
 }
 

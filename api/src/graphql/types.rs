@@ -3,15 +3,15 @@
 use agentpact_contracts::ReputationRole;
 use agentpact_negotiation::Store;
 use alloy::primitives::U256;
-use async_graphql::{ComplexObject, Context, Enum, Json, Object, Result, SimpleObject};
+use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    closed_sets::EventKind,
+    closed_sets::{EventKind, Initiator, OracleStatus, PactOutcome, PactStatus, RaterSource, ScoreView},
     errors::{store_to_graphql, to_graphql},
     market::{Feedback, FeedbackSummary},
     negotiation_access,
-    scalars::{Address, BigInt, Bytes32, Initiator, Status},
+    scalars::{Address, BigInt, Bytes32},
     settlement::{Division, SettlementOffer},
 };
 use crate::read::{self, Reader};
@@ -35,7 +35,7 @@ impl Pact {
         self.0.initiator.into()
     }
     /// Where it stands.
-    async fn status(&self) -> Status {
+    async fn status(&self) -> PactStatus {
         self.0.status.into()
     }
     /// What the status means, in a sentence.
@@ -280,53 +280,6 @@ impl Verification {
     }
 }
 
-/// How a finished pact ended. The values are the index's own lower-case names, as this field
-/// returned them when it was a String: clients comparing strings read the same JSON.
-#[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_contracts::Outcome")]
-pub enum PactOutcome {
-    /// The buyer approved the work.
-    #[graphql(name = "approved")]
-    Approved,
-    /// Nobody objected within the review period: approved by the clock.
-    #[graphql(name = "auto_approved")]
-    AutoApproved,
-    /// The arbitrator ruled everything to the seller.
-    #[graphql(name = "seller_won")]
-    SellerWon,
-    /// The arbitrator ruled everything to the buyer.
-    #[graphql(name = "buyer_won")]
-    BuyerWon,
-    /// The arbitrator divided the pot.
-    #[graphql(name = "split")]
-    Split,
-    /// Both sides accepted a settlement.
-    #[graphql(name = "settled")]
-    Settled,
-    /// The seller (or the oracles) missed a deadline: refunded by the clock.
-    #[graphql(name = "timeout")]
-    Timeout,
-    /// The arbitrator missed its window: refunded by the clock.
-    #[graphql(name = "dispute_timeout")]
-    DisputeTimeout,
-    /// The creator withdrew a pact nobody had accepted.
-    #[graphql(name = "cancelled")]
-    Cancelled,
-    /// Nobody accepted the pact in time.
-    #[graphql(name = "expired")]
-    Expired,
-}
-
-/// Whether an oracle takes work.
-#[derive(async_graphql::Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_contracts::OracleStatus")]
-pub enum OracleStatus {
-    /// Registered and staked: pacts may name it.
-    Active,
-    /// Deregistered; its stake unlocks at `unlockAt`.
-    Deregistered,
-}
-
 /// An oracle of the registry.
 pub struct Oracle(pub read::Oracle);
 
@@ -357,30 +310,6 @@ impl Oracle {
     async fn unlock_at(&self) -> Option<DateTime<Utc>> {
         self.0.unlock_at
     }
-}
-
-/// Whose trust a score weighs its counterparties by.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "crate::read::ScoreView")]
-pub enum ScoreView {
-    /// The market's: trust from the configured seeds alone, the same for everyone.
-    Global,
-    /// The viewer's: the market's trust, raised where the viewer itself endorsed a counterparty.
-    Viewer,
-}
-
-/// Why a counterparty is trusted as a rater.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "crate::read::RaterSource")]
-pub enum RaterSource {
-    /// It is the viewer itself.
-    You,
-    /// One of the ranking's configured seeds.
-    Seed,
-    /// The viewer's own counterparty: the viewer's endorsement raised its trust.
-    YourCounterparty,
-    /// Trust that reached it from the seeds through the market's endorsements.
-    Market,
 }
 
 /// A 0-5 score and the evidence it rests on (formula: docs/api.md §Reputation).
@@ -659,7 +588,7 @@ impl TimelineEvent {
 #[derive(SimpleObject)]
 pub struct StatusCount {
     /// The status.
-    status: Status,
+    status: PactStatus,
     /// How many pacts are in it.
     count: u64,
 }
@@ -811,23 +740,5 @@ impl IndexerStatus {
     /// Chain seconds between the indexed block and the head.
     async fn lag_seconds(&self) -> u64 {
         self.status.lag_seconds()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use async_graphql::{Name, Value, resolver_utils::enum_value};
-
-    use super::{RaterSource, ScoreView, read};
-
-    /// The schema's values are the read layer's names: one spelling in GraphQL and MCP answers.
-    #[test]
-    fn views_and_sources_are_named_as_the_read_layer_names_them() {
-        for v in read::ScoreView::ALL {
-            assert_eq!(enum_value(ScoreView::from(v)), Value::Enum(Name::new(v.name())));
-        }
-        for s in read::RaterSource::ALL {
-            assert_eq!(enum_value(RaterSource::from(s)), Value::Enum(Name::new(s.name())));
-        }
     }
 }

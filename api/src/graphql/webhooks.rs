@@ -8,12 +8,12 @@ use agentpact_push::{
     Filter, Policy, Registration, Subscription,
     subscription::{self, DeadLetter, Proof, RegisterError},
 };
-use async_graphql::{ComplexObject, Context, Enum, InputObject, Object, Result, SimpleObject};
+use async_graphql::{ComplexObject, Context, InputObject, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
     chain_of,
-    closed_sets::EventKind,
+    closed_sets::{Closed, EventKind, NoticeKind, WebhookMode},
     errors::{Code, to_graphql},
     scalars::{Address, BigInt},
 };
@@ -56,30 +56,6 @@ fn pushed(error: agentpact_push::PushError) -> async_graphql::Error {
     }
 }
 
-/// When a subscription is told of an event.
-#[derive(Enum, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_contracts::WebhookMode")]
-pub enum WebhookMode {
-    /// As soon as indexed; a reorganisation that removes the event sends a revocation.
-    Instant,
-    /// Only past the finality depth; never revoked.
-    Finalized,
-}
-
-/// What a webhook delivery tells; the names its body's `type` carries.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_contracts::NoticeKind", rename_items = "lowercase")]
-pub enum NoticeKind {
-    /// A pact event.
-    Event,
-    /// A reorganisation removed an event delivered before.
-    Revocation,
-    /// A window a party must act in closes soon.
-    Reminder,
-    /// A window closed with the pact still waiting in it.
-    Closed,
-}
-
 /// A subscription to register for `owner`.
 #[derive(InputObject)]
 pub struct WebhookInput {
@@ -88,7 +64,7 @@ pub struct WebhookInput {
     /// Where to POST (http(s); internal addresses only where WEBHOOK_ALLOW_TARGETS opens them).
     url: String,
     /// Instant (default) or finalized.
-    #[graphql(default_with = "WebhookMode::Instant")]
+    #[graphql(default_with = "Closed(agentpact_contracts::WebhookMode::Instant)")]
     mode: WebhookMode,
     /// Only pacts this address is a party of.
     party: Option<Address>,
@@ -238,11 +214,11 @@ impl WebhookMutation {
             chain_id: chain,
             owner: input.owner.0,
             url: input.url,
-            mode: input.mode.into(),
+            mode: input.mode.0,
             filter: Filter {
                 party: input.party.map(|a| a.0),
                 pacts: input.pact_ids.unwrap_or_default().into_iter().map(|p| p.0).collect(),
-                kinds: input.kinds.unwrap_or_default().into_iter().map(Into::into).collect(),
+                kinds: input.kinds.unwrap_or_default().into_iter().map(|k| k.0).collect(),
                 currencies: input.currencies.unwrap_or_default().into_iter().map(|c| c.0).collect(),
                 alarms: input.alarms,
             },
