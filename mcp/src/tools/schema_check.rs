@@ -513,4 +513,129 @@ mod tests {
         let dangling = json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/Gone" } } });
         assert!(problem(dangling, json!({ "x": 1 })).contains("lacks"));
     }
+
+    /// Values of every JSON kind, at and past the bounds our schemas declare, and each closed
+    /// set's members and a stranger.
+    fn probes(field: &Map<String, Value>) -> Vec<Value> {
+        let mut values = vec![
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(1),
+            json!(-1),
+            json!(1.5),
+            json!(1.0),
+            json!(255),
+            json!(256),
+            json!(4_294_967_296_u64),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1e20),
+            json!(""),
+            json!("12"),
+            json!("1e3"),
+            json!("0x2a"),
+            json!("logo-design"),
+            json!([]),
+            json!([1]),
+            json!(["a", "b"]),
+            json!({}),
+            json!({ "stranger": 1 }),
+        ];
+        for key in ["maxLength", "minLength"] {
+            if let Some(n) = field.get(key).and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()) {
+                values.extend([n.saturating_sub(1), n, n + 1].map(|n| json!("é".repeat(n))));
+            }
+        }
+        for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+            if let Some(n) = field.get(key).and_then(Value::as_f64) {
+                values.extend([n - 1.0, n, n + 1.0].map(|x| json!(x)));
+                values.extend(field.get(key).and_then(Value::as_i64).map(|n| json!(n - 1)));
+            }
+        }
+        let text = Value::Object(field.clone()).to_string();
+        let members = |key: &str| field.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+        values.extend(members("enum"));
+        values.extend(field.get("const").cloned());
+        for branch in members("oneOf").iter().chain(&members("anyOf")) {
+            values.extend(branch.get("const").cloned());
+        }
+        if text.contains("\"enum\"") || text.contains("\"const\"") {
+            values.push(json!("stranger"));
+        }
+        values
+    }
+
+    /// Each field's schema (the arguments', and every definition's) as a root of its own, with the
+    /// definitions its `$ref`s point into.
+    fn fields(root: &Map<String, Value>) -> Vec<(String, Map<String, Value>)> {
+        let defs = root.get("$defs").cloned().unwrap_or_else(|| json!({}));
+        let named =
+            defs.as_object().into_iter().flatten().filter_map(|(n, d)| Some((n.as_str(), d.as_object()?)));
+        let mut out = Vec::new();
+        for (owner, object) in std::iter::once(("arguments", root)).chain(named) {
+            let mut members: Vec<(String, &Value)> = object
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(name, field)| (name.clone(), field))
+                .collect();
+            members.extend(object.get("items").map(|items| ("[]".to_owned(), items)));
+            for (name, field) in members {
+                if let Some(field) = field.as_object() {
+                    let mut alone = field.clone();
+                    alone.insert("$defs".into(), defs.clone());
+                    out.push((format!("{owner}.{name}"), alone));
+                }
+            }
+        }
+        out
+    }
+
+    /// A whole number written as a float (`1.0`, `1e20`), which JSON Schema counts as an integer.
+    fn whole_float(value: &Value) -> bool {
+        value.is_f64() && value.as_f64().is_some_and(|x| x.fract() == 0.0)
+    }
+
+    /// An integer outside the range of the integer `format` (`uint8`, ...) `schema` names.
+    fn beyond_format(schema: &Map<String, Value>, value: &Value) -> bool {
+        let range = schema.get("format").and_then(Value::as_str).and_then(super::integer_range);
+        let whole = value.as_i64().map(i128::from).or_else(|| value.as_u64().map(i128::from));
+        matches!((range, whole), (Some((lo, hi)), Some(w)) if !(lo..=hi).contains(&w))
+    }
+
+    /// The checker reads every tool's declared input schema as the ecosystem's validator
+    /// (`jsonschema`, full drafts) does: each field's schema, probed with values of every kind and
+    /// at its bounds, is met or refused by both alike. Ours is stricter in two ways, by design:
+    /// an integer `format`'s range (`uint32`, ...: the Rust type's, which serde would refuse
+    /// later with a vaguer message) and a whole number written as a float (`1.0`: serde's integer
+    /// types refuse it too). Any other difference fails, naming tool, field and value.
+    #[test]
+    fn every_tools_input_schema_is_read_as_jsonschema_reads_it() {
+        let mut compared = 0;
+        let mut differences = Vec::new();
+        for tool in crate::tools::catalog() {
+            for (field, schema) in fields(&tool.input_schema) {
+                let reference = match jsonschema::validator_for(&Value::Object(schema.clone())) {
+                    Ok(reference) => reference,
+                    Err(e) => panic!("{}: {field}: jsonschema cannot read the schema: {e}", tool.name),
+                };
+                for value in probes(&schema) {
+                    compared += 1;
+                    let (ours, theirs) = (check(&schema, &value), reference.is_valid(&value));
+                    let stricter_by_design =
+                        ours.is_err() && (whole_float(&value) || beyond_format(&schema, &value));
+                    if ours.is_ok() != theirs && !(theirs && stricter_by_design) {
+                        differences.push(format!(
+                            "{} {field} {value}: ours {ours:?}, jsonschema {theirs}",
+                            tool.name
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "only {compared} values compared");
+        assert!(differences.is_empty(), "{} differences:\n{}", differences.len(), differences.join("\n"));
+    }
 }
