@@ -5,39 +5,29 @@
 //! register, update_profile, respond_negotiation, sign_contract), "negotiate" being
 //! `send_proposal` and `respond_negotiation`.
 
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
 
-/// What an agent does in the market.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Role {
-    /// Hires: creates requests for work, accepts offers, reviews, disputes, reclaims.
-    Seeker,
-    /// Works: offers services, accepts requests, starts and submits work.
-    Worker,
-    /// Verifies: registers as an oracle, scores work, finalizes verification.
-    Oracle,
-    /// Settles disputes.
-    Arbitrator,
-    /// Everything.
-    #[default]
-    Full,
+use agentpact_contracts::closed_set;
+
+closed_set! {
+    /// What an agent does in the market, named as on the command line.
+    #[derive(Default)]
+    pub enum Role {
+        /// Hires: creates requests for work, accepts offers, reviews, disputes, reclaims.
+        Seeker => "seeker",
+        /// Works: offers services, accepts requests, starts and submits work.
+        Worker => "worker",
+        /// Verifies: registers as an oracle, scores work, finalizes verification.
+        Oracle => "oracle",
+        /// Settles disputes.
+        Arbitrator => "arbitrator",
+        /// Everything.
+        #[default]
+        Full => "full",
+    }
 }
 
 impl Role {
-    /// Every role, for help texts.
-    pub const ALL: [Self; 5] = [Self::Seeker, Self::Worker, Self::Oracle, Self::Arbitrator, Self::Full];
-
-    /// The role's name on the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Seeker => "seeker",
-            Self::Worker => "worker",
-            Self::Oracle => "oracle",
-            Self::Arbitrator => "arbitrator",
-            Self::Full => "full",
-        }
-    }
-
     /// The names of the tools an agent in this role lists (`tools/list`), in the catalog's
     /// order: what a test expects a client to see, rather than a count written by hand.
     pub fn tools(self) -> Vec<&'static str> {
@@ -51,20 +41,12 @@ impl Role {
     }
 }
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl FromStr for Role {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|r| r.name()).collect();
-            format!("unknown role {s:?}: use one of {}", names.join(", "))
-        })
+        Self::from_name(s)
+            .ok_or_else(|| format!("unknown role {s:?}: use one of {}", Self::names().join(", ")))
     }
 }
 

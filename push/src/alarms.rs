@@ -8,27 +8,28 @@
 //! (`webhook_alarm_cursors`): none is lost while the process is down, and a new deployment does
 //! not announce windows that closed before it started.
 
-use agentpact_contracts::{DeliveryState, NoticeKind, PactStatus, WindowKind, rules};
+use agentpact_contracts::{DeliveryState, NoticeKind, PactStatus, WindowKind, closed_set, rules};
 use agentpact_schema::i64_of;
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, Transaction};
 
 use crate::{PushConfig, PushError, dispatch};
 
-/// The party of a pact whose act a window waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Actor {
-    /// The counterparty the terms name: the only one who may accept (the buyer of a seller's
-    /// offer, the seller of a buyer's request).
-    Counterparty,
-    /// The seller: it starts and submits the work.
-    Seller,
-    /// The pact's oracles: they score the work.
-    Oracles,
-    /// The buyer: it approves or rejects verified work.
-    Buyer,
-    /// The arbitrator: it rules on the dispute.
-    Arbitrator,
+closed_set! {
+    /// The party of a pact whose act a window waits for, named as in the alarm query.
+    pub enum Actor {
+        /// The counterparty the terms name: the only one who may accept (the buyer of a seller's
+        /// offer, the seller of a buyer's request).
+        Counterparty => "counterparty",
+        /// The seller: it starts and submits the work.
+        Seller => "seller",
+        /// The pact's oracles: they score the work.
+        Oracles => "oracles",
+        /// The buyer: it approves or rejects verified work.
+        Buyer => "buyer",
+        /// The arbitrator: it rules on the dispute.
+        Arbitrator => "arbitrator",
+    }
 }
 
 impl Actor {
@@ -40,17 +41,6 @@ impl Actor {
             Self::Oracles => "the oracles",
             Self::Buyer => "the buyer",
             Self::Arbitrator => "the arbitrator",
-        }
-    }
-
-    /// Its name in the alarm query.
-    const fn name(self) -> &'static str {
-        match self {
-            Self::Counterparty => "counterparty",
-            Self::Seller => "seller",
-            Self::Oracles => "oracles",
-            Self::Buyer => "buyer",
-            Self::Arbitrator => "arbitrator",
         }
     }
 }

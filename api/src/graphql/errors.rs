@@ -1,12 +1,13 @@
 //! The API's error vocabulary: every error it sends, over HTTP or a websocket, carries
 //! `extensions.code`, a stable string a client can branch on (docs/api.md §Errors). Every code is
-//! a [`Code`], spelled once, in [`Code::as_str`]; every error is built by [`Code::error`] (a
+//! a [`Code`], spelled once, in its declaration; every error is built by [`Code::error`] (a
 //! resolver's), [`Code::refusal`] (a request refused whole) or [`Code::input_error`] (a scalar's).
 //! Read-layer errors get theirs from [`to_graphql`]; what async-graphql itself raises (malformed
 //! queries, out-of-range arguments) gets one from [`label`] on the way out.
 
 use std::{collections::HashMap, sync::LazyLock};
 
+use agentpact_contracts::closed_set;
 use agentpact_negotiation::StoreError;
 use async_graphql::{
     ErrorExtensions, InputType, InputValueError, Response, ServerError,
@@ -19,107 +20,59 @@ use crate::read::ReadError;
 /// Where in an error's `extensions` its code goes.
 const KEY: &str = "code";
 
-/// Why the API refused or failed, as clients read it in `extensions.code`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Code {
-    /// An `Address` that is not one.
-    BadAddress,
-    /// A `BigInt` that is not one.
-    BadBigInt,
-    /// A `Bytes32` that is not one.
-    BadBytes32,
-    /// A cursor this API did not hand out, or one made for another ordering.
-    BadCursor,
-    /// A page larger than the read layer serves.
-    PageTooLarge,
-    /// Arguments that contradict each other or are out of range, or a NUL character.
-    BadArgument,
-    /// A selection nested deeper than [`super::MAX_DEPTH`] (introspection: deeper than
-    /// [`super::MAX_INTROSPECTION_DEPTH`]).
-    QueryTooDeep,
-    /// A document that expands past [`super::MAX_EXPANDED_FIELDS`].
-    QueryTooLarge,
-    /// A query that costs more than [`super::MAX_COMPLEXITY`].
-    QueryTooComplex,
-    /// An answer over [`super::MAX_ANSWER_BYTES`], not sent.
-    AnswerTooLarge,
-    /// A query that does not parse or does not fit the schema.
-    GraphqlValidationFailed,
-    /// An HTTP body that is not one GraphQL request.
-    BadRequest,
-    /// An HTTP body over [`crate::server::MAX_BODY_BYTES`].
-    PayloadTooLarge,
-    /// An HTTP body that did not arrive in time.
-    BodyTimeout,
-    /// A websocket already running the most operations one socket may.
-    TooManyOperations,
-    /// An address over its rate.
-    RateLimited,
-    /// An operator-only field asked without the operator's token.
-    Forbidden,
-    /// `block: { number_gte }` named a block the index did not reach in time.
-    BlockNotIndexed,
-    /// A value in the index that cannot be read back.
-    IndexCorrupt,
-    /// The database (or something else of ours) failed; details are logged, not sent.
-    Internal,
+closed_set! {
+    /// Why the API refused or failed, as clients read it in `extensions.code`, named as sent
+    /// (`QUERY_TOO_DEEP`). Clients branch on these names: never change one.
+    pub enum Code {
+        /// An `Address` that is not one.
+        BadAddress => "BAD_ADDRESS",
+        /// A `BigInt` that is not one.
+        BadBigInt => "BAD_BIG_INT",
+        /// A `Bytes32` that is not one.
+        BadBytes32 => "BAD_BYTES32",
+        /// A cursor this API did not hand out, or one made for another ordering.
+        BadCursor => "BAD_CURSOR",
+        /// A page larger than the read layer serves.
+        PageTooLarge => "PAGE_TOO_LARGE",
+        /// Arguments that contradict each other or are out of range, or a NUL character.
+        BadArgument => "BAD_ARGUMENT",
+        /// A selection nested deeper than [`super::MAX_DEPTH`] (introspection: deeper than
+        /// [`super::MAX_INTROSPECTION_DEPTH`]).
+        QueryTooDeep => "QUERY_TOO_DEEP",
+        /// A document that expands past [`super::MAX_EXPANDED_FIELDS`].
+        QueryTooLarge => "QUERY_TOO_LARGE",
+        /// A query that costs more than [`super::MAX_COMPLEXITY`].
+        QueryTooComplex => "QUERY_TOO_COMPLEX",
+        /// An answer over [`super::MAX_ANSWER_BYTES`], not sent.
+        AnswerTooLarge => "ANSWER_TOO_LARGE",
+        /// A query that does not parse or does not fit the schema.
+        GraphqlValidationFailed => "GRAPHQL_VALIDATION_FAILED",
+        /// An HTTP body that is not one GraphQL request.
+        BadRequest => "BAD_REQUEST",
+        /// An HTTP body over [`crate::server::MAX_BODY_BYTES`].
+        PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+        /// An HTTP body that did not arrive in time.
+        BodyTimeout => "BODY_TIMEOUT",
+        /// A websocket already running the most operations one socket may.
+        TooManyOperations => "TOO_MANY_OPERATIONS",
+        /// An address over its rate.
+        RateLimited => "RATE_LIMITED",
+        /// An operator-only field asked without the operator's token.
+        Forbidden => "FORBIDDEN",
+        /// `block: { number_gte }` named a block the index did not reach in time.
+        BlockNotIndexed => "BLOCK_NOT_INDEXED",
+        /// A value in the index that cannot be read back.
+        IndexCorrupt => "INDEX_CORRUPT",
+        /// The database (or something else of ours) failed; details are logged, not sent.
+        Internal => "INTERNAL",
+    }
 }
 
 impl Code {
-    /// Every code.
-    pub const ALL: [Self; 20] = [
-        Self::BadAddress,
-        Self::BadBigInt,
-        Self::BadBytes32,
-        Self::BadCursor,
-        Self::PageTooLarge,
-        Self::BadArgument,
-        Self::QueryTooDeep,
-        Self::QueryTooLarge,
-        Self::QueryTooComplex,
-        Self::AnswerTooLarge,
-        Self::GraphqlValidationFailed,
-        Self::BadRequest,
-        Self::PayloadTooLarge,
-        Self::BodyTimeout,
-        Self::TooManyOperations,
-        Self::RateLimited,
-        Self::Forbidden,
-        Self::BlockNotIndexed,
-        Self::IndexCorrupt,
-        Self::Internal,
-    ];
-
-    /// The code as sent (`QUERY_TOO_DEEP`). Clients branch on these: never change one.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::BadAddress => "BAD_ADDRESS",
-            Self::BadBigInt => "BAD_BIG_INT",
-            Self::BadBytes32 => "BAD_BYTES32",
-            Self::BadCursor => "BAD_CURSOR",
-            Self::PageTooLarge => "PAGE_TOO_LARGE",
-            Self::BadArgument => "BAD_ARGUMENT",
-            Self::QueryTooDeep => "QUERY_TOO_DEEP",
-            Self::QueryTooLarge => "QUERY_TOO_LARGE",
-            Self::QueryTooComplex => "QUERY_TOO_COMPLEX",
-            Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
-            Self::GraphqlValidationFailed => "GRAPHQL_VALIDATION_FAILED",
-            Self::BadRequest => "BAD_REQUEST",
-            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-            Self::BodyTimeout => "BODY_TIMEOUT",
-            Self::TooManyOperations => "TOO_MANY_OPERATIONS",
-            Self::RateLimited => "RATE_LIMITED",
-            Self::Forbidden => "FORBIDDEN",
-            Self::BlockNotIndexed => "BLOCK_NOT_INDEXED",
-            Self::IndexCorrupt => "INDEX_CORRUPT",
-            Self::Internal => "INTERNAL",
-        }
-    }
-
     /// An error with this code saying `message`, for a resolver or an extension to return
     /// (async-graphql adds where in the query it arose).
     pub fn error(self, message: impl Into<String>) -> async_graphql::Error {
-        async_graphql::Error::new(message).extend_with(|_, e| e.set(KEY, self.as_str()))
+        async_graphql::Error::new(message).extend_with(|_, e| e.set(KEY, self.name()))
     }
 
     /// A refusal of the whole request with this code saying `message`: no place in the query, as
@@ -131,20 +84,14 @@ impl Code {
 
     /// `error` (async-graphql's, which has none) with this code.
     pub fn on(self, mut error: ServerError) -> ServerError {
-        error.extensions.get_or_insert_with(Default::default).set(KEY, self.as_str());
+        error.extensions.get_or_insert_with(Default::default).set(KEY, self.name());
         error
     }
 
     /// A scalar's parse failure with this code saying `message` (async-graphql puts
     /// `Failed to parse "<scalar>": ` before it and where in the query it arose).
     pub fn input_error<T: InputType>(self, message: impl std::fmt::Display) -> InputValueError<T> {
-        InputValueError::custom(message).with_extension(KEY, self.as_str())
-    }
-}
-
-impl std::fmt::Display for Code {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        InputValueError::custom(message).with_extension(KEY, self.name())
     }
 }
 
@@ -273,7 +220,7 @@ mod tests {
 
     #[test]
     fn codes_are_distinct_screaming_snake_case() {
-        let names: std::collections::HashSet<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        let names: std::collections::HashSet<&str> = Code::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(names.len(), Code::ALL.len(), "two codes share a string");
         for name in names {
             assert!(
@@ -299,7 +246,7 @@ mod tests {
             }),
         ];
         for error in &errors {
-            assert_eq!(Code::from(error).as_str(), error.code(), "{error:?}");
+            assert_eq!(Code::from(error).name(), error.code(), "{error:?}");
         }
     }
 
