@@ -4,7 +4,11 @@
 use std::{net::SocketAddr, time::Duration};
 
 use agentpact_http::rate_limit::Rate;
-use agentpact_push::{Metrics, PushConfig, Retry, sign::ServerKey};
+use agentpact_push::{
+    Metrics, PushConfig, Retry,
+    sign::ServerKey,
+    sink::{Broker, SinkConfig},
+};
 use anyhow::Context;
 
 use crate::{
@@ -61,6 +65,28 @@ pub struct PushArgs {
     /// Where to serve Prometheus metrics (GET /metrics).
     #[arg(long, env = "PUSH_METRICS_ADDR", default_value = "127.0.0.1:9465")]
     metrics_addr: SocketAddr,
+    /// A NATS JetStream sink: the server (nats://user:password@host:4222, tls://host:4222 for
+    /// TLS). Only the sink's name is stored or shown, never this URL (docs/push.md §Streams).
+    #[arg(long, env = "PUSH_NATS_URL", hide_env_values = true)]
+    nats_url: Option<Secret>,
+    /// The NATS sink's options, comma-separated: name=nats, mode=instant|finalized, party=0x…,
+    /// alarms=yes|no, stream=AGENTPACT, prefix=agentpact (subjects prefix.chainId.type.kind.pactId).
+    #[arg(long, env = "PUSH_NATS_OPTIONS", default_value = "")]
+    nats_options: String,
+}
+
+impl PushArgs {
+    /// The broker sinks configured (those whose URL is set).
+    fn sinks(&self) -> anyhow::Result<Vec<SinkConfig>> {
+        let configured = [(Broker::Nats, &self.nats_url, &self.nats_options)];
+        configured
+            .into_iter()
+            .filter_map(|(broker, url, options)| url.as_ref().map(|url| (broker, url, options)))
+            .map(|(broker, url, options)| {
+                SinkConfig::parse(broker, url.expose(), options).map_err(anyhow::Error::msg)
+            })
+            .collect()
+    }
 }
 
 /// Runs until Ctrl-C or SIGTERM (from the start: a signal while it connects stops it in order).
@@ -87,6 +113,7 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
             burst: f64::from(args.owner_burst.max(1)),
         },
         poll: Duration::from_millis(args.poll_ms.max(10)),
+        sinks: args.sinks()?,
         ..PushConfig::new(args.chain_id)
     };
     let pool = database::migrated(&args.database, config.pool_size()).await?;
@@ -96,7 +123,8 @@ pub async fn run(args: PushArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding the metrics address {} (PUSH_METRICS_ADDR)", args.metrics_addr))?;
     let rendered = metrics.clone();
     tokio::spawn(agentpact_http::metrics::serve(listener, move || rendered.render()));
-    tracing::info!(chain_id = args.chain_id, signer = %key.address(), metrics = %args.metrics_addr, "delivering webhooks");
+    let sinks: Vec<&str> = config.sinks.iter().map(|s| s.name.as_str()).collect();
+    tracing::info!(chain_id = args.chain_id, signer = %key.address(), metrics = %args.metrics_addr, ?sinks, "delivering webhooks");
     agentpact_push::run(pool, config, key, metrics, shutdown).await?;
     tracing::info!("stopped");
     Ok(())

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agentpact_http::rate_limit::Rate;
 
-use crate::Targets;
+use crate::{Targets, sink::SinkConfig};
 
 /// What a registration must satisfy, wherever it comes from (MCP, GraphQL).
 #[derive(Debug, Clone)]
@@ -78,12 +78,14 @@ pub struct PushConfig {
     /// How often to look again without a notification (retries due, a clock alarm, a missed
     /// notice).
     pub poll: Duration,
+    /// The brokers deliveries are also published to (docs/push.md §Streams).
+    pub sinks: Vec<SinkConfig>,
 }
 
 impl PushConfig {
     /// The defaults for `chain_id`: finality 64 blocks, reminders an hour ahead, public targets
     /// only, [`Retry::default`], 10-second POSTs, 16 at once, 20 deliveries a second per owner
-    /// (a burst of 100), batches of 500 events, a look every 500 ms.
+    /// (a burst of 100), batches of 500 events, a look every 500 ms, no broker sinks.
     pub fn new(chain_id: u64) -> Self {
         Self {
             chain_id,
@@ -96,6 +98,7 @@ impl PushConfig {
             owner_rate: Rate { per_second: 20.0, burst: 100.0 },
             batch: 500,
             poll: Duration::from_millis(500),
+            sinks: Vec::new(),
         }
     }
 }

@@ -21,7 +21,12 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 
 use crate::{
-    PushConfig, PushError, config::MAX_BODY, metrics::Metrics, sign::ServerKey, stop::Stop,
+    PushConfig, PushError,
+    config::MAX_BODY,
+    metrics::Metrics,
+    sign::ServerKey,
+    sink::{self, Sink, Sinks},
+    stop::Stop,
     subscription::LOCK_NAMESPACE,
 };
 
@@ -36,6 +41,8 @@ pub struct Deliverer {
     config: PushConfig,
     metrics: Metrics,
     owners: RateLimiter<Address>,
+    /// The broker sinks this process publishes to, by target.
+    sinks: Sinks,
     /// Turns at once: `config.concurrency`, at most what the pool can hold (two connections each,
     /// two left for matching).
     concurrency: usize,
@@ -91,7 +98,8 @@ impl Deliverer {
         let owners = RateLimiter::new(config.owner_rate);
         let room = usize::try_from(pool.options().get_max_connections().saturating_sub(2) / 2).unwrap_or(1);
         let concurrency = config.concurrency.min(room).max(1);
-        Ok(Self { pool, client, key, config, metrics, owners, concurrency })
+        let sinks = Sinks::new(&config.sinks);
+        Ok(Self { pool, client, key, config, metrics, owners, sinks, concurrency })
     }
 
     /// One round: every subscription with a delivery due gets a turn (`concurrency` at once, each
@@ -106,6 +114,9 @@ impl Deliverer {
         .fetch_all(&self.pool)
         .await?;
         self.metrics.set_pending(heads.len() as u64);
+        for (name, lag) in sink::lag(&self.pool, &self.config).await? {
+            self.metrics.set_sink_lag(&name, lag);
+        }
         let due: Vec<i64> = heads.into_iter().filter(|h| h.due).map(|h| h.subscription_id).collect();
         let turns =
             futures::stream::iter(due).map(|id| self.turn(id, stop)).buffer_unordered(self.concurrency);
@@ -154,6 +165,15 @@ impl Deliverer {
             lock.commit().await?;
             return Ok(0);
         };
+        // A sink this process does not publish to (another process's, or one no longer
+        // configured) is left as it is.
+        let sink = if sink::is_sink(&target.url) {
+            let Some(sink) = self.sinks.get(&target.url) else { return Ok(0) };
+            Some(sink)
+        } else {
+            None
+        };
+        let sink_name = sink.map(|_| target.url.trim_start_matches(sink::SCHEME));
         let owner = Cells { table: "webhook_subscriptions", key: format!("id {id}") }
             .address("owner", &target.owner)?;
         let batch = sqlx::query_as!(
@@ -171,7 +191,8 @@ impl Deliverer {
             if !next.due || stop.is_requested() {
                 break;
             }
-            if let Err(wait) = self.owners.take(owner) {
+            // The operator's own brokers are not held to the rate of an owner's receivers.
+            if let Err(wait) = sink.map_or_else(|| self.owners.take(owner), |_| Ok(())) {
                 self.postpone(next.id, wait, None).await?;
                 break;
             }
@@ -188,7 +209,7 @@ impl Deliverer {
             }
             let attempts = u32::try_from(next.attempts).unwrap_or(0) + 1;
             let attempt = tokio::select! {
-                attempt = self.send(&target, &next) => attempt,
+                attempt = self.send(&target, sink, &next) => attempt,
                 () = stop.requested() => Attempt::Interrupted,
             };
             let refused = matches!(attempt, Attempt::Refused(_));
@@ -204,6 +225,9 @@ impl Deliverer {
                     .await?;
                     let latency = next.block_time.and_then(|t| (Utc::now() - t).to_std().ok());
                     self.metrics.delivered(latency);
+                    if let Some(name) = sink_name {
+                        self.metrics.sink_published(name);
+                    }
                     answered += 1;
                 }
                 Attempt::Refused(error) | Attempt::Failed(error)
@@ -218,11 +242,17 @@ impl Deliverer {
                     .execute(&self.pool)
                     .await?;
                     self.metrics.failed(true);
+                    if let Some(name) = sink_name {
+                        self.metrics.sink_failed(name, true);
+                    }
                     tracing::warn!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery given up");
                 }
                 Attempt::Refused(error) | Attempt::Failed(error) => {
                     self.postpone(next.id, self.config.retry.backoff(attempts), Some(&error)).await?;
                     self.metrics.failed(false);
+                    if let Some(name) = sink_name {
+                        self.metrics.sink_failed(name, false);
+                    }
                     tracing::debug!(subscription = id, delivery = next.id, attempts, %error, "webhook delivery failed");
                     break;
                 }
@@ -246,14 +276,26 @@ impl Deliverer {
         Ok(())
     }
 
-    /// One POST. The error kept for the owner names what failed, never the URL (it may hold a
-    /// token) or a secret.
-    async fn send(&self, target: &Target, next: &Next) -> Attempt {
+    /// One POST, or one publish to `sink`. The error kept for the owner names what failed, never
+    /// the URL (it may hold a token or a broker's password) or a secret.
+    async fn send(&self, target: &Target, sink: Option<&Sink>, next: &Next) -> Attempt {
         if next.body.len() > MAX_BODY {
             return Attempt::Refused(format!(
                 "the body is {} bytes, over the {MAX_BODY}-byte bound",
                 next.body.len()
             ));
+        }
+        if let Some(sink) = sink {
+            let published =
+                tokio::time::timeout(self.config.timeout, sink.publish(&next.idempotency_key, &next.body));
+            return match published.await {
+                Ok(Ok(())) => Attempt::Answered,
+                Ok(Err(error)) => Attempt::Failed(error),
+                Err(_) => Attempt::Failed(format!(
+                    "the broker did not acknowledge within {:?}",
+                    self.config.timeout
+                )),
+            };
         }
         let url = match self.config.targets.check_form(&target.url) {
             Ok(url) => url,

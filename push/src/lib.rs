@@ -13,6 +13,8 @@
 //!   computed from the index on chain time.
 //! - [`deliver`]: the signed POSTs ([`sign`]), one subscription's deliveries in order, retries
 //!   with backoff, dead letters, a per-owner rate.
+//! - [`sink`]: the same deliveries published to the brokers the operator runs (NATS JetStream),
+//!   each a subscription whose target names the sink, acknowledged by the broker.
 //! - [`run`]: the loop `agentpact push` runs, until an orderly [`stop`]; [`metrics`] what it
 //!   counts.
 //!
@@ -28,6 +30,7 @@ pub mod metrics;
 pub mod revoke;
 pub mod run;
 pub mod sign;
+pub mod sink;
 pub mod stop;
 pub mod subscription;
 pub mod target;

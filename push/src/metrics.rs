@@ -4,9 +4,10 @@
 //! against this machine's, so it is only as good as both).
 
 use std::{
+    collections::BTreeMap,
     fmt::Write,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -31,6 +32,19 @@ struct Inner {
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,
     latency_micros: AtomicU64,
+    sinks: Mutex<BTreeMap<String, SinkCounts>>,
+}
+
+/// A per-sink series: its name, Prometheus type, help and value.
+type SinkSeries = (&'static str, &'static str, &'static str, fn(&SinkCounts) -> u64);
+
+/// What one broker sink did.
+#[derive(Debug, Default, Clone, Copy)]
+struct SinkCounts {
+    published: u64,
+    retried: u64,
+    failed: u64,
+    lag: u64,
 }
 
 impl Metrics {
@@ -70,6 +84,27 @@ impl Metrics {
         if dead {
             self.0.dead.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// A delivery acknowledged by sink `name`'s broker.
+    pub fn sink_published(&self, name: &str) {
+        self.sink(name, |c| c.published += 1);
+    }
+
+    /// A publish to sink `name` that failed: to be retried, or given up (`dead`).
+    pub fn sink_failed(&self, name: &str, dead: bool) {
+        self.sink(name, |c| if dead { c.failed += 1 } else { c.retried += 1 });
+    }
+
+    /// How many blocks sink `name`'s oldest waiting event is behind the indexed block.
+    pub fn set_sink_lag(&self, name: &str, blocks: u64) {
+        self.sink(name, |c| c.lag = blocks);
+    }
+
+    fn sink(&self, name: &str, change: impl FnOnce(&mut SinkCounts)) {
+        // A poisoned lock only means another thread panicked mid-update of a counter.
+        let mut sinks = self.0.sinks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        change(sinks.entry(name.to_owned()).or_default());
     }
 
     /// Subscriptions with a delivery waiting in the outbox, as last counted.
@@ -122,6 +157,39 @@ impl Metrics {
             "agentpact_push_latency_seconds_sum{{chain_id=\"{chain}\"}} {}\nagentpact_push_latency_seconds_count{{chain_id=\"{chain}\"}} {count}",
             i.latency_micros.load(Ordering::Relaxed) as f64 / 1e6
         );
+        let sinks = i.sinks.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let series: [SinkSeries; 4] = [
+            ("published_total", "counter", "Deliveries a broker sink acknowledged.", |c| c.published),
+            (
+                "retried_total",
+                "counter",
+                "Publishes to a broker sink that failed and wait for a retry.",
+                |c| c.retried,
+            ),
+            ("failed_total", "counter", "Publishes to a broker sink given up (dead letters).", |c| c.failed),
+            (
+                "lag_blocks",
+                "gauge",
+                "Blocks between the indexed block and a sink's oldest waiting event.",
+                |c| c.lag,
+            ),
+        ];
+        for (name, kind, help, value) in series {
+            if sinks.is_empty() {
+                break;
+            }
+            let _ = writeln!(
+                out,
+                "# HELP agentpact_push_sink_{name} {help}\n# TYPE agentpact_push_sink_{name} {kind}"
+            );
+            for (sink, counts) in &sinks {
+                let _ = writeln!(
+                    out,
+                    "agentpact_push_sink_{name}{{chain_id=\"{chain}\",sink=\"{sink}\"}} {}",
+                    value(counts)
+                );
+            }
+        }
         out
     }
 }
@@ -136,7 +204,22 @@ mod tests {
         m.queued(3, 1);
         m.delivered(Some(Duration::from_millis(700)));
         m.failed(true);
+        m.sink_published("market");
+        m.sink_failed("market", false);
+        m.set_sink_lag("market", 3);
         let text = m.render();
+        assert!(
+            text.contains("agentpact_push_sink_published_total{chain_id=\"84532\",sink=\"market\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("agentpact_push_sink_retried_total{chain_id=\"84532\",sink=\"market\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("agentpact_push_sink_lag_blocks{chain_id=\"84532\",sink=\"market\"} 3"),
+            "{text}"
+        );
         assert!(text.contains("agentpact_push_queued_total{chain_id=\"84532\"} 4"), "{text}");
         assert!(text.contains("agentpact_push_dead_total{chain_id=\"84532\"} 1"), "{text}");
         assert!(

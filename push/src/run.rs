@@ -26,6 +26,8 @@ pub async fn run(
     metrics: Metrics,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), PushError> {
+    // Each configured broker sink is a subscription of the operator's before anything is matched.
+    crate::sink::register(&pool, &config).await?;
     let queued = Arc::new(Notify::new());
     let deliverer = Deliverer::new(pool.clone(), key, config.clone(), metrics.clone())?;
     let (signal, stop) = stop::channel();

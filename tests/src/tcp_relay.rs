@@ -39,6 +39,11 @@ impl TcpRelay {
         Ok(Self { addr, cuts, task })
     }
 
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     /// The relay as a websocket JSON-RPC endpoint: `ws://127.0.0.1:<port>`.
     pub fn ws_url(&self) -> String {
         format!("ws://{}", self.addr)

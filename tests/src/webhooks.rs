@@ -124,21 +124,7 @@ impl Receiver {
 
     /// Everything received so far, in arrival order.
     pub fn received(&self) -> Result<Vec<Received>, HarnessError> {
-        let text = match std::fs::read_to_string(&self.log) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(HarnessError::Process(format!("reading the receiver's log: {e}"))),
-        };
-        // The receiver may be writing its last line as we read: only lines it has finished (ended
-        // by a newline) are deliveries.
-        let finished = text.rfind('\n').map_or("", |end| &text[..end]);
-        finished
-            .lines()
-            .map(|line| {
-                serde_json::from_str(line)
-                    .map_err(|e| HarnessError::Process(format!("receiver log {line:?}: {e}")))
-            })
-            .collect()
+        read_log(&self.log)
     }
 
     /// Waits (up to 60 s) until `holds` is true of what was received; returns it.
@@ -152,9 +138,29 @@ impl Receiver {
     }
 }
 
+/// The JSON lines a process (a receiver, a consumer) appended to `log` so far, in order; none while
+/// it has written nothing. The process may be writing its last line as this reads: only lines it
+/// has finished (ended by a newline) count.
+pub fn read_log<T: serde::de::DeserializeOwned>(log: &std::path::Path) -> Result<Vec<T>, HarnessError> {
+    let text = match std::fs::read_to_string(log) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(HarnessError::Process(format!("reading {}: {e}", log.display()))),
+    };
+    let finished = text.rfind('\n').map_or("", |end| &text[..end]);
+    finished
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).map_err(|e| HarnessError::Process(format!("log line {line:?}: {e}")))
+        })
+        .collect()
+}
+
 /// `agentpact push` running as a process until killed, stopped or dropped, what it prints kept
 /// in a file.
 pub struct Push {
+    /// The port of its `/metrics`.
+    pub metrics: u16,
     child: Child,
     log: PathBuf,
     _dir: tempfile::TempDir,
@@ -192,7 +198,7 @@ impl Push {
             .spawn()
             .map_err(|e| HarnessError::Process(format!("starting agentpact push: {e}")))?;
         until_listening(metrics, "agentpact push's metrics").await?;
-        Ok(Self { child, log, _dir: dir })
+        Ok(Self { metrics, child, log, _dir: dir })
     }
 
     /// Stops it as an operator does (SIGTERM) and waits (up to 60 s) for it to exit; returns

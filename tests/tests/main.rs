@@ -50,6 +50,7 @@ mod pact_lifecycle;
 mod pact_settlements;
 mod pact_timeouts;
 mod push_policy;
+mod push_streams;
 mod push_webhooks;
 mod readme_sepolia;
 mod reputation_world;

@@ -1,0 +1,371 @@
+//! Broker sinks: the same deliveries as webhooks, published to a message system the operator runs
+//! (docs/push.md §Streams). A sink is a subscription the operator owns whose target is
+//! `sink:<name>`, so matching, the outbox, the order per subscription, revocations, backoff and
+//! dead letters are the webhook machinery unchanged; only the last step differs: instead of a
+//! signed POST answered by a 2xx, the exact body is published and the broker's acknowledgement
+//! answers it ([`Sink::publish`]).
+//!
+//! The broker's URL (it may hold credentials) lives only in the process's configuration: the
+//! database, the logs and the errors kept for the owner name the sink, never its URL.
+//!
+//! - [`nats`]: NATS JetStream, a publish acknowledged by the stream, the idempotency key as
+//!   `Nats-Msg-Id` (the stream's duplicate window drops a repeat).
+
+pub mod nats;
+
+use std::collections::BTreeMap;
+
+use agentpact_contracts::{DeliveryState, WebhookMode};
+use agentpact_schema::i64_of;
+use alloy::primitives::Address;
+
+use crate::{PushConfig, PushError, subscription::LOCK_NAMESPACE};
+
+/// How the target of a sink's subscription starts; what follows is the sink's name.
+pub const SCHEME: &str = "sink:";
+
+/// The message systems a sink publishes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broker {
+    /// NATS with JetStream.
+    Nats,
+}
+
+impl Broker {
+    /// Its name, the default name of its sink.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Nats => "nats",
+        }
+    }
+
+    /// The option naming where messages go (a stream, an exchange), with its default.
+    fn destination(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Nats => ("stream", "AGENTPACT"),
+        }
+    }
+}
+
+/// A sink as the operator configures it. `Debug` never shows its URL.
+#[derive(Clone)]
+pub struct SinkConfig {
+    /// The broker.
+    pub broker: Broker,
+    /// Its name: the subscription's target is `sink:<name>`.
+    pub name: String,
+    url: String,
+    /// Instant (with revocations) or finalized.
+    pub mode: WebhookMode,
+    /// Only pacts this address is a party of (none: every pact).
+    pub party: Option<Address>,
+    /// Whether reminders and window-closed notices come too.
+    pub alarms: bool,
+    /// Where messages go: the JetStream stream.
+    pub destination: String,
+    /// The first word of every subject: `<prefix>.<chainId>.<type>.<kind or window>.<pactId>`.
+    pub prefix: String,
+}
+
+impl std::fmt::Debug for SinkConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SinkConfig")
+            .field("broker", &self.broker)
+            .field("name", &self.name)
+            .field("mode", &self.mode)
+            .field("party", &self.party)
+            .field("alarms", &self.alarms)
+            .field("destination", &self.destination)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Longest sink name.
+const MAX_NAME: usize = 64;
+
+/// Whether `word` may name a sink, a stream or a subject prefix: letters, digits, `-` and `_`.
+fn is_word(word: &str) -> bool {
+    !word.is_empty()
+        && word.len() <= MAX_NAME
+        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl SinkConfig {
+    /// A sink of `broker` at `url`, with `options`: comma-separated `key=value` pairs among
+    /// `name`, `mode` (`instant`, `finalized`), `party` (an address), `alarms` (`yes`, `no`),
+    /// `prefix`, and the broker's destination (`stream` for NATS). An error names the option
+    /// that is wrong and what it takes; it never repeats the URL.
+    pub fn parse(broker: Broker, url: &str, options: &str) -> Result<Self, String> {
+        let (destination_key, destination) = broker.destination();
+        let mut sink = Self {
+            broker,
+            name: broker.name().to_owned(),
+            url: url.trim().to_owned(),
+            mode: WebhookMode::Instant,
+            party: None,
+            alarms: true,
+            destination: destination.to_owned(),
+            prefix: "agentpact".to_owned(),
+        };
+        if sink.url.is_empty() {
+            return Err(format!("the {} sink's URL is empty", broker.name()));
+        }
+        for option in options.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+            let Some((key, value)) = option.split_once('=') else {
+                return Err(format!("the {} sink option {option:?} is not key=value", broker.name()));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let word = |what: &str| {
+                if is_word(value) {
+                    Ok(value.to_owned())
+                } else {
+                    Err(format!(
+                        "the {} sink's {what} {value:?} must be 1 to {MAX_NAME} letters, digits, - or _",
+                        broker.name()
+                    ))
+                }
+            };
+            match key {
+                "name" => sink.name = word("name")?,
+                "prefix" => sink.prefix = word("prefix")?,
+                "mode" => {
+                    sink.mode = WebhookMode::from_name(value).ok_or_else(|| {
+                        format!(
+                            "the {} sink's mode {value:?} is neither instant nor finalized",
+                            broker.name()
+                        )
+                    })?;
+                }
+                "party" => {
+                    sink.party = Some(value.parse().map_err(|_| {
+                        format!(
+                            "the {} sink's party {value:?} is not an address (0x and 40 hex digits)",
+                            broker.name()
+                        )
+                    })?);
+                }
+                "alarms" => {
+                    sink.alarms = match value {
+                        "yes" => true,
+                        "no" => false,
+                        _ => {
+                            return Err(format!(
+                                "the {} sink's alarms is yes or no, not {value:?}",
+                                broker.name()
+                            ));
+                        }
+                    };
+                }
+                _ if key == destination_key => sink.destination = word(destination_key)?,
+                _ => {
+                    return Err(format!(
+                        "the {} sink has no option {key:?}: it takes name, mode, party, alarms, prefix and {destination_key}",
+                        broker.name()
+                    ));
+                }
+            }
+        }
+        Ok(sink)
+    }
+
+    /// The target its subscription stores.
+    pub fn target(&self) -> String {
+        format!("{SCHEME}{}", self.name)
+    }
+
+    /// `text` (an error of the broker's client) without the URL or its user name and password.
+    fn redact(&self, text: &str) -> String {
+        let mut text = text.replace(&self.url, "<the sink's URL>");
+        if let Ok(url) = url::Url::parse(&self.url) {
+            for secret in [url.password().unwrap_or_default(), url.username()] {
+                if secret.len() > 2 {
+                    text = text.replace(secret, "<hidden>");
+                }
+            }
+        }
+        text
+    }
+}
+
+/// Where a delivery's body says it belongs, read from the body itself (the body is ours).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// `<chainId>.<type>.<kind or window>.<pactId>`: what subjects and routing keys end with.
+    pub words: String,
+    /// The chain.
+    pub chain_id: u64,
+}
+
+impl Route {
+    /// Reads the route of a delivery's `body`.
+    pub fn of(body: &str) -> Result<Self, String> {
+        let body: serde_json::Value =
+            serde_json::from_str(body).map_err(|e| format!("the delivery's body is not JSON: {e}"))?;
+        let text = |field: &str| body[field].as_str().filter(|s| is_word(s));
+        let chain_id = body["chainId"].as_u64();
+        let kind = text("event").or_else(|| text("window"));
+        match (chain_id, text("type"), kind, text("pactId")) {
+            (Some(chain_id), Some(notice), Some(kind), Some(pact)) => {
+                Ok(Self { words: format!("{chain_id}.{notice}.{kind}.{pact}"), chain_id })
+            }
+            _ => Err("the delivery's body lacks chainId, type, event or window, or pactId".to_owned()),
+        }
+    }
+}
+
+/// A connected sink.
+pub enum Sink {
+    /// NATS JetStream.
+    Nats(nats::Nats),
+}
+
+impl Sink {
+    /// Publishes `body` under idempotency key `key`; `Ok` once the broker acknowledged it (the
+    /// "2xx" of a sink). An error names what failed, never the URL.
+    pub async fn publish(&self, key: &str, body: &str) -> Result<(), String> {
+        let route = Route::of(body)?;
+        match self {
+            Self::Nats(sink) => sink.publish(key, body, &route).await,
+        }
+    }
+}
+
+/// The sinks of a process, by target.
+#[derive(Default)]
+pub struct Sinks(BTreeMap<String, Sink>);
+
+impl Sinks {
+    /// One client per configured sink; each connects at its first publish (a broker down at start
+    /// holds only its own sink).
+    pub fn new(configs: &[SinkConfig]) -> Self {
+        Self(
+            configs
+                .iter()
+                .map(|c| {
+                    let sink = match c.broker {
+                        Broker::Nats => Sink::Nats(nats::Nats::new(c.clone())),
+                    };
+                    (c.target(), sink)
+                })
+                .collect(),
+        )
+    }
+
+    /// The sink a subscription's `target` names, when this process has it.
+    pub fn get(&self, target: &str) -> Option<&Sink> {
+        self.0.get(target)
+    }
+}
+
+/// Whether `target` names a sink rather than a URL.
+pub fn is_sink(target: &str) -> bool {
+    target.starts_with(SCHEME)
+}
+
+/// Makes each configured sink an active subscription of the operator (the zero address) on the
+/// chain: one that exists keeps its id and outbox and takes the configured mode and filter.
+pub async fn register(pool: &sqlx::PgPool, config: &PushConfig) -> Result<(), PushError> {
+    for sink in &config.sinks {
+        let target = sink.target();
+        let mut tx = pool.begin().await?;
+        sqlx::query!("SELECT FROM pg_advisory_xact_lock($1, hashtext($2))", LOCK_NAMESPACE, target)
+            .execute(&mut *tx)
+            .await?;
+        let party = sink.party.map(|p| p.to_vec());
+        let updated = sqlx::query!(
+            "UPDATE webhook_subscriptions SET mode = $3, party = $4, alarms = $5
+             WHERE chain_id = $1 AND url = $2 AND cancelled_at IS NULL",
+            i64_of(config.chain_id),
+            target,
+            sink.mode.name(),
+            party,
+            sink.alarms
+        )
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            sqlx::query!(
+                "INSERT INTO webhook_subscriptions (chain_id, owner, url, mode, party, alarms)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                i64_of(config.chain_id),
+                Address::ZERO.as_slice(),
+                target,
+                sink.mode.name(),
+                party,
+                sink.alarms
+            )
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+    }
+    Ok(())
+}
+
+/// How far each of the process's sinks is behind: the indexed block minus the block of its oldest
+/// event waiting in the outbox (0 when none waits).
+pub async fn lag(pool: &sqlx::PgPool, config: &PushConfig) -> Result<Vec<(String, u64)>, PushError> {
+    if config.sinks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let targets: Vec<String> = config.sinks.iter().map(SinkConfig::target).collect();
+    let rows = sqlx::query!(
+        r#"SELECT s.url AS "url!",
+                  coalesce((SELECT c.block_number FROM checkpoints c WHERE c.chain_id = s.chain_id)
+                           - min(d.block_number), 0) AS "lag!"
+           FROM webhook_subscriptions s
+           LEFT JOIN webhook_deliveries d ON d.subscription_id = s.id AND d.state = $3 AND d.block_number IS NOT NULL
+           WHERE s.chain_id = $1 AND s.url = ANY($2) AND s.cancelled_at IS NULL
+           GROUP BY s.id"#,
+        i64_of(config.chain_id),
+        &targets,
+        DeliveryState::Pending.name()
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.url.trim_start_matches(SCHEME).to_owned(), u64::try_from(r.lag).unwrap_or(0)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_refuse_by_name_without_the_url() {
+        let url = "nats://user:hunter22@broker:4222";
+        let sink = SinkConfig::parse(Broker::Nats, url, "name=market, mode=finalized,stream=PACTS,alarms=no")
+            .expect("valid");
+        assert_eq!((sink.name.as_str(), sink.mode, sink.alarms), ("market", WebhookMode::Finalized, false));
+        assert_eq!((sink.destination.as_str(), sink.prefix.as_str()), ("PACTS", "agentpact"));
+        assert_eq!(sink.target(), "sink:market");
+        assert!(!format!("{sink:?}").contains("hunter22"), "{sink:?}");
+        for (options, says) in [
+            ("exchange=x", "no option \"exchange\""),
+            ("mode=sometimes", "neither instant nor finalized"),
+            ("name=a.b", "letters, digits"),
+            ("party=0x12", "not an address"),
+            ("alarms", "not key=value"),
+        ] {
+            let error = SinkConfig::parse(Broker::Nats, url, options).expect_err(options);
+            assert!(error.contains(says) && !error.contains("hunter22"), "{options}: {error}");
+        }
+        assert_eq!(
+            sink.redact(&format!("connecting to {url} failed (hunter22)")),
+            "connecting to <the sink's URL> failed (<hidden>)"
+        );
+    }
+
+    #[test]
+    fn a_route_is_read_from_each_kind_of_body() {
+        let event = r#"{"type":"event","chainId":84532,"event":"PactCreated","pactId":"7"}"#;
+        assert_eq!(Route::of(event).map(|r| r.words), Ok("84532.event.PactCreated.7".to_owned()));
+        let closed = r#"{"type":"closed","chainId":1,"window":"review","pactId":"12"}"#;
+        assert_eq!(Route::of(closed).map(|r| r.words), Ok("1.closed.review.12".to_owned()));
+        let hostile = r#"{"type":"event","chainId":1,"event":"a.>","pactId":"1"}"#;
+        assert!(Route::of(hostile).is_err(), "no wildcard reaches a subject");
+    }
+}
