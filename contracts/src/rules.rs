@@ -107,15 +107,16 @@ pub const fn closing(window: WindowKind) -> Closing {
     Closing { since, after }
 }
 
-/// Who divided a pact's money when it ended at a share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Division {
-    /// The arbitrator's ruling: the share divides the pot (payment and both stakes), so each side
-    /// forfeits its stake in proportion to how far the ruling went against it.
-    Ruling,
-    /// A settlement both parties accepted: the share divides the payment, each stake goes back to
-    /// its owner.
-    Settlement,
+crate::closed_set! {
+    /// Who divided a pact's money when it ended at a share.
+    pub enum Division {
+        /// The arbitrator's ruling: the share divides the pot (payment and both stakes), so each side
+        /// forfeits its stake in proportion to how far the ruling went against it.
+        Ruling => "ruling",
+        /// A settlement both parties accepted: the share divides the payment, each stake goes back to
+        /// its owner.
+        Settlement => "settlement",
+    }
 }
 
 /// What the seller and the buyer are credited, in base units, when a pact paying `payment` ends

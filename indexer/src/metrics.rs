@@ -32,28 +32,15 @@ struct Inner {
     errors: Mutex<BTreeMap<&'static str, u64>>,
 }
 
-/// Where a batch spends its time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Reading logs and block headers from the RPC.
-    Rpc,
-    /// Turning logs into journal events.
-    Decode,
-    /// The database transaction: journal, projections, reputation, checkpoint.
-    Db,
-}
-
-impl Phase {
-    /// Every phase, in pipeline order.
-    pub const ALL: [Self; 3] = [Self::Rpc, Self::Decode, Self::Db];
-
-    /// The phase's label in metrics and reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Rpc => "rpc",
-            Self::Decode => "decode",
-            Self::Db => "db",
-        }
+agentpact_contracts::closed_set! {
+    /// Where a batch spends its time, in pipeline order; its name labels metrics and reports.
+    pub enum Phase {
+        /// Reading logs and block headers from the RPC.
+        Rpc => "rpc",
+        /// Turning logs into journal events.
+        Decode => "decode",
+        /// The database transaction: journal, projections, reputation, checkpoint.
+        Db => "db",
     }
 }
 

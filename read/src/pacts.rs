@@ -162,14 +162,16 @@ impl PactOrderField {
     }
 }
 
-/// Ascending or descending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortDirection {
-    /// Smallest first.
-    Asc,
-    /// Largest (newest) first.
-    #[default]
-    Desc,
+agentpact_contracts::closed_set! {
+    /// Ascending or descending.
+    #[derive(Default)]
+    pub enum SortDirection {
+        /// Smallest (oldest) first.
+        Asc => "asc",
+        /// Largest (newest) first.
+        #[default]
+        Desc => "desc",
+    }
 }
 
 /// How a list is sorted.

@@ -4,7 +4,6 @@
 //! everywhere), each described by the member's doc comment. A member added to a set is in the
 //! schema with no edit here; only the checked-in SDL changes, which
 //! `checked_in_sdl_matches_the_code` compares. This module names each set in the schema, once.
-//! (`DivisionKind` and `SortDirection` are derived enums: their Rust types are not closed sets.)
 
 use std::borrow::Cow;
 
@@ -198,6 +197,10 @@ in_schema! {
     SettlementState = crate::read::SettlementState as Names;
     /// How wide a bucket of time is.
     Interval = crate::read::Interval as UpperCase;
+    /// Ascending or descending.
+    SortDirection = crate::read::SortDirection as UpperCase;
+    /// Who divided a pact's money.
+    DivisionKind = agentpact_contracts::rules::Division as UpperCase;
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use async_graphql::{Context, InputObject, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    closed_sets::{Initiator, OracleStatus, PactOrderField, PactStatus},
+    closed_sets::{Initiator, OracleStatus, PactOrderField, PactStatus, SortDirection},
     errors::to_graphql,
     meta::{BlockHeight, indexed},
     scalars::{Address, BigInt},
@@ -64,17 +64,6 @@ impl From<PactFilter> for ReadFilter {
             search: f.search,
         }
     }
-}
-
-/// Ascending or descending.
-#[derive(async_graphql::Enum, Clone, Copy, PartialEq, Eq, Default)]
-#[graphql(remote = "crate::read::SortDirection")]
-pub enum SortDirection {
-    /// Smallest (oldest) first.
-    Asc,
-    /// Largest (newest) first.
-    #[default]
-    Desc,
 }
 
 /// How pacts are sorted (default: newest first).
@@ -210,7 +199,7 @@ impl PactQuery {
         let chain = indexed(ctx, chain_id, block).await?;
         let filter: ReadFilter = filter.unwrap_or_default().into();
         let order = order_by.unwrap_or_default();
-        let order = read::PactOrder { field: order.field.0, direction: order.direction.into() };
+        let order = read::PactOrder { field: order.field.0, direction: order.direction.0 };
         let request = read::PageRequest { first, after, last, before };
         let page = ctx.data::<Reader>()?.pacts(chain, &filter, order, &request).await.map_err(to_graphql)?;
         let edges: Vec<PactEdge> =

@@ -2,24 +2,14 @@
 
 use agentpact_contracts::{Outcome, rules};
 use alloy::primitives::U256;
-use async_graphql::{Enum, Object};
+use async_graphql::Object;
 use chrono::{DateTime, Utc};
 
 use super::{
-    closed_sets::{PactStatus, SettlementState},
+    closed_sets::{DivisionKind, PactStatus, SettlementState},
     scalars::{Address, BigInt},
 };
 use crate::read;
-
-/// Who divided a pact's money.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
-#[graphql(remote = "agentpact_contracts::rules::Division")]
-pub enum DivisionKind {
-    /// The arbitrator's ruling: the share divides the pot (payment and both stakes).
-    Ruling,
-    /// A settlement both parties accepted: the share divides the payment, each stake goes back.
-    Settlement,
-}
 
 /// How a ruling or a settlement divided a pact's money, and what each side was credited.
 pub struct Division {
