@@ -73,12 +73,23 @@ pub struct PushArgs {
     /// alarms=yes|no, stream=AGENTPACT, prefix=agentpact (subjects prefix.chainId.type.kind.pactId).
     #[arg(long, env = "PUSH_NATS_OPTIONS", default_value = "")]
     nats_options: String,
+    /// A Redis Streams sink: the server (redis://:password@host:6379/0, rediss:// for TLS). Only
+    /// the sink's name is stored or shown, never this URL.
+    #[arg(long, env = "PUSH_REDIS_URL", hide_env_values = true)]
+    redis_url: Option<Secret>,
+    /// The Redis sink's options, comma-separated: name=redis, mode, party, alarms, prefix=agentpact
+    /// (the stream prefix:chainId), maxlen=1000000 (XADD's MAXLEN ~).
+    #[arg(long, env = "PUSH_REDIS_OPTIONS", default_value = "")]
+    redis_options: String,
 }
 
 impl PushArgs {
     /// The broker sinks configured (those whose URL is set).
     fn sinks(&self) -> anyhow::Result<Vec<SinkConfig>> {
-        let configured = [(Broker::Nats, &self.nats_url, &self.nats_options)];
+        let configured = [
+            (Broker::Nats, &self.nats_url, &self.nats_options),
+            (Broker::Redis, &self.redis_url, &self.redis_options),
+        ];
         configured
             .into_iter()
             .filter_map(|(broker, url, options)| url.as_ref().map(|url| (broker, url, options)))

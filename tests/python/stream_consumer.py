@@ -1,13 +1,16 @@
 """A consumer of what `agentpact push` publishes to a broker, as an operator's service would write
-one with that broker's ordinary Python client (docs/push.md §Streams): nats-py for NATS JetStream.
+one with that broker's ordinary Python client (docs/push.md §Streams): nats-py for NATS JetStream,
+redis-py for Redis Streams.
 
 Usage:
-  stream_consumer.py nats URL STREAM SUBJECTS LOG   consume until killed
-  stream_consumer.py nats-delete URL STREAM         remove the stream (a test's clean-up)
+  stream_consumer.py nats URL STREAM SUBJECTS LOG     consume until killed
+  stream_consumer.py redis URL STREAM LOG             consume until killed
+  stream_consumer.py nats-delete URL STREAM           remove what the sink made (a test's clean-up)
+  stream_consumer.py redis-delete URL STREAM          likewise
 
-Consuming appends one JSON line per message to LOG, acknowledging it once written:
-{"key": the idempotency key the broker carried (Nats-Msg-Id), "subject", "body": the JSON body,
-"seq": the broker's sequence number}.
+Consuming writes LOG + ".ready" once subscribed, then appends one JSON line per message to LOG,
+acknowledging it once written: {"key": the idempotency key the broker carried (Nats-Msg-Id, the
+entry's key field), "subject", "body": the JSON body}.
 """
 
 import asyncio
@@ -15,9 +18,13 @@ import json
 import sys
 
 
-def record(log, key, subject, body, seq):
+def ready(log):
+    open(log + ".ready", "w").close()
+
+
+def record(log, key, subject, body):
     with open(log, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"key": key, "subject": subject, "body": json.loads(body), "seq": seq}) + "\n")
+        f.write(json.dumps({"key": key, "subject": subject, "body": json.loads(body)}) + "\n")
         f.flush()
 
 
@@ -27,22 +34,23 @@ async def nats_consume(url, stream, subjects, log):
 
     nc = await nats.connect(url)
     js = nc.jetstream()
-    # agentpact push creates the stream at its first publish: wait for it.
+    ready(log)
+    # agentpact push creates the stream at its first publish: wait for it. (A loaded machine may
+    # time a request out: nats-py raises asyncio's TimeoutError, or a subclass of it.)
     while True:
         try:
             await js.stream_info(stream)
             break
-        except NotFoundError:
+        except (NotFoundError, asyncio.TimeoutError):
             await asyncio.sleep(0.1)
     sub = await js.pull_subscribe(subjects, durable="consumer", stream=stream)
     while True:
         try:
             messages = await sub.fetch(100, timeout=0.5)
-        except nats.errors.TimeoutError:
+        except asyncio.TimeoutError:
             continue
         for m in messages:
-            headers = m.headers or {}
-            record(log, headers.get("Nats-Msg-Id"), m.subject, m.data, m.metadata.sequence.stream)
+            record(log, (m.headers or {}).get("Nats-Msg-Id"), m.subject, m.data)
             await m.ack()
 
 
@@ -56,7 +64,30 @@ async def nats_delete(url, stream):
     except NotFoundError:
         pass
     await nc.close()
-    print("deleted")
+
+
+def redis_consume(url, stream, log):
+    import redis
+
+    r = redis.Redis.from_url(url)
+    try:
+        r.xgroup_create(stream, "consumer", id="0", mkstream=True)
+    except redis.ResponseError as e:  # the group exists: read on
+        if "BUSYGROUP" not in str(e):
+            raise
+    ready(log)
+    while True:
+        for _, entries in r.xreadgroup("consumer", "one", {stream: ">"}, count=100, block=500) or []:
+            for entry_id, fields in entries:
+                record(log, fields[b"key"].decode(), fields[b"subject"].decode(), fields[b"body"])
+                r.xack(stream, "consumer", entry_id)
+
+
+def redis_delete(url, stream):
+    import redis
+
+    r = redis.Redis.from_url(url)
+    r.delete(stream, *r.scan_iter(match=stream + ":added:*"))
 
 
 def main():
@@ -65,8 +96,14 @@ def main():
         asyncio.run(nats_consume(*args))
     elif command == "nats-delete":
         asyncio.run(nats_delete(*args))
+    elif command == "redis":
+        redis_consume(*args)
+    elif command == "redis-delete":
+        redis_delete(*args)
     else:
         sys.exit(f"unknown command {command}")
+    if command.endswith("-delete"):
+        print("deleted")
 
 
 if __name__ == "__main__":

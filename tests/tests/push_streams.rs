@@ -1,9 +1,10 @@
 //! Broker sinks (docs/push.md §Streams) against the real parts: an anvil, the indexer following it
 //! into a real Postgres, `agentpact push` as a process publishing to the broker this machine runs,
 //! and a consumer written with that broker's own Python client (tests/python/stream_consumer.py).
-//! A pact's life arrives in order with the webhook's bodies; a process killed mid-flow, every
-//! acknowledged message then published again, and the connection to the broker cut lose nothing
-//! and store nothing twice (the idempotency key dedupes); a reorg in instant mode publishes the
+//! Each broker (NATS JetStream, Redis Streams) is put through the same three stories: a pact's
+//! life arrives in order with the webhook's bodies; a process killed mid-flow, every acknowledged
+//! message then published again, and the connection to the broker cut lose nothing and store
+//! nothing twice (the idempotency key dedupes); a reorg in instant mode publishes the
 //! revocations, and a finalized sink never publishes the removed events.
 
 use std::time::Duration;
@@ -16,7 +17,7 @@ use agentpact_tests::{
     index::{caught_up, follow},
     pacts::Market,
     postgres::TestDatabase,
-    streams::{Consumed, Consumer},
+    streams::{Consumed, Consumer, server},
     tcp_relay::TcpRelay,
     webhooks::{Push, Receiver, journal_keys, subscribe},
 };
@@ -113,10 +114,13 @@ fn but_subscription(body: &serde_json::Value) -> serde_json::Value {
     body
 }
 
-#[tokio::test]
-async fn a_pacts_whole_life_arrives_in_order_with_the_webhooks_bodies() -> Result {
-    let consumer = Consumer::start(Broker::Nats).await?;
-    let s = Stack::start(&consumer.env("")).await?;
+/// A pact's whole life, through a sink and a webhook subscribed alike: every event once, in
+/// chain order, with the webhook's body (but its subscription), the key as the broker's message
+/// id, under the subject its body names; `/metrics` counts them for the sink.
+async fn a_pacts_whole_life_arrives_in_order_with_the_webhooks_bodies(broker: Broker) -> Result {
+    let mut consumer = Consumer::new(broker)?;
+    let s = Stack::start(&consumer.env(server(broker), "")).await?;
+    consumer.start(s.chain_id()).await?;
     let sink = s.sink(&consumer.name).await?;
     let receiver = Receiver::start(None).await?;
     let (chain, buyer) = (s.chain_id(), s.m.cast.buyer);
@@ -145,24 +149,42 @@ async fn a_pacts_whole_life_arrives_in_order_with_the_webhooks_bodies() -> Resul
         journal.len()
     );
     assert!(metrics.contains(&published), "{metrics}");
-    consumer.clean_up().await
+    consumer.clean_up(chain).await
 }
 
-/// A process killed while a pact's events are published, then every message it had published
-/// marked unanswered (what a kill between the broker's acknowledgement and its record leaves) and
-/// a new process started: each is published again under its key and the stream stores none twice.
-/// Then the connection to the broker is cut: what follows still arrives, once, in order.
-#[tokio::test]
-async fn a_kill_a_republish_and_a_cut_connection_lose_nothing_and_store_nothing_twice() -> Result {
-    let consumer = Consumer::start(Broker::Nats).await?;
-    let relay = TcpRelay::start("127.0.0.1:4222".to_owned()).await?;
-    let mut env = consumer.env("");
-    env[0].1 = format!("nats://{}", relay.addr());
+/// A process killed between two steps of a pact, then every message it had published marked
+/// unanswered (what a kill between the broker's acknowledgement and its record leaves) and a new
+/// process started: each is published again under its key and the broker keeps none twice. Then
+/// the connection to the broker is cut: what follows still arrives, once, in order.
+async fn a_kill_a_republish_and_a_cut_connection_lose_nothing_and_store_nothing_twice(
+    broker: Broker,
+) -> Result {
+    let mut consumer = Consumer::new(broker)?;
+    let relay = TcpRelay::start(server(broker).to_owned()).await?;
+    let env = consumer.env(&relay.addr().to_string(), "");
     let mut s = Stack::start(&env).await?;
+    consumer.start(s.chain_id()).await?;
     let sink = s.sink(&consumer.name).await?;
 
     let id = s.m.funded(Initiator::Seller, ether(1)).await?;
-    consumer.until("the first event", |c| !c.is_empty()).await?;
+    let pool = s.db.pool().clone();
+    let count = |state: &'static str| {
+        let pool = pool.clone();
+        async move {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state = $2",
+            )
+            .bind(sink)
+            .bind(state)
+            .fetch_one(&pool)
+            .await?;
+            Ok::<_, HarnessError>(n)
+        }
+    };
+    agentpact_tests::until(Duration::from_secs(60), "a first delivery recorded", || async {
+        Ok(count("delivered").await? > 0)
+    })
+    .await?;
     s.push.take().map(Push::kill).expect("started").await?;
     s.m.submitted(id).await?;
     caught_up(&s.m.chain, s.db.pool()).await?;
@@ -177,15 +199,8 @@ async fn a_kill_a_republish_and_a_cut_connection_lose_nothing_and_store_nothing_
 
     s.push = Some(s.push(&env).await?);
     let journal = journal_keys(s.db.pool(), s.chain_id(), Some(id)).await?;
-    let pool = s.db.pool().clone();
     agentpact_tests::until(Duration::from_secs(60), "every delivery published again", || async {
-        let pending: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = $1 AND state <> 'delivered'",
-        )
-        .bind(sink)
-        .fetch_one(&pool)
-        .await?;
-        Ok(pending == 0)
+        Ok(count("pending").await? == 0)
     })
     .await?;
     let consumed = consumer.until("every event", |c| c.len() >= journal.len()).await?;
@@ -199,22 +214,25 @@ async fn a_kill_a_republish_and_a_cut_connection_lose_nothing_and_store_nothing_
     let all = [journal, after].concat();
     let consumed = consumer.until("the event after the cut", |c| c.len() >= all.len()).await?;
     assert_eq!(keys(&consumed), all, "after the cut: once, in order");
-    let seqs: Vec<u64> = consumed.iter().map(|c| c.seq).collect();
-    assert_eq!(seqs, (1..=all.len() as u64).collect::<Vec<_>>(), "the stream stored each once");
     assert_keys_and_subjects(&consumed, &consumer.name);
-    consumer.clean_up().await
+    consumer.clean_up(s.chain_id()).await
 }
 
 /// A reorg of depth 3 after the instant sink published three events: it publishes their
 /// revocations, then the new branch's event; the finalized sink (another push process, on the
 /// same database) publishes only the canonical events, in chain order.
-#[tokio::test]
-async fn a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to_a_finalized_one() -> Result {
-    let instant = Consumer::start(Broker::Nats).await?;
-    let finalized = Consumer::start(Broker::Nats).await?;
+async fn a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to_a_finalized_one(
+    broker: Broker,
+) -> Result {
+    let mut instant = Consumer::new(broker)?;
+    let mut finalized = Consumer::new(broker)?;
     let depth = ("FINALITY_DEPTH", "5".to_owned());
-    let s = Stack::start(&[instant.env("mode=instant"), vec![depth.clone()]].concat()).await?;
-    let _finalizing = s.push(&[finalized.env("mode=finalized"), vec![depth]].concat()).await?;
+    let s =
+        Stack::start(&[instant.env(server(broker), "mode=instant"), vec![depth.clone()]].concat()).await?;
+    let _finalizing =
+        s.push(&[finalized.env(server(broker), "mode=finalized"), vec![depth]].concat()).await?;
+    instant.start(s.chain_id()).await?;
+    finalized.start(s.chain_id()).await?;
     let chain = &s.m.chain;
 
     let fork = chain.snapshot().await?;
@@ -239,10 +257,8 @@ async fn a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to
     let revocations: Vec<String> = abandoned.iter().map(|k| format!("{k}:revoked")).collect();
     assert_eq!(keys(&consumed), [&abandoned[..], &revocations, &canonical].concat());
     for c in consumed.iter().filter(|c| c.body["type"] == "revocation") {
-        assert_eq!(
-            c.body["idempotencyKey"],
-            format!("{}:revoked", c.body["revokes"].as_str().unwrap_or_default())
-        );
+        let revokes = c.body["revokes"].as_str().unwrap_or_default();
+        assert_eq!(c.body["idempotencyKey"], format!("{revokes}:revoked"));
     }
     assert_keys_and_subjects(&consumed, &instant.name);
 
@@ -253,6 +269,28 @@ async fn a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to
     let consumed = finalized.until("the final event", |c| !c.is_empty()).await?;
     assert_eq!(keys(&consumed), canonical, "only the canonical event");
     assert!(consumed.iter().all(|c| c.body["mode"] == "finalized"));
-    instant.clean_up().await?;
-    finalized.clean_up().await
+    instant.clean_up(s.chain_id()).await?;
+    finalized.clean_up(s.chain_id()).await
+}
+
+/// One `#[tokio::test]` per broker and story.
+macro_rules! per_broker {
+    ($($broker:ident: $($story:ident),+;)+) => {
+        $(mod $broker {
+            use super::*;
+            $(#[tokio::test]
+            async fn $story() -> Result {
+                super::$story(Broker::from_name(stringify!($broker)).expect("a broker")).await
+            })+
+        })+
+    };
+}
+
+per_broker! {
+    nats: a_pacts_whole_life_arrives_in_order_with_the_webhooks_bodies,
+          a_kill_a_republish_and_a_cut_connection_lose_nothing_and_store_nothing_twice,
+          a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to_a_finalized_one;
+    redis: a_pacts_whole_life_arrives_in_order_with_the_webhooks_bodies,
+           a_kill_a_republish_and_a_cut_connection_lose_nothing_and_store_nothing_twice,
+           a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to_a_finalized_one;
 }

@@ -10,8 +10,14 @@
 //!
 //! - [`nats`]: NATS JetStream, a publish acknowledged by the stream, the idempotency key as
 //!   `Nats-Msg-Id` (the stream's duplicate window drops a repeat).
+//! - [`redis`]: Redis Streams, an `XADD` per chain capped by `MAXLEN ~`, the key in the entry (and
+//!   remembered for an hour, so a repeat is not added again).
+//!
+//! Each is a [`Publisher`] behind a [`Lazy`] connection: made at the first publish (a broker down
+//! at start holds only its own sink) and made anew after any failure.
 
 pub mod nats;
+pub mod redis;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +35,8 @@ pub const SCHEME: &str = "sink:";
 pub enum Broker {
     /// NATS with JetStream.
     Nats,
+    /// Redis Streams.
+    Redis,
 }
 
 impl Broker {
@@ -36,13 +44,21 @@ impl Broker {
     pub fn name(self) -> &'static str {
         match self {
             Self::Nats => "nats",
+            Self::Redis => "redis",
         }
     }
 
-    /// The option naming where messages go (a stream, an exchange), with its default.
-    fn destination(self) -> (&'static str, &'static str) {
+    /// The broker named `name` (`nats`, `redis`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Nats, Self::Redis].into_iter().find(|b| b.name() == name)
+    }
+
+    /// The broker's own option (NATS's stream, Redis's cap on a stream's length), with its
+    /// default.
+    fn own_option(self) -> (&'static str, &'static str) {
         match self {
             Self::Nats => ("stream", "AGENTPACT"),
+            Self::Redis => ("maxlen", "1000000"),
         }
     }
 }
@@ -61,8 +77,8 @@ pub struct SinkConfig {
     pub party: Option<Address>,
     /// Whether reminders and window-closed notices come too.
     pub alarms: bool,
-    /// Where messages go: the JetStream stream.
-    pub destination: String,
+    /// The broker's own option: NATS's stream, Redis's `MAXLEN ~` (a whole number).
+    pub own: String,
     /// The first word of every subject: `<prefix>.<chainId>.<type>.<kind or window>.<pactId>`.
     pub prefix: String,
 }
@@ -75,7 +91,7 @@ impl std::fmt::Debug for SinkConfig {
             .field("mode", &self.mode)
             .field("party", &self.party)
             .field("alarms", &self.alarms)
-            .field("destination", &self.destination)
+            .field("own", &self.own)
             .field("prefix", &self.prefix)
             .finish_non_exhaustive()
     }
@@ -94,10 +110,10 @@ fn is_word(word: &str) -> bool {
 impl SinkConfig {
     /// A sink of `broker` at `url`, with `options`: comma-separated `key=value` pairs among
     /// `name`, `mode` (`instant`, `finalized`), `party` (an address), `alarms` (`yes`, `no`),
-    /// `prefix`, and the broker's destination (`stream` for NATS). An error names the option
-    /// that is wrong and what it takes; it never repeats the URL.
+    /// `prefix`, and the broker's own (`stream` for NATS, `maxlen` for Redis). An error names the
+    /// option that is wrong and what it takes; it never repeats the URL.
     pub fn parse(broker: Broker, url: &str, options: &str) -> Result<Self, String> {
-        let (destination_key, destination) = broker.destination();
+        let (own_key, own) = broker.own_option();
         let mut sink = Self {
             broker,
             name: broker.name().to_owned(),
@@ -105,7 +121,7 @@ impl SinkConfig {
             mode: WebhookMode::Instant,
             party: None,
             alarms: true,
-            destination: destination.to_owned(),
+            own: own.to_owned(),
             prefix: "agentpact".to_owned(),
         };
         if sink.url.is_empty() {
@@ -157,14 +173,17 @@ impl SinkConfig {
                         }
                     };
                 }
-                _ if key == destination_key => sink.destination = word(destination_key)?,
+                _ if key == own_key => sink.own = word(own_key)?,
                 _ => {
                     return Err(format!(
-                        "the {} sink has no option {key:?}: it takes name, mode, party, alarms, prefix and {destination_key}",
+                        "the {} sink has no option {key:?}: it takes name, mode, party, alarms, prefix and {own_key}",
                         broker.name()
                     ));
                 }
             }
+        }
+        if broker == Broker::Redis && sink.own.parse::<u64>().is_err() {
+            return Err(format!("the redis sink's maxlen {:?} is not a whole number", sink.own));
         }
         Ok(sink)
     }
@@ -214,10 +233,61 @@ impl Route {
     }
 }
 
-/// A connected sink.
+/// A broker's client: how to connect, and how to publish one delivery on a connection.
+pub trait Publisher: Send + Sync {
+    /// A connection to the broker.
+    type Connection: Send;
+
+    /// Connects (and makes what the sink publishes to, when missing).
+    fn connect(&self, sink: &SinkConfig) -> impl Future<Output = Result<Self::Connection, String>> + Send;
+
+    /// Publishes `body` under `key` at `route`; `Ok` once the broker acknowledged it.
+    fn send(
+        &self,
+        sink: &SinkConfig,
+        connection: &mut Self::Connection,
+        key: &str,
+        body: &str,
+        route: &Route,
+    ) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// A sink's connection, made at its first publish and again after a failure; one publish at a
+/// time (a sink is one subscription, delivered in order).
+pub struct Lazy<P: Publisher> {
+    config: SinkConfig,
+    publisher: P,
+    connection: tokio::sync::Mutex<Option<P::Connection>>,
+}
+
+impl<P: Publisher> Lazy<P> {
+    fn new(config: SinkConfig, publisher: P) -> Self {
+        Self { config, publisher, connection: tokio::sync::Mutex::new(None) }
+    }
+
+    async fn publish(&self, key: &str, body: &str, route: &Route) -> Result<(), String> {
+        let mut held = self.connection.lock().await;
+        let connection = match &mut *held {
+            Some(connection) => connection,
+            None => match self.publisher.connect(&self.config).await {
+                Ok(connection) => held.insert(connection),
+                Err(e) => return Err(self.config.redact(&e)),
+            },
+        };
+        let sent = self.publisher.send(&self.config, connection, key, body, route).await;
+        if sent.is_err() {
+            *held = None;
+        }
+        sent.map_err(|e| self.config.redact(&e))
+    }
+}
+
+/// A configured sink.
 pub enum Sink {
     /// NATS JetStream.
-    Nats(nats::Nats),
+    Nats(Lazy<nats::Nats>),
+    /// Redis Streams.
+    Redis(Lazy<redis::Redis>),
 }
 
 impl Sink {
@@ -227,6 +297,7 @@ impl Sink {
         let route = Route::of(body)?;
         match self {
             Self::Nats(sink) => sink.publish(key, body, &route).await,
+            Self::Redis(sink) => sink.publish(key, body, &route).await,
         }
     }
 }
@@ -244,7 +315,8 @@ impl Sinks {
                 .iter()
                 .map(|c| {
                     let sink = match c.broker {
-                        Broker::Nats => Sink::Nats(nats::Nats::new(c.clone())),
+                        Broker::Nats => Sink::Nats(Lazy::new(c.clone(), nats::Nats)),
+                        Broker::Redis => Sink::Redis(Lazy::new(c.clone(), redis::Redis)),
                     };
                     (c.target(), sink)
                 })
@@ -340,7 +412,7 @@ mod tests {
         let sink = SinkConfig::parse(Broker::Nats, url, "name=market, mode=finalized,stream=PACTS,alarms=no")
             .expect("valid");
         assert_eq!((sink.name.as_str(), sink.mode, sink.alarms), ("market", WebhookMode::Finalized, false));
-        assert_eq!((sink.destination.as_str(), sink.prefix.as_str()), ("PACTS", "agentpact"));
+        assert_eq!((sink.own.as_str(), sink.prefix.as_str()), ("PACTS", "agentpact"));
         assert_eq!(sink.target(), "sink:market");
         assert!(!format!("{sink:?}").contains("hunter22"), "{sink:?}");
         for (options, says) in [
@@ -349,10 +421,15 @@ mod tests {
             ("name=a.b", "letters, digits"),
             ("party=0x12", "not an address"),
             ("alarms", "not key=value"),
+            ("maxlen=10", "no option \"maxlen\""),
         ] {
             let error = SinkConfig::parse(Broker::Nats, url, options).expect_err(options);
             assert!(error.contains(says) && !error.contains("hunter22"), "{options}: {error}");
         }
+        let redis = SinkConfig::parse(Broker::Redis, url, "maxlen=5000").expect("valid");
+        assert_eq!(redis.own, "5000");
+        let error = SinkConfig::parse(Broker::Redis, url, "maxlen=lots").expect_err("not a number");
+        assert!(error.contains("not a whole number"), "{error}");
         assert_eq!(
             sink.redact(&format!("connecting to {url} failed (hunter22)")),
             "connecting to <the sink's URL> failed (<hidden>)"
