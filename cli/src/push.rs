@@ -81,6 +81,14 @@ pub struct PushArgs {
     /// (the stream prefix:chainId), maxlen=1000000 (XADD's MAXLEN ~).
     #[arg(long, env = "PUSH_REDIS_OPTIONS", default_value = "")]
     redis_options: String,
+    /// A RabbitMQ sink: the server (amqp://user:password@host:5672/%2f, amqps:// for TLS). Only
+    /// the sink's name is stored or shown, never this URL.
+    #[arg(long, env = "PUSH_AMQP_URL", hide_env_values = true)]
+    amqp_url: Option<Secret>,
+    /// The RabbitMQ sink's options, comma-separated: name=amqp, mode, party, alarms,
+    /// prefix=agentpact (routing keys prefix.chainId.type.kind.pactId), exchange=agentpact.
+    #[arg(long, env = "PUSH_AMQP_OPTIONS", default_value = "")]
+    amqp_options: String,
 }
 
 impl PushArgs {
@@ -89,6 +97,7 @@ impl PushArgs {
         let configured = [
             (Broker::Nats, &self.nats_url, &self.nats_options),
             (Broker::Redis, &self.redis_url, &self.redis_options),
+            (Broker::Amqp, &self.amqp_url, &self.amqp_options),
         ];
         configured
             .into_iter()

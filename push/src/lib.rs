@@ -14,7 +14,8 @@
 //! - [`deliver`]: the signed POSTs ([`sign`]), one subscription's deliveries in order, retries
 //!   with backoff, dead letters, a per-owner rate.
 //! - [`sink`]: the same deliveries published to the brokers the operator runs (NATS JetStream,
-//!   Redis Streams), each a subscription whose target names the sink, acknowledged by the broker.
+//!   Redis Streams, RabbitMQ), each a subscription whose target names the sink, acknowledged by
+//!   the broker.
 //! - [`run`]: the loop `agentpact push` runs, until an orderly [`stop`]; [`metrics`] what it
 //!   counts.
 //!

@@ -1,16 +1,18 @@
 """A consumer of what `agentpact push` publishes to a broker, as an operator's service would write
 one with that broker's ordinary Python client (docs/push.md §Streams): nats-py for NATS JetStream,
-redis-py for Redis Streams.
+redis-py for Redis Streams, pika for RabbitMQ.
 
 Usage:
   stream_consumer.py nats URL STREAM SUBJECTS LOG     consume until killed
   stream_consumer.py redis URL STREAM LOG             consume until killed
+  stream_consumer.py amqp URL EXCHANGE BINDING LOG    consume until killed (an exclusive queue)
   stream_consumer.py nats-delete URL STREAM           remove what the sink made (a test's clean-up)
   stream_consumer.py redis-delete URL STREAM          likewise
+  stream_consumer.py amqp-delete URL EXCHANGE         likewise
 
 Consuming writes LOG + ".ready" once subscribed, then appends one JSON line per message to LOG,
 acknowledging it once written: {"key": the idempotency key the broker carried (Nats-Msg-Id, the
-entry's key field), "subject", "body": the JSON body}.
+entry's key field, message_id), "subject" (the routing key), "body": the JSON body}.
 """
 
 import asyncio
@@ -90,6 +92,32 @@ def redis_delete(url, stream):
     r.delete(stream, *r.scan_iter(match=stream + ":added:*"))
 
 
+def amqp_consume(url, exchange, binding, log):
+    import pika
+
+    channel = pika.BlockingConnection(pika.URLParameters(url)).channel()
+    # Declared alike by agentpact push: whichever comes first makes it.
+    channel.exchange_declare(exchange=exchange, exchange_type="topic", durable=True)
+    queue = channel.queue_declare(queue="", exclusive=True).method.queue
+    channel.queue_bind(queue=queue, exchange=exchange, routing_key=binding)
+    ready(log)
+
+    def on_message(ch, method, properties, body):
+        record(log, properties.message_id, method.routing_key, body)
+        ch.basic_ack(delivery_tag=method.delivery_tag)
+
+    channel.basic_consume(queue=queue, on_message_callback=on_message)
+    channel.start_consuming()
+
+
+def amqp_delete(url, exchange):
+    import pika
+
+    connection = pika.BlockingConnection(pika.URLParameters(url))
+    connection.channel().exchange_delete(exchange=exchange)
+    connection.close()
+
+
 def main():
     command, args = sys.argv[1], sys.argv[2:]
     if command == "nats":
@@ -100,6 +128,10 @@ def main():
         redis_consume(*args)
     elif command == "redis-delete":
         redis_delete(*args)
+    elif command == "amqp":
+        amqp_consume(*args)
+    elif command == "amqp-delete":
+        amqp_delete(*args)
     else:
         sys.exit(f"unknown command {command}")
     if command.endswith("-delete"):

@@ -41,6 +41,7 @@ pub fn server(broker: Broker) -> &'static str {
     match broker {
         Broker::Nats => "127.0.0.1:4222",
         Broker::Redis => "127.0.0.1:6379",
+        Broker::Amqp => "127.0.0.1:5672",
     }
 }
 
@@ -49,6 +50,7 @@ fn url(broker: Broker, server: &str) -> String {
     match broker {
         Broker::Nats => format!("nats://{server}"),
         Broker::Redis => format!("redis://{server}/0"),
+        Broker::Amqp => format!("amqp://guest:guest@{server}/%2f"),
     }
 }
 
@@ -62,12 +64,20 @@ impl Consumer {
         Ok(Self { broker, name, log, child: None, _dir: dir })
     }
 
-    /// Where the sink publishes on the broker: the JetStream stream, the Redis stream of `chain_id`.
+    /// Where the sink publishes on the broker: the JetStream stream, the Redis stream of
+    /// `chain_id`, the exchange.
     fn place(&self, chain_id: u64) -> String {
         match self.broker {
             Broker::Nats => self.name.to_uppercase(),
             Broker::Redis => format!("{}:{chain_id}", self.name),
+            Broker::Amqp => self.name.clone(),
         }
+    }
+
+    /// Whether the broker itself drops a message published again under a key it has (RabbitMQ
+    /// does not: its consumers drop it by `message_id`).
+    pub fn broker_drops_repeats(&self) -> bool {
+        !matches!(self.broker, Broker::Amqp)
     }
 
     /// What `agentpact push` needs to publish to this sink through `server` (`host:port`, the
@@ -76,10 +86,12 @@ impl Consumer {
         let own = match self.broker {
             Broker::Nats => format!("stream={}", self.place(0)),
             Broker::Redis => "maxlen=10000".to_owned(),
+            Broker::Amqp => format!("exchange={}", self.place(0)),
         };
         let (url_var, options_var) = match self.broker {
             Broker::Nats => ("PUSH_NATS_URL", "PUSH_NATS_OPTIONS"),
             Broker::Redis => ("PUSH_REDIS_URL", "PUSH_REDIS_OPTIONS"),
+            Broker::Amqp => ("PUSH_AMQP_URL", "PUSH_AMQP_OPTIONS"),
         };
         vec![
             (url_var, url(self.broker, server)),
@@ -96,6 +108,9 @@ impl Consumer {
                 vec!["nats".to_owned(), broker_url, self.place(chain_id), format!("{}.>", self.name), log]
             }
             Broker::Redis => vec!["redis".to_owned(), broker_url, self.place(chain_id), log],
+            Broker::Amqp => {
+                vec!["amqp".to_owned(), broker_url, self.place(chain_id), format!("{}.#", self.name), log]
+            }
         };
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/stream_consumer.py");
         let child = Command::new(Sdk::Brokers.python()?)

@@ -12,10 +12,13 @@
 //!   `Nats-Msg-Id` (the stream's duplicate window drops a repeat).
 //! - [`redis`]: Redis Streams, an `XADD` per chain capped by `MAXLEN ~`, the key in the entry (and
 //!   remembered for an hour, so a repeat is not added again).
+//! - [`amqp`]: RabbitMQ, a topic exchange, persistent messages, publisher confirms, the key as
+//!   `message_id` (consumers drop a repeat by it).
 //!
 //! Each is a [`Publisher`] behind a [`Lazy`] connection: made at the first publish (a broker down
 //! at start holds only its own sink) and made anew after any failure.
 
+pub mod amqp;
 pub mod nats;
 pub mod redis;
 
@@ -37,6 +40,8 @@ pub enum Broker {
     Nats,
     /// Redis Streams.
     Redis,
+    /// RabbitMQ (AMQP 0-9-1).
+    Amqp,
 }
 
 impl Broker {
@@ -45,20 +50,22 @@ impl Broker {
         match self {
             Self::Nats => "nats",
             Self::Redis => "redis",
+            Self::Amqp => "amqp",
         }
     }
 
-    /// The broker named `name` (`nats`, `redis`).
+    /// The broker named `name` (`nats`, `redis`, `amqp`).
     pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Nats, Self::Redis].into_iter().find(|b| b.name() == name)
+        [Self::Nats, Self::Redis, Self::Amqp].into_iter().find(|b| b.name() == name)
     }
 
-    /// The broker's own option (NATS's stream, Redis's cap on a stream's length), with its
-    /// default.
+    /// The broker's own option (NATS's stream, Redis's cap on a stream's length, RabbitMQ's
+    /// exchange), with its default.
     fn own_option(self) -> (&'static str, &'static str) {
         match self {
             Self::Nats => ("stream", "AGENTPACT"),
             Self::Redis => ("maxlen", "1000000"),
+            Self::Amqp => ("exchange", "agentpact"),
         }
     }
 }
@@ -77,7 +84,8 @@ pub struct SinkConfig {
     pub party: Option<Address>,
     /// Whether reminders and window-closed notices come too.
     pub alarms: bool,
-    /// The broker's own option: NATS's stream, Redis's `MAXLEN ~` (a whole number).
+    /// The broker's own option: NATS's stream, Redis's `MAXLEN ~` (a whole number), RabbitMQ's
+    /// exchange.
     pub own: String,
     /// The first word of every subject: `<prefix>.<chainId>.<type>.<kind or window>.<pactId>`.
     pub prefix: String,
@@ -110,7 +118,8 @@ fn is_word(word: &str) -> bool {
 impl SinkConfig {
     /// A sink of `broker` at `url`, with `options`: comma-separated `key=value` pairs among
     /// `name`, `mode` (`instant`, `finalized`), `party` (an address), `alarms` (`yes`, `no`),
-    /// `prefix`, and the broker's own (`stream` for NATS, `maxlen` for Redis). An error names the
+    /// `prefix`, and the broker's own (`stream` for NATS, `maxlen` for Redis, `exchange` for
+    /// RabbitMQ). An error names the
     /// option that is wrong and what it takes; it never repeats the URL.
     pub fn parse(broker: Broker, url: &str, options: &str) -> Result<Self, String> {
         let (own_key, own) = broker.own_option();
@@ -288,6 +297,8 @@ pub enum Sink {
     Nats(Lazy<nats::Nats>),
     /// Redis Streams.
     Redis(Lazy<redis::Redis>),
+    /// RabbitMQ.
+    Amqp(Lazy<amqp::Amqp>),
 }
 
 impl Sink {
@@ -298,6 +309,7 @@ impl Sink {
         match self {
             Self::Nats(sink) => sink.publish(key, body, &route).await,
             Self::Redis(sink) => sink.publish(key, body, &route).await,
+            Self::Amqp(sink) => sink.publish(key, body, &route).await,
         }
     }
 }
@@ -317,6 +329,7 @@ impl Sinks {
                     let sink = match c.broker {
                         Broker::Nats => Sink::Nats(Lazy::new(c.clone(), nats::Nats)),
                         Broker::Redis => Sink::Redis(Lazy::new(c.clone(), redis::Redis)),
+                        Broker::Amqp => Sink::Amqp(Lazy::new(c.clone(), amqp::Amqp)),
                     };
                     (c.target(), sink)
                 })
