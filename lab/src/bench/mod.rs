@@ -15,6 +15,7 @@ mod parties;
 mod push;
 mod relay;
 mod reputation;
+mod streams;
 
 use std::time::Duration;
 
@@ -41,7 +42,8 @@ enum BenchCommand {
     Mcp(mcp::McpBenchArgs),
     /// The negotiation relay: send-to-subscription latency and messages/s.
     Relay(relay::RelayArgs),
-    /// Webhooks at 10,000 subscriptions: block mined to webhook received, and deliveries/s.
+    /// Webhooks at 10,000 subscriptions, or a broker sink (`--sink nats|redis|amqp`): block mined
+    /// to webhook received (or message consumed), and deliveries/s (or events/s).
     Push(push::PushArgs),
     /// The reputation ranking (one generation: read the pairs, rank, write) at 10k, 100k and 1M pacts.
     Reputation(reputation::ReputationArgs),
