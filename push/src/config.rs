@@ -105,9 +105,11 @@ impl PushConfig {
 
 impl PushConfig {
     /// Database connections a process needs: two for each delivery turn (its lock and its
-    /// statements), and a few for matching, alarms and the notification listener.
+    /// statements; a sink has one turn at a time), and a few for matching, alarms and the
+    /// notification listener.
     pub fn pool_size(&self) -> u32 {
-        u32::try_from(self.concurrency.saturating_mul(2).saturating_add(4)).unwrap_or(u32::MAX)
+        let turns = self.concurrency.saturating_add(self.sinks.len());
+        u32::try_from(turns.saturating_mul(2).saturating_add(4)).unwrap_or(u32::MAX)
     }
 }
 

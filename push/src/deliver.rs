@@ -33,6 +33,24 @@ use crate::{
 /// Deliveries one turn sends to one subscription before it lets others go.
 const PER_TURN: i64 = 64;
 
+/// The subscriptions one send loop serves: every webhook, or one broker sink. Each lane has a loop
+/// of its own, so a broker that stalls (each attempt waiting out its timeout) holds only its own
+/// sink, never the webhooks or another sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lane {
+    /// Every webhook subscription (a URL target).
+    Webhooks,
+    /// The subscription of the sink with this target (`sink:<name>`).
+    Sink(String),
+}
+
+impl Lane {
+    /// The lanes of a process: the webhooks', and one per configured sink.
+    pub fn all(config: &PushConfig) -> Vec<Self> {
+        std::iter::once(Self::Webhooks).chain(config.sinks.iter().map(|s| Self::Sink(s.target()))).collect()
+    }
+}
+
 /// The sender.
 pub struct Deliverer {
     pool: sqlx::PgPool,
@@ -102,20 +120,34 @@ impl Deliverer {
         Ok(Self { pool, client, key, config, metrics, owners, sinks, concurrency })
     }
 
-    /// One round: every subscription with a delivery due gets a turn (`concurrency` at once, each
-    /// holding two connections), until `stop`; returns how many deliveries were answered.
-    pub async fn round(&self, stop: &Stop) -> Result<u64, PushError> {
+    /// One round of `lane`: every subscription of it with a delivery due gets a turn
+    /// (`concurrency` at once, each holding two connections), until `stop`; returns how many
+    /// deliveries were answered.
+    pub async fn round(&self, lane: &Lane, stop: &Stop) -> Result<u64, PushError> {
+        let sink = match lane {
+            Lane::Webhooks => None,
+            Lane::Sink(target) => Some(target.as_str()),
+        };
         let heads = sqlx::query!(
-            r#"SELECT DISTINCT ON (subscription_id) subscription_id, next_attempt_at <= now() AS "due!"
-               FROM webhook_deliveries WHERE state = $1 AND chain_id = $2 ORDER BY subscription_id, id"#,
+            r#"SELECT DISTINCT ON (d.subscription_id) d.subscription_id, d.next_attempt_at <= now() AS "due!"
+               FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+               WHERE d.state = $1 AND d.chain_id = $2
+                 AND CASE WHEN $3::text IS NULL THEN NOT starts_with(s.url, $4) ELSE s.url = $3 END
+               ORDER BY d.subscription_id, d.id"#,
             DeliveryState::Pending.name(),
-            i64_of(self.config.chain_id)
+            i64_of(self.config.chain_id),
+            sink,
+            sink::SCHEME
         )
         .fetch_all(&self.pool)
         .await?;
-        self.metrics.set_pending(heads.len() as u64);
-        for (name, lag) in sink::lag(&self.pool, &self.config).await? {
-            self.metrics.set_sink_lag(&name, lag);
+        match sink {
+            None => self.metrics.set_pending(heads.len() as u64),
+            Some(target) => {
+                for (name, lag) in sink::lag(&self.pool, self.config.chain_id, target).await? {
+                    self.metrics.set_sink_lag(&name, lag);
+                }
+            }
         }
         let due: Vec<i64> = heads.into_iter().filter(|h| h.due).map(|h| h.subscription_id).collect();
         let turns =
@@ -165,8 +197,7 @@ impl Deliverer {
             lock.commit().await?;
             return Ok(0);
         };
-        // A sink this process does not publish to (another process's, or one no longer
-        // configured) is left as it is.
+        // A sink's lane is its own: every sink it meets is one this process publishes to.
         let sink = if sink::is_sink(&target.url) {
             let Some(sink) = self.sinks.get(&target.url) else { return Ok(0) };
             Some(sink)

@@ -107,7 +107,7 @@ impl Metrics {
         change(sinks.entry(name.to_owned()).or_default());
     }
 
-    /// Subscriptions with a delivery waiting in the outbox, as last counted.
+    /// Webhook subscriptions with a delivery waiting in the outbox, as last counted.
     pub fn set_pending(&self, n: u64) {
         self.0.pending.store(n, Ordering::Relaxed);
     }

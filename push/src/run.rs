@@ -1,15 +1,16 @@
 //! The loop `agentpact push` runs on one chain: a matcher (woken by the indexer's pact
-//! notifications, and every `poll` for the clock) that fills the outbox, and a sender that empties
-//! it, side by side so a slow receiver never delays matching.
+//! notifications, and every `poll` for the clock) that fills the outbox, and senders that empty
+//! it (one for the webhooks, one per broker sink: [`Lane`]), side by side so a slow receiver
+//! never delays matching, and a stalled broker never the webhooks or another sink.
 
-use std::{future::Future, sync::Arc};
+use std::future::Future;
 
 use agentpact_contracts::{WebhookMode, channels::PACT_CHANNEL};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 use crate::{
     PushConfig, PushError, alarms,
-    deliver::Deliverer,
+    deliver::{Deliverer, Lane},
     dispatch,
     metrics::Metrics,
     sign::ServerKey,
@@ -28,7 +29,8 @@ pub async fn run(
 ) -> Result<(), PushError> {
     // Each configured broker sink is a subscription of the operator's before anything is matched.
     crate::sink::register(&pool, &config).await?;
-    let queued = Arc::new(Notify::new());
+    // Bumped by the matcher whenever it wrote deliveries; each send loop watches it.
+    let (queued, _) = watch::channel(0u64);
     let deliverer = Deliverer::new(pool.clone(), key, config.clone(), metrics.clone())?;
     let (signal, stop) = stop::channel();
     let matcher = async {
@@ -36,11 +38,17 @@ pub async fn run(
         signal.request();
         result
     };
-    let sender = async {
-        let result = send_forever(&deliverer, &config, &queued, &stop).await;
-        signal.request();
-        result
-    };
+    // One send loop per lane: a stalled broker holds only its own sink.
+    let senders = futures::future::join_all(Lane::all(&config).into_iter().map(|lane| {
+        let (deliverer, config, stop, signal) = (&deliverer, &config, &stop, &signal);
+        let queued = queued.subscribe();
+        async move {
+            let result = send_forever(deliverer, &lane, config, queued, stop).await;
+            signal.request();
+            result
+        }
+    }));
+    let sender = async { senders.await.into_iter().collect::<Result<(), PushError>>() };
     let asked = async {
         tokio::select! {
             () = shutdown => signal.request(),
@@ -57,7 +65,7 @@ async fn match_forever(
     pool: &sqlx::PgPool,
     config: &PushConfig,
     metrics: &Metrics,
-    queued: &Notify,
+    queued: &watch::Sender<u64>,
     stop: &Stop,
 ) -> Result<(), PushError> {
     let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
@@ -65,7 +73,7 @@ async fn match_forever(
     while !stop.is_requested() {
         match match_all(pool, config, metrics).await {
             Ok(0) => {}
-            Ok(_) => queued.notify_one(),
+            Ok(_) => queued.send_modify(|n| *n = n.wrapping_add(1)),
             Err(e) if e.is_fatal() => return Err(e),
             Err(e) if e.is_conflict() => continue,
             Err(e) => tracing::warn!(error = %e, "matching webhooks failed; trying again"),
@@ -99,15 +107,17 @@ async fn match_all(pool: &sqlx::PgPool, config: &PushConfig, metrics: &Metrics) 
     Ok(written + alarms)
 }
 
-/// Sends what is due, then waits for the matcher or `poll` (retries coming due), until `stop`.
+/// Sends what is due in `lane`, then waits for the matcher or `poll` (retries coming due), until
+/// `stop`.
 async fn send_forever(
     deliverer: &Deliverer,
+    lane: &Lane,
     config: &PushConfig,
-    queued: &Notify,
+    mut queued: watch::Receiver<u64>,
     stop: &Stop,
 ) -> Result<(), PushError> {
     while !stop.is_requested() {
-        match deliverer.round(stop).await {
+        match deliverer.round(lane, stop).await {
             Ok(n) if n > 0 => continue,
             Ok(_) => {}
             Err(e) if e.is_fatal() => return Err(e),
@@ -115,7 +125,7 @@ async fn send_forever(
         }
         tokio::select! {
             () = stop.requested() => break,
-            _ = tokio::time::timeout(config.poll, queued.notified()) => {}
+            _ = tokio::time::timeout(config.poll, queued.changed()) => {}
         }
     }
     Ok(())

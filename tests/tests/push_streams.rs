@@ -307,3 +307,53 @@ per_broker! {
           a_kill_a_republish_and_a_cut_connection_lose_nothing_and_repeat_only_under_the_key,
           a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to_a_finalized_one;
 }
+
+/// A broker that accepts connections and never answers: a sink publishing to it waits out every
+/// timeout. Returns its address and the task holding it.
+async fn black_hole() -> Result<(std::net::SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let addr = listener.local_addr().map_err(|e| HarnessError::Process(e.to_string()))?;
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    Ok((addr, task))
+}
+
+/// A NATS sink whose broker never answers beside a Redis sink and a webhook: the pact's events
+/// reach the webhook and the Redis consumer within 3 s of being indexed each time (measured), while
+/// the stalled sink's attempts each wait out a 10-second timeout.
+#[tokio::test]
+async fn a_stalled_sink_does_not_slow_webhooks_or_another_sink() -> Result {
+    let (hole, _holding) = black_hole().await?;
+    let stalled = Consumer::new(Broker::Nats)?;
+    let mut redis = Consumer::new(Broker::Redis)?;
+    let env = [stalled.env(&hole.to_string(), ""), redis.env(server(Broker::Redis), "")].concat();
+    let s = Stack::start(&env).await?;
+    redis.start(s.chain_id()).await?;
+    let receiver = Receiver::start(None).await?;
+    let (chain, buyer) = (s.chain_id(), s.m.cast.buyer);
+    let everything = Filter { alarms: true, ..Filter::default() };
+    subscribe(s.db.pool(), chain, buyer, receiver.url(), WebhookMode::Instant, everything, None).await?;
+
+    let mut slowest = Duration::ZERO;
+    for step in 1..=3 {
+        s.m.create(s.m.terms(Initiator::Buyer, ether(1)).await?).await?;
+        caught_up(&s.m.chain, s.db.pool()).await?;
+        let indexed = std::time::Instant::now();
+        receiver.until("the webhook", |r| r.len() >= step).await?;
+        redis.until("the Redis entry", |c| c.len() >= step).await?;
+        slowest = slowest.max(indexed.elapsed());
+    }
+    eprintln!("slowest webhook and Redis delivery beside a stalled sink: {slowest:?}");
+    assert!(slowest < Duration::from_secs(3), "held up by the stalled sink: {slowest:?}");
+    let metrics = s.metrics().await?;
+    let retried =
+        format!("agentpact_push_sink_retried_total{{chain_id=\"{chain}\",sink=\"{}\"}}", stalled.name);
+    assert!(metrics.contains(&retried), "the stalled sink was tried: {metrics}");
+    redis.clean_up(chain).await
+}

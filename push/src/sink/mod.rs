@@ -388,23 +388,19 @@ pub async fn register(pool: &sqlx::PgPool, config: &PushConfig) -> Result<(), Pu
     Ok(())
 }
 
-/// How far each of the process's sinks is behind: the indexed block minus the block of its oldest
-/// event waiting in the outbox (0 when none waits).
-pub async fn lag(pool: &sqlx::PgPool, config: &PushConfig) -> Result<Vec<(String, u64)>, PushError> {
-    if config.sinks.is_empty() {
-        return Ok(Vec::new());
-    }
-    let targets: Vec<String> = config.sinks.iter().map(SinkConfig::target).collect();
+/// How far the sink with `target` is behind on `chain_id`, by name: the indexed block minus the
+/// block of its oldest event waiting in the outbox (0 when none waits).
+pub async fn lag(pool: &sqlx::PgPool, chain_id: u64, target: &str) -> Result<Vec<(String, u64)>, PushError> {
     let rows = sqlx::query!(
         r#"SELECT s.url AS "url!",
                   coalesce((SELECT c.block_number FROM checkpoints c WHERE c.chain_id = s.chain_id)
                            - min(d.block_number), 0) AS "lag!"
            FROM webhook_subscriptions s
            LEFT JOIN webhook_deliveries d ON d.subscription_id = s.id AND d.state = $3 AND d.block_number IS NOT NULL
-           WHERE s.chain_id = $1 AND s.url = ANY($2) AND s.cancelled_at IS NULL
+           WHERE s.chain_id = $1 AND s.url = $2 AND s.cancelled_at IS NULL
            GROUP BY s.id"#,
-        i64_of(config.chain_id),
-        &targets,
+        i64_of(chain_id),
+        target,
         DeliveryState::Pending.name()
     )
     .fetch_all(pool)
