@@ -131,7 +131,11 @@ async fn each_closed_sets_check_constraint_lists_exactly_its_enum() -> Result {
         ("webhook_deliveries_state_known", names(DeliveryState::ALL.iter().map(|m| m.name()))),
     ];
     for (constraint, expected) in cases {
-        assert_eq!(check_names(pool, constraint).await?, expected, "{constraint}");
+        assert_eq!(
+            check_names(pool, constraint).await?,
+            expected,
+            "{constraint} must list exactly its closed set's names: add a migration that drops the CHECK and adds it with the set's names"
+        );
     }
     // The codes: every status and initiator the contract has is accepted, the next one refused.
     for status in PactStatus::ALL {

@@ -24,9 +24,16 @@ impl Division {
     /// The division that ended `pact`, if a ruling or a settlement ended it.
     pub fn of(pact: &read::Pact) -> Option<Self> {
         let share = pact.seller_share?;
-        let by = match pact.outcome {
-            Some(Outcome::Settled) => rules::Division::Settlement,
-            _ => rules::Division::Ruling,
+        // Every outcome named: a new one must say whether a share divided its money.
+        let by = match pact.outcome? {
+            Outcome::Settled => rules::Division::Settlement,
+            Outcome::SellerWon | Outcome::BuyerWon | Outcome::Split => rules::Division::Ruling,
+            Outcome::Approved
+            | Outcome::AutoApproved
+            | Outcome::Timeout
+            | Outcome::DisputeTimeout
+            | Outcome::Cancelled
+            | Outcome::Expired => return None,
         };
         let (seller, buyer) = rules::division(pact.payment, share, by);
         Some(Self { by, seller_share: share, seller, buyer, currency: pact.currency.clone() })

@@ -798,7 +798,10 @@ mod tests {
                 docs.lines().find(|l| l.starts_with(&format!("| `{}` |", tool.name)) && l.contains("→"));
             match row {
                 Some(row) if fields.iter().all(|f| row.contains(&format!("`{f}`"))) => {}
-                _ => missing.push(format!("| `{}` | → {} |", tool.name, fields.join(", "))),
+                _ => {
+                    let fields: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+                    missing.push(format!("| `{}` | → {} |", tool.name, fields.join(", ")));
+                }
             }
         }
         assert!(missing.is_empty(), "docs/mcp.md §Outputs lacks:\n{}", missing.join("\n"));
