@@ -133,7 +133,7 @@ impl Metrics {
         counter("dead_total", "Deliveries given up (dead letters).", i.dead.load(Ordering::Relaxed));
         let _ = writeln!(
             out,
-            "# HELP agentpact_push_pending Subscriptions with a delivery waiting in the outbox.\n# TYPE agentpact_push_pending gauge\nagentpact_push_pending{{chain_id=\"{chain}\"}} {}",
+            "# HELP agentpact_push_pending Webhook subscriptions with a delivery waiting in the outbox.\n# TYPE agentpact_push_pending gauge\nagentpact_push_pending{{chain_id=\"{chain}\"}} {}",
             i.pending.load(Ordering::Relaxed)
         );
         let _ = writeln!(

@@ -16,6 +16,7 @@ use agentpact_lab::{
     Cast,
     local::{fresh_database, spawn_anvil},
 };
+use agentpact_push::sink::{Broker, SinkConfig};
 use agentpact_read::Reader;
 use agentpact_schema::MIGRATOR;
 use alloy::{
@@ -51,6 +52,28 @@ pub struct DevArgs {
     /// Where to write `31337.json` for `agentpact mcp` and `index` to read.
     #[arg(long, env = "DEPLOYMENTS_DIR", default_value = "deployments")]
     deployments_dir: PathBuf,
+    /// Also publish every pact event to a broker running on this machine, with the default
+    /// options (docs/push.md §Streams): nats (JetStream on 127.0.0.1:4222), redis
+    /// (127.0.0.1:6379) or amqp (RabbitMQ on 127.0.0.1:5672 as guest). Repeat, or comma-separate,
+    /// for several.
+    #[arg(long = "sink", env = "DEV_SINKS", value_delimiter = ',', value_parser = ["nats", "redis", "amqp"])]
+    sinks: Vec<String>,
+}
+
+/// The broker sinks of `names` on this machine's brokers, with the default options.
+fn local_sinks(names: &[String]) -> anyhow::Result<Vec<SinkConfig>> {
+    names
+        .iter()
+        .map(|name| {
+            let broker = Broker::from_name(name).with_context(|| format!("no broker {name}"))?;
+            let url = match broker {
+                Broker::Nats => "nats://127.0.0.1:4222",
+                Broker::Redis => "redis://127.0.0.1:6379/0",
+                Broker::Amqp => "amqp://guest:guest@127.0.0.1:5672/%2f",
+            };
+            SinkConfig::parse(broker, url, "").map_err(anyhow::Error::msg)
+        })
+        .collect()
 }
 
 /// Runs the stack until Ctrl-C or SIGTERM.
@@ -69,6 +92,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     let (deployment, demo, market, mcp_key) = deploy_with_demo(&anvil, &args.deployments_dir).await?;
     let push_key = anvil.keys().get(PUSH_ACCOUNT).cloned().context("anvil has no tenth dev account")?;
     let push_key = PrivateKeySigner::from(push_key);
+    let sinks = local_sinks(&args.sinks)?;
 
     let services = Services::new()?;
     let (stop, stopped) = watch::channel(false);
@@ -79,7 +103,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         deployment,
         ranking,
         args.api_port,
-        push_key,
+        (push_key, sinks),
         stopped,
     );
     let (running, reader) = services.run(start).await??;
@@ -142,7 +166,8 @@ impl Drop for Services {
 }
 
 /// Migrates the database and starts the indexer (its reputation `ranking`), webhook delivery
-/// (signed with `push_key`) and the API on `api_port`, each until `stopped`; returns once
+/// (signed with `push_key`, to the broker `sinks` too) and the API on `api_port`, each until
+/// `stopped`; returns once
 /// everything up to the chain's head is indexed and ranked (so what is printed next is true), with
 /// the three tasks and a reader of the index.
 async fn start(
@@ -151,7 +176,7 @@ async fn start(
     deployment: Deployment,
     ranking: Ranking,
     api_port: u16,
-    push_key: PrivateKeySigner,
+    (push_key, sinks): (PrivateKeySigner, Vec<SinkConfig>),
     stopped: watch::Receiver<bool>,
 ) -> anyhow::Result<([tokio::task::JoinHandle<()>; 3], Reader)> {
     let pool = sqlx::postgres::PgPoolOptions::new().max_connections(12).connect(&database_url).await?;
@@ -185,7 +210,7 @@ async fn start(
         block_wait: Duration::from_secs(5),
         operator: None,
     };
-    let pushing = push(push_key, &database_url, until_stopped(stopped.clone())).await?;
+    let pushing = push(push_key, sinks, &database_url, until_stopped(stopped.clone())).await?;
     let pushing = tokio::spawn(async move { drop(pushing.await) });
     let reader = Reader::new(pool.clone());
     let databases = agentpact_read::Databases::single(pool);
@@ -199,9 +224,11 @@ async fn start(
 }
 
 /// Webhook delivery on the dev chain, signed by `key` (dev account 9's), with loopback targets open
-/// (a local agent's receiver); its own pool, as `agentpact push` has. Returns the delivery, to spawn.
+/// (a local agent's receiver), and to `sinks`; its own pool, as `agentpact push` has. Returns the
+/// delivery, to spawn.
 async fn push(
     key: PrivateKeySigner,
+    sinks: Vec<SinkConfig>,
     database_url: &str,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), agentpact_push::PushError>> + Send + 'static>
@@ -210,6 +237,7 @@ async fn push(
         targets: agentpact_push::Targets::parse(LOOPBACK).map_err(anyhow::Error::msg)?,
         concurrency: 4,
         poll: Duration::from_millis(200),
+        sinks,
         ..agentpact_push::PushConfig::new(CHAIN_ID)
     };
     let pool = sqlx::postgres::PgPoolOptions::new()
