@@ -308,6 +308,9 @@ per_broker! {
           a_reorg_publishes_revocations_to_an_instant_sink_and_nothing_removed_to_a_finalized_one;
 }
 
+/// The password in the stalled sink's URL, which nothing may repeat.
+const PASSWORD: &str = "the-brokers-own-password";
+
 /// A broker that accepts connections and never answers: a sink publishing to it waits out every
 /// timeout. Returns its address and the task holding it.
 async fn black_hole() -> Result<(std::net::SocketAddr, tokio::task::JoinHandle<()>)> {
@@ -326,13 +329,15 @@ async fn black_hole() -> Result<(std::net::SocketAddr, tokio::task::JoinHandle<(
 
 /// A NATS sink whose broker never answers beside a Redis sink and a webhook: the pact's events
 /// reach the webhook and the Redis consumer within 3 s of being indexed each time (measured), while
-/// the stalled sink's attempts each wait out a 10-second timeout.
+/// the stalled sink's attempts each wait out a timeout; the error kept for its deliveries says what
+/// failed and never holds the URL's password.
 #[tokio::test]
 async fn a_stalled_sink_does_not_slow_webhooks_or_another_sink() -> Result {
     let (hole, _holding) = black_hole().await?;
     let stalled = Consumer::new(Broker::Nats)?;
     let mut redis = Consumer::new(Broker::Redis)?;
-    let env = [stalled.env(&hole.to_string(), ""), redis.env(server(Broker::Redis), "")].concat();
+    let mut env = [stalled.env(&hole.to_string(), ""), redis.env(server(Broker::Redis), "")].concat();
+    env[0].1 = format!("nats://operator:{PASSWORD}@{hole}");
     let s = Stack::start(&env).await?;
     redis.start(s.chain_id()).await?;
     let receiver = Receiver::start(None).await?;
@@ -351,9 +356,32 @@ async fn a_stalled_sink_does_not_slow_webhooks_or_another_sink() -> Result {
     }
     eprintln!("slowest webhook and Redis delivery beside a stalled sink: {slowest:?}");
     assert!(slowest < Duration::from_secs(3), "held up by the stalled sink: {slowest:?}");
+    let errors = || async {
+        let errors: Vec<Option<String>> = sqlx::query_scalar(
+            "SELECT d.last_error FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+             WHERE s.url = 'sink:' || $1",
+        )
+        .bind(&stalled.name)
+        .fetch_all(s.db.pool())
+        .await?;
+        Ok::<_, HarnessError>(errors.into_iter().flatten().collect::<Vec<String>>())
+    };
+    agentpact_tests::until(Duration::from_secs(60), "a failed attempt of the stalled sink", || async {
+        Ok(!errors().await?.is_empty())
+    })
+    .await?;
+    let errors = errors().await?;
     let metrics = s.metrics().await?;
-    let retried =
-        format!("agentpact_push_sink_retried_total{{chain_id=\"{chain}\",sink=\"{}\"}}", stalled.name);
-    assert!(metrics.contains(&retried), "the stalled sink was tried: {metrics}");
+    let unretried =
+        format!("agentpact_push_sink_retried_total{{chain_id=\"{chain}\",sink=\"{}\"}} 0", stalled.name);
+    let retried = unretried.trim_end_matches(" 0");
+    assert!(metrics.contains(retried) && !metrics.contains(&unretried), "failures counted: {metrics}");
+    assert!(errors.iter().all(|e| e.contains("NATS") && !e.contains(PASSWORD)), "{errors:?}");
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_subscriptions WHERE url LIKE '%' || $1 || '%'")
+            .bind(PASSWORD)
+            .fetch_one(s.db.pool())
+            .await?;
+    assert_eq!(stored, 0, "the URL is never stored");
     redis.clean_up(chain).await
 }
