@@ -33,32 +33,19 @@ use crate::{PushConfig, PushError, subscription::LOCK_NAMESPACE};
 /// How the target of a sink's subscription starts; what follows is the sink's name.
 pub const SCHEME: &str = "sink:";
 
-/// The message systems a sink publishes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Broker {
-    /// NATS with JetStream.
-    Nats,
-    /// Redis Streams.
-    Redis,
-    /// RabbitMQ (AMQP 0-9-1).
-    Amqp,
+agentpact_contracts::closed_set! {
+    /// The message systems a sink publishes to; a name is the default name of its sink.
+    pub enum Broker {
+        /// NATS with JetStream.
+        Nats => "nats",
+        /// Redis Streams.
+        Redis => "redis",
+        /// RabbitMQ (AMQP 0-9-1).
+        Amqp => "amqp",
+    }
 }
 
 impl Broker {
-    /// Its name, the default name of its sink.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Nats => "nats",
-            Self::Redis => "redis",
-            Self::Amqp => "amqp",
-        }
-    }
-
-    /// The broker named `name` (`nats`, `redis`, `amqp`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Nats, Self::Redis, Self::Amqp].into_iter().find(|b| b.name() == name)
-    }
-
     /// The broker's own option (NATS's stream, Redis's cap on a stream's length, RabbitMQ's
     /// exchange), with its default.
     fn own_option(self) -> (&'static str, &'static str) {
