@@ -186,14 +186,7 @@ impl Deliverer {
         .await?;
         let Some(target) = target else {
             // Cancelled after these were queued: never sent, and no longer waiting.
-            sqlx::query!(
-                "UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3",
-                id,
-                DeliveryState::Cancelled.name(),
-                DeliveryState::Pending.name()
-            )
-            .execute(&mut *lock)
-            .await?;
+            crate::subscription::cancel_pending(&mut lock, id).await?;
             lock.commit().await?;
             return Ok(0);
         };

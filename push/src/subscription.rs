@@ -300,16 +300,23 @@ pub async fn cancel(
     if done.rows_affected() == 0 {
         return Err(Refusal::Unknown(id).into());
     }
+    cancel_pending(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Marks what subscription `id` still has pending as cancelled: never sent, no longer waiting
+/// (its subscription was cancelled, by its owner or before a queued turn came).
+pub(crate) async fn cancel_pending(conn: &mut sqlx::PgConnection, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE webhook_deliveries SET state = $2 WHERE subscription_id = $1 AND state = $3",
         id,
         DeliveryState::Cancelled.name(),
         DeliveryState::Pending.name()
     )
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(())
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// The subscriptions `owner` holds on `chain_id` (cancelled ones included), newest first.
