@@ -1,6 +1,6 @@
 //! `agentpact`: the one binary users run.
 //!
-//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `push`, `mcp`, `migrate`, and `bench`
+//! Subcommands follow DESIGN.md: `dev`, `deploy`, `index`, `serve`, `push`, `mcp`, `wallet`, `migrate`, and `bench`
 //! for the figures of BENCHMARKS.md.
 
 mod database;
@@ -15,6 +15,7 @@ mod push;
 mod serve;
 mod settings;
 mod signal;
+mod wallet;
 
 use std::process::ExitCode;
 
@@ -51,6 +52,9 @@ enum Command {
     /// The first command to run on a new server: every other command that reads the database
     /// refuses a missing one and says to run this.
     Migrate(settings::DatabaseArgs),
+    /// The human's controls of a wallet an agent signs with: its policy (budgets, counterparties,
+    /// expiry), its kill switch and its ledger (docs/mcp.md §Policy).
+    Wallet(wallet::WalletArgs),
     /// Generate load and measure the indexer, the API, the MCP server, the relay and webhooks
     /// (BENCHMARKS.md).
     Bench(agentpact_lab::bench::BenchArgs),
@@ -82,6 +86,7 @@ async fn run() -> ExitCode {
         Command::Deploy(args) => deploy::run(*args).await,
         Command::Dev(args) => dev::run(args).await,
         Command::Mcp(args) => mcp::run(*args).await,
+        Command::Wallet(args) => wallet::run(args).await,
         Command::Bench(args) => agentpact_lab::bench::run(args).await,
     };
     match result {

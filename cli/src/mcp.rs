@@ -139,6 +139,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         chain.set_relay(url);
     }
     chain.set_webhooks(agentpact_mcp::Webhooks { pool: pool.clone(), policy });
+    chain.set_guard(pool.clone());
     tracing::info!(wallet = %chain.me, role = %args.role, chain_id = target.chain_id, "MCP server ready");
     let server = PactServer::new(chain, args.role).listening_on(Reader::new(pool));
     match args.http {

@@ -31,6 +31,7 @@ use tokio::sync::Mutex;
 use crate::{
     confirm::{Pages, Summary},
     outcome::ToolError,
+    policy::Admitted,
 };
 
 tokio::task_local! {
@@ -80,6 +81,8 @@ struct Inner {
     pages: Pages,
     /// A page the client must send its human to before retrying (MCP 2026-07-28).
     asked: std::sync::Mutex<Option<Asked>>,
+    /// The spend the wallet policy admitted for this call, carried to each transaction it sends.
+    admitted: std::sync::Mutex<Option<Admitted>>,
 }
 
 /// How a call can ask its human to confirm a spend.
@@ -144,6 +147,7 @@ impl Call {
             digest,
             pages,
             asked: std::sync::Mutex::new(None),
+            admitted: std::sync::Mutex::new(None),
         };
         Self { inner: Arc::new(inner) }
     }
@@ -151,6 +155,16 @@ impl Call {
     /// The page the client must send its human to before retrying, if the call stopped there.
     pub fn asked(&self) -> Option<Asked> {
         self.inner.asked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Carries `admitted` (the spend the wallet policy admitted) to this call's transactions.
+    pub fn admit(&self, admitted: Admitted) {
+        *self.inner.admitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(admitted);
+    }
+
+    /// The spend the wallet policy admitted for this call, if it makes one.
+    pub fn admitted(&self) -> Option<Admitted> {
+        self.inner.admitted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Runs `work` as this call: the write path finds it with [`Call::current`].

@@ -24,6 +24,7 @@ use crate::{
     call,
     input::eth,
     outcome::{Missing, ToolError},
+    policy::Guard,
     revert,
 };
 
@@ -93,6 +94,8 @@ pub struct Chain {
     relay: OnceLock<RelayClient>,
     /// Where webhook subscriptions are stored and the policy they are held to, when configured.
     webhooks: OnceLock<Webhooks>,
+    /// The wallet policy, kill switch and ledger (docs/mcp.md §Policy), when configured.
+    guard: OnceLock<Guard>,
     limits: WriteLimits,
     /// One write at a time from this key: nonces never collide or skip.
     sending: Mutex<()>,
@@ -124,6 +127,7 @@ impl Chain {
             signer,
             relay: OnceLock::new(),
             webhooks: OnceLock::new(),
+            guard: OnceLock::new(),
             limits,
             sending: Mutex::new(()),
         }
@@ -161,6 +165,38 @@ impl Chain {
     /// Where webhook subscriptions go, or why the webhook tools are unavailable.
     pub fn webhooks(&self) -> Result<&Webhooks, ToolError> {
         self.webhooks.get().ok_or(ToolError::NotConfigured(Missing::Webhooks))
+    }
+
+    /// Holds every signature and transaction of this wallet to the policy, kill switch and ledger
+    /// kept in `pool` (the primary database); once.
+    pub fn set_guard(&self, pool: sqlx::PgPool) {
+        let _ = self.guard.set(Guard::new(pool, self.chain_id, self.signer.clone()));
+    }
+
+    /// The wallet policy's guard, when configured.
+    pub fn guard(&self) -> Option<&Guard> {
+        self.guard.get()
+    }
+
+    /// Refuses a signature (a negotiation message, a webhook request) when the human froze the
+    /// wallet or its policy expired.
+    pub async fn may_sign(&self) -> Result<(), ToolError> {
+        match self.guard() {
+            Some(guard) => {
+                guard.may_sign(call::Call::current().as_ref().map_or("(no call)", call::Call::tool)).await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Releases the spend the policy admitted for the current call if the call never sent it
+    /// (a refusal after the admission, a simulation that failed): it stops counting.
+    pub async fn release_unsent(&self) {
+        if let (Some(guard), Some(admitted)) =
+            (self.guard(), call::Call::current().as_ref().and_then(call::Call::admitted))
+        {
+            guard.release_unsent(&admitted).await;
+        }
     }
 
     /// The agent's EIP-191 signature of `text` (a webhook subscription or cancellation).
@@ -218,12 +254,21 @@ impl Chain {
         let estimate = call.estimate_gas().await.map_err(|e| self.refusal(e, value, balance))?;
         let call = call.gas(with_gas_margin(estimate));
         call::report("simulated: the contract accepts it").await;
+        let current = call::Call::current();
+        let tool = current.as_ref().map_or("(no call)", call::Call::tool);
+        let admitted = current.as_ref().and_then(call::Call::admitted);
         let pending = {
             let _turn = self.sending.lock().await;
             call::send(async {
-                let pending = call.send().await.map_err(|e| self.refusal(e, value, balance))?;
-                let tx = *pending.tx_hash();
-                Ok((pending, tx))
+                let broadcast = async {
+                    let pending = call.send().await.map_err(|e| self.refusal(e, value, balance))?;
+                    let tx = *pending.tx_hash();
+                    Ok((pending, tx))
+                };
+                match self.guard() {
+                    Some(guard) => guard.send(tool, admitted.as_ref(), broadcast).await,
+                    None => broadcast.await,
+                }
             })
             .await?
         };
@@ -245,6 +290,10 @@ impl Chain {
                     }
                 }
             })?;
+        if let Some(guard) = self.guard() {
+            let failed = (!receipt.status()).then_some("mined reverted");
+            guard.mined(tool, admitted.as_ref(), tx, failed).await;
+        }
         if !receipt.status() {
             return Err(ToolError::MinedReverted { tx });
         }

@@ -19,6 +19,7 @@ pub mod input;
 pub mod keys;
 mod money;
 pub mod outcome;
+pub mod policy;
 mod prompts;
 pub mod revert;
 pub mod role;

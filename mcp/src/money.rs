@@ -197,44 +197,94 @@ impl Chain {
         Ok(())
     }
 
-    /// Asks the human, through the client, to confirm sending `amount` of `currency` when it is
-    /// above the confirmation threshold (`CONFIRM_ABOVE_ETH`, `CONFIRM_ABOVE_USDC`); at or below
-    /// it, or for a currency with no threshold, nothing is asked. The spending cap is checked
-    /// first: no human is asked to confirm what the cap refuses.
+    /// Authorizes spending `amount` of `currency` on `spend`, before anything is signed: the
+    /// spending cap first (no human is asked to confirm what the cap refuses), then the wallet
+    /// policy (docs/mcp.md §Policy), then the human's yes on a confirmation page when the amount
+    /// is above the confirmation threshold (`CONFIRM_ABOVE_ETH`, `CONFIRM_ABOVE_USDC`) or the
+    /// policy holds the spend (one page saying every reason), then the policy's admission, which
+    /// counts the spend from here on and is carried by the call to each transaction it sends.
     pub async fn confirm(&self, spend: Spend, currency: &Currency, amount: U256) -> Result<(), ToolError> {
-        let (threshold, setting) = if currency.address.is_zero() {
+        let mut reasons = Vec::new();
+        if currency.address.is_zero() {
             self.check_eth_cap(amount)?;
+        }
+        let call = Call::current();
+        let attempt = crate::policy::rules::Attempt {
+            tool: call.as_ref().map_or_else(|| "(no call)".to_owned(), |c| c.tool().to_owned()),
+            currency: currency.clone(),
+            amount,
+            counterparty: spend.to,
+        };
+        if let Some(guard) = self.guard() {
+            reasons = guard.review(&attempt).await?;
+        }
+        if let Some(threshold) = self.threshold_passed(currency, amount) {
+            reasons.insert(0, threshold);
+        }
+        let asked = !reasons.is_empty();
+        if asked {
+            let call = call.as_ref().ok_or_else(|| {
+                ToolError::Unconfirmed("there is no client to ask; nothing was sent.".into())
+            })?;
+            let summary = Summary {
+                tool: call.tool().to_owned(),
+                amount: show(amount, currency),
+                wallet: self.me.to_checksum(None),
+                counterparty: spend.counterparty,
+                does: spend.does,
+                reasons,
+                chain_id: self.chain_id,
+            };
+            call.confirm(summary, self.me).await?;
+        }
+        if let Some(guard) = self.guard() {
+            let admitted = guard.admit(&attempt, asked).await?;
+            match &call {
+                Some(call) => call.admit(admitted),
+                None => guard.release_unsent(&admitted).await,
+            }
+        }
+        Ok(())
+    }
+
+    /// The confirmation threshold `amount` of `currency` passes, said as the reason to ask;
+    /// `None` at or below it, or for a currency with no threshold.
+    fn threshold_passed(&self, currency: &Currency, amount: U256) -> Option<String> {
+        let (threshold, setting) = if currency.address.is_zero() {
             (self.limits().confirm_above, "CONFIRM_ABOVE_ETH")
         } else if currency.symbol.eq_ignore_ascii_case("USDC") {
             (self.limits().confirm_above_usdc, "CONFIRM_ABOVE_USDC")
         } else {
-            return Ok(());
+            return None;
         };
-        if at_18_decimals(amount, currency) <= threshold {
-            return Ok(());
-        }
-        let call = Call::current()
-            .ok_or_else(|| ToolError::Unconfirmed("there is no client to ask; nothing was sent.".into()))?;
-        let summary = Summary {
-            tool: call.tool().to_owned(),
-            amount: show(amount, currency),
-            wallet: self.me.to_checksum(None),
-            counterparty: spend.counterparty,
-            does: spend.does,
-            threshold: format!("{} {} ({setting})", input::eth(threshold), currency.symbol),
-            chain_id: self.chain_id,
-        };
-        call.confirm(summary, self.me).await
+        (at_18_decimals(amount, currency) > threshold).then(|| {
+            format!(
+                "it is above the confirmation threshold of {} {} ({setting})",
+                input::eth(threshold),
+                currency.symbol
+            )
+        })
     }
 }
 
-/// A spend as the human is asked to confirm it: what the call does and who is on the other side.
+/// A spend as the human is asked to confirm it and the wallet policy judges it: what the call
+/// does and who is on the other side.
 #[derive(Debug, Clone)]
 pub struct Spend {
     /// What the call does, as the end of "send … into the AgentPact escrow to …".
     pub does: String,
-    /// Who is on the other side ("anyone who accepts" when no one is named).
+    /// Who is on the other side, as the page says it ("anyone who accepts" when no one is named).
     pub counterparty: String,
+    /// The address the wallet policy holds the spend to, when one is named.
+    pub to: Option<Address>,
+}
+
+impl Spend {
+    /// A spend that does `does`, paying `to` (`None`: anyone who accepts).
+    pub fn paying(does: String, to: Option<Address>) -> Self {
+        let counterparty = to.map_or_else(|| "anyone who accepts".to_owned(), |a| a.to_string());
+        Self { does, counterparty, to }
+    }
 }
 
 /// `amount` of `currency` at the 18-decimal scale the caps and thresholds are read with.

@@ -179,6 +179,15 @@ pub enum ToolError {
     /// The call's task ended without an outcome (it panicked or was aborted).
     #[error("the call stopped: {0}")]
     Stopped(#[source] tokio::task::JoinError),
+    /// The wallet policy refused the call (a budget, a list, the kill switch, the expiry …);
+    /// nothing was sent.
+    #[error("{}", .0.sentence)]
+    Forbidden(crate::policy::rules::Refusal),
+    /// The wallet policy's tables could not be read or written; nothing was sent.
+    #[error(
+        "the wallet policy could not be read or written ({0}); nothing was sent: retry, or ask the operator"
+    )]
+    PolicyStore(#[source] sqlx::Error),
     /// A spend above the confirmation threshold that the human did not confirm; nothing was sent.
     #[error("Not confirmed: {0}")]
     Unconfirmed(String),
@@ -437,7 +446,7 @@ impl ToolError {
             Self::TimedOut { .. } => "TIMEOUT",
             Self::Cancelled => "CANCELLED",
             Self::Unconfirmed(_) | Self::Unanswered(_) => "NOT_CONFIRMED",
-            Self::NotInRole { .. } => "FORBIDDEN",
+            Self::NotInRole { .. } | Self::Forbidden(_) => "FORBIDDEN",
             Self::Refused(_) => "REFUSED",
             Self::NotConfigured(_) => "NOT_CONFIGURED",
             Self::Relay { code, .. } => code.as_str(),
@@ -452,6 +461,7 @@ impl ToolError {
             | Self::Unannounced { .. }
             | Self::Stopped(_)
             | Self::ConfirmationStore(_)
+            | Self::PolicyStore(_)
             | Self::NoLoopbackPort(_)
             | Self::PageAddress(_)
             | Self::Unserializable { .. }

@@ -108,7 +108,11 @@ impl PactServer {
     ) -> Ran {
         let limit = self.chain.limits().call_timeout;
         let chain = self.chain.clone();
-        let work = call.clone().run(async move { tool.call(&chain, args).await });
+        let work = call.clone().run(async move {
+            let answer = tool.call(&chain, args).await;
+            chain.release_unsent().await;
+            answer
+        });
         let mut task = tokio::spawn(work.in_current_span());
         let stopped_by = tokio::select! {
             joined = &mut task => {
@@ -120,6 +124,9 @@ impl PactServer {
         let hashes = match call.close().await {
             Closed::NothingSent => {
                 task.abort();
+                if let (Some(guard), Some(admitted)) = (self.chain.guard(), call.admitted()) {
+                    guard.release_unsent(&admitted).await;
+                }
                 tracing::info!("{stopped_by} before it sent anything; stopped");
                 return Ran::Done(Err(if cancelled.is_cancelled() {
                     ToolError::Cancelled

@@ -49,8 +49,8 @@ const GENERATION: [&str; 4] =
 /// leaves it alone — the deferral outlives it, and the batch that reaches the head empties both.
 const UPKEEP: [&str; 2] = ["deferred_objects", "deferred_chains"];
 /// Tables no chain event writes: the relay's, the MCP server's, push's (a reorganisation is its own
-/// business: revocations, not rollbacks), the migrator's.
-const NOT_FROM_THE_CHAIN: [&str; 10] = [
+/// business: revocations, not rollbacks), the wallet policy's, the migrator's.
+const NOT_FROM_THE_CHAIN: [&str; 13] = [
     "conversations",
     "negotiation_messages",
     "mcp_confirmations",
@@ -60,6 +60,9 @@ const NOT_FROM_THE_CHAIN: [&str; 10] = [
     "webhook_alarm_cursors",
     "webhook_deliveries",
     "webhook_matched_blocks",
+    "wallet_controls",
+    "wallet_spends",
+    "wallet_ledger",
     "_sqlx_migrations",
 ];
 

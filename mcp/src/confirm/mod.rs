@@ -41,8 +41,10 @@ pub struct Summary {
     pub counterparty: String,
     /// What the call does, as the end of "into the AgentPact escrow to …".
     pub does: String,
-    /// The threshold passed, with its setting, e.g. "0.3 ETH (CONFIRM_ABOVE_ETH)".
-    pub threshold: String,
+    /// Why the human is asked, each the end of "It asks because …": "it is above the
+    /// confirmation threshold of 0.3 ETH (CONFIRM_ABOVE_ETH)", "first payment to 0x…" (the wallet
+    /// policy, docs/mcp.md §Policy).
+    pub reasons: Vec<String>,
     /// The chain the transaction goes to.
     pub chain_id: u64,
 }
@@ -52,8 +54,13 @@ impl Summary {
     pub fn question(&self) -> String {
         format!(
             "Confirm: {} wants to send {} from wallet {} into the AgentPact escrow to {}. Counterparty: {}. \
-             It is above the confirmation threshold of {}.",
-            self.tool, self.amount, self.wallet, self.does, self.counterparty, self.threshold
+             It asks because {}.",
+            self.tool,
+            self.amount,
+            self.wallet,
+            self.does,
+            self.counterparty,
+            self.reasons.join("; and ")
         )
     }
 }

@@ -113,7 +113,7 @@ fn render(shown: &Shown, note: Option<&str>) -> String {
         ("From wallet", s.wallet.clone()),
         ("Counterparty", s.counterparty.clone()),
         ("What it does", format!("Sends {} into the AgentPact escrow to {}.", s.amount, s.does)),
-        ("Why you are asked", format!("It is above the confirmation threshold of {}.", s.threshold)),
+        ("Why you are asked", format!("It asks because {}.", s.reasons.join("; and "))),
         ("Chain", s.chain_id.to_string()),
     ];
     let list: String =

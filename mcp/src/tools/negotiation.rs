@@ -362,14 +362,14 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     super::pact::check_terms(chain, &pact_terms).await?;
     let stake = agentpact_contracts::rules::stake(agreement.payment);
     let deposit = agreement.payment + stake;
-    let spend = Spend {
-        does: format!(
+    let spend = Spend::paying(
+        format!(
             "create the pact negotiated in {} paying {} (and stake 10%)",
             c.id,
             show(agreement.payment, &currency)
         ),
-        counterparty: c.worker.to_string(),
-    };
+        Some(c.worker),
+    );
     let plain = chain.pact.createPact(pact_terms.clone());
     let mined = chain
         .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p))
@@ -486,6 +486,7 @@ async fn send(
     id: &str,
     payload: Value,
 ) -> Result<Accepted, ToolError> {
+    chain.may_sign().await?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let envelope = Envelope::new(kind, chain.me, to, id, now, payload)
         .signed_with(chain.chain_id, |hash| chain.sign(hash))?;

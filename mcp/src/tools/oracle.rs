@@ -109,6 +109,8 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleR
     let spend = Spend {
         does: "stake as a verification oracle in the OracleRegistry".into(),
         counterparty: "none (the stake stays this oracle's)".into(),
+        // The wallet policy sees the registry as the one paid: a list may name it.
+        to: Some(*chain.registry.address()),
     };
     chain.confirm(spend, &Currency::eth(), stake).await?;
     let mined = chain.write(chain.registry.register(capabilities.clone()), stake).await?;

@@ -155,13 +155,11 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
         weights: i.oracle_weights,
     };
     check_terms(chain, &terms).await?;
-    let spend = Spend {
-        does: match initiator {
-            Initiator::Buyer => format!("request work paying {} (and stake 10%)", show(payment, &currency)),
-            Initiator::Seller => format!("offer work for {} (staking 10%)", show(payment, &currency)),
-        },
-        counterparty: counterparty.map_or_else(|| "anyone who accepts".to_owned(), |c| c.to_string()),
+    let does = match initiator {
+        Initiator::Buyer => format!("request work paying {} (and stake 10%)", show(payment, &currency)),
+        Initiator::Seller => format!("offer work for {} (staking 10%)", show(payment, &currency)),
     };
+    let spend = Spend::paying(does, counterparty);
     let plain = chain.pact.createPact(terms.clone());
     let mined = chain
         .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(terms, p))
@@ -221,10 +219,10 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolEr
         Initiator::Buyer => pact.buyer,
         Initiator::Seller => pact.seller,
     };
-    let spend = Spend {
-        does: format!("accept pact #{id} as {} ({} payment)", role.name(), show(pact.payment, &currency)),
-        counterparty: creator.to_string(),
-    };
+    let spend = Spend::paying(
+        format!("accept pact #{id} as {} ({} payment)", role.name(), show(pact.payment, &currency)),
+        Some(creator),
+    );
     let plain = chain.pact.acceptPact(id);
     let mined =
         chain.deposit(spend, &currency, deposit, plain, |p| chain.pact.acceptPactWithPermit(id, p)).await?;

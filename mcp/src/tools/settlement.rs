@@ -173,10 +173,10 @@ impl Party {
         }
         let (released, _) = rules::division(self.pact.payment, share, Division::Settlement);
         let released = released - rules::stake(self.pact.payment);
-        let spend = Spend {
-            does: format!("{what}: release {} of your payment to the seller", show(released, &self.currency)),
-            counterparty: self.other().to_string(),
-        };
+        let spend = Spend::paying(
+            format!("{what}: release {} of your payment to the seller", show(released, &self.currency)),
+            Some(self.other()),
+        );
         chain.confirm(spend, &self.currency, released).await
     }
 }

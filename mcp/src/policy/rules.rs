@@ -1,0 +1,559 @@
+//! The policy a human sets for a wallet, and the decision it gives a call: pure, so the same
+//! function decides in the server (over the usage read under the wallet's lock,
+//! [`super::store`]) and in the randomized model test.
+
+use agentpact_contracts::money::Currency;
+use alloy::primitives::{Address, U256};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The policy file, as the human writes it (TOML, docs/mcp.md §Policy) and as it is stored (JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// The wallet it governs.
+    pub wallet: Address,
+    /// The chain it governs the wallet on.
+    pub chain_id: u64,
+    /// After this instant (RFC 3339) the server signs nothing for the wallet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// Spend per rolling period and currency.
+    #[serde(default)]
+    pub budget: Vec<Budget>,
+    /// Transactions signed per rolling period.
+    #[serde(default)]
+    pub calls: Vec<Calls>,
+    /// The most one call may spend.
+    #[serde(default)]
+    pub per_call: Vec<PerCall>,
+    /// Whom the wallet may pay.
+    #[serde(default)]
+    pub counterparties: Counterparties,
+}
+
+/// A budget: at most `max` of `currency` spent in any `per`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// "ETH", a token's symbol ("USDC") or its address.
+    pub currency: String,
+    /// The rolling period.
+    pub per: Period,
+    /// The most spent in any such period, in the currency's units ("0.5").
+    pub max: String,
+    /// What a call that would pass it gets.
+    #[serde(default)]
+    pub over: Over,
+}
+
+/// What a call that would pass a budget gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Over {
+    /// Refused.
+    #[default]
+    Refuse,
+    /// Held for the human's yes on the confirmation page.
+    Ask,
+}
+
+/// At most `max` transactions signed in any `per` (of `tool` only, when named).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calls {
+    /// The rolling period.
+    pub per: Period,
+    /// The most transactions in any such period.
+    pub max: u32,
+    /// Counts this tool's transactions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+}
+
+/// One call (of `tool`, when named) spends at most `max` of `currency`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerCall {
+    /// Holds this tool's calls only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// "ETH", a token's symbol or its address.
+    pub currency: String,
+    /// The most one call spends, in the currency's units.
+    pub max: String,
+}
+
+/// Whom the wallet may pay.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Counterparties {
+    /// When present, only these are paid (and none of them is ever "first-time").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<Address>>,
+    /// Never paid.
+    #[serde(default)]
+    pub deny: Vec<Address>,
+    /// What a payment to a counterparty this wallet never paid gets.
+    #[serde(default)]
+    pub first_time: FirstTime,
+    /// Budgets per counterparty, each counterparty on its own.
+    #[serde(default)]
+    pub budget: Vec<CounterpartyBudget>,
+}
+
+/// What a first payment to a counterparty gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FirstTime {
+    /// Held for the human's yes.
+    #[default]
+    Ask,
+    /// Allowed.
+    Allow,
+    /// Refused.
+    Refuse,
+}
+
+/// At most `max` of `currency` to any one counterparty in any `per`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterpartyBudget {
+    /// "ETH", a token's symbol or its address.
+    pub currency: String,
+    /// The rolling period.
+    pub per: Period,
+    /// The most to one counterparty in any such period, in the currency's units.
+    pub max: String,
+}
+
+/// A rolling period: a number and a unit, s, m, h or d ("1d", "90m").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Period {
+    /// Its length in seconds.
+    pub seconds: u64,
+}
+
+/// The longest period a policy may name: 366 days.
+pub const MAX_PERIOD_SECONDS: u64 = 366 * 86_400;
+
+impl Period {
+    /// The period `text` names, or why it names none.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let unit_seconds = match unit.trim() {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3_600,
+            "d" => 86_400,
+            _ => {
+                return Err(format!(
+                    "period {text:?}: write a number and s, m, h or d, e.g. \"1h\" or \"7d\""
+                ));
+            }
+        };
+        let seconds = number
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(unit_seconds))
+            .filter(|s| (1..=MAX_PERIOD_SECONDS).contains(s))
+            .ok_or_else(|| format!("period {text:?}: between 1s and 366d"))?;
+        Ok(Self { seconds })
+    }
+}
+
+impl std::fmt::Display for Period {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.seconds;
+        if s.is_multiple_of(86_400) {
+            write!(f, "{}d", s / 86_400)
+        } else if s.is_multiple_of(3_600) {
+            write!(f, "{}h", s / 3_600)
+        } else if s.is_multiple_of(60) {
+            write!(f, "{}m", s / 60)
+        } else {
+            write!(f, "{s}s")
+        }
+    }
+}
+
+impl Serialize for Period {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Period {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The one spelling of a tool's name the rules compare: `create_pact` and `create-pact` are one.
+pub fn tool_key(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace('_', "-")
+}
+
+/// Whether `named` (a policy's currency) names `currency`: its symbol in any case, or its address.
+pub fn names(named: &str, currency: &Currency) -> bool {
+    named.trim().eq_ignore_ascii_case(&currency.symbol)
+        || named.trim().parse::<Address>().is_ok_and(|a| a == currency.address)
+}
+
+impl Policy {
+    /// Checks everything that can be checked without the chain: the expiry's form, the tools
+    /// named (among `tools`), the periods (by their type), the amounts' form, the lists.
+    pub fn check(&self, tools: &[&str]) -> Result<(), String> {
+        self.expiry()?;
+        let known: Vec<String> = tools.iter().map(|t| tool_key(t)).collect();
+        let tool_named = |tool: &Option<String>, at: &str| match tool {
+            Some(t) if !known.contains(&tool_key(t)) => {
+                Err(format!("{at}: no tool {t:?}; the tools are {}", tools.join(", ")))
+            }
+            _ => Ok(()),
+        };
+        let amount = |text: &str, at: &str| {
+            let ok = !text.is_empty()
+                && text.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && text.matches('.').count() <= 1
+                && text.chars().any(|c| c.is_ascii_digit());
+            if ok { Ok(()) } else { Err(format!("{at}: max {text:?} is not an amount such as \"0.5\"")) }
+        };
+        for (n, b) in self.budget.iter().enumerate() {
+            amount(&b.max, &format!("budget[{n}]"))?;
+        }
+        for (n, c) in self.calls.iter().enumerate() {
+            tool_named(&c.tool, &format!("calls[{n}]"))?;
+        }
+        for (n, p) in self.per_call.iter().enumerate() {
+            tool_named(&p.tool, &format!("per_call[{n}]"))?;
+            amount(&p.max, &format!("per_call[{n}]"))?;
+        }
+        for (n, b) in self.counterparties.budget.iter().enumerate() {
+            amount(&b.max, &format!("counterparties.budget[{n}]"))?;
+        }
+        if let Some(allow) = &self.counterparties.allow
+            && let Some(both) = allow.iter().find(|a| self.counterparties.deny.contains(a))
+        {
+            return Err(format!("counterparties: {both} is both allowed and denied"));
+        }
+        Ok(())
+    }
+
+    /// The expiry, when the policy has one.
+    pub fn expiry(&self) -> Result<Option<DateTime<Utc>>, String> {
+        self.expires_at
+            .as_deref()
+            .map(|text| {
+                DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&Utc)).map_err(|e| {
+                    format!(
+                        "expires_at {text:?}: {e}; write an RFC 3339 time such as \"2026-12-31T00:00:00Z\""
+                    )
+                })
+            })
+            .transpose()
+    }
+
+    /// The longest period any spending rule looks back over, in seconds (0: none).
+    pub fn spend_lookback(&self) -> u64 {
+        let budgets = self.budget.iter().map(|b| b.per.seconds);
+        let per_counterparty = self.counterparties.budget.iter().map(|b| b.per.seconds);
+        budgets.chain(per_counterparty).max().unwrap_or(0)
+    }
+
+    /// The longest period any calls rule looks back over, in seconds (0: none).
+    pub fn calls_lookback(&self) -> u64 {
+        self.calls.iter().map(|c| c.per.seconds).max().unwrap_or(0)
+    }
+}
+
+/// A spend a call asks to make.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// The tool.
+    pub tool: String,
+    /// In what.
+    pub currency: Currency,
+    /// How much, in base units.
+    pub amount: U256,
+    /// To whom; `None`: nobody named (an open pact anyone may accept).
+    pub counterparty: Option<Address>,
+}
+
+/// One spend already counted (reserved or sent, not released).
+#[derive(Debug, Clone)]
+pub struct Spent {
+    /// When it was admitted.
+    pub at: DateTime<Utc>,
+    /// Its currency's address.
+    pub currency: Address,
+    /// How much, in base units.
+    pub amount: U256,
+    /// To whom.
+    pub counterparty: Option<Address>,
+}
+
+/// What the wallet has done lately, as the rules read it.
+#[derive(Debug, Clone, Default)]
+pub struct Usage {
+    /// The spends counted within the longest spending period.
+    pub spends: Vec<Spent>,
+    /// The transactions sent within the longest calls period: when, and by which tool.
+    pub sends: Vec<(DateTime<Utc>, String)>,
+    /// Whether the attempt's counterparty was paid before by this wallet.
+    pub known_counterparty: bool,
+}
+
+impl Usage {
+    /// What was spent of `currency` in the `period` before `now` (to `counterparty` only, when
+    /// given).
+    pub fn spent(&self, now: DateTime<Utc>, period: Period, currency: Address, to: Option<Address>) -> U256 {
+        let since = since(now, period);
+        self.spends
+            .iter()
+            .filter(|s| s.at > since && s.currency == currency && (to.is_none() || s.counterparty == to))
+            .fold(U256::ZERO, |sum, s| sum.saturating_add(s.amount))
+    }
+
+    /// How many transactions were sent in the `period` before `now` (by `tool` only, when given).
+    pub fn sent(&self, now: DateTime<Utc>, period: Period, tool: Option<&str>) -> u64 {
+        let since = since(now, period);
+        let tool = tool.map(tool_key);
+        self.sends
+            .iter()
+            .filter(|(at, t)| *at > since && tool.as_ref().is_none_or(|k| *k == tool_key(t)))
+            .count() as u64
+    }
+}
+
+/// The start of the `period` ending at `now` (exclusive).
+fn since(now: DateTime<Utc>, period: Period) -> DateTime<Utc> {
+    now - chrono::TimeDelta::seconds(i64::try_from(period.seconds).unwrap_or(i64::MAX))
+}
+
+/// The kill switch as the human left it.
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    /// Since when.
+    pub at: DateTime<Utc>,
+    /// Why, if the human said.
+    pub reason: Option<String>,
+}
+
+/// A rule that refuses, and the sentence saying why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The rule's name ("the ETH budget per 1d (0.5 ETH)").
+    pub rule: String,
+    /// The whole sentence the agent is answered.
+    pub sentence: String,
+}
+
+/// What the policy says of a spend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It may be sent.
+    Allow,
+    /// Only a human's yes lets it through; the reasons the page gives ("first payment to 0x…").
+    Hold(Vec<String>),
+    /// Refused.
+    Refuse(Refusal),
+}
+
+/// Whether the wallet may sign at all at `now`: not frozen, the policy not expired.
+pub fn may_sign(
+    wallet: Address,
+    policy: Option<&Policy>,
+    frozen: Option<&Frozen>,
+    now: DateTime<Utc>,
+) -> Result<(), Refusal> {
+    if let Some(frozen) = frozen {
+        let why = frozen.reason.as_deref().map_or_else(String::new, |r| format!(" ({r})"));
+        return Err(Refusal {
+            rule: "the kill switch".into(),
+            sentence: format!(
+                "Signing is stopped for wallet {wallet}: the human froze it at {}{why}. Nothing was sent; only \
+                 the human can lift it (agentpact wallet thaw).",
+                frozen.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+        });
+    }
+    if let Some(expiry) = policy.and_then(|p| p.expiry().ok().flatten())
+        && now >= expiry
+    {
+        let at = expiry.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        return Err(refusal(
+            format!("the policy's expiry ({at})"),
+            format!("the policy expired at {at}, and the server signs nothing for this wallet after it"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether one more transaction by `tool` may be sent at `now` under `policy`'s calls rules.
+pub fn may_send(policy: &Policy, usage: &Usage, tool: &str, now: DateTime<Utc>) -> Result<(), Refusal> {
+    for rule in &policy.calls {
+        if rule.tool.as_deref().is_some_and(|t| tool_key(t) != tool_key(tool)) {
+            continue;
+        }
+        let sent = usage.sent(now, rule.per, rule.tool.as_deref());
+        if sent >= u64::from(rule.max) {
+            let of = rule.tool.as_deref().map_or_else(String::new, |t| format!("{} ", tool_key(t)));
+            return Err(refusal(
+                format!("{of}calls per {} ({})", rule.per, rule.max),
+                format!("{sent} transactions were signed in that period, the most it allows"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What `policy` says of `attempt` at `now`, given `usage`; `human_said_yes`: the human confirmed
+/// this very call on its page, which lets a hold through (never a refusal).
+pub fn decide(
+    policy: &Policy,
+    usage: &Usage,
+    attempt: &Attempt,
+    now: DateTime<Utc>,
+    human_said_yes: bool,
+) -> Verdict {
+    match check(policy, usage, attempt, now) {
+        Err(refused) => Verdict::Refuse(refused),
+        Ok(holds) if holds.is_empty() || human_said_yes => Verdict::Allow,
+        Ok(holds) => Verdict::Hold(holds),
+    }
+}
+
+/// The refusal of `attempt`, or the holds it must pass.
+fn check(
+    policy: &Policy,
+    usage: &Usage,
+    attempt: &Attempt,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, Refusal> {
+    let c = &attempt.currency;
+    let parties = &policy.counterparties;
+    let to = attempt.counterparty;
+    if let Some(to) = to
+        && parties.deny.contains(&to)
+    {
+        return Err(refusal("the denylist".into(), format!("{to} is on it")));
+    }
+    if let Some(allow) = &parties.allow
+        && !to.is_some_and(|to| allow.contains(&to))
+    {
+        let who = to.map_or_else(
+            || "a pact anyone may accept pays nobody named".into(),
+            |to| format!("{to} is not on it"),
+        );
+        return Err(refusal(
+            "the allowlist".into(),
+            format!("{who}; only the listed counterparties are paid"),
+        ));
+    }
+    for rule in &policy.per_call {
+        if !names(&rule.currency, c)
+            || rule.tool.as_deref().is_some_and(|t| tool_key(t) != tool_key(&attempt.tool))
+        {
+            continue;
+        }
+        let max = limit(&rule.max, c)?;
+        if attempt.amount > max {
+            let of = rule.tool.as_deref().map_or_else(String::new, |t| format!(" of {}", tool_key(t)));
+            return Err(refusal(
+                format!("the per-call cap{of} ({})", c.show(max)),
+                format!("this call would spend {}", c.show(attempt.amount)),
+            ));
+        }
+    }
+    may_send(policy, usage, &attempt.tool, now)?;
+    let mut holds = Vec::new();
+    for rule in &policy.budget {
+        if !names(&rule.currency, c) {
+            continue;
+        }
+        let max = limit(&rule.max, c)?;
+        let spent = usage.spent(now, rule.per, c.address, None);
+        let after = spent.saturating_add(attempt.amount);
+        if after <= max {
+            continue;
+        }
+        let name = format!("the {} budget per {} ({})", c.symbol, rule.per, c.show(max));
+        match rule.over {
+            Over::Refuse => {
+                return Err(refusal(
+                    name,
+                    format!(
+                        "{} is spent in that period and this call would spend {}",
+                        c.show(spent),
+                        c.show(attempt.amount)
+                    ),
+                ));
+            }
+            Over::Ask => holds.push(format!(
+                "this would pass the {} budget per {} by {}",
+                c.symbol,
+                rule.per,
+                c.show(after - max)
+            )),
+        }
+    }
+    if let Some(to) = to {
+        for rule in &parties.budget {
+            if !names(&rule.currency, c) {
+                continue;
+            }
+            let max = limit(&rule.max, c)?;
+            let spent = usage.spent(now, rule.per, c.address, Some(to));
+            if spent.saturating_add(attempt.amount) > max {
+                return Err(refusal(
+                    format!("the budget per counterparty ({} per {})", c.show(max), rule.per),
+                    format!(
+                        "{} went to {to} in that period and this call would send {}",
+                        c.show(spent),
+                        c.show(attempt.amount)
+                    ),
+                ));
+            }
+        }
+    }
+    let listed = parties.allow.as_ref().is_some_and(|allow| to.is_some_and(|to| allow.contains(&to)));
+    if !listed && !usage.known_counterparty {
+        let first = to.map_or_else(
+            || "a pact anyone may accept (nobody named is paid yet)".to_owned(),
+            |to| format!("first payment to {to}"),
+        );
+        match parties.first_time {
+            FirstTime::Allow => {}
+            FirstTime::Ask => holds.push(first),
+            FirstTime::Refuse => {
+                return Err(refusal(
+                    "first-time counterparties are refused".into(),
+                    format!("this would be the {first}"),
+                ));
+            }
+        }
+    }
+    Ok(holds)
+}
+
+/// `max` (a policy's amount) in base units of `currency`; an amount that does not read is a
+/// refusal naming it (a stored policy was checked when set, so this is a policy the server
+/// cannot read, and nothing is sent under it).
+fn limit(max: &str, currency: &Currency) -> Result<U256, Refusal> {
+    currency.parse(max).map_err(|e| {
+        refusal(
+            "an unreadable policy".into(),
+            format!("its amount {max:?} does not read in {} ({e}); set the policy again", currency.symbol),
+        )
+    })
+}
+
+/// A refusal by `rule`, saying `why` in the policy's sentence.
+fn refusal(rule: String, why: String) -> Refusal {
+    let sentence = format!("The wallet policy refuses this: {rule} — {why}. Nothing was sent.");
+    Refusal { rule, sentence }
+}
