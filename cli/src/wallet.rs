@@ -151,7 +151,10 @@ async fn print_ledger(pool: &sqlx::PgPool, wallet: &WalletId) -> anyhow::Result<
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut from = 1;
     loop {
-        let entries = store::ledger(pool, wallet.chain_id, wallet.wallet, from, PAGE).await?;
+        let from_entry = agentpact_read::wallet_ledger::From::Entry(from);
+        let entries =
+            agentpact_read::wallet_ledger::entries(pool, wallet.chain_id, wallet.wallet, from_entry, PAGE)
+                .await?;
         for entry in &entries {
             let line = serde_json::json!({
                 "body": entry.body,

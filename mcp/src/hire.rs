@@ -1,6 +1,7 @@
 //! Seed 000's resources: `hire://profile` (this wallet's agent profile and statistics),
 //! `hire://contracts` (its pacts, active and past), `hire://conversations` (its negotiations) and
-//! `hire://conversations/{id}` (one of them with its messages), read from the index.
+//! `hire://conversations/{id}` (one of them with its messages), read from the index; and
+//! `hire://policy`, the wallet policy the server holds the wallet to.
 
 use agentpact_negotiation::ConversationFilter;
 use agentpact_read::AgentRef;
@@ -61,4 +62,66 @@ pub async fn conversations(chain: &Chain) -> Result<Value, ToolError> {
     Ok(
         json!({ "wallet": chain.me, "conversations": list.iter().map(ConversationView::of).collect::<Vec<_>>() }),
     )
+}
+
+/// The wallet policy this server holds the wallet to (docs/mcp.md §Policy), for the agent to plan
+/// within: the policy as the human set it (null: none), the kill switch, the expiry, and per rule
+/// what is used now and what remains.
+pub async fn policy(chain: &Chain) -> Result<Value, ToolError> {
+    let Some(guard) = chain.guard() else {
+        return Ok(json!({
+            "wallet": chain.me,
+            "enforced": false,
+            "note": "this server keeps no wallet policy (it runs without its database); only the per-call caps hold",
+        }));
+    };
+    let view = guard.view().await?;
+    let frozen =
+        view.controls.frozen.as_ref().map(|f| json!({ "at": f.at.to_rfc3339(), "reason": f.reason }));
+    let Some(policy) = &view.controls.policy else {
+        return Ok(json!({ "wallet": chain.me, "enforced": true, "policy": null, "frozen": frozen }));
+    };
+    let currencies = chain.currencies().await?;
+    let of = |named: &str| currencies.iter().find(|c| crate::policy::rules::names(named, c));
+    let mut rules = Vec::new();
+    for b in &policy.budget {
+        let Some(c) = of(&b.currency) else { continue };
+        let max = match c.parse(&b.max) {
+            Ok(max) => max,
+            Err(e) => {
+                rules.push(json!({
+                    "rule": format!("the {} budget per {}", c.symbol, b.per),
+                    "error": format!("its max {:?} does not read in {} ({e}): the human must set the policy again", b.max, c.symbol),
+                }));
+                continue;
+            }
+        };
+        let used = view.usage.spent(view.now, b.per, c.address, None);
+        rules.push(json!({
+            "rule": format!("the {} budget per {} ({})", c.symbol, b.per, c.show(max)),
+            "used": c.show(used),
+            "remaining": c.show(max.saturating_sub(used)),
+            "over": b.over,
+        }));
+    }
+    for r in &policy.calls {
+        let used = view.usage.sent(view.now, r.per, r.tool.as_deref());
+        let of_tool =
+            r.tool.as_deref().map_or_else(String::new, |t| format!("{} ", crate::policy::rules::tool_key(t)));
+        rules.push(json!({
+            "rule": format!("{of_tool}calls per {} ({})", r.per, r.max),
+            "used": used,
+            "remaining": u64::from(r.max).saturating_sub(used),
+        }));
+    }
+    Ok(json!({
+        "wallet": chain.me,
+        "enforced": true,
+        "policy": policy,
+        "policyDigest": view.controls.digest,
+        "frozen": frozen,
+        "expiresAt": policy.expires_at,
+        "now": view.now.to_rfc3339(),
+        "usage": rules,
+    }))
 }

@@ -61,7 +61,7 @@ pub struct PactServer {
 }
 
 /// The resources every server offers.
-const RESOURCES: [(&str, &str, &str); 7] = [
+const RESOURCES: [(&str, &str, &str); 8] = [
     ("pact://config", "config", "Contract addresses, chain, this wallet, its role and spending cap."),
     ("pact://abi/agent-pact", "agent-pact-abi", "The AgentPact ABI."),
     ("pact://abi/oracle-registry", "oracle-registry-abi", "The OracleRegistry ABI."),
@@ -73,6 +73,11 @@ const RESOURCES: [(&str, &str, &str); 7] = [
     ),
     ("hire://contracts", "contracts", "This wallet's pacts, active and past (the newest 100)."),
     ("hire://conversations", "conversations", "This wallet's negotiation threads (the latest 50)."),
+    (
+        "hire://policy",
+        "policy",
+        "The wallet policy the human holds this wallet to (budgets, calls, caps, counterparties, expiry, kill switch) and what is used and remains now: plan within it.",
+    ),
 ];
 
 /// How many of this wallet's pacts and conversations `resources/list` names, and completion offers.
@@ -181,6 +186,7 @@ impl PactServer {
             "hire://profile" => hire::profile(&self.chain).await.map_err(unreadable)?,
             "hire://contracts" => hire::contracts(&self.chain).await.map_err(unreadable)?,
             "hire://conversations" => hire::conversations(&self.chain).await.map_err(unreadable)?,
+            "hire://policy" => hire::policy(&self.chain).await.map_err(unreadable)?,
             other => {
                 let known: Vec<&str> = RESOURCES.iter().chain(&TEMPLATES).map(|(uri, _, _)| *uri).collect();
                 return Err(ErrorData::resource_not_found(

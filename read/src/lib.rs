@@ -32,6 +32,7 @@ pub mod settlements;
 pub mod status;
 pub mod timeline;
 pub mod trust;
+pub mod wallet_ledger;
 
 use sqlx::PgPool;
 

@@ -20,6 +20,7 @@ pub mod scalars;
 mod settlement;
 mod subscription;
 mod types;
+mod wallet_ledger;
 mod webhooks;
 
 use agentpact_negotiation::Store;
@@ -53,6 +54,7 @@ pub struct QueryRoot(
     account::AccountQuery,
     meta::MetaQuery,
     webhooks::WebhookQuery,
+    wallet_ledger::WalletLedgerQuery,
 );
 
 /// The root of every mutation: the operator's webhooks (the index itself is written only by the

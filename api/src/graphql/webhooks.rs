@@ -28,14 +28,15 @@ pub struct OperatorAccess {
     pub policy: Policy,
 }
 
-/// The operator's access, or FORBIDDEN saying how to get it.
-fn operator<'a>(ctx: &'a Context<'_>) -> Result<&'a OperatorAccess> {
-    ctx.data_opt::<OperatorAccess>().ok_or_else(|| {
-        Code::Forbidden.error(
-            "webhooks are the operator's: send Authorization: Bearer <OPERATOR_TOKEN> (agents subscribe through MCP)",
-        )
-    })
+/// The operator's access, or FORBIDDEN saying how to get it; `whose` says what is the operator's
+/// and who else reaches it ("webhooks are the operator's (agents subscribe through MCP)").
+pub(super) fn operator<'a>(ctx: &'a Context<'_>, whose: &str) -> Result<&'a OperatorAccess> {
+    ctx.data_opt::<OperatorAccess>()
+        .ok_or_else(|| Code::Forbidden.error(format!("{whose}: send Authorization: Bearer <OPERATOR_TOKEN>")))
 }
+
+/// What a request without the operator's token is told about webhooks.
+const WEBHOOKS_WHOSE: &str = "webhooks are the operator's (agents subscribe through MCP)";
 
 /// A refusal as BAD_ARGUMENT saying what to do; a database failure as INTERNAL.
 fn refused(error: RegisterError) -> async_graphql::Error {
@@ -139,7 +140,7 @@ impl Webhook {
         if self.dead == 0 || first == 0 {
             return Ok(Vec::new());
         }
-        let access = operator(ctx)?;
+        let access = operator(ctx, WEBHOOKS_WHOSE)?;
         let letters = subscription::dead_letters(&access.pool, self.owner.0, &[self.id], first)
             .await
             .map_err(pushed)?;
@@ -188,7 +189,7 @@ impl WebhookQuery {
         owner: Address,
     ) -> Result<Vec<Webhook>> {
         let chain = chain_of(ctx, chain_id)?;
-        let access = operator(ctx)?;
+        let access = operator(ctx, WEBHOOKS_WHOSE)?;
         let listed = subscription::list(&access.pool, chain, owner.0).await.map_err(pushed)?;
         Ok(listed.into_iter().map(Into::into).collect())
     }
@@ -209,7 +210,7 @@ impl WebhookMutation {
         input: WebhookInput,
     ) -> Result<Webhook> {
         let chain = chain_of(ctx, chain_id)?;
-        let access = operator(ctx)?;
+        let access = operator(ctx, WEBHOOKS_WHOSE)?;
         let registration = Registration {
             chain_id: chain,
             owner: input.owner.0,
@@ -243,7 +244,7 @@ impl WebhookMutation {
         id: i64,
     ) -> Result<bool> {
         let chain = chain_of(ctx, chain_id)?;
-        let access = operator(ctx)?;
+        let access = operator(ctx, WEBHOOKS_WHOSE)?;
         subscription::cancel(&access.pool, chain, owner.0, id, 0, Proof::Operator).await.map_err(refused)?;
         Ok(true)
     }

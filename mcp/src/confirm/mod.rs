@@ -161,6 +161,11 @@ impl Confirmations {
         Self { pool }
     }
 
+    /// The database the confirmations (and the wallet ledger shown beside them) are kept in.
+    pub const fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     /// Opens a confirmation of `summary` for the call `digest` of `wallet`.
     pub async fn open(&self, wallet: Address, digest: B256, summary: &Summary) -> Result<Opened, ToolError> {
         let secret: [u8; 32] = rand::random();

@@ -28,6 +28,8 @@ h1 { font-size: 1.5rem; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .4rem 1rem; }
 dt { font-weight: 600; }
 dd { margin: 0; overflow-wrap: anywhere; }
+table { border-collapse: collapse; font-size: .85rem; }
+th, td { text-align: left; vertical-align: top; padding: .3rem .5rem; border-bottom: 1px solid #ccc; overflow-wrap: anywhere; }
 .standing { padding: .6rem .8rem; border: 2px solid #1a4d8f; background: #eef4fb; }
 form { display: flex; gap: 1rem; margin-top: 1.5rem; }
 button { font: inherit; padding: .7rem 1.4rem; border-radius: .3rem; cursor: pointer; }
@@ -41,6 +43,7 @@ pub fn router(confirmations: Confirmations) -> Router {
     Router::new()
         .route("/confirm/style.css", get(style))
         .route("/confirm/{token}", get(show).post(answer))
+        .route("/confirm/{token}/ledger", get(ledger))
         .with_state(confirmations)
 }
 
@@ -50,10 +53,107 @@ async fn style() -> Response {
 
 async fn show(State(confirmations): State<Confirmations>, Path(token): Path<String>) -> Response {
     match confirmations.show(&token).await {
-        Ok(Some(shown)) => respond(StatusCode::OK, HTML, render(&shown, None)),
+        Ok(Some(shown)) => respond(StatusCode::OK, HTML, render(&token, &shown, None)),
         Ok(None) => not_found(),
         Err(e) => unavailable(&e),
     }
+}
+
+/// How many of the wallet's newest ledger entries the page beside a confirmation shows.
+const LEDGER_SHOWN: i64 = 100;
+
+/// The newest entries of the ledger of the wallet a confirmation is for: the human who holds the
+/// confirmation's address sees what the agent did before asking (docs/mcp.md §Policy).
+async fn ledger(State(confirmations): State<Confirmations>, Path(token): Path<String>) -> Response {
+    let shown = match confirmations.show(&token).await {
+        Ok(Some(shown)) => shown,
+        Ok(None) => return not_found(),
+        Err(e) => return unavailable(&e),
+    };
+    let Ok(wallet) = shown.summary.wallet.parse::<alloy::primitives::Address>() else { return not_found() };
+    let newest = agentpact_read::wallet_ledger::From::Newest;
+    match agentpact_read::wallet_ledger::entries(
+        confirmations.pool(),
+        shown.summary.chain_id,
+        wallet,
+        newest,
+        LEDGER_SHOWN,
+    )
+    .await
+    {
+        Ok(entries) => respond(StatusCode::OK, HTML, render_ledger(&shown.summary.wallet, &entries)),
+        Err(e) => unavailable(&e),
+    }
+}
+
+/// The ledger page: one row per entry, newest first, read from each entry's body.
+fn render_ledger(wallet: &str, entries: &[agentpact_read::wallet_ledger::LedgerEntry]) -> String {
+    let field = |body: &serde_json::Value, key: &str| match &body[key] {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let rows: String = entries
+        .iter()
+        .map(|entry| {
+            let cells = match serde_json::from_str::<serde_json::Value>(&entry.body) {
+                Ok(body) => {
+                    let amount = match (field(&body, "amount"), field(&body, "currency")) {
+                        (a, _) if a.is_empty() => String::new(),
+                        (a, c) => format!("{a} ({c} base units)"),
+                    };
+                    [
+                        field(&body, "seq"),
+                        field(&body, "at"),
+                        field(&body, "event"),
+                        field(&body, "tool"),
+                        amount,
+                        field(&body, "counterparty"),
+                        [field(&body, "rule"), field(&body, "reason")].join(" ").trim().to_owned(),
+                        field(&body, "tx"),
+                    ]
+                }
+                Err(e) => {
+                    let unread = format!("entry {} does not read as JSON ({e})", entry.seq);
+                    [
+                        entry.seq.to_string(),
+                        String::new(),
+                        unread,
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                    ]
+                }
+            };
+            let cells: String = cells.iter().map(|c| format!("<td>{}</td>", escape(c))).collect();
+            format!("<tr>{cells}</tr>")
+        })
+        .collect();
+    let heads: String =
+        ["#", "At", "Event", "Tool", "Amount", "Counterparty", "Rule and reason", "Transaction"]
+            .iter()
+            .map(|h| format!("<th scope=\"col\">{h}</th>"))
+            .collect();
+    let intro = if entries.is_empty() {
+        format!("Wallet {} has no ledger entries yet.", escape(wallet))
+    } else {
+        format!(
+            "The newest {} entries of the ledger of wallet {}, newest first. Each is hash-chained and signed: \
+             export the whole ledger with <code>agentpact wallet ledger</code> and check it with \
+             <code>scripts/verify-ledger.py</code>.",
+            entries.len(),
+            escape(wallet)
+        )
+    };
+    page(
+        "Wallet ledger",
+        "../style.css",
+        &format!(
+            "<p id=\"intro\">{intro}</p><table id=\"ledger\"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
+        ),
+    )
 }
 
 /// Records `decision=confirm` or `decision=decline`, once; a reused, expired or unknown page
@@ -95,7 +195,7 @@ async fn answer(
                     "This page was already answered or has expired: your answer changed nothing.",
                 )
             };
-            respond(status, HTML, render(&shown, Some(note)))
+            respond(status, HTML, render(&token, &shown, Some(note)))
         }
         Ok(None) => not_found(),
         Err(e) => unavailable(&e),
@@ -104,8 +204,8 @@ async fn answer(
 
 const HTML: &str = "text/html; charset=utf-8";
 
-/// The page of `shown`, with `note` (the answer just given) above it.
-fn render(shown: &Shown, note: Option<&str>) -> String {
+/// The page of `shown` (the confirmation of `token`), with `note` (the answer just given) above it.
+fn render(token: &str, shown: &Shown, note: Option<&str>) -> String {
     let s = &shown.summary;
     let rows = [
         ("Tool", s.tool.clone()),
@@ -129,22 +229,30 @@ fn render(shown: &Shown, note: Option<&str>) -> String {
     };
     page(
         "Confirm a spend",
+        "style.css",
         &format!(
-            "<p id=\"standing\" class=\"standing\" role=\"status\">{}</p><dl id=\"summary\">{list}</dl>{buttons}",
-            escape(&standing)
+            "<p id=\"standing\" class=\"standing\" role=\"status\">{}</p><dl id=\"summary\">{list}</dl>{buttons}\
+             <p><a id=\"ledger\" href=\"{}/ledger\">What this wallet's agent did before (its ledger)</a></p>",
+            escape(&standing),
+            escape(token)
         ),
     )
 }
 
 fn plain_page(title: &str, text: &str) -> String {
-    page(title, &format!("<p id=\"standing\" class=\"standing\" role=\"status\">{}</p>", escape(text)))
+    page(
+        title,
+        "style.css",
+        &format!("<p id=\"standing\" class=\"standing\" role=\"status\">{}</p>", escape(text)),
+    )
 }
 
-fn page(title: &str, body: &str) -> String {
+/// A page titled `title` showing `body`, styled by the stylesheet at `css` (relative to the page).
+fn page(title: &str, css: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · AgentPact</title><link rel=\"stylesheet\" href=\"style.css\"></head>\
+         <title>{title} · AgentPact</title><link rel=\"stylesheet\" href=\"{css}\"></head>\
          <body><main><h1>{title}</h1>{body}</main></body></html>"
     )
 }
