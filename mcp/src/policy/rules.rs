@@ -557,3 +557,196 @@ fn refusal(rule: String, why: String) -> Refusal {
     let sentence = format!("The wallet policy refuses this: {rule} — {why}. Nothing was sent.");
     Refusal { rule, sentence }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eth() -> Currency {
+        Currency::eth()
+    }
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + seconds, 0).expect("a time in range")
+    }
+
+    fn wei(n: u64) -> U256 {
+        U256::from(n)
+    }
+
+    fn policy(toml_like: impl FnOnce(&mut Policy)) -> Policy {
+        let mut p = Policy {
+            wallet: Address::repeat_byte(1),
+            chain_id: 84532,
+            expires_at: None,
+            budget: Vec::new(),
+            calls: Vec::new(),
+            per_call: Vec::new(),
+            counterparties: Counterparties { first_time: FirstTime::Allow, ..Counterparties::default() },
+        };
+        toml_like(&mut p);
+        p
+    }
+
+    fn attempt(amount: U256, to: Option<Address>) -> Attempt {
+        Attempt { tool: "create-pact".into(), currency: eth(), amount, counterparty: to }
+    }
+
+    fn spent(at: DateTime<Utc>, amount: U256, to: Option<Address>) -> Spent {
+        Spent { at, currency: Address::ZERO, amount, counterparty: to }
+    }
+
+    fn budget(max: &str, per: &str, over: Over) -> Budget {
+        Budget { currency: "eth".into(), per: Period::parse(per).expect("a period"), max: max.into(), over }
+    }
+
+    #[test]
+    fn periods_read_and_print_in_their_units_and_nonsense_is_refused() {
+        assert_eq!(Period::parse("1d").map(|p| p.seconds), Ok(86_400));
+        assert_eq!(Period::parse("90m").map(|p| p.to_string()), Ok("90m".into()));
+        assert_eq!(Period::parse("120m").map(|p| p.to_string()), Ok("2h".into()));
+        assert_eq!(Period::parse("366d").map(|p| p.seconds), Ok(MAX_PERIOD_SECONDS));
+        for bad in ["", "0s", "367d", "1w", "d", "-1h", "1.5h", "99999999999999999999d"] {
+            assert!(Period::parse(bad).is_err(), "{bad:?} read as a period");
+        }
+    }
+
+    #[test]
+    fn a_budget_allows_its_last_unit_and_refuses_the_first_past_it() {
+        let p = policy(|p| p.budget.push(budget("0.000000000000001", "1d", Over::Refuse)));
+        let usage = Usage { spends: vec![spent(at(0), wei(400), None)], ..Usage::default() };
+        assert_eq!(decide(&p, &usage, &attempt(wei(600), None), at(10), false), Verdict::Allow);
+        let Verdict::Refuse(r) = decide(&p, &usage, &attempt(wei(601), None), at(10), false) else {
+            panic!("one unit past the budget passed")
+        };
+        assert_eq!(r.rule, "the ETH budget per 1d (0.000000000000001 ETH)");
+        assert!(r.sentence.contains("Nothing was sent"), "{}", r.sentence);
+        // The window is the period before now: a spend exactly one period old no longer counts.
+        assert_eq!(decide(&p, &usage, &attempt(wei(1000), None), at(86_400), false), Verdict::Allow);
+        assert!(matches!(
+            decide(&p, &usage, &attempt(wei(1000), None), at(86_399), false),
+            Verdict::Refuse(_)
+        ));
+        // A human's yes never passes a refusing budget.
+        assert!(matches!(decide(&p, &usage, &attempt(wei(601), None), at(10), true), Verdict::Refuse(_)));
+    }
+
+    #[test]
+    fn a_budget_that_asks_holds_with_the_overrun_and_a_yes_lets_it_pass() {
+        let p = policy(|p| p.budget.push(budget("1", "1h", Over::Ask)));
+        let usage = Usage {
+            spends: vec![spent(at(0), U256::from(10u64).pow(U256::from(18)), None)],
+            ..Usage::default()
+        };
+        let big = attempt(U256::from(3u64) * U256::from(10u64).pow(U256::from(17)), None);
+        assert_eq!(
+            decide(&p, &usage, &big, at(1), false),
+            Verdict::Hold(vec!["this would pass the ETH budget per 1h by 0.3 ETH".into()])
+        );
+        assert_eq!(decide(&p, &usage, &big, at(1), true), Verdict::Allow);
+    }
+
+    #[test]
+    fn counterparties_are_refused_by_the_lists_held_the_first_time_and_capped_each_on_its_own() {
+        let (a, b, c) = (Address::repeat_byte(0xa), Address::repeat_byte(0xb), Address::repeat_byte(0xc));
+        let p = policy(|p| {
+            p.counterparties.deny = vec![c];
+            p.counterparties.first_time = FirstTime::Ask;
+            p.counterparties.budget.push(CounterpartyBudget {
+                currency: "ETH".into(),
+                per: Period::parse("1d").expect("a period"),
+                max: "0.000000000000001".into(),
+            });
+        });
+        let fresh = Usage::default();
+        assert!(
+            matches!(decide(&p, &fresh, &attempt(wei(1), Some(c)), at(0), true), Verdict::Refuse(r) if r.rule == "the denylist")
+        );
+        assert_eq!(
+            decide(&p, &fresh, &attempt(wei(1), Some(a)), at(0), false),
+            Verdict::Hold(vec![format!("first payment to {a}")])
+        );
+        let known = Usage {
+            spends: vec![spent(at(0), wei(900), Some(a))],
+            known_counterparty: true,
+            ..Usage::default()
+        };
+        assert_eq!(decide(&p, &known, &attempt(wei(100), Some(a)), at(1), false), Verdict::Allow);
+        assert!(matches!(
+            decide(&p, &known, &attempt(wei(101), Some(a)), at(1), false),
+            Verdict::Refuse(r) if r.rule == "the budget per counterparty (0.000000000000001 ETH per 1d)"
+        ));
+        // b is another counterparty: a's spends are not its.
+        let other = Usage { known_counterparty: true, ..known };
+        assert_eq!(decide(&p, &other, &attempt(wei(1000), Some(b)), at(1), false), Verdict::Allow);
+        // An allowlist refuses whom it does not list, and a pact anyone may accept.
+        let listed = policy(|p| p.counterparties.allow = Some(vec![a]));
+        assert!(
+            matches!(decide(&listed, &fresh, &attempt(wei(1), Some(b)), at(0), false), Verdict::Refuse(r) if r.rule == "the allowlist")
+        );
+        assert!(
+            matches!(decide(&listed, &fresh, &attempt(wei(1), None), at(0), false), Verdict::Refuse(r) if r.rule == "the allowlist")
+        );
+        assert_eq!(decide(&listed, &fresh, &attempt(wei(1), Some(a)), at(0), false), Verdict::Allow);
+    }
+
+    #[test]
+    fn calls_per_period_count_the_tool_named_and_the_expiry_and_kill_switch_stop_everything() {
+        let p = policy(|p| {
+            p.calls.push(Calls {
+                per: Period::parse("1h").expect("a period"),
+                max: 2,
+                tool: Some("create_pact".into()),
+            });
+            p.expires_at = Some("2027-01-15T08:00:00Z".into());
+        });
+        let usage = Usage {
+            sends: vec![
+                (at(0), "create-pact".into()),
+                (at(1), "withdraw".into()),
+                (at(2), "create-pact".into()),
+            ],
+            ..Usage::default()
+        };
+        assert!(
+            matches!(may_send(&p, &usage, "create-pact", at(3)), Err(r) if r.rule == "create-pact calls per 1h (2)")
+        );
+        assert_eq!(may_send(&p, &usage, "withdraw", at(3)), Ok(()));
+        assert_eq!(may_send(&p, &usage, "create-pact", at(3_600)), Ok(()));
+        let expiry = p.expiry().expect("it reads").expect("it is set");
+        let wallet = p.wallet;
+        assert_eq!(may_sign(wallet, Some(&p), None, expiry - chrono::TimeDelta::seconds(1)), Ok(()));
+        assert!(
+            matches!(may_sign(wallet, Some(&p), None, expiry), Err(r) if r.rule.starts_with("the policy's expiry"))
+        );
+        let frozen = Frozen { at: at(0), reason: Some("a loop".into()) };
+        let Err(r) = may_sign(wallet, None, Some(&frozen), at(1)) else { panic!("a frozen wallet signed") };
+        assert_eq!(r.rule, "the kill switch");
+        assert!(
+            r.sentence.contains("(a loop)") && r.sentence.contains("agentpact wallet thaw"),
+            "{}",
+            r.sentence
+        );
+    }
+
+    #[test]
+    fn a_policy_naming_what_does_not_exist_is_refused_when_set() {
+        let tools = ["create-pact", "withdraw"];
+        let mut p = policy(|p| {
+            p.calls.push(Calls { per: Period { seconds: 60 }, max: 1, tool: Some("drain".into()) })
+        });
+        assert!(p.check(&tools).is_err_and(|e| e.contains("no tool \"drain\"")));
+        p.calls.clear();
+        p.expires_at = Some("tomorrow".into());
+        assert!(p.check(&tools).is_err_and(|e| e.contains("RFC 3339")));
+        p.expires_at = None;
+        p.per_call.push(PerCall { tool: None, currency: "ETH".into(), max: "1e18".into() });
+        assert!(p.check(&tools).is_err_and(|e| e.contains("per_call[0]")));
+        p.per_call.clear();
+        p.counterparties.allow = Some(vec![Address::repeat_byte(7)]);
+        p.counterparties.deny = vec![Address::repeat_byte(7)];
+        assert!(p.check(&tools).is_err_and(|e| e.contains("both allowed and denied")));
+        p.counterparties.deny.clear();
+        assert_eq!(p.check(&tools), Ok(()));
+    }
+}
