@@ -57,3 +57,4 @@ mod reputation_world;
 mod rpc_tls;
 mod secrets;
 mod soak;
+mod wallet_policy;
