@@ -58,3 +58,4 @@ mod rpc_tls;
 mod secrets;
 mod soak;
 mod wallet_policy;
+mod wallet_policy_model;
