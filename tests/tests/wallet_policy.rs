@@ -45,7 +45,8 @@ fn deposit() -> U256 {
 }
 
 /// A market an indexer follows, and the environment of `agentpact mcp` signing as the buyer (dev
-/// account 1) with no confirmation threshold and no rate limit (the bursts come from one address).
+/// account 1) with a per-call cap of 0.05 ETH (MAX_VALUE_ETH: every call here is under it), no
+/// confirmation threshold and no rate limit (the bursts come from one address).
 struct Setting {
     m: Market,
     db: TestDatabase,
@@ -66,6 +67,7 @@ impl Setting {
         let mut env = binary_env(&m.chain, &m.chain.anvil.endpoint(), db.url());
         env.extend([
             ("PRIVATE_KEY", format!("0x{}", hex::encode(key.to_bytes()))),
+            ("MAX_VALUE_ETH", "0.05".to_owned()),
             ("MCP_RATE_LIMIT_PER_SEC", "0".to_owned()),
             ("INDEX_WAIT_MS", "0".to_owned()),
         ]);
@@ -228,7 +230,7 @@ async fn gas_of(s: &Setting, txs: &[B256]) -> Result<U256> {
 }
 
 /// 50 agents at once on two processes sharing one wallet, each call under the per-call cap
-/// (MAX_VALUE_ETH, 1 ETH) but together over the daily budget: exactly floor(budget / deposit)
+/// (MAX_VALUE_ETH, 0.05 ETH) but together over the daily budget: exactly floor(budget / deposit)
 /// are sent, every other is refused FORBIDDEN naming the budget, and the chain agrees: that
 /// many pacts, that many transactions, and the balance down by exactly their deposits and gas.
 #[tokio::test]
