@@ -83,6 +83,16 @@ pub async fn run(args: WalletArgs) -> anyhow::Result<()> {
     match args.command {
         WalletCommand::Policy(PolicyCommand::Set { file }) => {
             let policy = read_policy(&file)?;
+            let mut known = agentpact_read::Reader::new(pool.clone())
+                .currencies(policy.chain_id)
+                .await
+                .context("reading the currencies the escrow takes")?;
+            if !known.iter().any(|c| c.address.is_zero()) {
+                known.insert(0, agentpact_read::Currency::eth());
+            }
+            if let Err(why) = policy.check_currencies(&known) {
+                bail!("{}: {why}", file.display());
+            }
             let digest = store::set_policy(&pool, &policy).await.context("storing the policy")?;
             println!(
                 "policy {digest} set for wallet {} on chain {}: every agentpact mcp process holds it from its next call",

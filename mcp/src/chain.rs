@@ -178,14 +178,15 @@ impl Chain {
         self.guard.get()
     }
 
-    /// Refuses a signature (a negotiation message, a webhook request) when the human froze the
-    /// wallet or its policy expired.
-    pub async fn may_sign(&self) -> Result<(), ToolError> {
+    /// Makes a signature (a negotiation message, a webhook request) with `sign`, unless the human
+    /// froze the wallet or its policy expired.
+    async fn signing<T>(&self, sign: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
         match self.guard() {
             Some(guard) => {
-                guard.may_sign(call::Call::current().as_ref().map_or("(no call)", call::Call::tool)).await
+                let current = call::Call::current();
+                guard.sign_with(current.as_ref().map_or("(no call)", call::Call::tool), sign).await
             }
-            None => Ok(()),
+            None => sign(),
         }
     }
 
@@ -199,12 +200,16 @@ impl Chain {
         }
     }
 
-    /// The agent's EIP-191 signature of `text` (a webhook subscription or cancellation).
-    pub fn sign_text(&self, text: &str) -> Result<alloy::primitives::Signature, ToolError> {
+    /// The agent's EIP-191 signature of `text` (a webhook subscription or cancellation), unless
+    /// the human froze the wallet or its policy expired.
+    pub async fn sign_text(&self, text: &str) -> Result<alloy::primitives::Signature, ToolError> {
         use alloy::signers::SignerSync;
-        self.signer
-            .sign_message_sync(text.as_bytes())
-            .map_err(|source| ToolError::Signing { what: "request", source })
+        self.signing(|| {
+            self.signer
+                .sign_message_sync(text.as_bytes())
+                .map_err(|source| ToolError::Signing { what: "request", source })
+        })
+        .await
     }
 
     /// The agent's key, for signatures made here (permits); never printed.
@@ -212,10 +217,21 @@ impl Chain {
         &self.signer
     }
 
-    /// The agent's EIP-712 signature over `hash`.
-    pub fn sign(&self, hash: &alloy::primitives::B256) -> Result<alloy::primitives::Signature, ToolError> {
+    /// `envelope` signed by the agent (EIP-712, HIRE/1.0), unless the human froze the wallet or its
+    /// policy expired.
+    pub async fn sign_envelope(
+        &self,
+        envelope: agentpact_negotiation::Envelope,
+    ) -> Result<agentpact_negotiation::Envelope, ToolError> {
         use alloy::signers::SignerSync;
-        self.signer.sign_hash_sync(hash).map_err(|source| ToolError::Signing { what: "message", source })
+        self.signing(|| {
+            envelope.signed_with(self.chain_id, |hash| {
+                self.signer
+                    .sign_hash_sync(hash)
+                    .map_err(|source| ToolError::Signing { what: "message", source })
+            })
+        })
+        .await
     }
 
     /// The write limits.

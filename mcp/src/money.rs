@@ -218,11 +218,12 @@ impl Chain {
         if let Some(guard) = self.guard() {
             reasons = guard.review(&attempt).await?;
         }
+        // What the human will have confirmed of the policy's holds: exactly the reasons shown.
+        let holds = reasons.clone();
         if let Some(threshold) = self.threshold_passed(currency, amount) {
             reasons.insert(0, threshold);
         }
-        let asked = !reasons.is_empty();
-        if asked {
+        if !reasons.is_empty() {
             let call = call.as_ref().ok_or_else(|| {
                 ToolError::Unconfirmed("there is no client to ask; nothing was sent.".into())
             })?;
@@ -238,7 +239,7 @@ impl Chain {
             call.confirm(summary, self.me).await?;
         }
         if let Some(guard) = self.guard() {
-            let admitted = guard.admit(&attempt, asked).await?;
+            let admitted = guard.admit(&attempt, &holds).await?;
             match &call {
                 Some(call) => call.admit(admitted),
                 None => guard.release_unsent(&admitted).await,

@@ -813,12 +813,16 @@ fn run_case(seed: u64, hits: &mut BTreeMap<String, usize>) -> std::result::Resul
             let what = format!("{spelled} of {} to {to:?}", show(amount, cur));
             let usage = s.usage(to);
             let model = model_decide(&p, &s, tool, cur, amount, to, now);
-            let code = rules::decide(&policy, &usage, &attempt, now, false);
+            let code = rules::decide(&policy, &usage, &attempt, now, &[]);
             hit(compare(&code, &model).map_err(|e| at(format!("{what}: {e}")))?);
             let excused = match model {
                 MVerdict::Allow => Some(Vec::new()),
                 MVerdict::Hold { over, .. } if r.random_bool(0.5) => {
-                    match rules::decide(&policy, &usage, &attempt, now, true) {
+                    let shown = match &code {
+                        Verdict::Hold(reasons) => reasons.clone(),
+                        other => return Err(at(format!("{what}: the model holds, the code gave {other:?}"))),
+                    };
+                    match rules::decide(&policy, &usage, &attempt, now, &shown) {
                         Verdict::Allow => hit("hold: the human said yes".into()),
                         other => return Err(at(format!("{what}: held, then a human's yes gave {other:?}"))),
                     }
@@ -901,7 +905,7 @@ async fn set_policy(pool: &PgPool, p: &MPolicy, r: &mut StdRng) -> Result<String
 /// One call's spend through `guard` as the server makes it: admitted, sent, mined (or released
 /// when the send is refused).
 async fn spend(guard: &Guard, attempt: &Attempt) -> std::result::Result<B256, ToolError> {
-    let admitted = guard.admit(attempt, false).await?;
+    let admitted = guard.admit(attempt, &[]).await?;
     let tx = B256::from(rand::random::<[u8; 32]>());
     match guard.send(&attempt.tool, Some(&admitted), async move { Ok(((), tx)) }).await {
         Ok(((), tx)) => {
@@ -1219,7 +1223,7 @@ async fn the_kill_switch_stops_a_burst_on_both_processes() -> Result {
                 let mut seen = Vec::new();
                 for _ in 0..8 {
                     let after = frozen.load(Ordering::SeqCst);
-                    let admitted = match guard.admit(&attempt, false).await {
+                    let admitted = match guard.admit(&attempt, &[]).await {
                         Ok(admitted) => admitted,
                         Err(e) => {
                             seen.push((after, Err(e)));
@@ -1285,7 +1289,7 @@ async fn the_kill_switch_stops_a_burst_on_both_processes() -> Result {
         return Err(failed(format!("{reserved} spends still reserved after every call ended")));
     }
     for guard in &guards {
-        let said = match guard.admit(&attempt, true).await {
+        let said = match guard.admit(&attempt, &["anything".to_owned()]).await {
             Err(ToolError::Forbidden(refusal)) if refusal.rule == "the kill switch" => refusal.sentence,
             other => return Err(failed(format!("a frozen wallet admitted: {other:?}"))),
         };
@@ -1294,7 +1298,7 @@ async fn the_kill_switch_stops_a_burst_on_both_processes() -> Result {
         {
             return Err(failed(format!("the kill switch says {said:?}")));
         }
-        match guard.may_sign("sign-contract").await {
+        match guard.sign_with("sign-contract", || Ok(())).await {
             Err(ToolError::Forbidden(refusal)) if refusal.rule == "the kill switch" => {}
             other => return Err(failed(format!("a frozen wallet may sign: {other:?}"))),
         }
@@ -1330,22 +1334,22 @@ async fn a_released_spend_stops_counting() -> Result {
         Err(ToolError::Forbidden(refusal)) if refusal.rule == rule => Ok(()),
         other => Err(failed(format!("{when}: a third deposit was not refused by {rule}: {other:?}"))),
     };
-    let first = one.admit(&attempt, false).await.map_err(failed)?;
-    let second = two.admit(&attempt, false).await.map_err(failed)?;
-    refused(one.admit(&attempt, false).await.map(|_| ()), "two reserved")?;
+    let first = one.admit(&attempt, &[]).await.map_err(failed)?;
+    let second = two.admit(&attempt, &[]).await.map_err(failed)?;
+    refused(one.admit(&attempt, &[]).await.map(|_| ()), "two reserved")?;
     // A call that ends without sending gives its room back.
     one.release_unsent(&first).await;
-    let third = two.admit(&attempt, false).await.map_err(|e| failed(format!("after a release: {e}")))?;
+    let third = two.admit(&attempt, &[]).await.map_err(|e| failed(format!("after a release: {e}")))?;
     // A sent spend is not released by the call's end.
     let tx = B256::from(rand::random::<[u8; 32]>());
     one.send("create-pact", Some(&second), async move { Ok(((), tx)) }).await.map_err(failed)?;
     one.release_unsent(&second).await;
-    refused(two.admit(&attempt, false).await.map(|_| ()), "one sent, one reserved")?;
+    refused(two.admit(&attempt, &[]).await.map(|_| ()), "one sent, one reserved")?;
     // A transaction that fails gives it back.
     let tx = B256::from(rand::random::<[u8; 32]>());
     two.send("create-pact", Some(&third), async move { Ok(((), tx)) }).await.map_err(failed)?;
     two.mined("create-pact", Some(&third), tx, Some("mined reverted")).await;
-    one.admit(&attempt, false).await.map_err(|e| failed(format!("after a failed transaction: {e}")))?;
+    one.admit(&attempt, &[]).await.map_err(|e| failed(format!("after a failed transaction: {e}")))?;
     let total = counted(db.pool(), wallet, Cur::Eth, None).await?;
     if total != 2 * deposit {
         return Err(failed(format!("{total} wei counted; two deposits of {deposit} are")));

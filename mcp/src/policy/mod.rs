@@ -120,7 +120,7 @@ impl Guard {
             .usage(self.chain_id, self.wallet(), attempt.counterparty)
             .await
             .map_err(ToolError::PolicyStore)?;
-        match rules::decide(policy, &usage, attempt, locked.now, false) {
+        match rules::decide(policy, &usage, attempt, locked.now, &[]) {
             Verdict::Allow => Ok(Vec::new()),
             Verdict::Refuse(refusal) => Err(self.refuse(locked, &attempt.tool, Some(&note), refusal).await?),
             Verdict::Hold(reasons) => {
@@ -141,8 +141,9 @@ impl Guard {
     }
 
     /// Decides `attempt` again under the wallet's lock and, allowed, reserves it: from here it
-    /// counts against every budget. `human_said_yes`: the human confirmed this call on its page.
-    pub async fn admit(&self, attempt: &Attempt, human_said_yes: bool) -> Result<Admitted, ToolError> {
+    /// counts against every budget. `approved`: the hold reasons the human confirmed for this call
+    /// on its page (only those pass).
+    pub async fn admit(&self, attempt: &Attempt, approved: &[String]) -> Result<Admitted, ToolError> {
         let mut locked = self.lock().await?;
         let note = note_of(attempt);
         let controls = locked.controls.clone();
@@ -156,15 +157,15 @@ impl Guard {
                 .usage(self.chain_id, self.wallet(), attempt.counterparty)
                 .await
                 .map_err(ToolError::PolicyStore)?;
-            match rules::decide(policy, &usage, attempt, locked.now, human_said_yes) {
+            match rules::decide(policy, &usage, attempt, locked.now, approved) {
                 Verdict::Allow => {}
                 Verdict::Refuse(refusal) => {
                     return Err(self.refuse(locked, &attempt.tool, Some(&note), refusal).await?);
                 }
                 Verdict::Hold(reasons) => {
                     return Err(ToolError::Unconfirmed(format!(
-                        "the wallet's state changed while the call was being decided, and now {} needs the human's \
-                         yes; nothing was sent: call again to ask",
+                        "the human was not asked about this: {} (the wallet's spending changed while they were \
+                         asked); nothing was sent: call again to ask",
                         reasons.join("; and ")
                     )));
                 }
@@ -181,7 +182,13 @@ impl Guard {
             )
             .await
             .map_err(ToolError::PolicyStore)?;
-        let reason = if human_said_yes { "allowed: the human confirmed it" } else { "allowed" };
+        let confirmed;
+        let reason = if approved.is_empty() {
+            "allowed"
+        } else {
+            confirmed = format!("allowed: the human confirmed {}", approved.join("; and "));
+            &confirmed
+        };
         let entry = Entry {
             event: Event::Allowed,
             tool: &attempt.tool,
@@ -271,15 +278,21 @@ impl Guard {
         }
     }
 
-    /// Refuses a signature of `tool`'s (a negotiation message, a webhook request) when the
-    /// wallet is frozen or the policy expired; the refusal is recorded.
-    pub async fn may_sign(&self, tool: &str) -> Result<(), ToolError> {
+    /// Makes a signature of `tool`'s (a negotiation message, a webhook request) with `sign`, under
+    /// the wallet's lock, unless the wallet is frozen or the policy expired (the refusal is
+    /// recorded): a freeze that returned has stopped it, as it stops a send.
+    pub async fn sign_with<T>(
+        &self,
+        tool: &str,
+        sign: impl FnOnce() -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
         let locked = self.lock().await?;
         let controls = locked.controls.clone();
         match rules::may_sign(self.wallet(), controls.policy.as_ref(), controls.frozen.as_ref(), locked.now) {
             Ok(()) => {
+                let signed = sign();
                 locked.tx.rollback().await.map_err(ToolError::PolicyStore)?;
-                Ok(())
+                signed
             }
             Err(refusal) => Err(self.refuse(locked, tool, None, refusal).await?),
         }

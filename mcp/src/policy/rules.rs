@@ -243,6 +243,34 @@ impl Policy {
         Ok(())
     }
 
+    /// Checks that every currency the rules name is one of `known` (the escrow's, as the index has
+    /// them) and every amount reads in it: a rule naming no currency would silently hold nothing,
+    /// and an amount finer than the currency's decimals would refuse every call.
+    pub fn check_currencies(&self, known: &[Currency]) -> Result<(), String> {
+        let named =
+            self.budget.iter().enumerate().map(|(n, b)| (format!("budget[{n}]"), &b.currency, &b.max));
+        let per_call =
+            self.per_call.iter().enumerate().map(|(n, p)| (format!("per_call[{n}]"), &p.currency, &p.max));
+        let per_party = self
+            .counterparties
+            .budget
+            .iter()
+            .enumerate()
+            .map(|(n, b)| (format!("counterparties.budget[{n}]"), &b.currency, &b.max));
+        for (at, currency, max) in named.chain(per_call).chain(per_party) {
+            let Some(c) = known.iter().find(|c| names(currency, c)) else {
+                let symbols: Vec<&str> = known.iter().map(|c| c.symbol.as_str()).collect();
+                return Err(format!(
+                    "{at}: {currency:?} is not a currency the escrow takes here (it takes {}); name one of them or \
+                     its address",
+                    symbols.join(", ")
+                ));
+            };
+            c.parse(max).map_err(|e| format!("{at}: max {max:?} in {}: {e}", c.symbol))?;
+        }
+        Ok(())
+    }
+
     /// The expiry, when the policy has one.
     pub fn expiry(&self) -> Result<Option<DateTime<Utc>>, String> {
         self.expires_at
@@ -411,18 +439,19 @@ pub fn may_send(policy: &Policy, usage: &Usage, tool: &str, now: DateTime<Utc>) 
     Ok(())
 }
 
-/// What `policy` says of `attempt` at `now`, given `usage`; `human_said_yes`: the human confirmed
-/// this very call on its page, which lets a hold through (never a refusal).
+/// What `policy` says of `attempt` at `now`, given `usage`; `approved`: the hold reasons the human
+/// confirmed for this very call on its page. A hold passes only when the human saw and confirmed
+/// that very reason (the same overrun, the same first payment); a refusal never passes.
 pub fn decide(
     policy: &Policy,
     usage: &Usage,
     attempt: &Attempt,
     now: DateTime<Utc>,
-    human_said_yes: bool,
+    approved: &[String],
 ) -> Verdict {
     match check(policy, usage, attempt, now) {
         Err(refused) => Verdict::Refuse(refused),
-        Ok(holds) if holds.is_empty() || human_said_yes => Verdict::Allow,
+        Ok(holds) if holds.iter().all(|h| approved.contains(h)) => Verdict::Allow,
         Ok(holds) => Verdict::Hold(holds),
     }
 }
@@ -615,20 +644,20 @@ mod tests {
     fn a_budget_allows_its_last_unit_and_refuses_the_first_past_it() {
         let p = policy(|p| p.budget.push(budget("0.000000000000001", "1d", Over::Refuse)));
         let usage = Usage { spends: vec![spent(at(0), wei(400), None)], ..Usage::default() };
-        assert_eq!(decide(&p, &usage, &attempt(wei(600), None), at(10), false), Verdict::Allow);
-        let Verdict::Refuse(r) = decide(&p, &usage, &attempt(wei(601), None), at(10), false) else {
+        assert_eq!(decide(&p, &usage, &attempt(wei(600), None), at(10), &[]), Verdict::Allow);
+        let Verdict::Refuse(r) = decide(&p, &usage, &attempt(wei(601), None), at(10), &[]) else {
             panic!("one unit past the budget passed")
         };
         assert_eq!(r.rule, "the ETH budget per 1d (0.000000000000001 ETH)");
         assert!(r.sentence.contains("Nothing was sent"), "{}", r.sentence);
         // The window is the period before now: a spend exactly one period old no longer counts.
-        assert_eq!(decide(&p, &usage, &attempt(wei(1000), None), at(86_400), false), Verdict::Allow);
+        assert_eq!(decide(&p, &usage, &attempt(wei(1000), None), at(86_400), &[]), Verdict::Allow);
+        assert!(matches!(decide(&p, &usage, &attempt(wei(1000), None), at(86_399), &[]), Verdict::Refuse(_)));
+        // A human's yes never passes a refusing budget.
         assert!(matches!(
-            decide(&p, &usage, &attempt(wei(1000), None), at(86_399), false),
+            decide(&p, &usage, &attempt(wei(601), None), at(10), &["anything".into()]),
             Verdict::Refuse(_)
         ));
-        // A human's yes never passes a refusing budget.
-        assert!(matches!(decide(&p, &usage, &attempt(wei(601), None), at(10), true), Verdict::Refuse(_)));
     }
 
     #[test]
@@ -639,11 +668,12 @@ mod tests {
             ..Usage::default()
         };
         let big = attempt(U256::from(3u64) * U256::from(10u64).pow(U256::from(17)), None);
-        assert_eq!(
-            decide(&p, &usage, &big, at(1), false),
-            Verdict::Hold(vec!["this would pass the ETH budget per 1h by 0.3 ETH".into()])
-        );
-        assert_eq!(decide(&p, &usage, &big, at(1), true), Verdict::Allow);
+        let shown = vec!["this would pass the ETH budget per 1h by 0.3 ETH".to_owned()];
+        assert_eq!(decide(&p, &usage, &big, at(1), &[]), Verdict::Hold(shown.clone()));
+        assert_eq!(decide(&p, &usage, &big, at(1), &shown), Verdict::Allow);
+        // A yes to a smaller overrun (or to another reason) is no yes to this one.
+        let smaller = vec!["this would pass the ETH budget per 1h by 0.2 ETH".to_owned()];
+        assert_eq!(decide(&p, &usage, &big, at(1), &smaller), Verdict::Hold(shown));
     }
 
     #[test]
@@ -660,10 +690,10 @@ mod tests {
         });
         let fresh = Usage::default();
         assert!(
-            matches!(decide(&p, &fresh, &attempt(wei(1), Some(c)), at(0), true), Verdict::Refuse(r) if r.rule == "the denylist")
+            matches!(decide(&p, &fresh, &attempt(wei(1), Some(c)), at(0), &[format!("first payment to {c}")]), Verdict::Refuse(r) if r.rule == "the denylist")
         );
         assert_eq!(
-            decide(&p, &fresh, &attempt(wei(1), Some(a)), at(0), false),
+            decide(&p, &fresh, &attempt(wei(1), Some(a)), at(0), &[]),
             Verdict::Hold(vec![format!("first payment to {a}")])
         );
         let known = Usage {
@@ -671,23 +701,23 @@ mod tests {
             known_counterparty: true,
             ..Usage::default()
         };
-        assert_eq!(decide(&p, &known, &attempt(wei(100), Some(a)), at(1), false), Verdict::Allow);
+        assert_eq!(decide(&p, &known, &attempt(wei(100), Some(a)), at(1), &[]), Verdict::Allow);
         assert!(matches!(
-            decide(&p, &known, &attempt(wei(101), Some(a)), at(1), false),
+            decide(&p, &known, &attempt(wei(101), Some(a)), at(1), &[]),
             Verdict::Refuse(r) if r.rule == "the budget per counterparty (0.000000000000001 ETH per 1d)"
         ));
         // b is another counterparty: a's spends are not its.
         let other = Usage { known_counterparty: true, ..known };
-        assert_eq!(decide(&p, &other, &attempt(wei(1000), Some(b)), at(1), false), Verdict::Allow);
+        assert_eq!(decide(&p, &other, &attempt(wei(1000), Some(b)), at(1), &[]), Verdict::Allow);
         // An allowlist refuses whom it does not list, and a pact anyone may accept.
         let listed = policy(|p| p.counterparties.allow = Some(vec![a]));
         assert!(
-            matches!(decide(&listed, &fresh, &attempt(wei(1), Some(b)), at(0), false), Verdict::Refuse(r) if r.rule == "the allowlist")
+            matches!(decide(&listed, &fresh, &attempt(wei(1), Some(b)), at(0), &[]), Verdict::Refuse(r) if r.rule == "the allowlist")
         );
         assert!(
-            matches!(decide(&listed, &fresh, &attempt(wei(1), None), at(0), false), Verdict::Refuse(r) if r.rule == "the allowlist")
+            matches!(decide(&listed, &fresh, &attempt(wei(1), None), at(0), &[]), Verdict::Refuse(r) if r.rule == "the allowlist")
         );
-        assert_eq!(decide(&listed, &fresh, &attempt(wei(1), Some(a)), at(0), false), Verdict::Allow);
+        assert_eq!(decide(&listed, &fresh, &attempt(wei(1), Some(a)), at(0), &[]), Verdict::Allow);
     }
 
     #[test]
@@ -748,5 +778,20 @@ mod tests {
         assert!(p.check(&tools).is_err_and(|e| e.contains("both allowed and denied")));
         p.counterparties.deny.clear();
         assert_eq!(p.check(&tools), Ok(()));
+        // A currency the escrow does not take would hold nothing: refused when set, as is an
+        // amount finer than its decimals.
+        let usdc = Currency { address: Address::repeat_byte(0x55), symbol: "USDC".into(), decimals: 6 };
+        let known = [eth(), usdc];
+        p.budget.push(budget("0.5", "1d", Over::Refuse));
+        assert_eq!(p.check_currencies(&known), Ok(()));
+        p.per_call.push(PerCall { tool: None, currency: "USD".into(), max: "10".into() });
+        assert!(
+            p.check_currencies(&known).is_err_and(|e| e.contains("per_call[0]") && e.contains("ETH, USDC"))
+        );
+        p.per_call[0].currency = "usdc".into();
+        p.per_call[0].max = "0.0000001".into();
+        assert!(p.check_currencies(&known).is_err_and(|e| e.contains("per_call[0]")));
+        p.per_call[0].max = "0.000001".into();
+        assert_eq!(p.check_currencies(&known), Ok(()));
     }
 }

@@ -486,10 +486,9 @@ async fn send(
     id: &str,
     payload: Value,
 ) -> Result<Accepted, ToolError> {
-    chain.may_sign().await?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let envelope = Envelope::new(kind, chain.me, to, id, now, payload)
-        .signed_with(chain.chain_id, |hash| chain.sign(hash))?;
+    let unsigned = Envelope::new(kind, chain.me, to, id, now, payload);
+    let envelope = chain.sign_envelope(unsigned).await?;
     Ok(chain.relay()?.submit(&envelope).await?)
 }
 

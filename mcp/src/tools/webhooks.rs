@@ -222,8 +222,7 @@ pub async fn subscribe(chain: &Chain, input: SubscribeWebhook) -> Result<Answer<
         },
         issued_at: subscription::now_unix(),
     };
-    chain.may_sign().await?;
-    let signature = chain.sign_text(&registration.text())?;
+    let signature = chain.sign_text(&registration.text()).await?;
     let stored = subscription::register(
         &webhooks.pool,
         &webhooks.policy,
@@ -287,10 +286,9 @@ pub async fn cancel(chain: &Chain, input: CancelWebhook) -> Result<Answer<Cancel
             input.subscription_id.0
         ))
     })?;
-    chain.may_sign().await?;
     let issued_at = subscription::now_unix();
     let signature =
-        chain.sign_text(&subscription::cancellation_text(chain.chain_id, chain.me, id, issued_at))?;
+        chain.sign_text(&subscription::cancellation_text(chain.chain_id, chain.me, id, issued_at)).await?;
     subscription::cancel(&webhooks.pool, chain.chain_id, chain.me, id, issued_at, Proof::Signed(signature))
         .await?;
     Answer::new(
