@@ -72,6 +72,21 @@ impl Guard {
         store::lock(&self.pool, self.chain_id, self.wallet()).await.map_err(ToolError::PolicyStore)
     }
 
+    /// Takes the wallet's lock for `tool`'s call (about `spend`) to sign under it, unless the
+    /// wallet is frozen or the policy expired: then the refusal is recorded and answered.
+    async fn lock_to_sign(
+        &self,
+        tool: &str,
+        spend: Option<&SpendNote>,
+    ) -> Result<Locked<'static>, ToolError> {
+        let locked = self.lock().await?;
+        let c = &locked.controls;
+        match rules::may_sign(self.wallet(), c.policy.as_ref(), c.frozen.as_ref(), locked.now) {
+            Ok(()) => Ok(locked),
+            Err(refusal) => Err(self.refuse(locked, tool, spend, refusal).await?),
+        }
+    }
+
     /// The ledger's writer for a decision made under `locked`.
     fn chainer<'k>(&'k self, locked: &Locked<'_>) -> Chainer<'k> {
         Chainer {
@@ -107,14 +122,9 @@ impl Guard {
     /// What the policy says of `attempt` before the human is asked: refused (recorded, and the
     /// error), or the reasons a human must answer (recorded as held; empty: none).
     pub async fn review(&self, attempt: &Attempt) -> Result<Vec<String>, ToolError> {
-        let mut locked = self.lock().await?;
         let note = note_of(attempt);
+        let mut locked = self.lock_to_sign(&attempt.tool, Some(&note)).await?;
         let controls = locked.controls.clone();
-        if let Err(refusal) =
-            rules::may_sign(self.wallet(), controls.policy.as_ref(), controls.frozen.as_ref(), locked.now)
-        {
-            return Err(self.refuse(locked, &attempt.tool, Some(&note), refusal).await?);
-        }
         let Some(policy) = &controls.policy else { return Ok(Vec::new()) };
         let usage = locked
             .usage(self.chain_id, self.wallet(), attempt.counterparty)
@@ -144,14 +154,9 @@ impl Guard {
     /// counts against every budget. `approved`: the hold reasons the human confirmed for this call
     /// on its page (only those pass).
     pub async fn admit(&self, attempt: &Attempt, approved: &[String]) -> Result<Admitted, ToolError> {
-        let mut locked = self.lock().await?;
         let note = note_of(attempt);
+        let mut locked = self.lock_to_sign(&attempt.tool, Some(&note)).await?;
         let controls = locked.controls.clone();
-        if let Err(refusal) =
-            rules::may_sign(self.wallet(), controls.policy.as_ref(), controls.frozen.as_ref(), locked.now)
-        {
-            return Err(self.refuse(locked, &attempt.tool, Some(&note), refusal).await?);
-        }
         if let Some(policy) = &controls.policy {
             let usage = locked
                 .usage(self.chain_id, self.wallet(), attempt.counterparty)
@@ -212,14 +217,9 @@ impl Guard {
         admitted: Option<&Admitted>,
         broadcast: impl Future<Output = Result<(T, B256), ToolError>>,
     ) -> Result<(T, B256), ToolError> {
-        let mut locked = self.lock().await?;
         let spend = admitted.map(|a| &a.note);
+        let mut locked = self.lock_to_sign(tool, spend).await?;
         let controls = locked.controls.clone();
-        if let Err(refusal) =
-            rules::may_sign(self.wallet(), controls.policy.as_ref(), controls.frozen.as_ref(), locked.now)
-        {
-            return Err(self.refuse(locked, tool, spend, refusal).await?);
-        }
         if let Some(policy) = &controls.policy {
             let usage =
                 locked.usage(self.chain_id, self.wallet(), None).await.map_err(ToolError::PolicyStore)?;
@@ -286,16 +286,10 @@ impl Guard {
         tool: &str,
         sign: impl FnOnce() -> Result<T, ToolError>,
     ) -> Result<T, ToolError> {
-        let locked = self.lock().await?;
-        let controls = locked.controls.clone();
-        match rules::may_sign(self.wallet(), controls.policy.as_ref(), controls.frozen.as_ref(), locked.now) {
-            Ok(()) => {
-                let signed = sign();
-                locked.tx.rollback().await.map_err(ToolError::PolicyStore)?;
-                signed
-            }
-            Err(refusal) => Err(self.refuse(locked, tool, None, refusal).await?),
-        }
+        let locked = self.lock_to_sign(tool, None).await?;
+        let signed = sign();
+        locked.tx.rollback().await.map_err(ToolError::PolicyStore)?;
+        signed
     }
 
     /// The policy as it stands for the agent to plan by: the policy, the kill switch and what
