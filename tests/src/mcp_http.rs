@@ -20,6 +20,29 @@ fn failed(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
 }
 
+/// What a client that can send its human to a page declares (URL-mode elicitation).
+pub fn by_url() -> Value {
+    json!({ "elicitation": { "url": {} } })
+}
+
+/// The page an `input_required` result sends the human to, and the state its retry echoes.
+pub fn asked(result: &Value) -> Result<(String, String), HarnessError> {
+    let url = result["inputRequests"]["confirm"]["params"]["url"].as_str();
+    let state = result["requestState"].as_str();
+    match (result["resultType"].as_str(), url, state) {
+        (Some("input_required"), Some(url), Some(state)) => Ok((url.to_owned(), state.to_owned())),
+        _ => Err(failed(format!("expected an input_required result naming a page: {result}"))),
+    }
+}
+
+/// The retry of `create-pact` with `args` after the human was asked, echoing `state`.
+pub fn retry(args: &Value, state: &str) -> Value {
+    json!({
+        "name": "create-pact", "arguments": args, "requestState": state,
+        "inputResponses": { "confirm": { "action": "accept" } },
+    })
+}
+
 /// Starts `agentpact mcp --http` on a free loopback port with `env`: the process and its
 /// `host:port` (its endpoint is `/mcp` there). Without `MCP_HTTP_TOKEN` in `env` it runs with
 /// `--no-token`: these tests' clients are the machine's only local processes.

@@ -11,7 +11,7 @@ use agentpact_tests::{
     browser::{Browser, ENTER, TAB},
     index,
     mcp::{binary_env, dev_key},
-    mcp_http::{self, ModernClient, answer_page},
+    mcp_http::{self, ModernClient, answer_page, asked, by_url, retry},
     pacts::Market,
     postgres::TestDatabase,
     round_robin::RoundRobin,
@@ -60,35 +60,12 @@ impl Setting {
     }
 }
 
-/// What a client that can send its human to a page declares.
-fn by_url() -> Value {
-    json!({ "elicitation": { "url": {} } })
-}
-
 async fn pact_count(client: &ModernClient) -> Result<u64> {
     let count = client.call("get-pact-count", json!({})).await?;
     count["structuredContent"]["count"]
         .as_str()
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| failed(format!("get-pact-count: {count}")))
-}
-
-/// The page an `input_required` result sends the human to, and the state its retry echoes.
-fn asked(result: &Value) -> Result<(String, String)> {
-    let url = result["inputRequests"]["confirm"]["params"]["url"].as_str();
-    let state = result["requestState"].as_str();
-    match (result["resultType"].as_str(), url, state) {
-        (Some("input_required"), Some(url), Some(state)) => Ok((url.to_owned(), state.to_owned())),
-        _ => Err(failed(format!("expected an input_required result naming a page: {result}"))),
-    }
-}
-
-/// The retry of `create-pact` with `args` after the human was asked, echoing `state`.
-fn retry(args: &Value, state: &str) -> Value {
-    json!({
-        "name": "create-pact", "arguments": args, "requestState": state,
-        "inputResponses": { "confirm": { "action": "accept" } },
-    })
 }
 
 /// The code of a refused tool result.

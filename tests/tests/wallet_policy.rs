@@ -16,7 +16,7 @@ use agentpact_tests::{
     cli::binary,
     index,
     mcp::{binary_env, dev_key},
-    mcp_http::{self, ModernClient, answer_page},
+    mcp_http::{self, ModernClient, answer_page, asked, by_url, retry},
     pacts::Market,
     postgres::TestDatabase,
     python::Sdk,
@@ -192,29 +192,6 @@ fn tx_of(answer: &Value) -> Result<B256> {
 /// The text of an answer, lowercased, for looking for a rule's name in it.
 fn said(answer: &Value) -> String {
     answer["text"].as_str().unwrap_or_default().to_lowercase()
-}
-
-/// What a client that can send its human to a page declares.
-fn by_url() -> Value {
-    json!({ "elicitation": { "url": {} } })
-}
-
-/// The page an `input_required` result sends the human to, and the state its retry echoes.
-fn asked(result: &Value) -> Result<(String, String)> {
-    let url = result["inputRequests"]["confirm"]["params"]["url"].as_str();
-    let state = result["requestState"].as_str();
-    match (result["resultType"].as_str(), url, state) {
-        (Some("input_required"), Some(url), Some(state)) => Ok((url.to_owned(), state.to_owned())),
-        _ => Err(failed(format!("expected an input_required result naming a page: {result}"))),
-    }
-}
-
-/// The retry of `create-pact` with `args` after the human was asked, echoing `state`.
-fn retry(args: &Value, state: &str) -> Value {
-    json!({
-        "name": "create-pact", "arguments": args, "requestState": state,
-        "inputResponses": { "confirm": { "action": "accept" } },
-    })
 }
 
 /// What the gas of the transactions `txs` cost their sender, in wei, from their receipts.
