@@ -483,3 +483,74 @@ async fn the_ledger_verifies_offline_names_a_tampered_line_and_cannot_be_rewritt
     assert!(ok, "{printed}");
     Ok(())
 }
+
+/// The ledger as its readers see it: a human on the page beside a confirmation (the held call
+/// before the yes, then what was sent and mined; an unknown page's ledger is not found), and the
+/// operator over GraphQL (`walletLedger`, the entries exactly as exported, paged, refused without
+/// the operator's token and past 100 at a time).
+#[tokio::test]
+async fn the_ledger_reads_beside_the_confirmation_page_and_over_graphql_for_the_operator_only() -> Result {
+    use agentpact_tests::api::{OPERATOR, TestApi, config};
+    let s = Setting::open().await?;
+    s.set_policy("[counterparties]\nfirst_time = \"ask\"").await?;
+    let (_server, at) = s.server().await?;
+    let client = ModernClient::new(&format!("http://{at}/mcp"), by_url())?;
+    let terms = s.terms(Some(s.m.cast.seller)).await?;
+    let (page, state) = asked(&client.call("create-pact", terms.clone()).await?)?;
+    let http = reqwest::Client::new();
+    let read = |url: String| {
+        let http = http.clone();
+        async move {
+            let answer = http.get(&url).send().await.map_err(failed)?;
+            let status = answer.status().as_u16();
+            Ok::<_, HarnessError>((status, answer.text().await.map_err(failed)?))
+        }
+    };
+    let (status, shown) = read(format!("{page}/ledger")).await?;
+    assert_eq!(status, 200, "{shown}");
+    assert!(
+        shown.contains("<td>held</td>") && shown.contains("first payment to"),
+        "the held call is listed: {shown}"
+    );
+    assert!(!shown.contains("<td>sent</td>"), "nothing was sent yet: {shown}");
+    let (status, confirm_page) = read(page.clone()).await?;
+    assert_eq!(status, 200);
+    assert!(confirm_page.contains("/ledger\""), "the confirmation page links its ledger: {confirm_page}");
+    assert_eq!(answer_page(&page, "confirm").await?, 200);
+    let created = client.call_with(retry(&terms, &state)).await?;
+    assert_eq!(created["isError"], false, "{created}");
+    let (_, shown) = read(format!("{page}/ledger")).await?;
+    for event in ["held", "allowed", "sent", "mined"] {
+        assert!(shown.contains(&format!("<td>{event}</td>")), "the page lists a {event} entry: {shown}");
+    }
+    let base = page.rsplit_once('/').map_or(page.as_str(), |(base, _)| base);
+    let (status, _) = read(format!("{base}/{}/ledger", "ab".repeat(32))).await?;
+    assert_eq!(status, 404, "no confirmation, no ledger");
+
+    let exported: Vec<Value> = s
+        .wallet_command("ledger")
+        .await?
+        .lines()
+        .map(|l| serde_json::from_str(l).map_err(failed))
+        .collect::<Result<_>>()?;
+    let api = TestApi::start(s.db.pool(), config(s.m.chain.anvil.chain_id())).await?;
+    let query = "query($w: Address!, $first: Int, $after: Int) {
+        walletLedger(wallet: $w, first: $first, after: $after) { seq body hash signature } }";
+    let wallet = s.wallet.to_string();
+    let all = api.data_as(OPERATOR, query, json!({ "w": wallet })).await?;
+    let listed = all["walletLedger"].as_array().ok_or_else(|| failed(format!("{all}")))?;
+    assert_eq!(listed.len(), exported.len(), "GraphQL lists every entry: {all}");
+    for (over_graphql, line) in listed.iter().zip(&exported) {
+        for key in ["body", "hash", "signature"] {
+            assert_eq!(over_graphql[key], line[key], "{key} as exported");
+        }
+    }
+    let second = api.data_as(OPERATOR, query, json!({ "w": wallet, "first": 1, "after": 1 })).await?;
+    assert_eq!(second["walletLedger"][0]["seq"], 2, "{second}");
+    assert_eq!(second["walletLedger"].as_array().map(Vec::len), Some(1), "{second}");
+    let stranger = api.post(query, json!({ "w": wallet })).await?;
+    assert_eq!(stranger["errors"][0]["extensions"]["code"], "FORBIDDEN", "{stranger}");
+    let greedy = api.post_as(OPERATOR, query, json!({ "w": wallet, "first": 101 })).await?;
+    assert_eq!(greedy["errors"][0]["extensions"]["code"], "BAD_ARGUMENT", "{greedy}");
+    Ok(())
+}

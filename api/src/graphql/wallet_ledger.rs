@@ -35,16 +35,17 @@ pub struct WalletLedgerQuery;
 
 #[Object]
 impl WalletLedgerQuery {
-    /// The ledger of `wallet`, oldest first, at most `first` (≤ 100) entries after entry `after`
-    /// (0: from the first). Operator only.
+    /// The ledger of `wallet`, oldest first, at most `first` (≤ 100; absent: 100) entries after
+    /// entry `after` (absent or 0: from the first). Operator only.
     async fn wallet_ledger(
         &self,
         ctx: &Context<'_>,
         chain_id: Option<u64>,
         wallet: Address,
-        #[graphql(default = 100)] first: u32,
-        #[graphql(default = 0)] after: i64,
+        first: Option<u32>,
+        after: Option<i64>,
     ) -> Result<Vec<WalletLedgerEntry>> {
+        let (first, after) = (first.unwrap_or(MAX_ENTRIES), after.unwrap_or(0));
         let chain = chain_of(ctx, chain_id)?;
         let access =
             operator(ctx, "wallet ledgers are the operator's (and the human's: agentpact wallet ledger)")?;
