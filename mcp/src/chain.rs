@@ -60,6 +60,16 @@ pub struct Webhooks {
     pub policy: agentpact_push::Policy,
 }
 
+/// Whether a transaction moves its call's admitted spend (the wallet policy counts the spend sent
+/// with it, and released if it fails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Moves {
+    /// It moves the spend (a deposit, a settlement).
+    TheSpend,
+    /// It moves nothing of it (a token approval before the deposit).
+    Nothing,
+}
+
 /// A mined write.
 #[derive(Debug, Clone)]
 pub struct Mined {
@@ -256,6 +266,17 @@ impl Chain {
         call: CallBuilder<&DynProvider, D>,
         value: U256,
     ) -> Result<Mined, ToolError> {
+        self.write_as(call, value, Moves::TheSpend).await
+    }
+
+    /// Runs `call` as [`Chain::write`] does, as a transaction that `moves` the call's admitted
+    /// spend or not (a token approval moves nothing: the deposit after it does).
+    pub(crate) async fn write_as<D: CallDecoder>(
+        &self,
+        call: CallBuilder<&DynProvider, D>,
+        value: U256,
+        moves: Moves,
+    ) -> Result<Mined, ToolError> {
         self.check_eth_cap(value)?;
         let call = call.from(self.me).value(value);
         let balance = self.balance().await?;
@@ -272,7 +293,7 @@ impl Chain {
         call::report("simulated: the contract accepts it").await;
         let current = call::Call::current();
         let tool = current.as_ref().map_or("(no call)", call::Call::tool);
-        let admitted = current.as_ref().and_then(call::Call::admitted);
+        let admitted = current.as_ref().and_then(call::Call::admitted).filter(|_| moves == Moves::TheSpend);
         let pending = {
             let _turn = self.sending.lock().await;
             call::send(async {

@@ -13,7 +13,7 @@ use alloy::{
 
 use crate::{
     call::Call,
-    chain::{Chain, Mined},
+    chain::{Chain, Mined, Moves},
     confirm::Summary,
     input,
     outcome::ToolError,
@@ -147,7 +147,9 @@ impl Chain {
         if let Some(permit) = self.sign_permit(&token, amount).await? {
             return self.write(with_permit(permit), U256::ZERO).await;
         }
-        self.write(token.approve(*self.pact.address(), amount), U256::ZERO).await?;
+        // The approval moves no money: the spend is sent (or released) with the deposit after it.
+        let approve = token.approve(*self.pact.address(), amount);
+        self.write_as(approve, U256::ZERO, Moves::Nothing).await?;
         self.write(plain, U256::ZERO).await
     }
 
