@@ -312,7 +312,7 @@ async fn the_inspector_cli_lists_tools_resources_templates_and_prompts() -> Resu
         listed,
         [
             ("tools/list", every_tool()),
-            ("resources/list", 7),
+            ("resources/list", 8),
             ("resources/templates/list", 3),
             ("prompts/list", 4)
         ],
