@@ -130,7 +130,7 @@ impl Chain {
         with_permit: impl FnOnce(Permit) -> CallBuilder<&'a DynProvider, P>,
     ) -> Result<Mined, ToolError> {
         if currency.address.is_zero() {
-            self.confirm(spend, currency, amount).await?;
+            self.authorize(spend, currency, amount).await?;
             return self.write(plain, amount).await;
         }
         self.check_token_cap(currency, amount)?;
@@ -143,7 +143,7 @@ impl Chain {
                 address: self.me.to_checksum(None),
             });
         }
-        self.confirm(spend, currency, amount).await?;
+        self.authorize(spend, currency, amount).await?;
         if let Some(permit) = self.sign_permit(&token, amount).await? {
             return self.write(with_permit(permit), U256::ZERO).await;
         }
@@ -205,7 +205,7 @@ impl Chain {
     /// is above the confirmation threshold (`CONFIRM_ABOVE_ETH`, `CONFIRM_ABOVE_USDC`) or the
     /// policy holds the spend (one page saying every reason), then the policy's admission, which
     /// counts the spend from here on and is carried by the call to each transaction it sends.
-    pub async fn confirm(&self, spend: Spend, currency: &Currency, amount: U256) -> Result<(), ToolError> {
+    pub async fn authorize(&self, spend: Spend, currency: &Currency, amount: U256) -> Result<(), ToolError> {
         let mut reasons = Vec::new();
         if currency.address.is_zero() {
             self.check_eth_cap(amount)?;

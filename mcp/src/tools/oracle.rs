@@ -112,7 +112,7 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleR
         // The wallet policy sees the registry as the one paid: a list may name it.
         to: Some(*chain.registry.address()),
     };
-    chain.confirm(spend, &Currency::eth(), stake).await?;
+    chain.authorize(spend, &Currency::eth(), stake).await?;
     let mined = chain.write(chain.registry.register(capabilities.clone()), stake).await?;
     Answer::new(
         format!(

@@ -165,9 +165,9 @@ impl Party {
         if self.is_buyer { self.pact.seller } else { self.pact.buyer }
     }
 
-    /// A buyer that agrees to `share` lets that much of its payment go to the seller: above the
-    /// confirmation threshold the human confirms it first, as for any spend.
-    async fn confirm(&self, chain: &Chain, share: u16, what: &str) -> Result<(), ToolError> {
+    /// A buyer that agrees to `share` lets that much of its payment go to the seller: a spend,
+    /// authorized as any (the wallet policy, and the human's yes above the threshold).
+    async fn authorize(&self, chain: &Chain, share: u16, what: &str) -> Result<(), ToolError> {
         if !self.is_buyer {
             return Ok(());
         }
@@ -177,14 +177,14 @@ impl Party {
             format!("{what}: release {} of your payment to the seller", show(released, &self.currency)),
             Some(self.other()),
         );
-        chain.confirm(spend, &self.currency, released).await
+        chain.authorize(spend, &self.currency, released).await
     }
 }
 
 pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Proposed>, ToolError> {
     let id = i.pact_id.0;
     let party = Party::of(chain, id).await?;
-    party.confirm(chain, i.seller_share, &format!("offer to settle pact #{id}")).await?;
+    party.authorize(chain, i.seller_share, &format!("offer to settle pact #{id}")).await?;
     let mined = chain
         .write(chain.pact.proposeSettlement(id, i.seller_share, i.expires_at.unwrap_or(0)), U256::ZERO)
         .await?;
@@ -255,7 +255,7 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
             percent(i.seller_share)
         )));
     }
-    party.confirm(chain, i.seller_share, &format!("accept the offer to settle pact #{id}")).await?;
+    party.authorize(chain, i.seller_share, &format!("accept the offer to settle pact #{id}")).await?;
     let mined = chain.write(chain.pact.acceptSettlement(id, offer.round, i.seller_share), U256::ZERO).await?;
     let credits = Credits::of(&mined, &party.pact);
     let divided = Divided::new(id, i.seller_share, &mined, &credits, &party.currency);
