@@ -246,6 +246,18 @@ async fn fifty_parallel_calls_on_two_processes_never_pass_the_daily_budget() -> 
         deposit() * U256::from(allowed),
         "the balance fell by the allowed deposits and their gas, nothing more"
     );
+
+    // The agent reads its limits to plan within them: what the budget used and what remains.
+    let client = ModernClient::new(&proxy.url("/mcp"), json!({}))?;
+    let read = client.request("resources/read", json!({ "uri": "hire://policy" })).await?;
+    let text = read["result"]["contents"][0]["text"].as_str().ok_or_else(|| failed(format!("{read}")))?;
+    let policy: Value = serde_json::from_str(text).map_err(failed)?;
+    assert_eq!(policy["enforced"], true, "{policy}");
+    assert_eq!(policy["frozen"], Value::Null, "{policy}");
+    let usage = &policy["usage"][0];
+    assert_eq!(usage["rule"], "the ETH budget per 1d (0.1 ETH)", "{policy}");
+    assert_eq!(usage["used"], "0.099 ETH", "nine deposits of 0.011 ETH: {policy}");
+    assert_eq!(usage["remaining"], "0.001 ETH", "{policy}");
     Ok(())
 }
 
