@@ -51,10 +51,16 @@ impl RawStrings {
         for (placeholder, bytes) in &self.0 {
             let mut needle = U256::from(placeholder.len()).to_be_bytes::<32>().to_vec();
             needle.extend_from_slice(placeholder);
+            // A length word starts on a word of the encoded arguments, which end the data (after a
+            // call's selector or a deployment's bytecode) a whole number of words long: an
+            // unaligned match is another string's length and bytes that happen to read the same
+            // (a string of 0x37e bytes whose placeholder begins "~~" holds the needle of "~~~" one
+            // byte before its length word).
+            let aligned = |i: usize| (data.len() - i).is_multiple_of(32);
             let at: Vec<usize> = data
                 .windows(needle.len())
                 .enumerate()
-                .filter(|(_, w)| *w == needle)
+                .filter(|(i, w)| aligned(*i) && *w == needle)
                 .map(|(i, _)| i)
                 .collect();
             let [at] = at[..] else {
