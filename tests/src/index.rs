@@ -104,18 +104,22 @@ pub async fn followed_ranking(
 
 /// Waits (up to 60 s) until an indexer following `chain` into `pool` has committed the chain's
 /// latest block and ranked what it indexed: a generation of scores stands and no pair changed
-/// since it was computed (`reputation_runs`, migrations/0022).
+/// since it was computed (`reputation_runs`, migrations/0022). Both are read in one statement, one
+/// snapshot: read apart, a pass committing between them (the head's pairs, the run marked dirty)
+/// let a stale ranking pass for the head's.
 pub async fn ranked_up(chain: &TestChain, pool: &PgPool) -> Result<(), HarnessError> {
     let head = alloy::providers::Provider::get_block_number(&chain.provider).await?;
     let chain_id = chain.anvil.chain_id() as i64;
     crate::until(std::time::Duration::from_secs(60), "the ranking of the chain's head", || async move {
         let ranked: bool = sqlx::query_scalar(
-            "SELECT coalesce((SELECT NOT dirty AND computed_at IS NOT NULL FROM reputation_runs WHERE chain_id = $1), false)",
+            "SELECT coalesce((SELECT NOT dirty AND computed_at IS NOT NULL FROM reputation_runs WHERE chain_id = $1), false)
+                AND (SELECT coalesce(max(block_number), -1) FROM checkpoints) >= $2",
         )
         .bind(chain_id)
+        .bind(head as i64)
         .fetch_one(pool)
         .await?;
-        Ok(ranked && checkpoint_block(pool).await? >= head as i64)
+        Ok(ranked)
     })
     .await
 }
