@@ -2,6 +2,8 @@
 pragma solidity 0.8.30;
 
 import {AgentPact} from "./AgentPact.sol";
+import {AgentPactViews} from "./AgentPactViews.sol";
+import {PactStorage} from "./PactStorage.sol";
 
 /// @title AgentRegistry
 /// @notice The market around the pacts. An agent is its wallet: it publishes a profile (who it is, where
@@ -141,10 +143,11 @@ contract AgentRegistry {
             bounded("tag", tags[i], MAX_TAG);
         }
         bounded("comment", comment, MAX_URI);
-        AgentPact.Pact memory p = AgentPact(agentPact).getPact(pactId);
+        // The escrow answers its views module's functions at its own address.
+        PactStorage.Pact memory p = AgentPactViews(agentPact).getPact(pactId);
         if (
-            p.status != AgentPact.Status.COMPLETED && p.status != AgentPact.Status.REFUNDED
-                && p.status != AgentPact.Status.SPLIT
+            p.status != PactStorage.Status.COMPLETED && p.status != PactStorage.Status.REFUNDED
+                && p.status != PactStorage.Status.SPLIT
         ) {
             revert PactNotFinished(pactId, uint8(p.status));
         }

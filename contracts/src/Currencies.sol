@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {ReentrancyGuard} from "./ReentrancyGuard.sol";
+import {PactStorage} from "./PactStorage.sol";
 
 /// @notice The ERC-20 calls the escrow makes.
 interface IERC20 {
@@ -29,7 +29,7 @@ interface IERC20Permit {
 ///         while the escrow holds less of a token than it owes (a token that rebased downwards).
 ///         Tokens that return no bool are accepted; one that returns `false` is a failed transfer.
 ///         Every payout is a credit in the pact's currency that its owner pulls with `withdraw`.
-abstract contract Currencies is ReentrancyGuard {
+abstract contract Currencies is PactStorage {
     /// @notice The currency of native ETH.
     address public constant NATIVE = address(0);
     /// @notice Most tokens one deployment may allow besides ETH.
@@ -38,13 +38,6 @@ abstract contract Currencies is ReentrancyGuard {
     uint8 public constant MAX_DECIMALS = 36;
     /// @notice Longest symbol an allowed token may have, in bytes.
     uint256 public constant MAX_SYMBOL = 32;
-
-    /// @notice Base units of each currency credited to each account and not yet withdrawn:
-    ///         `balances[currency][account]`.
-    mapping(address => mapping(address => uint256)) public balances;
-    /// @notice Base units of each currency the escrow owes: locked in pacts plus unwithdrawn credits.
-    mapping(address => uint256) public owed;
-    mapping(address => bool) private allowed;
 
     /// @notice `currency` may be used by pacts of this deployment (zero: native ETH).
     event CurrencyAllowed(address indexed currency, uint8 decimals, string symbol);
@@ -75,12 +68,12 @@ abstract contract Currencies is ReentrancyGuard {
     ///      does not answer both fails the deployment.
     constructor(address[] memory tokens) {
         if (tokens.length > MAX_TOKENS) revert TooManyTokens(tokens.length, MAX_TOKENS);
-        allowed[NATIVE] = true;
+        book.allowed[NATIVE] = true;
         emit CurrencyAllowed(NATIVE, 18, "ETH");
         for (uint256 i = 0; i < tokens.length; i++) {
             address token = tokens[i];
             if (token == NATIVE || token.code.length == 0) revert NotAToken(token);
-            if (allowed[token]) revert DuplicateCurrency(token);
+            if (book.allowed[token]) revert DuplicateCurrency(token);
             // At most MAX_TOKENS view calls, once, at deployment (docs/contracts.md §Slither).
             // slither-disable-next-line calls-loop
             uint8 decimals = IERC20(token).decimals();
@@ -89,22 +82,32 @@ abstract contract Currencies is ReentrancyGuard {
             if (decimals > MAX_DECIMALS || bytes(symbol).length == 0 || bytes(symbol).length > MAX_SYMBOL) {
                 revert NotAToken(token);
             }
-            allowed[token] = true;
+            book.allowed[token] = true;
             emit CurrencyAllowed(token, decimals, symbol);
         }
     }
 
     /// @notice Whether pacts and prices may be in `currency` (zero: native ETH, always).
     function acceptsCurrency(address currency) public view returns (bool) {
-        return allowed[currency];
+        return book.allowed[currency];
+    }
+
+    /// @notice Base units of `currency` credited to `account` and not yet withdrawn.
+    function balances(address currency, address account) external view returns (uint256) {
+        return book.credits[currency][account];
+    }
+
+    /// @notice Base units of `currency` the escrow owes: locked in pacts plus unwithdrawn credits.
+    function owed(address currency) external view returns (uint256) {
+        return book.owed[currency];
     }
 
     /// @notice Send the caller every base unit of `currency` credited to it.
     function withdraw(address currency) external nonReentrant {
-        uint256 amount = balances[currency][msg.sender];
+        uint256 amount = book.credits[currency][msg.sender];
         if (amount == 0) revert NothingToWithdraw();
-        balances[currency][msg.sender] = 0;
-        owed[currency] -= amount;
+        book.credits[currency][msg.sender] = 0;
+        book.owed[currency] -= amount;
         emit Withdrawn(msg.sender, currency, amount);
         if (currency == NATIVE) {
             (bool ok,) = msg.sender.call{value: amount}("");
@@ -127,13 +130,13 @@ abstract contract Currencies is ReentrancyGuard {
         if (currency == NATIVE) {
             if (permit.deadline != 0) revert NoPermitForNative();
             if (value != amount) revert WrongValue(value, amount);
-            owed[currency] += amount;
+            book.owed[currency] += amount;
             return;
         }
         if (value != 0) revert WrongValue(value, 0);
         uint256 held = IERC20(currency).balanceOf(address(this));
-        if (held < owed[currency]) revert BalanceShort(currency, owed[currency], held);
-        owed[currency] += amount;
+        if (held < book.owed[currency]) revert BalanceShort(currency, book.owed[currency], held);
+        book.owed[currency] += amount;
         if (permit.deadline != 0) {
             try IERC20Permit(currency).permit(
                 msg.sender, address(this), amount, permit.deadline, permit.v, permit.r, permit.s
@@ -150,11 +153,6 @@ abstract contract Currencies is ReentrancyGuard {
     /// @dev No permit: the deposit is sent along (ETH) or already approved (a token).
     function noPermit() internal pure returns (Permit memory) {
         return Permit(0, 0, bytes32(0), bytes32(0));
-    }
-
-    /// @dev Adds `amount` of `currency` to what `to` may withdraw.
-    function addCredit(address currency, address to, uint256 amount) internal {
-        balances[currency][to] += amount;
     }
 
     /// @dev Calls a token, accepting no return data or `true`, refusing a revert or `false`.

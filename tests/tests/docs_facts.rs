@@ -1,7 +1,8 @@
 //! What the documents say that the code can tell: README's list of MCP tools, resources, templates
 //! and prompts against what the server lists; the commands README and docs/architecture.md name
 //! against `agentpact --help`; docs/testing.md against the files in tests/tests; the bounds of
-//! push's flags against the binary's own refusals. Each fails when a document drifts from the code.
+//! push's flags against the binary's own refusals; docs/contracts.md's events and contract sizes
+//! against the artifacts. Each fails when a document drifts from the code.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -357,5 +358,43 @@ fn contracts_md_names_every_event_with_its_parameters() -> Result {
         missing.is_empty(),
         "docs/contracts.md does not name these events as the ABI declares them: {missing:?}"
     );
+    Ok(())
+}
+
+/// docs/contracts.md §Room: each contract's deployed bytes and headroom, as its committed artifact has them.
+#[test]
+fn contracts_md_states_each_contracts_size_as_the_artifacts_have_it() -> Result {
+    const LIMIT: usize = 20_480;
+    let room = section(&docs::read("docs/contracts.md")?, "## Room: one escrow, three contracts")?;
+    let grouped = |n: usize| {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    for contract in ["AgentPact", "AgentPactLifecycle", "AgentPactViews", "AgentRegistry", "OracleRegistry"] {
+        let artifact: serde_json::Value =
+            serde_json::from_str(&docs::read(&format!("contracts/artifacts/{contract}.json"))?)
+                .map_err(process)?;
+        let code = artifact["deployedBytecode"]
+            .as_str()
+            .ok_or_else(|| process(format!("{contract}.json has no deployedBytecode")))?;
+        let bytes = (code.len() - 2) / 2;
+        let row = room
+            .lines()
+            .find(|line| line.starts_with(&format!("| `{contract}`")))
+            .ok_or_else(|| process(format!("docs/contracts.md §Room has no row for {contract}")))?;
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(
+            cells[cells.len() - 3..cells.len() - 1],
+            [grouped(bytes).as_str(), grouped(LIMIT - bytes).as_str()],
+            "docs/contracts.md §Room's row of {contract}: run contracts/build and copy its sizes"
+        );
+    }
     Ok(())
 }
