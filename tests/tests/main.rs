@@ -47,6 +47,7 @@ mod pact_currencies;
 mod pact_errors;
 mod pact_invariants;
 mod pact_lifecycle;
+mod pact_modules;
 mod pact_settlements;
 mod pact_timeouts;
 mod push_policy;
