@@ -370,7 +370,7 @@ fn contracts_md_states_each_contracts_size_as_the_artifacts_have_it() -> Result 
         let digits = n.to_string();
         let mut out = String::new();
         for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);
