@@ -19,6 +19,15 @@ contract AgentPactLifecycle is PactStorage {
     /// @notice A share of the payment, in basis points, that gives one side all of it.
     uint16 public constant FULL_SHARE = 10_000;
 
+    /// @notice Seconds before a window closes from which no offer stands: the latest expiry an offer
+    ///         may have. A clock's verdict (a deadline passing, a window closing) cannot void an offer
+    ///         the way a score does, so offers end an hour before it: at the deadline second a seller
+    ///         that never delivered would otherwise take an offer instead of forfeiting its stake.
+    ///         An hour is the least time the escrow already counts as enough to work.
+    uint64 public constant VERDICT_MARGIN = 1 hours;
+    /// @notice The arbitrator's bit in `Ledger.voided` (the oracles' are their indexes).
+    uint16 private constant ARBITRATOR_VOID = 1 << 15;
+
     /// @notice The module that answers the struct views (`getPact`, `getSettlement`,
     ///         `getVerification`), created by the escrow with this one.
     AgentPactViews public immutable views;
@@ -70,6 +79,7 @@ contract AgentPactLifecycle is PactStorage {
         if (v.submitted) revert AlreadyScored(msg.sender);
         verifications[pactId][msg.sender] = Verification(true, score, uint64(block.timestamp), proof);
         p.scoreCount += 1;
+        ledgers[pactId].epoch += 1;
         emit VerificationSubmitted(pactId, msg.sender, score, proof);
     }
 
@@ -165,11 +175,37 @@ contract AgentPactLifecycle is PactStorage {
 
     // ---------------------------------------------------------------- settlements
 
+    /// @notice The pact's arbitrator while it is disputed, or one of its oracles that has not
+    ///         scored while its work is being verified, voids every offer standing on it, once each,
+    ///         while the window for its verdict is open. Sent just before the ruling or the score, it
+    ///         reveals nothing of it, and no acceptance mined after it can take an offer priced
+    ///         before the verdict. The escrow does not refuse a verdict while an offer stands: a
+    ///         party could then keep the verdict away by offering anew every block.
+    function voidOffers(uint256 pactId) external nonReentrant {
+        Pact storage p = pactExists(pactId);
+        uint16 bit = 0;
+        if (p.status == Status.DISPUTED && msg.sender == p.arbitrator) {
+            bit = ARBITRATOR_VOID;
+        } else if (p.status == Status.PENDING_VERIFY && !verifications[pactId][msg.sender].submitted) {
+            for (uint256 i = 0; i < p.oracles.length; i++) {
+                if (p.oracles[i] == msg.sender) bit = uint16(1 << i);
+            }
+        }
+        if (bit == 0) revert NotVerdictGiver(msg.sender, p.status);
+        openWindow(p);
+        Ledger storage l = ledgers[pactId];
+        if (l.voided & bit != 0) revert AlreadyVoided(msg.sender);
+        l.voided |= bit;
+        l.epoch += 1;
+        emit OffersVoided(pactId, msg.sender, l.epoch);
+    }
+
     /// @notice A party of a funded, started, submitted or disputed pact offers to end it with
     ///         `sellerShare` basis points of the payment to the seller and the rest to the buyer, each
-    ///         stake back to its owner. The offer stands until `expiresAt` (0: until the status's
-    ///         window closes, which is also the latest allowed), until it is withdrawn, until either
-    ///         party makes another, or until the pact moves on.
+    ///         stake back to its owner. The offer stands until `expiresAt` (0: `VERDICT_MARGIN`
+    ///         before the status's window closes, which is also the latest allowed), until it is
+    ///         withdrawn, until either party makes another, until the pact moves on, or until a
+    ///         verdict is given on it (an oracle's score, a `voidOffers`).
     /// @return round The offer's number, which an acceptance names.
     function proposeSettlement(uint256 pactId, uint16 sellerShare, uint64 expiresAt)
         external
@@ -180,10 +216,12 @@ contract AgentPactLifecycle is PactStorage {
         uint64 closesAt = openWindow(p);
         if (msg.sender != p.buyer && msg.sender != p.seller) revert NotParty();
         if (sellerShare > FULL_SHARE) revert ShareTooLarge(sellerShare, FULL_SHARE);
-        uint64 expires = expiresAt == 0 ? closesAt : expiresAt;
-        if (expires < block.timestamp || expires > closesAt) {
-            revert SettlementExpiryOutOfRange(expiresAt, uint64(block.timestamp), closesAt);
+        uint64 latest = closesAt - VERDICT_MARGIN;
+        uint64 expires = expiresAt == 0 ? latest : expiresAt;
+        if (expires < block.timestamp || expires > latest) {
+            revert SettlementExpiryOutOfRange(expiresAt, uint64(block.timestamp), latest);
         }
+        ledgers[pactId].offerEpoch = ledgers[pactId].epoch;
         round = settlements[pactId].round + 1;
         settlements[pactId] = Settlement(msg.sender, p.status, sellerShare, round, expires);
         emit SettlementProposed(pactId, msg.sender, p.status, round, sellerShare, expires);
@@ -201,7 +239,8 @@ contract AgentPactLifecycle is PactStorage {
 
     /// @notice The other party accepts the standing offer, naming its `round` and `sellerShare` (an
     ///         offer replaced in between is refused, never accepted in its new form), until it
-    ///         expires and while the pact is in the status it was made in. The pact ends.
+    ///         expires, while the pact is in the status it was made in, and while no verdict was
+    ///         given since it was made (`OfferVoided`). The pact ends.
     function acceptSettlement(uint256 pactId, uint32 round, uint16 sellerShare) external nonReentrant {
         Pact storage p = pactExists(pactId);
         Settlement memory s = settlements[pactId];
@@ -210,6 +249,8 @@ contract AgentPactLifecycle is PactStorage {
         if (msg.sender == s.by) revert OwnSettlement();
         if (round != s.round || sellerShare != s.sellerShare) revert SettlementReplaced(s.round, s.sellerShare);
         if (p.status != s.status) revert SettlementStale(s.status, p.status);
+        Ledger memory l = ledgers[pactId];
+        if (l.offerEpoch != l.epoch) revert OfferVoided(l.offerEpoch, l.epoch);
         if (block.timestamp > s.expiresAt) revert SettlementExpired(s.expiresAt);
         settlements[pactId].by = address(0);
         emit SettlementAccepted(pactId, msg.sender, round, sellerShare);

@@ -25,4 +25,11 @@ contract AgentPactViews is PactStorage {
         pactExists(pactId);
         return verifications[pactId][oracle];
     }
+
+    /// @notice How many verdicts `pactId` has had, the count its last offer was made at (the offer
+    ///         is void when they differ), and who has used its `voidOffers`.
+    function getLedger(uint256 pactId) external view returns (Ledger memory) {
+        pactExists(pactId);
+        return ledgers[pactId];
+    }
 }

@@ -96,6 +96,18 @@ abstract contract PactStorage is ReentrancyGuard {
         uint64 expiresAt;
     }
 
+    /// @notice What voids offers on a pact. Every verdict on it (an oracle's score, a `voidOffers`)
+    ///         adds one to `epoch`; an offer records the epoch it was made at and can be accepted
+    ///         only while that is still the epoch: it was priced on what was known then.
+    struct Ledger {
+        /// Verdicts given on the pact so far.
+        uint32 epoch;
+        /// The epoch the last offer was made at.
+        uint32 offerEpoch;
+        /// Who has used its `voidOffers` (bit i: the pact's oracle i; bit 15: the arbitrator).
+        uint16 voided;
+    }
+
     /// @notice One oracle's verdict on one pact.
     struct Verification {
         bool submitted;
@@ -123,6 +135,7 @@ abstract contract PactStorage is ReentrancyGuard {
     mapping(uint256 => Pact) internal pacts;
     mapping(uint256 => mapping(address => Verification)) internal verifications;
     mapping(uint256 => Settlement) internal settlements;
+    mapping(uint256 => Ledger) internal ledgers;
     // slither-disable-end uninitialized-state
 
     /// @notice A pact was proposed; carries every term. `deposit` is what the creator paid in.
@@ -178,6 +191,9 @@ abstract contract PactStorage is ReentrancyGuard {
     );
     /// @notice The party that made offer `round` took it back.
     event SettlementWithdrawn(uint256 indexed pactId, address indexed by, uint32 round);
+    /// @notice `by`, about to give its verdict (the arbitrator, or an oracle that has not scored),
+    ///         voided every offer standing on the pact; `epoch` is the pact's verdict count now.
+    event OffersVoided(uint256 indexed pactId, address indexed by, uint32 epoch);
     /// @notice The other party accepted offer `round`; status COMPLETED at 10000, REFUNDED at 0, SPLIT
     ///         between.
     event SettlementAccepted(uint256 indexed pactId, address indexed by, uint32 round, uint16 sellerShare);
@@ -214,6 +230,9 @@ abstract contract PactStorage is ReentrancyGuard {
     error SettlementReplaced(uint32 round, uint16 sellerShare);
     error SettlementStale(Status offeredIn, Status have);
     error SettlementExpired(uint64 expiresAt);
+    error OfferVoided(uint32 offeredAt, uint32 epoch);
+    error NotVerdictGiver(address who, Status have);
+    error AlreadyVoided(address who);
     error SpecUriTooLong(uint256 length, uint256 maximum);
     error DeadlinePassed(uint64 deadline);
     error DeadlineNotReached(uint64 deadline);

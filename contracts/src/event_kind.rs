@@ -40,6 +40,8 @@ closed_set! {
         SettlementProposed => "SettlementProposed",
         /// `withdrawSettlement`: its maker withdrew an offer.
         SettlementWithdrawn => "SettlementWithdrawn",
+        /// `voidOffers`: the arbitrator or an oracle, about to give its verdict, voided the offers.
+        OffersVoided => "OffersVoided",
         /// `acceptSettlement`: the other party accepted an offer.
         SettlementAccepted => "SettlementAccepted",
         /// A credit to a party or an oracle.

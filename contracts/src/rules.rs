@@ -35,6 +35,9 @@ pub const DEFAULT_REVIEW_PERIOD: u64 = 3 * 24 * 60 * 60;
 pub const VERIFICATION_PERIOD: u64 = 3 * 24 * 60 * 60;
 /// Seconds the arbitrator has to rule, from the dispute (`DISPUTE_PERIOD`).
 pub const DISPUTE_PERIOD: u64 = 7 * 24 * 60 * 60;
+/// Seconds before a window closes from which no offer to settle stands: an offer's latest expiry
+/// (`VERDICT_MARGIN`).
+pub const VERDICT_MARGIN: u64 = 60 * 60;
 /// Longest spec URI in bytes (`MAX_SPEC_URI`).
 pub const MAX_SPEC_URI: usize = 256;
 /// Most oracles a pact may name (`MAX_ORACLES`).

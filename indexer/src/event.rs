@@ -163,6 +163,13 @@ journal_events! {
                 by: Address = by,
                 round: u32 = round,
             }
+            OffersVoided(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                by: Address = by,
+                /// The pact's verdict count after it.
+                epoch: u32 = epoch,
+            }
             SettlementAccepted(pact: pact_id) {
                 #[serde(with = "decimal")]
                 pact_id: U256 = pactId,

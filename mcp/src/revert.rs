@@ -181,7 +181,7 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
         E::SettlementExpiryOutOfRange(x) => revert(
             "SettlementExpiryOutOfRange",
             format!(
-                "An offer's expiry must be between {} and {} (Unix), when the pact's current window closes; {} is not (0 means the latest).",
+                "An offer's expiry must be between {} and {} (Unix), an hour before the pact's current window closes; {} is not (0 means the latest). When the first is after the second, the window's last hour has begun: no offer can be made in it.",
                 x.earliest, x.latest, x.expiresAt
             ),
         ),
@@ -212,6 +212,28 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
         E::SettlementExpired(x) => revert(
             "SettlementExpired",
             format!("The offer expired at {} (Unix); propose a new one.", x.expiresAt),
+        ),
+        E::OfferVoided(x) => revert(
+            "OfferVoided",
+            format!(
+                "A verdict was given after the offer was made (an oracle scored or the arbitrator voided \
+                 offers: {} verdict(s) then, {} now), so it can no longer be accepted; read the pact again \
+                 and propose anew if you still want to settle.",
+                x.offeredAt, x.epoch
+            ),
+        ),
+        E::NotVerdictGiver(x) => revert(
+            "NotVerdictGiver",
+            format!(
+                "{} cannot void offers on a pact that is {}: only its arbitrator while it is DISPUTED, or \
+                 one of its oracles that has not scored while it is PENDING_VERIFY.",
+                x.who,
+                status(x.have)
+            ),
+        ),
+        E::AlreadyVoided(x) => revert(
+            "AlreadyVoided",
+            format!("{} already voided this pact's offers once in this phase; give the verdict now.", x.who),
         ),
         E::SpecUriTooLong(x) => revert(
             "SpecUriTooLong",

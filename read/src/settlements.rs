@@ -24,6 +24,8 @@ pub struct Settlement {
     pub proposed_at: DateTime<Utc>,
     /// When its maker took it back.
     pub withdrawn_at: Option<DateTime<Utc>>,
+    /// When a verdict given after it (an oracle's score, a `voidOffers`) voided it.
+    pub voided_at: Option<DateTime<Utc>>,
     /// Who accepted it.
     pub accepted_by: Option<Address>,
     /// When it was accepted.
@@ -41,6 +43,8 @@ closed_set! {
         Withdrawn => "WITHDRAWN",
         /// A later offer took its place.
         Replaced => "REPLACED",
+        /// A verdict given after it (an oracle's score, the arbitrator's `voidOffers`) voided it.
+        Voided => "VOIDED",
         /// It expired, or the pact moved on from the status it was made in.
         Lapsed => "LAPSED",
     }
@@ -55,6 +59,8 @@ impl Settlement {
             SettlementState::Withdrawn
         } else if self.round < latest {
             SettlementState::Replaced
+        } else if self.voided_at.is_some() {
+            SettlementState::Voided
         } else if status != self.offered_in || now > self.expires_at {
             SettlementState::Lapsed
         } else {
@@ -68,7 +74,7 @@ impl Reader {
     pub async fn settlements(&self, chain_id: u64, pact_id: U256) -> Result<Vec<Settlement>, ReadError> {
         let rows = sqlx::query!(
             r#"SELECT round, proposed_by, offered_in, seller_share, expires_at, proposed_at, withdrawn_at,
-                      accepted_by, accepted_at
+                      voided_at, accepted_by, accepted_at
                FROM settlements WHERE chain_id = $1 AND pact_id = $2::text::numeric ORDER BY round"#,
             i64_of(chain_id),
             pact_id.to_string(),
@@ -89,6 +95,7 @@ impl Reader {
                     expires_at: r.expires_at,
                     proposed_at: r.proposed_at,
                     withdrawn_at: r.withdrawn_at,
+                    voided_at: r.voided_at,
                     accepted_by: r
                         .accepted_by
                         .as_deref()

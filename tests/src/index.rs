@@ -407,12 +407,14 @@ pub async fn assert_index_matches_chain(
             .await?;
             assert_eq!(score, v.submitted.then_some(i16::from(v.score)), "{context} score of {oracle}");
         }
-        // The last offer to settle: its round, maker, share and expiry; standing on chain exactly
-        // when the index has it neither withdrawn nor accepted.
+        // The last offer to settle: its round, maker, share and expiry; standing on chain (made,
+        // not taken back or accepted, no verdict since) exactly when the index has it neither
+        // withdrawn, accepted nor voided.
         let offer = chain.pact.getSettlement(id).call().await?;
+        let ledger = chain.pact.getLedger(id).call().await?;
         let last: Option<(i64, Vec<u8>, i32, i64, bool)> = sqlx::query_as(
             "SELECT round, proposed_by, seller_share, extract(epoch FROM expires_at)::bigint,
-                    withdrawn_at IS NULL AND accepted_at IS NULL
+                    withdrawn_at IS NULL AND accepted_at IS NULL AND voided_at IS NULL
              FROM settlements WHERE pact_id = $1::text::numeric ORDER BY round DESC LIMIT 1",
         )
         .bind(id.to_string())
@@ -426,7 +428,8 @@ pub async fn assert_index_matches_chain(
                 (i32::from(offer.sellerShare), offer.expiresAt),
                 "{context} settlement"
             );
-            assert_eq!(standing, !offer.by.is_zero(), "{context} settlement standing");
+            let on_chain = !offer.by.is_zero() && ledger.offerEpoch == ledger.epoch;
+            assert_eq!(standing, on_chain, "{context} settlement standing");
             if standing {
                 assert_eq!(by, offer.by.to_vec(), "{context} settlement maker");
             }

@@ -282,6 +282,8 @@ impl Market {
         send(pact.cancelPact(cancelled).from(m.cast.buyer)).await?;
         let raised = m.funded(Initiator::Buyer, pay).await?;
         send(pact.raiseDispute(raised, m.cast.arbitrator).from(m.cast.seller)).await?;
+        send(pact.proposeSettlement(raised, 4_000, 0).from(m.cast.seller)).await?;
+        send(pact.voidOffers(raised).from(m.cast.arbitrator)).await?; // the offer voided before a ruling
         let timed_out = m.funded(Initiator::Seller, pay).await?;
         m.chain.increase_time(DEADLINE_IN + 1).await?;
         send(pact.claimTimeout(timed_out).from(m.cast.buyer)).await?; // REFUNDED by timeout

@@ -28,6 +28,8 @@ async fn the_published_windows_are_the_ones_tested() -> Result {
     let m = Market::open().await?;
     assert_eq!(m.chain.pact.VERIFICATION_PERIOD().call().await?, VERIFICATION_PERIOD);
     assert_eq!(m.chain.pact.DISPUTE_PERIOD().call().await?, DISPUTE_PERIOD);
+    // The rules the MCP server and the model read are the contract's.
+    assert_eq!(m.chain.pact.VERDICT_MARGIN().call().await?, agentpact_contracts::rules::VERDICT_MARGIN);
     Ok(())
 }
 

@@ -125,6 +125,11 @@ impl SettlementOffer {
     async fn withdrawn_at(&self) -> Option<DateTime<Utc>> {
         self.offer.withdrawn_at
     }
+    /// When a verdict given after it (an oracle's score, the arbitrator's or an oracle's
+    /// `voidOffers`) voided it: it can no longer be accepted.
+    async fn voided_at(&self) -> Option<DateTime<Utc>> {
+        self.offer.voided_at
+    }
     /// Who accepted it.
     async fn accepted_by(&self) -> Option<Address> {
         self.offer.accepted_by.map(Address)

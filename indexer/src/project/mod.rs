@@ -41,10 +41,12 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     for &e in events {
         match &e.body {
             E::PactCreated { .. } => created.push(e),
-            // A verification's row, and one more score on its pact's change.
+            // A verification's row, one more score on its pact's change, and (a verdict) the void
+            // of the offer standing before it.
             E::VerificationSubmitted { pact_id, .. } => {
                 later.push(e)?;
                 changes.push(*pact_id, e)?;
+                in_order.push(e);
             }
             E::Payout { .. } | E::Withdrawn { .. } | E::FeedbackGiven { .. } => later.push(e)?,
             E::PactAccepted { pact_id, .. }
@@ -64,6 +66,7 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
             }
             E::SettlementProposed { .. }
             | E::SettlementWithdrawn { .. }
+            | E::OffersVoided { .. }
             | E::CurrencyAllowed { .. }
             | E::OracleRegistered { .. }
             | E::StakeIncreased { .. }
@@ -99,6 +102,9 @@ async fn apply_in_order(conn: &mut PgConnection, e: &JournalEvent) -> Result<(),
         }
         E::SettlementAccepted { pact_id, by, round, .. } => {
             settlements::accepted(conn, at, pact_id, by, round).await
+        }
+        E::VerificationSubmitted { pact_id, .. } | E::OffersVoided { pact_id, .. } => {
+            settlements::voided(conn, at, pact_id).await
         }
         E::CurrencyAllowed { currency, decimals, symbol } => {
             currency_allowed(conn, e, currency, decimals, symbol).await

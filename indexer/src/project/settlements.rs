@@ -1,4 +1,5 @@
-//! Offers to settle a pact (`settlements`): one row per round, marked when withdrawn or accepted.
+//! Offers to settle a pact (`settlements`): one row per round, marked when withdrawn, accepted or
+//! voided by a verdict (an oracle's score, a `voidOffers`).
 //! The pact's own ending (status, outcome, share) is folded with the other status events
 //! (`changes`); replacing an offer needs no write, the higher round says it.
 
@@ -74,6 +75,23 @@ pub(super) async fn accepted(
         pact_id.to_string(),
         i64::from(*round),
         by.as_slice(),
+        at.time,
+    )
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Marks the offer standing on `pact_id` voided: a verdict (an oracle's score, `voidOffers`) was
+/// given after it was made (docs/contracts.md §Verdicts void offers). Only the last round can
+/// stand; one already withdrawn or accepted is left as it ended.
+pub(super) async fn voided(conn: &mut PgConnection, at: &Place, pact_id: &U256) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE settlements SET voided_at = to_timestamp($3::bigint)
+         WHERE chain_id = $1 AND pact_id = $2::text::numeric
+           AND withdrawn_at IS NULL AND accepted_at IS NULL AND voided_at IS NULL",
+        at.chain_id,
+        pact_id.to_string(),
         at.time,
     )
     .execute(conn)

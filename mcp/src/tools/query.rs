@@ -168,7 +168,8 @@ pub struct OfferView {
     seller_share: u16,
     /// Last Unix second it may be accepted.
     expires_at: i64,
-    /// OPEN (the other party can accept it), ACCEPTED, WITHDRAWN, REPLACED or LAPSED.
+    /// OPEN (the other party can accept it), ACCEPTED, WITHDRAWN, REPLACED, VOIDED (a verdict came
+    /// after it) or LAPSED.
     state: &'static str,
 }
 

@@ -28,8 +28,9 @@ pub struct ProposeSettlement {
     /// rest and each side its stake back.
     #[schemars(range(max = FULL_SHARE))]
     seller_share: u16,
-    /// Last Unix second the other party may accept (default and latest: when the pact's current
-    /// window closes: the deadline, the end of verification or of the dispute).
+    /// Last Unix second the other party may accept (default and latest: an hour before the pact's
+    /// current window closes: the deadline, the end of verification or of the dispute). An oracle's
+    /// score or a voidOffers given before the acceptance voids the offer.
     expires_at: Option<u64>,
 }
 
