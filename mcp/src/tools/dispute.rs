@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     index_note,
-    settlement::{Credits, Divided, percent},
+    settlement::{Credits, Divided, percent, void_before_verdict, voided_note},
 };
 use crate::{
     bounds::ADDRESS_CHARS,
@@ -101,6 +101,7 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved
     // The parties and the currency, for the credits: a ruling changes neither.
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     let currency = chain.currency_at(pact.currency).await?;
+    let voided = void_before_verdict(chain, id, None).await?;
     // `resolveDispute(sellerWins)` is `resolveDisputeShare` at 10000 or 0: one call for both.
     let mined = chain.write(chain.pact.resolveDisputeShare(id, share), U256::ZERO).await?;
     let credits = Credits::of(&mined, &pact);
@@ -111,10 +112,11 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved
         _ => ("neither", format!("split at {} of the pot to the seller", percent(share))),
     };
     let text = format!(
-        "Dispute on pact #{id} {ruling}: the pact is {}. Credited: {} to the seller, {} to the buyer.{}",
+        "Dispute on pact #{id} {ruling}: the pact is {}. Credited: {} to the seller, {} to the buyer.{}{}",
         divided.step.status,
         show(credits.to_seller, &currency),
         show(credits.to_buyer, &currency),
+        voided_note(voided),
         index_note(mined.indexed)
     );
     let credited = decimal(credits.to_seller + credits.to_buyer, &currency);

@@ -308,7 +308,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::Records,
             &[Role::Oracle],
             oracle::submit,
-            "Submit this oracle's score (0-100) for submitted work, with a proof hash."
+            "Submit this oracle's score (0-100) for submitted work, with a proof hash. When an offer to settle stands, it is voided first in a transaction of its own, so nobody can accept it behind the score."
         ),
         tool!(
             "raise-dispute",
@@ -324,7 +324,7 @@ fn build_catalog() -> Vec<Tool> {
             Effect::MovesMoney,
             &[Role::Arbitrator],
             dispute::resolve,
-            "Resolve a dispute (the pact's arbitrator only): sellerWins for one side, or sellerShare to divide the pot."
+            "Resolve a dispute (the pact's arbitrator only): sellerWins for one side, or sellerShare to divide the pot. When an offer to settle stands, it is voided first in a transaction of its own, so nobody can accept it behind the ruling."
         ),
         tool!(
             "propose-settlement",

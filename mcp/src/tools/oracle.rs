@@ -6,7 +6,10 @@ use alloy::primitives::{Address, B256};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{PactId, index_note, receipt};
+use super::{
+    PactId, index_note, receipt,
+    settlement::{void_before_verdict, voided_note},
+};
 use agentpact_read::Currency;
 
 use crate::{
@@ -133,14 +136,21 @@ pub async fn register(chain: &Chain, i: RegisterOracle) -> Result<Answer<OracleR
 pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer<Scored>, ToolError> {
     let id = i.pact_id.0;
     let proof = input::hash("proof", &i.proof)?;
+    let before = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    // Not one of the pact's oracles: no void; the score itself is refused with its own reason.
+    let voided = match before.oracles.iter().position(|o| *o == chain.me) {
+        Some(index) => void_before_verdict(chain, id, Some(index)).await?,
+        None => None,
+    };
     let mined = chain.write(chain.pact.submitVerification(id, i.score, proof), U256::ZERO).await?;
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     Answer::new(
         format!(
-            "Scored pact #{id}: {}/100. {} of {} oracles have scored; finalize-verification when all have.{}",
+            "Scored pact #{id}: {}/100. {} of {} oracles have scored; finalize-verification when all have.{}{}",
             i.score,
             pact.scoreCount,
             pact.oracles.len(),
+            voided_note(voided),
             index_note(mined.indexed)
         ),
         Scored {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{PactId, index_note, receipt};
 use crate::{
-    chain::{Chain, Mined},
+    chain::{Chain, Mined, Moves},
     money::{Spend, show},
     outcome::{Answer, ToolError},
     views::{InCurrency, PactStep, decimal},
@@ -271,4 +271,34 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
         ),
         divided,
     )
+}
+
+/// Before this wallet gives a verdict on pact `id` (a ruling as its arbitrator, a score as its
+/// oracle `oracle`), voids the offer standing on it in a transaction of its own, mined first: the
+/// void reveals nothing of the verdict, so no acceptance mined behind the verdict can take an offer
+/// priced before it (docs/contracts.md §Verdicts void offers). Sends nothing when no offer stands,
+/// when a verdict already voided it, or when this wallet has used its one void. Returns the
+/// transaction when it sent one.
+pub(super) async fn void_before_verdict(
+    chain: &Chain,
+    id: U256,
+    oracle: Option<usize>,
+) -> Result<Option<alloy::primitives::TxHash>, ToolError> {
+    let read = |e| super::pact::read_failed(e, id);
+    let offer = chain.pact.getSettlement(id).call().await.map_err(read)?;
+    let ledger = chain.pact.getLedger(id).call().await.map_err(read)?;
+    // Bit i of `voided` is oracle i's, bit 15 the arbitrator's (AgentPactLifecycle.voidOffers).
+    let mine = oracle.map_or(1u16 << 15, |i| 1u16 << i);
+    if offer.by.is_zero() || ledger.offerEpoch != ledger.epoch || ledger.voided & mine != 0 {
+        return Ok(None);
+    }
+    let mined = chain.write_as(chain.pact.voidOffers(id), U256::ZERO, Moves::Nothing).await?;
+    Ok(Some(mined.receipt.transaction_hash))
+}
+
+/// The sentence an answer adds when [`void_before_verdict`] sent a transaction.
+pub(super) fn voided_note(voided: Option<alloy::primitives::TxHash>) -> String {
+    voided.map_or_else(String::new, |tx| {
+        format!(" The offer to settle that stood was voided first (transaction {tx}), so nobody could accept it behind this verdict.")
+    })
 }
