@@ -342,6 +342,51 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
     Ok(())
 }
 
+/// docs/contracts.md §Verdicts void offers: an oracle's and an arbitrator's tools void the offer
+/// standing on a pact in a transaction of their own before the verdict, so nobody accepts it behind
+/// the score or the ruling; the refused acceptance says why.
+#[tokio::test]
+async fn an_oracle_and_an_arbitrator_void_the_standing_offer_before_their_verdict() -> Result {
+    let s = Stage::open().await?;
+    let chain = &s.m.chain;
+    let arbitrator = s.m.cast.arbitrator.to_string();
+
+    // Pact 0: the buyer offers 60% while the work is being verified; the first oracle scores.
+    s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+    s.seller.ok("accept-pact", json!({ "pactId": 0 })).await?;
+    s.seller.ok("start-work", json!({ "pactId": 0 })).await?;
+    s.seller.ok("submit-work", json!({ "pactId": 0, "proofHash": hex(0x51) })).await?;
+    s.buyer.ok("propose-settlement", json!({ "pactId": 0, "sellerShare": 6000 })).await?;
+    let scored = s.oracles[0]
+        .ok("submit-verification", json!({ "pactId": 0, "score": 0, "proof": hex(0x77) }))
+        .await?;
+    assert!(scored.text.contains("was voided first"), "{}", scored.text);
+    let ledger = chain.pact.getLedger(U256::ZERO).call().await?;
+    assert_eq!(
+        (ledger.epoch, ledger.offerEpoch, ledger.voided),
+        (2, 0, 1),
+        "the void (oracle 0's bit), then the score"
+    );
+    let (_, refused) =
+        s.seller.refused("accept-settlement", json!({ "pactId": 0, "sellerShare": 6000 })).await?;
+    assert!(refused.contains("verdict was given after the offer"), "{refused}");
+    // The second oracle: no offer stands at the current count, so its score goes alone.
+    s.oracles[1].ok("submit-verification", json!({ "pactId": 0, "score": 0, "proof": hex(0x78) })).await?;
+    assert_eq!(chain.pact.getLedger(U256::ZERO).call().await?.epoch, 3, "no offer stood: no void sent");
+
+    // Pact 1: the seller offers 50% in a dispute; the arbitrator rules all to the seller.
+    s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+    s.seller.ok("accept-pact", json!({ "pactId": 1 })).await?;
+    s.buyer.ok("raise-dispute", json!({ "pactId": 1, "arbitrator": arbitrator })).await?;
+    s.seller.ok("propose-settlement", json!({ "pactId": 1, "sellerShare": 5000 })).await?;
+    let ruled = s.arbitrator.ok("resolve-dispute", json!({ "pactId": 1, "sellerWins": true })).await?;
+    assert!(ruled.text.contains("was voided first"), "{}", ruled.text);
+    let ledger = chain.pact.getLedger(U256::from(1u8)).call().await?;
+    assert_eq!((ledger.epoch, ledger.voided), (1, 1 << 15), "the arbitrator's void, before its ruling");
+    assert_eq!(s.m.status(U256::from(1u8)).await?, agentpact_contracts::PactStatus::Completed);
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_usdc_pact_runs_through_the_tools_with_permits_and_pays_to_the_unit() -> Result {
     let s = Stage::open().await?;
