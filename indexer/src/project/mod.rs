@@ -48,6 +48,7 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
                 changes.push(*pact_id, e)?;
                 in_order.push(e);
             }
+            E::OffersVoided { .. } => in_order.push(e),
             E::Payout { .. } | E::Withdrawn { .. } | E::FeedbackGiven { .. } => later.push(e)?,
             E::PactAccepted { pact_id, .. }
             | E::PactCancelled { pact_id, .. }
@@ -66,7 +67,6 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
             }
             E::SettlementProposed { .. }
             | E::SettlementWithdrawn { .. }
-            | E::OffersVoided { .. }
             | E::CurrencyAllowed { .. }
             | E::OracleRegistered { .. }
             | E::StakeIncreased { .. }
@@ -82,9 +82,22 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     }
     insert_created(conn, &created).await?;
     changes.write(conn).await?;
+    // Verdicts void offers in one statement per run of them: written before the next settlement
+    // event (which may make, take back or accept an offer the verdicts came before) and at the end.
+    let mut voids = settlements::Voids::default();
     for e in in_order {
-        apply_in_order(conn, e).await?;
+        match &e.body {
+            E::VerificationSubmitted { pact_id, .. } | E::OffersVoided { pact_id, .. } => {
+                voids.push(*pact_id, Place::of(e));
+            }
+            E::SettlementProposed { .. } | E::SettlementWithdrawn { .. } | E::SettlementAccepted { .. } => {
+                voids.write(conn).await?;
+                apply_in_order(conn, e).await?;
+            }
+            _ => apply_in_order(conn, e).await?,
+        }
     }
+    voids.write(conn).await?;
     later.write(conn).await
 }
 
@@ -102,9 +115,6 @@ async fn apply_in_order(conn: &mut PgConnection, e: &JournalEvent) -> Result<(),
         }
         E::SettlementAccepted { pact_id, by, round, .. } => {
             settlements::accepted(conn, at, pact_id, by, round).await
-        }
-        E::VerificationSubmitted { pact_id, .. } | E::OffersVoided { pact_id, .. } => {
-            settlements::voided(conn, at, pact_id).await
         }
         E::CurrencyAllowed { currency, decimals, symbol } => {
             currency_allowed(conn, e, currency, decimals, symbol).await

@@ -82,19 +82,45 @@ pub(super) async fn accepted(
     .map(drop)
 }
 
-/// Marks the offer standing on `pact_id` voided: a verdict (an oracle's score, `voidOffers`) was
-/// given after it was made (docs/contracts.md §Verdicts void offers). Only the last round can
-/// stand; one already withdrawn or accepted is left as it ended.
-pub(super) async fn voided(conn: &mut PgConnection, at: &Place, pact_id: &U256) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "UPDATE settlements SET voided_at = to_timestamp($3::bigint)
-         WHERE chain_id = $1 AND pact_id = $2::text::numeric
-           AND withdrawn_at IS NULL AND accepted_at IS NULL AND voided_at IS NULL",
-        at.chain_id,
-        pact_id.to_string(),
-        at.time,
-    )
-    .execute(conn)
-    .await
-    .map(drop)
+/// The verdicts (an oracle's score, a `voidOffers`) of a run of events with no settlement event
+/// among them, to void the offer standing on each pact they are about (docs/contracts.md §Verdicts
+/// void offers) in one statement. Only the last round can stand; one already withdrawn or accepted
+/// is left as it ended; the first verdict of the run on a pact is the one that voided.
+#[derive(Default)]
+pub(super) struct Voids {
+    chain_ids: Vec<i64>,
+    pact_ids: Vec<String>,
+    times: Vec<i64>,
+    seen: std::collections::HashSet<(i64, U256)>,
+}
+
+impl Voids {
+    /// Adds a verdict on `pact_id` given at `at`.
+    pub(super) fn push(&mut self, pact_id: U256, at: Place) {
+        if self.seen.insert((at.chain_id, pact_id)) {
+            self.chain_ids.push(at.chain_id);
+            self.pact_ids.push(pact_id.to_string());
+            self.times.push(at.time);
+        }
+    }
+
+    /// Writes the run's voids and starts a new run.
+    pub(super) async fn write(&mut self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+        if self.seen.is_empty() {
+            return Ok(());
+        }
+        let run = std::mem::take(self);
+        sqlx::query!(
+            "UPDATE settlements s SET voided_at = to_timestamp(v.at)
+             FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(chain_id, pact_id, at)
+             WHERE s.chain_id = v.chain_id AND s.pact_id = v.pact_id::numeric
+               AND s.withdrawn_at IS NULL AND s.accepted_at IS NULL AND s.voided_at IS NULL",
+            &run.chain_ids,
+            &run.pact_ids,
+            &run.times,
+        )
+        .execute(conn)
+        .await
+        .map(drop)
+    }
 }
