@@ -598,6 +598,57 @@ mod tests {
 
     use crate::outcome::ToolError;
 
+    /// Seed 002's tools, the contract with the agents built on it: what `tools/list` says of each
+    /// (name, description, input and output schemas, annotations) is held to the checked-in
+    /// `mcp/seed-002-tools.json`, so no later change (escrow v4's stages) alters one unnoticed.
+    /// `UPDATE_SEED_TOOLS=1 cargo test -p agentpact-mcp --lib seed_002` rewrites it.
+    #[test]
+    fn seed_002s_tools_list_as_checked_in() {
+        const SEED_002: [&str; 17] = [
+            "create-pact",
+            "accept-pact",
+            "claim-timeout",
+            "start-work",
+            "submit-work",
+            "approve-work",
+            "reject-work",
+            "auto-approve",
+            "register-oracle",
+            "submit-verification",
+            "raise-dispute",
+            "resolve-dispute",
+            "get-pact",
+            "get-verification",
+            "get-my-address",
+            "get-pact-count",
+            "finalize-verification",
+        ];
+        let listed: Vec<Value> = SEED_002
+            .iter()
+            .map(|name| {
+                let tool = super::find(name).unwrap_or_else(|| panic!("seed 002's {name} is not in the catalog"));
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "inputSchema": tool.input_schema,
+                    "outputSchema": tool.output_schema,
+                    "annotations": tool.annotations(),
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&listed).expect("JSON values serialize") + "\n";
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/seed-002-tools.json");
+        if std::env::var_os("UPDATE_SEED_TOOLS").is_some() {
+            std::fs::write(path, &text).expect("write mcp/seed-002-tools.json");
+        }
+        let checked_in = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            checked_in == text,
+            "seed 002's tools changed against mcp/seed-002-tools.json: if that is meant, run \
+             `UPDATE_SEED_TOOLS=1 cargo test -p agentpact-mcp --lib seed_002` and commit it"
+        );
+    }
+
     /// What tool `name` makes of `args` before its handler runs.
     fn admitted(name: &str, args: Value) -> Result<Value, ToolError> {
         super::find(name).ok_or_else(|| ToolError::NoTool(name.to_owned()))?.admit(args)
