@@ -626,7 +626,8 @@ mod tests {
         let listed: Vec<Value> = SEED_002
             .iter()
             .map(|name| {
-                let tool = super::find(name).unwrap_or_else(|| panic!("seed 002's {name} is not in the catalog"));
+                let tool =
+                    super::find(name).unwrap_or_else(|| panic!("seed 002's {name} is not in the catalog"));
                 json!({
                     "name": tool.name,
                     "description": tool.description,
