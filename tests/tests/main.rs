@@ -50,6 +50,7 @@ mod pact_lifecycle;
 mod pact_modules;
 mod pact_settlements;
 mod pact_timeouts;
+mod pact_verdicts;
 mod push_policy;
 mod push_streams;
 mod push_webhooks;

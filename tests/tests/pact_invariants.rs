@@ -16,8 +16,11 @@
 //! - disputes end in rulings of any share of the pot (the seed's `resolveDispute(sellerWins)` and
 //!   `resolveDisputeShare` side by side), and parties offer, replace, withdraw and accept
 //!   settlements: strangers accept, parties accept their own offers, offers are accepted after
-//!   they were replaced, after they expired, after the pact moved on and at the last second of
-//!   their window (and the exit is then claimed at the next);
+//!   they were replaced, after they expired, after the pact moved on, after a verdict (a score, a
+//!   `voidOffers`) voided them, at the latest second they may live (an hour before their window
+//!   ends: the clock is often set to it or the next) and at the last second of their window (and
+//!   the exit is then claimed at the next); random actors (the pact's oracles before and after
+//!   scoring, its arbitrator, parties, strangers) call `voidOffers` in every status;
 //! - every ended pact left each party that did its part on time at least what it put in, unless
 //!   the arbitrator named in its terms ruled against it or it agreed to a settlement;
 //! - every live pact has an exit a bystander can take alone, opening within a bounded time; the
@@ -85,6 +88,9 @@ struct Run {
     mode: TokenMode,
     /// Deposits refused only because the hostile token misbehaved at the time.
     token_refusals: usize,
+    /// `voidOffers` calls taken, and acceptances refused because a verdict voided their offer.
+    voids: usize,
+    voided_accepts: usize,
 }
 
 /// What the hostile token does (`HostileToken.Mode`).
@@ -120,6 +126,7 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
     };
     let mut reached = std::collections::HashSet::new();
     let mut token_refusals = 0;
+    let (mut voids, mut voided_accepts) = (0, 0);
     // Like the statuses, the currencies are covered by the runs together (the fixed seeds do it);
     // one fresh seed alone may leave one out.
     let (mut funded_in, mut currencies) = (std::collections::HashSet::<Address>::new(), 0);
@@ -149,8 +156,8 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         indexer.catch_up().await?;
         index::assert_index_matches_chain(&run.m.chain, db.pool()).await?;
         eprintln!(
-            "seed {seed}: {} calls accepted, {} refused ({} deposits by the misbehaving token)",
-            run.accepted, run.refusals, run.token_refusals
+            "seed {seed}: {} calls accepted, {} refused ({} deposits by the misbehaving token); {} voidOffers taken, {} acceptances of voided offers refused",
+            run.accepted, run.refusals, run.token_refusals, run.voids, run.voided_accepts
         );
         let funded = run.model.pacts.iter().filter(|p| !p.buyer.is_zero() && !p.seller.is_zero());
         funded_in.extend(funded.map(|p| p.currency));
@@ -158,10 +165,16 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         reached.extend(run.model.pacts.iter().map(|p| p.status));
         reached.extend(run.reached);
         token_refusals += run.token_refusals;
+        voids += run.voids;
+        voided_accepts += run.voided_accepts;
     }
     // What the runs covered: checked over the fixed seeds, not when one seed is rerun by hand.
     if std::env::var("AGENTPACT_SEED").is_err() {
         assert!(token_refusals > 0, "the hostile token never refused a deposit: it tests too little");
+        assert!(
+            voids > 0 && voided_accepts > 0,
+            "{voids} voidOffers, {voided_accepts} voided offers refused"
+        );
         assert_eq!(
             funded_in.len(),
             currencies,
@@ -202,6 +215,8 @@ impl Run {
             hostile,
             mode: TokenMode::Normal,
             token_refusals: 0,
+            voids: 0,
+            voided_accepts: 0,
         })
     }
 
@@ -220,6 +235,8 @@ impl Run {
             self.set_token_mode(mode).await
         } else if roll < 39 {
             self.late_call().await
+        } else if roll < 47 {
+            self.verdict_race().await
         } else {
             let id = self.pick_pact();
             let action = self.random_action(id);
@@ -339,16 +356,23 @@ impl Run {
     }
 
     /// Sets the clock to exactly the last second a live pact's current window allows, or the
-    /// first one it refuses, and has a random caller try a random action then.
+    /// first one it refuses, and has a random caller try a random action then; or, a third of the
+    /// time while the status has a window, to the last second an offer may live (an hour before
+    /// the window's end) or the next, and tries a settlement step.
     async fn late_call(&mut self) -> Result {
         let now = self.m.chain.now().await?;
         let id = self.pick_pact();
-        let Some(opens) = self.model.pacts[id].exit_opens_at() else { return Ok(()) };
-        let at = opens - u64::from(self.rng.random_bool(0.5));
+        let later = u64::from(self.rng.random_bool(0.5));
+        let (at, action) = match self.model.pacts[id].latest_expiry() {
+            Some(latest) if self.rng.random_bool(0.33) => (latest + later, self.settlement_action(id)),
+            _ => {
+                let Some(opens) = self.model.pacts[id].exit_opens_at() else { return Ok(()) };
+                (opens + later - 1, self.random_action(id))
+            }
+        };
         if at <= now {
             return Ok(());
         }
-        let action = self.random_action(id);
         let caller = self.caller_for(id, action);
         // An accept's allowance is approved first: its transaction must not take the set second.
         let value = self.deposit_for(id, action, caller).await?;
@@ -359,6 +383,65 @@ impl Run {
             self.m.chain.mine().await?;
         }
         Ok(())
+    }
+
+    /// A verdict and an acceptance right behind it: on a pact being verified or disputed, with an
+    /// offer standing (a party makes one first when none stands, and sometimes anew), a verdict
+    /// giver (mostly the right one: an oracle that has not scored, the arbitrator) scores, voids
+    /// the offers or rules, then the other party tries to take the offer. Without a pact being
+    /// verified or disputed, a party of one at work raises a dispute.
+    async fn verdict_race(&mut self) -> Result {
+        // Among those whose window still takes offers.
+        let now = self.m.chain.now().await? + 1;
+        let judged: Vec<usize> = (0..self.model.pacts.len())
+            .filter(|i| {
+                let p = &self.model.pacts[*i];
+                matches!(p.status, PactStatus::PendingVerify | PactStatus::Disputed)
+                    && p.latest_expiry().is_some_and(|latest| now < latest)
+            })
+            .collect();
+        let Some(&id) = judged.choose(&mut self.rng) else {
+            // None: a party of a pact still at work sends it to its arbitrator.
+            let working: Vec<usize> = (0..self.model.pacts.len())
+                .filter(|i| {
+                    matches!(self.model.pacts[*i].status, PactStatus::Funded | PactStatus::InProgress)
+                })
+                .collect();
+            let Some(&id) = working.choose(&mut self.rng) else { return Ok(()) };
+            let p = &self.model.pacts[id];
+            let by = if self.rng.random_bool(0.5) { p.buyer } else { p.seller };
+            return self.act(id, Action::RaiseDispute, by).await;
+        };
+        if self.model.pacts[id].offer.is_none() || self.rng.random_bool(0.2) {
+            let p = &self.model.pacts[id];
+            let by = if self.rng.random_bool(0.5) { p.buyer } else { p.seller };
+            let share = self.rng.random_range(0..=model::FULL_SHARE);
+            self.act(id, Action::Propose { share, expires_at: 0 }, by).await?;
+        }
+        let p = &self.model.pacts[id];
+        let verdict = match p.status {
+            PactStatus::PendingVerify if self.rng.random_bool(0.5) => self.shape(id, Action::Score(0)),
+            PactStatus::Disputed if self.rng.random_bool(0.2) => {
+                self.shape(id, Action::Resolve { share: 0, legacy: false })
+            }
+            _ => Action::VoidOffers,
+        };
+        // The right giver mostly: an oracle that has not scored, or the arbitrator.
+        let p = &self.model.pacts[id];
+        let silent: Vec<Address> = p.oracles.iter().filter(|o| !p.scores.contains_key(*o)).copied().collect();
+        let right = match (verdict, p.status) {
+            (Action::Resolve { .. }, _) | (_, PactStatus::Disputed) => Some(p.arbitrator),
+            _ => silent.choose(&mut self.rng).copied(),
+        };
+        let giver = match right {
+            Some(giver) if self.rng.random_bool(0.7) => giver,
+            _ => self.caller_for(id, verdict),
+        };
+        self.act(id, verdict, giver).await?;
+        let p = &self.model.pacts[id];
+        let Some(o) = p.offer else { return Ok(()) };
+        let taker = if o.by == p.buyer { p.seller } else { p.buyer };
+        self.act(id, Action::AcceptOffer { round: o.round, share: o.share }, taker).await
     }
 
     /// Every ended pact kept the escrow's promise to the parties that did their part.
@@ -445,13 +528,23 @@ impl Run {
             PactStatus::InProgress => {
                 &[Action::Submit, Action::Submit, Action::RaiseDispute, Action::ClaimTimeout]
             }
-            PactStatus::PendingVerify => {
-                &[Action::Score(0), Action::Score(0), Action::Finalize, Action::RaiseDispute]
-            }
+            PactStatus::PendingVerify => &[
+                Action::Score(0),
+                Action::Score(0),
+                Action::Finalize,
+                Action::RaiseDispute,
+                Action::VoidOffers,
+            ],
             PactStatus::PendingApproval => &[Action::Approve, Action::Reject, Action::AutoApprove],
-            PactStatus::Disputed => {
-                &[resolve, resolve, Action::ClaimTimeout, propose, accept, Action::WithdrawOffer]
-            }
+            PactStatus::Disputed => &[
+                resolve,
+                resolve,
+                Action::ClaimTimeout,
+                propose,
+                accept,
+                Action::WithdrawOffer,
+                Action::VoidOffers,
+            ],
             PactStatus::Completed | PactStatus::Refunded | PactStatus::Split => &[],
         };
         let any = [
@@ -470,10 +563,29 @@ impl Run {
             propose,
             accept,
             Action::WithdrawOffer,
+            Action::VoidOffers,
         ];
         let pick = if fitting.is_empty() || rng.random_bool(0.15) { &any[..] } else { fitting };
+        let action = pick.choose(rng).copied().unwrap_or(Action::ClaimTimeout);
+        self.shape(id, action)
+    }
+
+    /// A settlement step on pact `id`: accepting the standing offer mostly, when one stands, else
+    /// an offer.
+    fn settlement_action(&mut self, id: usize) -> Action {
+        let action = if self.model.pacts[id].offer.is_some() && self.rng.random_bool(0.6) {
+            Action::AcceptOffer { round: 0, share: 0 }
+        } else {
+            Action::Propose { share: 0, expires_at: 0 }
+        };
+        self.shape(id, action)
+    }
+
+    /// `action` with random arguments where it takes any.
+    fn shape(&mut self, id: usize, action: Action) -> Action {
+        let rng = &mut self.rng;
         let p = &self.model.pacts[id];
-        match pick.choose(rng).copied().unwrap_or(Action::ClaimTimeout) {
+        match action {
             // Mostly scores that pass the usual marks, so that verification passes often enough.
             Action::Score(_) => Action::Score(if rng.random_bool(0.7) {
                 rng.random_range(50..=100)
@@ -484,13 +596,16 @@ impl Run {
                 Action::Resolve { share: random_share(rng), legacy: rng.random_bool(0.5) }
             }
             Action::Propose { .. } => {
-                // 0 (the window's end), the window's last second, a second past it, or earlier
-                // (sometimes already past).
+                // 0 (the latest allowed), the latest allowed second (an hour before the window's
+                // end), a second past it, the window's last second, or earlier (sometimes already
+                // past).
                 let end = p.window_end().unwrap_or(p.deadline);
-                let expires_at = match rng.random_range(0..4) {
+                let latest = end - model::VERDICT_MARGIN;
+                let expires_at = match rng.random_range(0..6) {
                     0 => 0,
-                    1 => end,
-                    2 => end + 1,
+                    1 => latest,
+                    2 => latest + 1,
+                    3 => end,
                     _ => end.saturating_sub(rng.random_range(0..2 * DAY)),
                 };
                 Action::Propose { share: random_share(rng), expires_at }
@@ -550,6 +665,13 @@ impl Run {
             },
             Action::WithdrawOffer => p.offer.map_or(party, |o| o.by),
             Action::Resolve { .. } => p.arbitrator,
+            // The verdict givers mostly (an oracle that may have scored already, the arbitrator
+            // whatever the status), sometimes a party.
+            Action::VoidOffers => match rng.random_range(0..5) {
+                0 | 1 => *p.oracles.choose(rng).unwrap_or(&anyone),
+                2 | 3 => p.arbitrator,
+                _ => party,
+            },
             Action::Finalize | Action::AutoApprove | Action::ClaimTimeout => anyone,
         }
     }
@@ -609,6 +731,7 @@ impl Run {
                 self.model.apply(id, action, caller, now);
                 self.reached.insert(self.model.pacts[id].status);
                 self.accepted += 1;
+                self.voids += usize::from(action == Action::VoidOffers);
             }
             Err(e) => {
                 let decoded = e.as_decoded_interface_error::<AgentPactErrors>();
@@ -629,6 +752,7 @@ impl Run {
                     p.status
                 );
                 self.refusals += 1;
+                self.voided_accepts += usize::from(matches!(decoded, Some(AgentPactErrors::OfferVoided(_))));
             }
         }
         let on_chain = self.m.status(U256::from(id)).await?;
@@ -670,6 +794,7 @@ impl Run {
                 send(pact.acceptSettlement(pid, round, share).from(caller)).await
             }
             Action::WithdrawOffer => send(pact.withdrawSettlement(pid).from(caller)).await,
+            Action::VoidOffers => send(pact.voidOffers(pid).from(caller)).await,
         }
     }
 

@@ -7,7 +7,7 @@
 use agentpact_contracts::{
     AgentPact::{self, AgentPactErrors},
     Initiator, PactStatus,
-    rules::{FULL_SHARE, MIN_REVIEW_PERIOD, MIN_THRESHOLD},
+    rules::{FULL_SHARE, MIN_REVIEW_PERIOD, MIN_THRESHOLD, VERDICT_MARGIN},
 };
 use agentpact_tests::{
     HarnessError,
@@ -210,9 +210,11 @@ async fn a_settlement_ends_the_pact_with_no_arbitrator() -> Result {
     Ok(())
 }
 
-/// An offer lives until its window's last second at the latest: accepted then, the pact ends; a
-/// second later the acceptance is refused and the exit opens. An offer lapses when the pact moves
-/// on from the status it priced, and cannot be made to outlive its window.
+/// An offer lives until an hour before its window's last second at the latest (v4's
+/// `VERDICT_MARGIN`, docs/proposals/55-escrow-v4.md §3; v3 let it live to the window's last
+/// second): accepted at `end − 3600`, the pact ends; at `end − 3599` the acceptance is refused, and
+/// the exit opens after the window. An offer lapses when the pact moves on from the status it
+/// priced, and cannot be made to outlive its window.
 #[tokio::test]
 async fn an_offer_at_the_windows_last_second_and_the_exit_at_the_next_both_behave() -> Result {
     let m = Market::open().await?;
@@ -222,25 +224,30 @@ async fn an_offer_at_the_windows_last_second_and_the_exit_at_the_next_both_behav
     let id = m.funded(Initiator::Buyer, ether(1)).await?;
     send(pact.raiseDispute(id, m.cast.arbitrator).from(m.cast.buyer)).await?;
     let end = pact.getPact(id).call().await?.disputedAt + DISPUTE_PERIOD;
+    let last = end - VERDICT_MARGIN; // an offer's last second
     let past =
-        revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, 5_000, end + 1).from(m.cast.seller))
+        revert_of::<AgentPactErrors, _, _>(pact.proposeSettlement(id, 5_000, last + 1).from(m.cast.seller))
             .await;
     let now = m.chain.now().await?;
     assert!(
-        matches!(past, AgentPactErrors::SettlementExpiryOutOfRange(ref e) if e.expiresAt == end + 1 && e.latest == end && e.earliest >= now),
+        matches!(past, AgentPactErrors::SettlementExpiryOutOfRange(ref e) if e.expiresAt == last + 1 && e.latest == last && e.earliest >= now),
         "{past:?}"
     );
     send(pact.proposeSettlement(id, 5_000, 0).from(m.cast.seller)).await?;
-    assert_eq!(pact.getSettlement(id).call().await?.expiresAt, end, "0 means the window's end");
+    assert_eq!(
+        pact.getSettlement(id).call().await?.expiresAt,
+        last,
+        "0 means an hour before the window's end"
+    );
     let before = m.chain.snapshot().await?;
-    m.chain.at(end).await?;
+    m.chain.at(last).await?;
     send(pact.acceptSettlement(id, 1, 5_000).from(m.cast.buyer)).await?;
     assert_eq!(m.status(id).await?, PactStatus::Split);
     m.chain.restore(before).await?;
-    m.chain.at(end + 1).await?;
+    m.chain.at(last + 1).await?;
     assert_eq!(
         revert_of::<AgentPactErrors, _, _>(pact.acceptSettlement(id, 1, 5_000).from(m.cast.buyer)).await,
-        AgentPactErrors::SettlementExpired(AgentPact::SettlementExpired { expiresAt: end })
+        AgentPactErrors::SettlementExpired(AgentPact::SettlementExpired { expiresAt: last })
     );
     m.chain.at(end + 2).await?;
     send(pact.claimTimeout(id).from(m.cast.stranger)).await?;
@@ -249,17 +256,18 @@ async fn an_offer_at_the_windows_last_second_and_the_exit_at_the_next_both_behav
     // FUNDED: the deadline; and an offer that lapses when the seller starts.
     let id = m.funded(Initiator::Seller, ether(1)).await?;
     let deadline = pact.getPact(id).call().await?.deadline;
+    let last = deadline - VERDICT_MARGIN;
     send(pact.proposeSettlement(id, 2_500, 0).from(m.cast.buyer)).await?;
     let before = m.chain.snapshot().await?;
-    m.chain.at(deadline).await?;
+    m.chain.at(last).await?;
     send(pact.acceptSettlement(id, 1, 2_500).from(m.cast.seller)).await?;
     assert_eq!(m.status(id).await?, PactStatus::Split);
     m.chain.restore(before).await?;
     let before = m.chain.snapshot().await?; // a snapshot is used up by its restore
-    m.chain.at(deadline + 1).await?;
+    m.chain.at(last + 1).await?;
     assert_eq!(
         revert_of::<AgentPactErrors, _, _>(pact.acceptSettlement(id, 1, 2_500).from(m.cast.seller)).await,
-        AgentPactErrors::SettlementExpired(AgentPact::SettlementExpired { expiresAt: deadline })
+        AgentPactErrors::SettlementExpired(AgentPact::SettlementExpired { expiresAt: last })
     );
     m.chain.at(deadline + 2).await?;
     send(pact.claimTimeout(id).from(m.cast.buyer)).await?;

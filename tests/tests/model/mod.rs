@@ -2,7 +2,7 @@
 //! without looking at the contract's storage. The randomized test drives the contract and this
 //! model side by side and checks that they agree.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use agentpact_contracts::{Initiator, PactStatus};
 use alloy::primitives::{Address, U256};
@@ -21,6 +21,8 @@ pub const MAX_REVIEW_PERIOD: u64 = 30 * 24 * 60 * 60;
 pub const MIN_REVIEW_PERIOD: u64 = 60 * 60;
 /// Lowest pass mark.
 pub const MIN_THRESHOLD: u8 = 1;
+/// Seconds before a window's end from which no offer to settle stands: the latest expiry.
+pub const VERDICT_MARGIN: u64 = 60 * 60;
 /// Basis points that give one side everything.
 pub const FULL_SHARE: u16 = 10_000;
 /// Review period of terms that give zero.
@@ -105,6 +107,8 @@ impl Proposal {
             settled: None,
             offer: None,
             rounds: 0,
+            epoch: 0,
+            voided: HashSet::new(),
             paid: HashMap::new(),
         }
     }
@@ -131,7 +135,7 @@ pub enum Action {
     },
     ClaimTimeout,
     /// An offer to settle at `share` basis points of the payment, until `expires_at` (0: the
-    /// window's end).
+    /// latest allowed, `VERDICT_MARGIN` before the window's end).
     Propose {
         share: u16,
         expires_at: u64,
@@ -142,6 +146,9 @@ pub enum Action {
         share: u16,
     },
     WithdrawOffer,
+    /// A verdict giver (an oracle that has not scored, the arbitrator of a dispute) voids every
+    /// offer standing.
+    VoidOffers,
 }
 
 /// An offer to settle that stands.
@@ -153,6 +160,8 @@ pub struct Offer {
     pub share: u16,
     pub round: u32,
     pub expires_at: u64,
+    /// The pact's verdict count when it was made: it is void once that has moved on.
+    pub epoch: u32,
 }
 
 /// What the model knows of one pact.
@@ -186,6 +195,11 @@ pub struct Pact {
     pub offer: Option<Offer>,
     /// Offers made on the pact so far.
     pub rounds: u32,
+    /// Verdicts given on the pact so far: scores and `voidOffers`.
+    pub epoch: u32,
+    /// Who has used its `voidOffers` on the pact, in the role it held (an oracle while
+    /// PENDING_VERIFY, the arbitrator while DISPUTED).
+    pub voided: HashSet<(Address, PactStatus)>,
     /// What this pact credited to each address.
     pub paid: HashMap<Address, U256>,
 }
@@ -241,6 +255,11 @@ impl Pact {
             PactStatus::Disputed => Some(self.disputed_at + DISPUTE_PERIOD),
             _ => None,
         }
+    }
+
+    /// The latest second an offer made now may stand until, if the status has a window.
+    pub fn latest_expiry(&self) -> Option<u64> {
+        self.window_end().map(|end| end - VERDICT_MARGIN)
     }
 
     /// Payment and both stakes.
@@ -387,9 +406,25 @@ impl Escrow {
                 Some(ended_at(share))
             }
             (Action::Propose { share, expires_at }, _) => {
-                let end = p.window_end().filter(|end| now <= *end)?;
-                let expires = if expires_at == 0 { end } else { expires_at };
-                (party && share <= FULL_SHARE && now <= expires && expires <= end).then_some(p.status)
+                p.window_end().filter(|end| now <= *end)?;
+                let latest = p.latest_expiry()?;
+                let expires = if expires_at == 0 { latest } else { expires_at };
+                (party && share <= FULL_SHARE && now <= expires && expires <= latest).then_some(p.status)
+            }
+            (Action::VoidOffers, Disputed)
+                if caller == p.arbitrator
+                    && now <= p.disputed_at + DISPUTE_PERIOD
+                    && !p.voided.contains(&(caller, Disputed)) =>
+            {
+                Some(Disputed)
+            }
+            (Action::VoidOffers, PendingVerify)
+                if p.oracles.contains(&caller)
+                    && !p.scores.contains_key(&caller)
+                    && now <= p.submitted_at + VERIFICATION_PERIOD
+                    && !p.voided.contains(&(caller, PendingVerify)) =>
+            {
+                Some(PendingVerify)
             }
             (Action::WithdrawOffer, _) => p.offer.filter(|o| o.by == caller).map(|_| p.status),
             (Action::AcceptOffer { round, share }, _) => p
@@ -400,6 +435,7 @@ impl Escrow {
                         && o.round == round
                         && o.share == share
                         && o.status == p.status
+                        && o.epoch == p.epoch
                         && now <= o.expires_at
                 })
                 .map(|_| ended_at(share)),
@@ -426,6 +462,11 @@ impl Escrow {
             Action::Submit => p.submitted_at = now,
             Action::Score(s) => {
                 p.scores.insert(caller, s);
+                p.epoch += 1; // a score is a verdict: it voids the standing offer
+            }
+            Action::VoidOffers => {
+                p.voided.insert((caller, from));
+                p.epoch += 1;
             }
             Action::Finalize | Action::Reject | Action::RaiseDispute if next == PactStatus::Disputed => {
                 p.disputed_at = now
@@ -441,8 +482,15 @@ impl Escrow {
             }
             Action::Propose { share, expires_at } => {
                 p.rounds += 1;
-                let expires_at = if expires_at == 0 { p.window_end().unwrap_or(now) } else { expires_at };
-                p.offer = Some(Offer { by: caller, status: from, share, round: p.rounds, expires_at });
+                let expires_at = if expires_at == 0 { p.latest_expiry().unwrap_or(now) } else { expires_at };
+                p.offer = Some(Offer {
+                    by: caller,
+                    status: from,
+                    share,
+                    round: p.rounds,
+                    expires_at,
+                    epoch: p.epoch,
+                });
             }
             Action::WithdrawOffer => p.offer = None,
             Action::AcceptOffer { share, .. } => {
