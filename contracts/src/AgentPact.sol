@@ -45,7 +45,8 @@ import {OracleRegistry} from "./OracleRegistry.sol";
 contract AgentPact is Currencies {
     /// @notice Review period used when a pact is created with zero.
     uint64 public constant DEFAULT_REVIEW_PERIOD = 3 days;
-    /// @notice Most oracles one pact may name (bounds every loop over them).
+    /// @notice Most oracles one pact may name (bounds every loop over them). At most 15: each has
+    ///         a bit of `Ledger.voided`, beside the arbitrator's bit 15 (rules.rs asserts it).
     uint256 public constant MAX_ORACLES = 10;
     /// @notice Each side's stake is payment / STAKE_DIVISOR (10%).
     uint256 public constant STAKE_DIVISOR = 10;

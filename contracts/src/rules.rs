@@ -42,6 +42,9 @@ pub const VERDICT_MARGIN: u64 = 60 * 60;
 pub const MAX_SPEC_URI: usize = 256;
 /// Most oracles a pact may name (`MAX_ORACLES`).
 pub const MAX_ORACLES: usize = 10;
+// `voidOffers` keeps one bit of a 16-bit mask per oracle and bit 15 for the arbitrator
+// (AgentPactLifecycle.sol): more than 15 oracles would share the arbitrator's bit.
+const _: () = assert!(MAX_ORACLES < 15, "voidOffers' bitmask holds at most 15 oracles");
 
 /// Each side's stake on a pact paying `payment`.
 pub fn stake(payment: U256) -> U256 {

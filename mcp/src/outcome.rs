@@ -283,6 +283,23 @@ pub enum ToolError {
     /// The server's policy refuses the request (a webhook target, a cap); nothing was stored.
     #[error("Refused: {0}")]
     Refused(#[source] Refusal),
+    /// An offer to settle stands on the pact and this wallet has used its one `voidOffers`: the
+    /// verdict is not sent, since an acceptance mined ahead of it could take an offer priced
+    /// before it (docs/contracts.md §Verdicts void offers).
+    #[error(
+        "Refused: an offer to settle pact #{pact_id} stands until {expires_at} (Unix), made after this wallet \
+         voided the pact's offers, so a verdict sent now could be overtaken by its acceptance; nothing was \
+         sent. Give the verdict once the offer is withdrawn, lapses or expires: none can stand from {offers_end} \
+         (Unix), the last hour of the window."
+    )]
+    OfferStands {
+        /// The pact.
+        pact_id: U256,
+        /// When the standing offer expires.
+        expires_at: u64,
+        /// The first second of the window's last hour, from which no offer stands.
+        offers_end: u64,
+    },
     /// The webhook policy refused the request this server signed itself (its key or its clock).
     #[error("{0}")]
     SelfRefused(#[source] Refusal),
@@ -447,7 +464,7 @@ impl ToolError {
             Self::Cancelled => "CANCELLED",
             Self::Unconfirmed(_) | Self::Unanswered(_) => "NOT_CONFIRMED",
             Self::NotInRole { .. } | Self::Forbidden(_) => "FORBIDDEN",
-            Self::Refused(_) => "REFUSED",
+            Self::Refused(_) | Self::OfferStands { .. } => "REFUSED",
             Self::NotConfigured(_) => "NOT_CONFIGURED",
             Self::Relay { code, .. } => code.as_str(),
             Self::IndexCorrupt(_) => "INDEX_CORRUPT",

@@ -51,7 +51,9 @@ closed_set! {
 }
 
 impl Settlement {
-    /// Where the offer stands, on a pact now in `status`, when `latest` is the pact's last round.
+    /// Where the offer stands, on a pact now in `status`, when `latest` is the pact's last round: in
+    /// the order the escrow refuses an acceptance (a status moved on before a verdict before an
+    /// expiry).
     pub fn state(&self, status: PactStatus, latest: u32, now: DateTime<Utc>) -> SettlementState {
         if self.accepted_at.is_some() {
             SettlementState::Accepted
@@ -59,9 +61,11 @@ impl Settlement {
             SettlementState::Withdrawn
         } else if self.round < latest {
             SettlementState::Replaced
+        } else if status != self.offered_in {
+            SettlementState::Lapsed
         } else if self.voided_at.is_some() {
             SettlementState::Voided
-        } else if status != self.offered_in || now > self.expires_at {
+        } else if now > self.expires_at {
             SettlementState::Lapsed
         } else {
             SettlementState::Open

@@ -5,7 +5,7 @@
 use agentpact_mcp::Role;
 use agentpact_tests::{
     HarnessError,
-    chain::ether,
+    chain::{ether, send},
     mcp::{Reply, TestAgent, test_limits},
     pacts::Market,
     postgres::TestDatabase,
@@ -344,7 +344,9 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
 
 /// docs/contracts.md §Verdicts void offers: an oracle's and an arbitrator's tools void the offer
 /// standing on a pact in a transaction of their own before the verdict, so nobody accepts it behind
-/// the score or the ruling; the refused acceptance says why.
+/// the score or the ruling, and the refused acceptance says why; a verdict with no offer standing,
+/// or one the escrow refuses anyway, goes alone; an offer this wallet can no longer void holds the
+/// ruling back, nothing sent.
 #[tokio::test]
 async fn an_oracle_and_an_arbitrator_void_the_standing_offer_before_their_verdict() -> Result {
     let s = Stage::open().await?;
@@ -370,20 +372,57 @@ async fn an_oracle_and_an_arbitrator_void_the_standing_offer_before_their_verdic
     let (_, refused) =
         s.seller.refused("accept-settlement", json!({ "pactId": 0, "sellerShare": 6000 })).await?;
     assert!(refused.contains("verdict was given after the offer"), "{refused}");
-    // The second oracle: no offer stands at the current count, so its score goes alone.
-    s.oracles[1].ok("submit-verification", json!({ "pactId": 0, "score": 0, "proof": hex(0x78) })).await?;
-    assert_eq!(chain.pact.getLedger(U256::ZERO).call().await?.epoch, 3, "no offer stood: no void sent");
-
-    // Pact 1: the seller offers 50% in a dispute; the arbitrator rules all to the seller.
+    // A fresh offer: the oracle that scored is refused for what it did (no void sent for a
+    // verdict the escrow refuses anyway), the second oracle voids it with its own bit.
+    s.buyer.ok("propose-settlement", json!({ "pactId": 0, "sellerShare": 5500 })).await?;
+    let (_, again) = s.oracles[0]
+        .refused("submit-verification", json!({ "pactId": 0, "score": 9, "proof": hex(0x79) }))
+        .await?;
+    assert!(again.contains("has already scored"), "{again}");
+    let second = s.oracles[1]
+        .ok("submit-verification", json!({ "pactId": 0, "score": 0, "proof": hex(0x78) }))
+        .await?;
+    assert!(second.text.contains("was voided first"), "{}", second.text);
+    let ledger = chain.pact.getLedger(U256::ZERO).call().await?;
+    assert_eq!((ledger.epoch, ledger.voided), (4, 0b11), "each oracle's void, each before its score");
+    // With no offer standing, a verdict goes alone.
     s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+
     s.seller.ok("accept-pact", json!({ "pactId": 1 })).await?;
-    s.buyer.ok("raise-dispute", json!({ "pactId": 1, "arbitrator": arbitrator })).await?;
-    s.seller.ok("propose-settlement", json!({ "pactId": 1, "sellerShare": 5000 })).await?;
-    let ruled = s.arbitrator.ok("resolve-dispute", json!({ "pactId": 1, "sellerWins": true })).await?;
+    s.buyer.ok("raise-dispute", json!({ "pactId": 1, "arbitrator": &arbitrator })).await?;
+    let alone = s.arbitrator.ok("resolve-dispute", json!({ "pactId": 1, "sellerWins": false })).await?;
+    assert!(!alone.text.contains("voided"), "{}", alone.text);
+    assert_eq!(chain.pact.getLedger(U256::from(1u8)).call().await?.epoch, 0, "no void sent");
+
+    // Pact 2: the seller offers 50% in a dispute; the arbitrator rules all to the seller.
+    let two = U256::from(2u8);
+    s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+    s.seller.ok("accept-pact", json!({ "pactId": 2 })).await?;
+    s.buyer.ok("raise-dispute", json!({ "pactId": 2, "arbitrator": &arbitrator })).await?;
+    s.seller.ok("propose-settlement", json!({ "pactId": 2, "sellerShare": 5000 })).await?;
+    let ruled = s.arbitrator.ok("resolve-dispute", json!({ "pactId": 2, "sellerWins": true })).await?;
     assert!(ruled.text.contains("was voided first"), "{}", ruled.text);
-    let ledger = chain.pact.getLedger(U256::from(1u8)).call().await?;
+    let ledger = chain.pact.getLedger(two).call().await?;
     assert_eq!((ledger.epoch, ledger.voided), (1, 1 << 15), "the arbitrator's void, before its ruling");
-    assert_eq!(s.m.status(U256::from(1u8)).await?, agentpact_contracts::PactStatus::Completed);
+    assert_eq!(s.m.status(two).await?, agentpact_contracts::PactStatus::Completed);
+
+    // Pact 3: the arbitrator's one void is spent and the seller offers again: the ruling is held
+    // back, nothing sent, until the offer is gone.
+    let three = U256::from(3u8);
+    s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
+    s.seller.ok("accept-pact", json!({ "pactId": 3 })).await?;
+    s.buyer.ok("raise-dispute", json!({ "pactId": 3, "arbitrator": &arbitrator })).await?;
+    s.seller.ok("propose-settlement", json!({ "pactId": 3, "sellerShare": 5000 })).await?;
+    send(chain.pact.voidOffers(three).from(s.m.cast.arbitrator)).await?;
+    s.seller.ok("propose-settlement", json!({ "pactId": 3, "sellerShare": 4000 })).await?;
+    let (code, held) =
+        s.arbitrator.refused("resolve-dispute", json!({ "pactId": 3, "sellerWins": true })).await?;
+    assert_eq!(code, "REFUSED", "{held}");
+    assert!(held.contains("stands until") && held.contains("nothing was sent"), "{held}");
+    assert_eq!(s.m.status(three).await?, agentpact_contracts::PactStatus::Disputed);
+    s.seller.ok("withdraw-settlement", json!({ "pactId": 3 })).await?;
+    s.arbitrator.ok("resolve-dispute", json!({ "pactId": 3, "sellerWins": true })).await?;
+    assert_eq!(s.m.status(three).await?, agentpact_contracts::PactStatus::Completed);
     Ok(())
 }
 

@@ -84,8 +84,10 @@ pub(super) async fn accepted(
 
 /// The verdicts (an oracle's score, a `voidOffers`) of a run of events with no settlement event
 /// among them, to void the offer standing on each pact they are about (docs/contracts.md §Verdicts
-/// void offers) in one statement. Only the last round can stand; one already withdrawn or accepted
-/// is left as it ended; the first verdict of the run on a pact is the one that voided.
+/// void offers) in one statement. As the escrow's `OfferVoided` rule, a verdict voids the pact's last
+/// offer whatever its status or expiry (the reader says LAPSED first where the status moved on);
+/// replaced rounds, and an offer withdrawn or accepted, are left as they ended; the first verdict
+/// of the run on a pact is the one that voided.
 #[derive(Default)]
 pub(super) struct Voids {
     chain_ids: Vec<i64>,
@@ -114,7 +116,9 @@ impl Voids {
             "UPDATE settlements s SET voided_at = to_timestamp(v.at)
              FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(chain_id, pact_id, at)
              WHERE s.chain_id = v.chain_id AND s.pact_id = v.pact_id::numeric
-               AND s.withdrawn_at IS NULL AND s.accepted_at IS NULL AND s.voided_at IS NULL",
+               AND s.withdrawn_at IS NULL AND s.accepted_at IS NULL AND s.voided_at IS NULL
+               AND s.round = (SELECT max(l.round) FROM settlements l
+                              WHERE l.chain_id = s.chain_id AND l.pact_id = s.pact_id)",
             &run.chain_ids,
             &run.pact_ids,
             &run.times,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     index_note,
-    settlement::{Credits, Divided, percent, void_before_verdict, voided_note},
+    settlement::{Credits, Divided, Verdict, percent, void_before_verdict, voided_note},
 };
 use crate::{
     bounds::ADDRESS_CHARS,
@@ -101,7 +101,7 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved
     // The parties and the currency, for the credits: a ruling changes neither.
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     let currency = chain.currency_at(pact.currency).await?;
-    let voided = void_before_verdict(chain, id, None).await?;
+    let voided = void_before_verdict(chain, id, &pact, Verdict::Ruling).await?;
     // `resolveDispute(sellerWins)` is `resolveDisputeShare` at 10000 or 0: one call for both.
     let mined = chain.write(chain.pact.resolveDisputeShare(id, share), U256::ZERO).await?;
     let credits = Credits::of(&mined, &pact);

@@ -2,7 +2,7 @@
 //! with the payment divided; the other accepts that very offer (docs/contracts.md §Escrow v3).
 
 use agentpact_contracts::{
-    AgentPact,
+    AgentPact, PactStatus,
     rules::{self, Division, FULL_SHARE},
 };
 use alloy::primitives::{Address, U256};
@@ -273,27 +273,98 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
     )
 }
 
-/// Before this wallet gives a verdict on pact `id` (a ruling as its arbitrator, a score as its
-/// oracle `oracle`), voids the offer standing on it in a transaction of its own, mined first: the
-/// void reveals nothing of the verdict, so no acceptance mined behind the verdict can take an offer
-/// priced before it (docs/contracts.md §Verdicts void offers). Sends nothing when no offer stands,
-/// when a verdict already voided it, or when this wallet has used its one void. Returns the
-/// transaction when it sent one.
+/// The verdict a tool is about to send on a pact.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Verdict {
+    /// The arbitrator's ruling on a disputed pact.
+    Ruling,
+    /// The score of the pact's oracle at this index of its oracles.
+    Score(usize),
+}
+
+impl Verdict {
+    /// The status the verdict is given in, and this wallet's bit in `Ledger.voided` (bit i: oracle
+    /// i, bit 15: the arbitrator; AgentPactLifecycle.voidOffers).
+    const fn status_and_bit(self) -> (PactStatus, u16) {
+        match self {
+            Self::Ruling => (PactStatus::Disputed, 1 << 15),
+            Self::Score(index) => (PactStatus::PendingVerify, 1 << index),
+        }
+    }
+}
+
+/// Before this wallet gives `verdict` on pact `id` (read as `pact`), voids the offer standing on it
+/// in a transaction of its own, mined first: the void reveals nothing of the verdict, so no
+/// acceptance mined behind the verdict can take an offer priced before it (docs/contracts.md
+/// §Verdicts void offers). Sends nothing when the verdict would be refused anyway (its own refusal
+/// then says why) or no offer can be accepted now (none made, taken back, lapsed, expired, or voided
+/// by an earlier verdict). Refuses ([`ToolError::OfferStands`]) when an offer stands that this
+/// wallet can no longer void: its one void is spent, or an offer was made right after it. Returns
+/// the void's transaction when it sent one.
 pub(super) async fn void_before_verdict(
     chain: &Chain,
     id: U256,
-    oracle: Option<usize>,
+    pact: &AgentPact::Pact,
+    verdict: Verdict,
 ) -> Result<Option<alloy::primitives::TxHash>, ToolError> {
+    let (status, mine) = verdict.status_and_bit();
+    let eligible = pact.status == status.code()
+        && match verdict {
+            Verdict::Ruling => pact.arbitrator == chain.me,
+            Verdict::Score(_) => !chain
+                .pact
+                .getVerification(id, chain.me)
+                .call()
+                .await
+                .map_err(|e| super::pact::read_failed(e, id))?
+                .submitted,
+        };
+    if !eligible {
+        return Ok(None);
+    }
+    let mut sent = None;
+    // Twice at most: before the void, and after it (an offer made in the blocks between).
+    loop {
+        let standing = standing_offer(chain, id, pact).await?;
+        let Some((expires_at, voided)) = standing else { return Ok(sent) };
+        if voided & mine != 0 {
+            return Err(ToolError::OfferStands {
+                pact_id: id,
+                expires_at,
+                offers_end: offers_end(pact, status),
+            });
+        }
+        let mined = chain.write_as(chain.pact.voidOffers(id), U256::ZERO, Moves::Nothing).await?;
+        sent = Some(mined.receipt.transaction_hash);
+    }
+}
+
+/// The offer on pact `id` that its other party could accept now, as `(expiresAt, Ledger.voided)`:
+/// made and not taken back, in the pact's status, not expired, no verdict since.
+async fn standing_offer(
+    chain: &Chain,
+    id: U256,
+    pact: &AgentPact::Pact,
+) -> Result<Option<(u64, u16)>, ToolError> {
     let read = |e| super::pact::read_failed(e, id);
     let offer = chain.pact.getSettlement(id).call().await.map_err(read)?;
     let ledger = chain.pact.getLedger(id).call().await.map_err(read)?;
-    // Bit i of `voided` is oracle i's, bit 15 the arbitrator's (AgentPactLifecycle.voidOffers).
-    let mine = oracle.map_or(1u16 << 15, |i| 1u16 << i);
-    if offer.by.is_zero() || ledger.offerEpoch != ledger.epoch || ledger.voided & mine != 0 {
-        return Ok(None);
-    }
-    let mined = chain.write_as(chain.pact.voidOffers(id), U256::ZERO, Moves::Nothing).await?;
-    Ok(Some(mined.receipt.transaction_hash))
+    let now = chain.now().await?;
+    let stands = !offer.by.is_zero()
+        && offer.status == pact.status
+        && offer.expiresAt >= now
+        && ledger.offerEpoch == ledger.epoch;
+    Ok(stands.then_some((offer.expiresAt, ledger.voided)))
+}
+
+/// The first second of the last hour of the window `pact` is in while `status`, from which no offer
+/// to settle can stand.
+fn offers_end(pact: &AgentPact::Pact, status: PactStatus) -> u64 {
+    let closes = match status {
+        PactStatus::PendingVerify => pact.submittedAt.saturating_add(rules::VERIFICATION_PERIOD),
+        _ => pact.disputedAt.saturating_add(rules::DISPUTE_PERIOD),
+    };
+    closes.saturating_sub(rules::VERDICT_MARGIN)
 }
 
 /// The sentence an answer adds when [`void_before_verdict`] sent a transaction.
