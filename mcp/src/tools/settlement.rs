@@ -311,13 +311,15 @@ pub(super) async fn void_before_verdict(
     let eligible = pact.status == status.code()
         && match verdict {
             Verdict::Ruling => pact.arbitrator == chain.me,
-            Verdict::Score(_) => !chain
-                .pact
-                .getVerification(id, chain.me)
-                .call()
-                .await
-                .map_err(|e| super::pact::read_failed(e, id))?
-                .submitted,
+            Verdict::Score(_) => {
+                !chain
+                    .pact
+                    .getVerification(id, chain.me)
+                    .call()
+                    .await
+                    .map_err(|e| super::pact::read_failed(e, id))?
+                    .submitted
+            }
         };
     if !eligible {
         return Ok(None);
