@@ -195,6 +195,7 @@ contract AgentPact is Currencies {
         p.status = Status.REFUNDED;
         emit PactCancelled(pactId, msg.sender);
         refundCreator(pactId, p);
+        end(pactId, p, Ending.WITHDRAWN);
     }
 
     // ---------------------------------------------------------------- internals

@@ -280,11 +280,14 @@ contract AgentPactLifecycle is PactStorage {
         emit TimeoutClaimed(pactId, msg.sender, from);
         if (from == Status.NEGOTIATING) {
             refundCreator(pactId, p);
+            end(pactId, p, Ending.EXPIRED);
         } else if (from == Status.DISPUTED) {
             credit(pactId, p.buyer, p.payment + p.buyerStake);
             credit(pactId, p.seller, p.sellerStake);
+            end(pactId, p, Ending.ARBITRATOR_SILENT);
         } else {
             credit(pactId, p.buyer, p.payment + p.buyerStake + p.sellerStake);
+            end(pactId, p, Ending.REFUNDED_AFTER_FAILURE);
         }
     }
 
@@ -318,23 +321,26 @@ contract AgentPactLifecycle is PactStorage {
 
     /// @dev Ends `p` with `sellerShare` basis points to the seller and the rest to the buyer: of the
     ///      pot (payment and both stakes) for a ruling, of the payment for a settlement (each stake
-    ///      back to its owner). Rounding favours the buyer by at most one base unit. All to the
-    ///      seller is COMPLETED, all to the buyer REFUNDED, anything between SPLIT.
+    ///      back to its owner). Rounding favours the buyer by at most one base unit. The status
+    ///      follows the amounts, not the share: COMPLETED when the seller's part is all of what was
+    ///      divided, REFUNDED when it is none (so a settlement whose share rounds to nothing is a
+    ///      cancel by agreement, not a split), SPLIT between.
     function divide(uint256 pactId, Pact storage p, uint16 sellerShare, bool ruled) private {
-        p.status = sellerShare == FULL_SHARE ? Status.COMPLETED : (sellerShare == 0 ? Status.REFUNDED : Status.SPLIT);
         uint256 pot = p.payment + p.buyerStake + p.sellerStake;
-        uint256 toSeller = ruled
-            ? pot * sellerShare / FULL_SHARE
-            : p.payment * sellerShare / FULL_SHARE + p.sellerStake;
+        uint256 divided = ruled ? pot : p.payment;
+        uint256 part = divided * sellerShare / FULL_SHARE;
+        p.status = part == divided ? Status.COMPLETED : (part == 0 ? Status.REFUNDED : Status.SPLIT);
+        uint256 toSeller = ruled ? part : part + p.sellerStake;
         if (toSeller > 0) credit(pactId, p.seller, toSeller);
         if (pot > toSeller) credit(pactId, p.buyer, pot - toSeller);
+        end(pactId, p, ruled ? Ending.RULED : (part == 0 ? Ending.CANCELLED_BY_AGREEMENT : Ending.SPLIT));
     }
-
 
     function complete(uint256 pactId, Pact storage p, bool auto_) private {
         p.status = Status.COMPLETED;
         emit WorkApproved(pactId, msg.sender, auto_);
         credit(pactId, p.seller, p.payment + p.sellerStake);
         credit(pactId, p.buyer, p.buyerStake);
+        end(pactId, p, Ending.COMPLETED);
     }
 }

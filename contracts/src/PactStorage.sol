@@ -27,6 +27,21 @@ abstract contract PactStorage is ReentrancyGuard {
         SPLIT // 8: the payment divided between the sides, by a settlement or a ruling
     }
 
+    /// @notice How a pact ended, which its status alone does not say (a cancel and a lost dispute
+    ///         both end REFUNDED); the numbers are part of the public interface. The status says
+    ///         where the money went, the ending who decided it.
+    enum Ending {
+        LIVE, // 0: not ended
+        COMPLETED, // 1: the buyer approved, or its review period lapsed
+        REFUNDED_AFTER_FAILURE, // 2: the deadline passed with nothing delivered
+        CANCELLED_BY_AGREEMENT, // 3: a settlement giving the seller none of the payment
+        SPLIT, // 4: a settlement giving the seller some or all of the payment
+        RULED, // 5: the arbitrator's ruling, at any share
+        ARBITRATOR_SILENT, // 6: the dispute window lapsed without a ruling
+        WITHDRAWN, // 7: the creator cancelled it before anyone accepted
+        EXPIRED // 8: nobody accepted it in time
+    }
+
     /// @notice Which side created the pact.
     enum Initiator {
         BUYER,
@@ -106,6 +121,8 @@ abstract contract PactStorage is ReentrancyGuard {
         uint32 offerEpoch;
         /// Who has used its `voidOffers` (bit i: the pact's oracle i; bit 15: the arbitrator).
         uint16 voided;
+        /// How the pact ended (LIVE until it does).
+        Ending ending;
     }
 
     /// @notice One oracle's verdict on one pact.
@@ -181,7 +198,7 @@ abstract contract PactStorage is ReentrancyGuard {
     /// @notice A party raised a dispute; status DISPUTED.
     event DisputeRaised(uint256 indexed pactId, address indexed by, address arbitrator);
     /// @notice The arbitrator ruled `sellerShare` basis points of the pot to the seller; status
-    ///         COMPLETED at 10000, REFUNDED at 0, SPLIT between.
+    ///         COMPLETED when that is all of it, REFUNDED when it rounds to nothing, SPLIT between.
     event DisputeResolved(uint256 indexed pactId, address indexed arbitrator, uint16 sellerShare);
     /// @notice A party offered to end the pact with `sellerShare` basis points of the payment to the
     ///         seller, until `expiresAt` and while the pact stays in `status`; it replaces any offer
@@ -194,12 +211,15 @@ abstract contract PactStorage is ReentrancyGuard {
     /// @notice `by`, about to give its verdict (the arbitrator, or an oracle that has not scored),
     ///         voided every offer standing on the pact; `epoch` is the pact's verdict count now.
     event OffersVoided(uint256 indexed pactId, address indexed by, uint32 epoch);
-    /// @notice The other party accepted offer `round`; status COMPLETED at 10000, REFUNDED at 0, SPLIT
-    ///         between.
+    /// @notice The other party accepted offer `round`; status COMPLETED when the seller's part is
+    ///         all of the payment, REFUNDED when it rounds to nothing, SPLIT between.
     event SettlementAccepted(uint256 indexed pactId, address indexed by, uint32 round, uint16 sellerShare);
     /// @notice A deadline or window lapsed and `caller` ended the pact; status REFUNDED.
     ///         `from` is the status the pact had.
     event TimeoutClaimed(uint256 indexed pactId, address indexed caller, Status from);
+    /// @notice The pact ended, how (`ending`) and in which status; the last event of its last
+    ///         transaction, after its payouts.
+    event PactEnded(uint256 indexed pactId, Ending ending, Status status);
     /// @notice `amount` base units of `currency` from pact `pactId` were credited to `to`.
     event Payout(uint256 indexed pactId, address indexed to, address currency, uint256 amount);
 
@@ -287,6 +307,12 @@ abstract contract PactStorage is ReentrancyGuard {
         } else {
             credit(pactId, p.seller, p.sellerStake);
         }
+    }
+
+    /// @dev Records how the pact ended and says so; called last, after the pact's payouts.
+    function end(uint256 pactId, Pact storage p, Ending ending) internal {
+        ledgers[pactId].ending = ending;
+        emit PactEnded(pactId, ending, p.status);
     }
 
     function creatorOf(Pact storage p) internal view returns (address) {

@@ -44,6 +44,8 @@ closed_set! {
         OffersVoided => "OffersVoided",
         /// `acceptSettlement`: the other party accepted an offer.
         SettlementAccepted => "SettlementAccepted",
+        /// The last event of a pact's last transaction: how it ended, in which status.
+        PactEnded => "PactEnded",
         /// A credit to a party or an oracle.
         Payout => "Payout",
         /// `withdraw`: an account took out its credits.

@@ -42,7 +42,7 @@ pub use bindings::{
 pub use deploy::{DeployError, DeployOptions, Deployment, deploy};
 pub use erc8004::Erc8004;
 pub use event_kind::EventKind;
-pub use status::{Initiator, PactStatus, UnknownCode};
+pub use status::{Ending, Initiator, PactStatus, UnknownCode};
 pub use vocab::{
     DeliveryState, DisputeCause, DisputeOutcome, NoticeKind, OracleStatus, Outcome, ReputationRole,
     WebhookMode, WindowKind,

@@ -7,7 +7,7 @@
 
 use alloy::primitives::{Address, U256};
 
-use crate::{AgentPact, PactStatus, WindowKind, closed_set};
+use crate::{AgentPact, Ending, PactStatus, WindowKind, closed_set};
 
 /// Each side's stake is the payment divided by this (`STAKE_DIVISOR`).
 pub const STAKE_DIVISOR: u64 = 10;
@@ -140,14 +140,42 @@ pub fn division(payment: U256, seller_share: u16, by: Division) -> (U256, U256) 
     (seller, pot - seller)
 }
 
-/// The status a pact ends in at `seller_share`: COMPLETED with everything to the seller, REFUNDED
-/// with everything to the buyer, SPLIT between.
+/// The status escrow v3 ended a pact in at `seller_share` (its events carry no status): COMPLETED
+/// with everything to the seller, REFUNDED with everything to the buyer, SPLIT between. Escrow v4
+/// says its own in `PactEnded` ([`end_of_division`]: by the amounts, which differ for dust).
 pub const fn status_at_share(seller_share: u16) -> PactStatus {
     match seller_share {
         0 => PactStatus::Refunded,
         s if s >= FULL_SHARE => PactStatus::Completed,
         _ => PactStatus::Split,
     }
+}
+
+/// The status and the ending of a pact paying `payment` divided at `seller_share` basis points, as
+/// the contract decides them. The status follows the amounts, not the share: COMPLETED when the
+/// seller's part of what is divided (the pot for a ruling, the payment for a settlement) is all of
+/// it, REFUNDED when it rounds to nothing, SPLIT between. A ruling ends RULED at any share; a
+/// settlement whose seller part is nothing is a cancel by agreement, any other a split.
+pub fn end_of_division(payment: U256, seller_share: u16, by: Division) -> (PactStatus, Ending) {
+    let stake = stake(payment);
+    let divided = match by {
+        Division::Ruling => payment + stake + stake,
+        Division::Settlement => payment,
+    };
+    let part = divided * U256::from(seller_share.min(FULL_SHARE)) / U256::from(FULL_SHARE);
+    let status = if part == divided {
+        PactStatus::Completed
+    } else if part.is_zero() {
+        PactStatus::Refunded
+    } else {
+        PactStatus::Split
+    };
+    let ending = match by {
+        Division::Ruling => Ending::Ruled,
+        Division::Settlement if part.is_zero() => Ending::CancelledByAgreement,
+        Division::Settlement => Ending::Split,
+    };
+    (status, ending)
 }
 
 /// Terms the contract would refuse; the message says what to change.
@@ -365,9 +393,29 @@ mod tests {
         );
         let (seller, buyer) = division(U256::from(13u8), 3_333, Division::Ruling);
         assert_eq!((seller, buyer), (U256::from(4u8), U256::from(11u8)), "15 * 0.3333 = 4.9995 rounds down");
+    }
+
+    #[test]
+    fn a_division_ends_by_its_amounts_not_its_share() {
+        use Division::{Ruling, Settlement};
+        let eth = U256::from(10u128.pow(18));
+        let end = end_of_division;
+        assert_eq!(end(eth, 0, Settlement), (PactStatus::Refunded, Ending::CancelledByAgreement));
+        assert_eq!(end(eth, 1, Settlement), (PactStatus::Split, Ending::Split));
+        assert_eq!(end(eth, FULL_SHARE, Settlement), (PactStatus::Completed, Ending::Split));
+        assert_eq!(end(eth, 0, Ruling), (PactStatus::Refunded, Ending::Ruled));
+        assert_eq!(end(eth, FULL_SHARE - 1, Ruling), (PactStatus::Split, Ending::Ruled));
+        assert_eq!(end(eth, FULL_SHARE, Ruling), (PactStatus::Completed, Ending::Ruled));
+        // Ten base units: 1 bp of the payment or of the 12-unit pot is nothing: a cancel, not a split.
+        let ten = U256::from(10u8);
+        assert_eq!(end(ten, 1, Settlement), (PactStatus::Refunded, Ending::CancelledByAgreement));
+        assert_eq!(end(ten, 999, Settlement), (PactStatus::Refunded, Ending::CancelledByAgreement));
+        assert_eq!(end(ten, 1_000, Settlement), (PactStatus::Split, Ending::Split), "a tenth of 10 is 1");
+        assert_eq!(end(ten, 833, Ruling), (PactStatus::Refunded, Ending::Ruled), "12 * 0.0833 rounds to 0");
+        assert_eq!(end(ten, 834, Ruling), (PactStatus::Split, Ending::Ruled));
+        // Escrow v3 went by the share: 1 bp of 10 wei was SPLIT.
         assert_eq!(status_at_share(0), PactStatus::Refunded);
         assert_eq!(status_at_share(1), PactStatus::Split);
-        assert_eq!(status_at_share(FULL_SHARE - 1), PactStatus::Split);
         assert_eq!(status_at_share(FULL_SHARE), PactStatus::Completed);
     }
 

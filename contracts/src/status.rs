@@ -1,4 +1,4 @@
-//! The contract's `Status` and `Initiator` enums with the codes and names of the public interface,
+//! The contract's `Status`, `Ending` and `Initiator` enums with the codes and names of the public interface,
 //! each a [`closed_set!`](crate::closed_set): one list gives the enum, `ALL` and the names.
 
 use crate::closed_set;
@@ -77,6 +77,50 @@ impl TryFrom<u8> for PactStatus {
 }
 
 closed_set! {
+    serde, schema;
+    /// How a pact ended, which its status alone does not say (a cancel by agreement and a lost
+    /// dispute both end REFUNDED). The numeric codes are those of `AgentPact.Ending`, which
+    /// `PactEnded` carries; the status says where the money went, the ending who decided it.
+    /// `ALL` is in code order.
+    #[repr(u8)]
+    pub enum Ending {
+        /// Not ended yet.
+        Live = 0 => "LIVE",
+        /// The buyer approved the work, or its review period lapsed.
+        Completed = 1 => "COMPLETED",
+        /// The deadline passed with nothing delivered: the buyer refunded, the seller's stake with it.
+        RefundedAfterFailure = 2 => "REFUNDED_AFTER_FAILURE",
+        /// Both sides agreed to end it with none of the payment to the seller.
+        CancelledByAgreement = 3 => "CANCELLED_BY_AGREEMENT",
+        /// Both sides agreed to divide the payment, the seller getting some or all of it.
+        Split = 4 => "SPLIT",
+        /// The arbitrator ruled, at any share.
+        Ruled = 5 => "RULED",
+        /// The arbitrator let its window lapse: each side got back what it put in.
+        ArbitratorSilent = 6 => "ARBITRATOR_SILENT",
+        /// The creator withdrew it before anyone accepted.
+        Withdrawn = 7 => "WITHDRAWN",
+        /// Nobody accepted it in time.
+        Expired = 8 => "EXPIRED",
+    }
+}
+
+impl Ending {
+    /// The contract's numeric code.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl TryFrom<u8> for Ending {
+    type Error = UnknownCode;
+
+    fn try_from(code: u8) -> Result<Self, Self::Error> {
+        Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: "ending", code })
+    }
+}
+
+closed_set! {
     serde;
     /// Which side created a pact. The numeric codes are those of `AgentPact.Initiator`; `ALL` is in
     /// code order.
@@ -137,6 +181,29 @@ mod tests {
             assert_eq!(PactStatus::try_from(s.code()), Ok(s));
         }
         assert_eq!(PactStatus::try_from(9), Err(UnknownCode { kind: "status", code: 9 }));
+    }
+
+    #[test]
+    fn ending_codes_are_the_contracts() {
+        let names: Vec<_> = Ending::ALL.iter().map(|e| (e.code(), e.name())).collect();
+        assert_eq!(
+            names,
+            [
+                (0, "LIVE"),
+                (1, "COMPLETED"),
+                (2, "REFUNDED_AFTER_FAILURE"),
+                (3, "CANCELLED_BY_AGREEMENT"),
+                (4, "SPLIT"),
+                (5, "RULED"),
+                (6, "ARBITRATOR_SILENT"),
+                (7, "WITHDRAWN"),
+                (8, "EXPIRED"),
+            ]
+        );
+        for e in Ending::ALL {
+            assert_eq!(Ending::try_from(e.code()), Ok(e));
+        }
+        assert_eq!(Ending::try_from(9), Err(UnknownCode { kind: "ending", code: 9 }));
     }
 
     #[test]

@@ -174,6 +174,26 @@ closed_set! {
     }
 }
 
+impl Outcome {
+    /// The ending a pact met that ended with this outcome, as escrow v3's events tell it (a ruling
+    /// or settlement at `seller_share` basis points; ignored otherwise): a settlement at 0 is a
+    /// cancel by agreement, any other a split. Escrow v4 says its own in `PactEnded`, which goes by
+    /// the amounts (a share whose seller part rounds to nothing is a cancel too).
+    pub const fn ending(self, seller_share: u16) -> crate::Ending {
+        use crate::Ending;
+        match self {
+            Self::Approved | Self::AutoApproved => Ending::Completed,
+            Self::SellerWon | Self::BuyerWon | Self::Split => Ending::Ruled,
+            Self::Settled if seller_share == 0 => Ending::CancelledByAgreement,
+            Self::Settled => Ending::Split,
+            Self::Timeout => Ending::RefundedAfterFailure,
+            Self::DisputeTimeout => Ending::ArbitratorSilent,
+            Self::Cancelled => Ending::Withdrawn,
+            Self::Expired => Ending::Expired,
+        }
+    }
+}
+
 closed_set! {
     serde, schema;
     /// Why a dispute opened (`disputes.cause`).

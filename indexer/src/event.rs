@@ -177,6 +177,14 @@ journal_events! {
                 round: u32 = round,
                 seller_share: u16 = sellerShare,
             }
+            PactEnded(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                /// `AgentPact.Ending`'s code.
+                ending: u8 = ending,
+                /// The status the pact ended in.
+                status: u8 = status,
+            }
             Payout(pact: pact_id, once) {
                 #[serde(with = "decimal")]
                 pact_id: U256 = pactId,

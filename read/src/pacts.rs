@@ -1,7 +1,7 @@
 //! Pacts: one by id, or filtered, ordered pages with keyset cursors (no OFFSET: a page costs the
 //! same on page 1 and page 10,000, and rows added meanwhile neither repeat nor vanish).
 
-use agentpact_contracts::{Initiator, Outcome, PactStatus, closed_set};
+use agentpact_contracts::{Ending, Initiator, Outcome, PactStatus, closed_set};
 use agentpact_schema::{Cells, ChainText, i64_of};
 use alloy::primitives::{Address, B256, U256};
 use chrono::{DateTime, Utc};
@@ -71,6 +71,9 @@ pub struct Pact {
     pub closed_at: Option<DateTime<Utc>>,
     /// How a finished pact ended (docs/api.md §Outcomes).
     pub outcome: Option<Outcome>,
+    /// How it ended, as the contract's `PactEnded` said (LIVE until then; docs/contracts.md
+    /// §Endings).
+    pub ending: Ending,
     /// Basis points to the seller when a ruling or a settlement ended it.
     pub seller_share: Option<u16>,
     /// The block that created it.
@@ -215,7 +218,7 @@ const COLUMNS: &str = "chain_id, pact_id::text AS pact_id, initiator, status, cr
     AS currency_symbol, (SELECT c.decimals FROM currencies c WHERE c.chain_id = pacts.chain_id \
     AND c.address = pacts.currency) AS currency_decimals, \
     buyer_stake::text AS buyer_stake, seller_stake::text AS seller_stake, proof_hash, score_count, final_score, \
-    created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, seller_share, created_block, updated_block, \
+    created_at, accepted_at, submitted_at, verified_at, disputed_at, closed_at, outcome, ending, seller_share, created_block, updated_block, \
     ARRAY(SELECT o.oracle FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
           ORDER BY o.position) AS oracle_addresses, \
     ARRAY(SELECT o.weight FROM pact_oracles o WHERE o.chain_id = pacts.chain_id AND o.pact_id = pacts.pact_id \
@@ -255,6 +258,7 @@ struct PactRow {
     disputed_at: Option<DateTime<Utc>>,
     closed_at: Option<DateTime<Utc>>,
     outcome: Option<String>,
+    ending: i16,
     seller_share: Option<i32>,
     created_block: i64,
     updated_block: i64,
@@ -307,6 +311,7 @@ impl TryFrom<PactRow> for Pact {
             disputed_at: r.disputed_at,
             closed_at: r.closed_at,
             outcome: r.outcome.as_deref().map(|o| row.named("outcome", o, Outcome::from_name)).transpose()?,
+            ending: row.code("ending", r.ending)?,
             seller_share: r.seller_share.map(|n| row.int("seller_share", n)).transpose()?,
             created_block: row.int("created_block", r.created_block)?,
             updated_block: row.int("updated_block", r.updated_block)?,

@@ -340,7 +340,7 @@ pub async fn assert_index_matches_chain(
                     coalesce(extract(epoch FROM submitted_at)::bigint, 0) AS submitted_at,
                     coalesce(extract(epoch FROM verified_at)::bigint, 0) AS verified_at,
                     coalesce(extract(epoch FROM disputed_at)::bigint, 0) AS disputed_at,
-                    currency
+                    currency, ending
              FROM pacts WHERE pact_id = $1::text::numeric",
         )
         .bind(id.to_string())
@@ -412,6 +412,7 @@ pub async fn assert_index_matches_chain(
         // withdrawn, accepted nor voided.
         let offer = chain.pact.getSettlement(id).call().await?;
         let ledger = chain.pact.getLedger(id).call().await?;
+        assert_eq!(row.get::<i16, _>("ending"), i16::from(ledger.ending), "{context} ending");
         let last: Option<(i64, Vec<u8>, i32, i64, bool)> = sqlx::query_as(
             "SELECT round, proposed_by, seller_share, extract(epoch FROM expires_at)::bigint,
                     withdrawn_at IS NULL AND accepted_at IS NULL AND voided_at IS NULL

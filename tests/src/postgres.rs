@@ -99,6 +99,12 @@ enum Server {
 impl TestDatabase {
     /// Creates a fresh database, applies `migrations/` and connects a small pool to it.
     pub async fn create() -> Result<Self, HarnessError> {
+        Self::create_at(i64::MAX).await
+    }
+
+    /// Creates a fresh database with the migrations up to `version` applied (an index as a build
+    /// of that schema left it), for a test of the ones after it: [`Self::migrate`] applies them.
+    pub async fn create_at(version: i64) -> Result<Self, HarnessError> {
         let (admin_url, server) = match std::env::var("DATABASE_URL") {
             Ok(url) if !url.is_empty() => (url.clone(), Server::External { admin_url: url }),
             _ => start_server().await?,
@@ -111,8 +117,14 @@ impl TestDatabase {
 
         let url = with_database(&admin_url, &name);
         let pool = PgPoolOptions::new().max_connections(4).connect(&url).await?;
-        agentpact_schema::MIGRATOR.run(&pool).await?;
-        Ok(Self { name, url, pool, server })
+        let db = Self { name, url, pool, server };
+        agentpact_schema::MIGRATOR.run_to(version, &db.pool).await?;
+        Ok(db)
+    }
+
+    /// Applies every migration not yet applied, as `agentpact migrate` does.
+    pub async fn migrate(&self) -> Result<(), HarnessError> {
+        Ok(agentpact_schema::MIGRATOR.run(&self.pool).await?)
     }
 
     /// The connection URL of this database.

@@ -515,14 +515,23 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     let split = browser
         .run(
             "return [document.getElementById('division').textContent,
-                     [...document.querySelectorAll('#timeline li')].map((e) => e.textContent).find((t) => t.startsWith('DisputeResolved'))]",
+                     [...document.querySelectorAll('#timeline li')].map((e) => e.textContent).find((t) => t.startsWith('DisputeResolved')),
+                     document.getElementById('status-description').textContent]",
             json!([]),
         )
         .await?;
-    let division =
-        api(&dev, "{ pact(id: 8) { status division { sellerShare sellerCreditFormatted } } }", json!({}))
-            .await?;
-    assert_eq!(division["pact"]["status"], "SPLIT", "{division}");
+    let division = api(
+        &dev,
+        "{ pact(id: 8) { status ending division { sellerShare sellerCreditFormatted } } }",
+        json!({}),
+    )
+    .await?;
+    assert_eq!(
+        (&division["pact"]["status"], &division["pact"]["ending"]),
+        (&json!("SPLIT"), &json!("RULED")),
+        "{division}"
+    );
+    assert!(split[2].as_str().is_some_and(|t| t.ends_with("Ended: Ruled (split).")), "{split}");
     assert!(
         split[0].as_str().is_some_and(|t| t.contains("ruled 70% of the pot") && t.contains("0.084")),
         "{split}"

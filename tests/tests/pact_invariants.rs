@@ -3,7 +3,8 @@
 //! exactly the last allowed second of some window, or the first refused one), terms out of every
 //! bound, pacts reserved for one counterparty, and a party that owns a second wallet it uses as
 //! accepter and as the arbitrator of its own pacts.
-//! - the contract accepts exactly the calls the model allows, and lands in the model's status;
+//! - the contract accepts exactly the calls the model allows, and lands in the model's status and
+//!   ending (`getLedger`); the runs together end pacts in every way there is;
 //! - every refusal is a custom error the client can decode by name;
 //! - pacts are paid in ETH, in the test USDC (6 decimals, deposits through exact allowances) or in
 //!   a hostile token that its minter switches at random between behaving, returning no data,
@@ -36,7 +37,7 @@ mod model;
 
 use agentpact_contracts::{
     AgentPact::{self, AgentPactErrors},
-    Initiator, PactStatus,
+    Ending, Initiator, PactStatus,
 };
 use agentpact_tests::{
     HarnessError,
@@ -125,6 +126,7 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         }
     };
     let mut reached = std::collections::HashSet::new();
+    let mut endings = std::collections::HashSet::new();
     let mut token_refusals = 0;
     let (mut voids, mut voided_accepts) = (0, 0);
     // Like the statuses, the currencies are covered by the runs together (the fixed seeds do it);
@@ -163,6 +165,7 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         funded_in.extend(funded.map(|p| p.currency));
         currencies = run.m.chain.currencies().len();
         reached.extend(run.model.pacts.iter().map(|p| p.status));
+        endings.extend(run.model.pacts.iter().map(|p| p.ending));
         reached.extend(run.reached);
         token_refusals += run.token_refusals;
         voids += run.voids;
@@ -182,6 +185,8 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         );
         let missed: Vec<_> = PactStatus::ALL.iter().filter(|s| !reached.contains(s)).collect();
         assert!(missed.is_empty(), "the random runs never reached {missed:?}: they test too little");
+        let missed: Vec<_> = Ending::ALL.iter().filter(|e| !endings.contains(e)).collect();
+        assert!(missed.is_empty(), "the random runs never ended a pact {missed:?}: they test too little");
     }
     Ok(())
 }
@@ -757,6 +762,8 @@ impl Run {
         }
         let on_chain = self.m.status(U256::from(id)).await?;
         assert_eq!(on_chain, self.model.pacts[id].status, "pact {id} after {action:?}");
+        let ending = self.m.chain.pact.getLedger(U256::from(id)).call().await?.ending;
+        assert_eq!(ending, self.model.pacts[id].ending.code(), "pact {id}'s ending after {action:?}");
         Ok(())
     }
 

@@ -174,6 +174,9 @@ in_schema! {
     /// How a finished pact ended. The values are the index's own lower-case names, as this field
     /// returned them when it was a String: clients comparing strings read the same JSON.
     PactOutcome = agentpact_contracts::Outcome as Names;
+    /// How a pact ended, as the contract's `PactEnded` says (`LIVE` until it does): the status
+    /// says where the money went, the ending who decided it.
+    Ending = agentpact_contracts::Ending as Names;
     /// Whether an oracle takes work.
     OracleStatus = agentpact_contracts::OracleStatus as UpperCase;
     /// When a subscription is told of an event.

@@ -7,7 +7,9 @@ use async_graphql::{ComplexObject, Context, Json, Object, Result, SimpleObject};
 use chrono::{DateTime, Utc};
 
 use super::{
-    closed_sets::{EventKind, Initiator, OracleStatus, PactOutcome, PactStatus, RaterSource, ScoreView},
+    closed_sets::{
+        Ending, EventKind, Initiator, OracleStatus, PactOutcome, PactStatus, RaterSource, ScoreView,
+    },
     errors::{store_to_graphql, to_graphql},
     market::{Feedback, FeedbackSummary},
     negotiation_access,
@@ -166,6 +168,11 @@ impl Pact {
     /// How a finished pact ended.
     async fn outcome(&self) -> Option<PactOutcome> {
         self.0.outcome.map(Into::into)
+    }
+    /// How it ended, as the contract's `PactEnded` says: `LIVE` until then; a cancel by
+    /// agreement, a failure, a lost dispute and a silent arbitrator each have their own value.
+    async fn ending(&self) -> Ending {
+        self.0.ending.into()
     }
     /// How a ruling or an accepted settlement divided the money, when one ended the pact.
     async fn division(&self) -> Option<Division> {

@@ -11,7 +11,7 @@ import { address, amount, duration, hash, isPactId, label, share, status, time, 
 const PACT = `
   query Pact($id: BigInt!) {
     pact(id: $id) {
-      id status statusDescription outcome initiator
+      id status statusDescription outcome ending initiator
       creator buyer seller arbitrator counterparty
       specHash specUri proofHash deadline acceptBy reviewPeriod threshold
       currency { symbol decimals address }
@@ -52,7 +52,7 @@ function render(main, p) {
   const money = (formatted) => amount(formatted, p.currency);
   fill(main,
     h('h1', {}, `Pact #${p.id} `, status(p.status)),
-    h('p', { class: 'lead', id: 'status-description' }, `${p.statusDescription}.`, p.outcome ? ` Outcome: ${label(p.outcome)}.` : ''),
+    h('p', { class: 'lead', id: 'status-description' }, `${p.statusDescription}.`, ending(p)),
     division(p, money),
     h('div', { class: 'columns' },
       section('Terms', terms([
@@ -95,6 +95,12 @@ function oracles(p) {
     return { key: o.address, label: address(o.address), value: v ? v.score : 0, text: v ? `${v.score} · weight ${o.weight}%` : `not scored · weight ${o.weight}%`, tone: v && v.score >= p.threshold ? 's-COMPLETED' : 's-DISPUTED' };
   });
   return [bars('Scores (0-100) against the pass mark', rows, { max: 100, marker: p.threshold, markerLabel: `The line is the pass mark, ${p.threshold}.` }), h('p', { id: 'final-score' }, verdict(p))];
+}
+
+/** How an ended pact ended, in the contract's word (its ending) and the index's finer outcome. */
+function ending(p) {
+  if (p.ending === 'LIVE') return '';
+  return ` Ended: ${label(p.ending)}${p.outcome ? ` (${label(p.outcome).toLowerCase()})` : ''}.`;
 }
 
 /** The statuses a pact ends in. */

@@ -1,5 +1,5 @@
 //! The status events of a batch (accepted, started, submitted, finalized, approved, rejected,
-//! disputed, resolved, settled, cancelled, timed out) and its oracles' scores folded into one change per
+//! disputed, resolved, settled, cancelled, timed out, ended) and its oracles' scores folded into one change per
 //! pact, written in one statement, plus the disputes they open and close in two more. Folding is
 //! exact because every such event sets columns to values (the last event's value of a column is
 //! the one that stays), except acceptance's stake equalisation, which the statement applies to the
@@ -8,7 +8,9 @@
 use agentpact_schema::i64_of;
 use std::collections::BTreeMap;
 
-use agentpact_contracts::{DisputeCause, DisputeOutcome, Outcome, PactStatus, rules::status_at_share};
+use agentpact_contracts::{
+    DisputeCause, DisputeOutcome, Ending, Outcome, PactStatus, rules::status_at_share,
+};
 use alloy::primitives::{Address, U256};
 use sqlx::PgConnection;
 
@@ -31,6 +33,8 @@ struct Change {
     disputed_at: Option<Option<i64>>,
     closed_at: Option<i64>,
     outcome: Option<Outcome>,
+    /// `AgentPact.Ending`'s code, from `PactEnded`.
+    ending: Option<i16>,
     /// Basis points to the seller, when a ruling or a settlement divided the money.
     seller_share: Option<i32>,
     /// Oracle scores submitted in the batch, added to the stored count.
@@ -72,10 +76,14 @@ impl PactChanges {
         let mut closed = None;
         let fresh = !self.pacts.contains_key(&pact_id);
         let change = self.pacts.entry(pact_id).or_default();
-        let close = |c: &mut Change, status: PactStatus, outcome: Outcome| {
+        // A pact's end as escrow v3's events tell it; v4's `PactEnded` behind them then gives the
+        // contract's own status and ending (which differ only for dust divisions).
+        let close = |c: &mut Change, status: PactStatus, outcome: Outcome, share: Option<u16>| {
             c.status = Some(code(status));
             c.closed_at = Some(time);
             c.outcome = Some(outcome);
+            c.ending = Some(i16::from(outcome.ending(share.unwrap_or(0)).code()));
+            c.seller_share = share.map(i32::from);
         };
         match &e.body {
             EventBody::PactAccepted { buyer, seller, .. } => {
@@ -107,6 +115,7 @@ impl PactChanges {
                     change,
                     PactStatus::Completed,
                     if *automatic { Outcome::AutoApproved } else { Outcome::Approved },
+                    None,
                 );
             }
             EventBody::WorkRejected { buyer, .. } => opened = Some((DisputeCause::Rejected, Some(*buyer))),
@@ -118,23 +127,29 @@ impl PactChanges {
                     PactStatus::Refunded => (Outcome::BuyerWon, DisputeOutcome::Buyer),
                     _ => (Outcome::Split, DisputeOutcome::Split),
                 };
-                close(change, status, outcome);
-                change.seller_share = Some(i32::from(*seller_share));
+                close(change, status, outcome, Some(*seller_share));
                 closed = Some(winner);
             }
             EventBody::SettlementAccepted { seller_share, .. } => {
-                close(change, status_at_share(*seller_share), Outcome::Settled);
-                change.seller_share = Some(i32::from(*seller_share));
+                close(change, status_at_share(*seller_share), Outcome::Settled, Some(*seller_share));
                 closed = Some(DisputeOutcome::Settled);
             }
-            EventBody::PactCancelled { .. } => close(change, PactStatus::Refunded, Outcome::Cancelled),
+            EventBody::PactEnded { ending, status, .. } => {
+                let (Ok(ending), Ok(status)) = (Ending::try_from(*ending), PactStatus::try_from(*status))
+                else {
+                    return Err(super::unreadable(e, "an ending or a status code no AgentPact has"));
+                };
+                change.status = Some(code(status));
+                change.ending = Some(i16::from(ending.code()));
+            }
+            EventBody::PactCancelled { .. } => close(change, PactStatus::Refunded, Outcome::Cancelled, None),
             EventBody::TimeoutClaimed { from, .. } => {
                 let outcome = match PactStatus::try_from(*from) {
                     Ok(PactStatus::Negotiating) => Outcome::Expired,
                     Ok(PactStatus::Disputed) => Outcome::DisputeTimeout,
                     _ => Outcome::Timeout,
                 };
-                close(change, PactStatus::Refunded, outcome);
+                close(change, PactStatus::Refunded, outcome, None);
                 if *from == PactStatus::Disputed.code() {
                     closed = Some(DisputeOutcome::Timeout);
                 }
@@ -186,13 +201,14 @@ impl PactChanges {
                  disputed_at = CASE WHEN u.set_d THEN to_timestamp(u.d) ELSE p.disputed_at END,
                  closed_at = coalesce(to_timestamp(u.cl), p.closed_at),
                  outcome = coalesce(u.oc, p.outcome),
+                 ending = coalesce(u.en, p.ending),
                  seller_share = coalesce(u.ss, p.seller_share),
                  score_count = p.score_count + u.sc,
                  updated_block = u.blk
              FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bytea[],
                          $8::bigint[], $9::smallint[], $10::bool[], $11::bigint[], $12::bool[], $13::bigint[],
-                         $14::bigint[], $15::text[], $16::int[], $17::smallint[], $18::bigint[])
-                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, ss, sc, blk)
+                         $14::bigint[], $15::text[], $16::smallint[], $17::int[], $18::smallint[], $19::bigint[])
+                  AS u(id, st, b, s, acc, ph, sub, fs, set_v, v, set_d, d, cl, oc, en, ss, sc, blk)
              WHERE p.chain_id = $1 AND p.pact_id = u.id::numeric",
             self.chain_id,
             &c.pact_id,
@@ -209,6 +225,7 @@ impl PactChanges {
             &c.disputed_at as &[Option<i64>],
             &c.closed_at as &[Option<i64>],
             &c.outcome as &[Option<&str>],
+            &c.ending as &[Option<i16>],
             &c.seller_share as &[Option<i32>],
             &c.scores,
             &c.updated_block,
@@ -271,6 +288,7 @@ struct Columns {
     disputed_at: Vec<Option<i64>>,
     closed_at: Vec<Option<i64>>,
     outcome: Vec<Option<&'static str>>,
+    ending: Vec<Option<i16>>,
     seller_share: Vec<Option<i32>>,
     scores: Vec<i16>,
     updated_block: Vec<i64>,
@@ -294,6 +312,7 @@ impl Columns {
             c.disputed_at.push(change.disputed_at.flatten());
             c.closed_at.push(change.closed_at);
             c.outcome.push(change.outcome.map(Outcome::name));
+            c.ending.push(change.ending);
             c.seller_share.push(change.seller_share);
             c.scores.push(change.scores);
             c.updated_block.push(change.updated_block);

@@ -59,7 +59,8 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
             | E::WorkRejected { pact_id, .. }
             | E::DisputeRaised { pact_id, .. }
             | E::DisputeResolved { pact_id, .. }
-            | E::TimeoutClaimed { pact_id, .. } => changes.push(*pact_id, e)?,
+            | E::TimeoutClaimed { pact_id, .. }
+            | E::PactEnded { pact_id, .. } => changes.push(*pact_id, e)?,
             // The pact's ending folds with the status events; the offer's row is marked in order.
             E::SettlementAccepted { pact_id, .. } => {
                 changes.push(*pact_id, e)?;
@@ -146,6 +147,16 @@ async fn apply_in_order(conn: &mut PgConnection, e: &JournalEvent) -> Result<(),
 fn misrouted(kind: EventKind, to: &str) -> sqlx::Error {
     sqlx::Error::Protocol(format!(
         "a {kind} event was routed to {to}, which do not fold it: see project::apply_batch"
+    ))
+}
+
+/// An event whose values no contract of ours emits: refused, naming where it is, never defaulted.
+fn unreadable(e: &JournalEvent, what: &str) -> sqlx::Error {
+    sqlx::Error::Protocol(format!(
+        "the {} event at block {} log {} holds {what}: is the indexer older than the contract it follows?",
+        e.body.kind(),
+        e.block_number,
+        e.log_index
     ))
 }
 

@@ -1,6 +1,9 @@
 //! Disputes: raised by a party, resolved by the pact's arbitrator.
 
-use agentpact_contracts::{PactStatus, rules::FULL_SHARE};
+use agentpact_contracts::{
+    PactStatus,
+    rules::{Division, FULL_SHARE},
+};
 use alloy::primitives::U256;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -104,7 +107,7 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved
     let voided = void_before_verdict(chain, id, &pact, Verdict::Ruling).await?;
     // `resolveDispute(sellerWins)` is `resolveDisputeShare` at 10000 or 0: one call for both.
     let mined = chain.write(chain.pact.resolveDisputeShare(id, share), U256::ZERO).await?;
-    let credits = Credits::of(&mined, &pact);
+    let credits = Credits::of(&mined, &pact, share, Division::Ruling);
     let divided = Divided::new(id, share, &mined, &credits, &currency);
     let (winner, ruling) = match share {
         FULL_SHARE => ("seller", "resolved for the seller".to_owned()),

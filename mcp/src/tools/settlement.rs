@@ -100,20 +100,25 @@ pub struct Divided {
     pub buyer_credited: String,
 }
 
-/// What a mined ruling or settlement credited each side, read from its payouts.
+/// What a mined ruling or settlement credited each side, read from its payouts, and the status it
+/// left the pact in.
 pub struct Credits {
     /// To the seller.
     pub to_seller: U256,
     /// To the buyer.
     pub to_buyer: U256,
+    /// The status the division ended the pact in (by the amounts: a share that rounds to nothing
+    /// is REFUNDED, not SPLIT).
+    pub status: PactStatus,
 }
 
 impl Credits {
-    /// The payouts of `mined` to `pact`'s seller and buyer.
-    pub fn of(mined: &Mined, pact: &AgentPact::Pact) -> Self {
+    /// The payouts of `mined` to `pact`'s seller and buyer, which divided it at `share` by `by`.
+    pub fn of(mined: &Mined, pact: &AgentPact::Pact, share: u16, by: Division) -> Self {
         Self {
             to_seller: receipt::credited(&mined.receipt, pact.seller),
             to_buyer: receipt::credited(&mined.receipt, pact.buyer),
+            status: rules::end_of_division(pact.payment, share, by).0,
         }
     }
 }
@@ -122,7 +127,7 @@ impl Divided {
     /// The answer for pact `id`, ended by `mined` at `share` with `credits` in `currency`.
     pub fn new(id: U256, share: u16, mined: &Mined, credits: &Credits, currency: &Currency) -> Self {
         Self {
-            step: PactStep::new(id, rules::status_at_share(share), mined.receipt.transaction_hash),
+            step: PactStep::new(id, credits.status, mined.receipt.transaction_hash),
             seller_share: share,
             money: InCurrency::of(currency),
             seller_credited: decimal(credits.to_seller, currency),
@@ -258,7 +263,7 @@ pub async fn accept(chain: &Chain, i: AcceptSettlement) -> Result<Answer<Divided
     }
     party.authorize(chain, i.seller_share, &format!("accept the offer to settle pact #{id}")).await?;
     let mined = chain.write(chain.pact.acceptSettlement(id, offer.round, i.seller_share), U256::ZERO).await?;
-    let credits = Credits::of(&mined, &party.pact);
+    let credits = Credits::of(&mined, &party.pact, i.seller_share, Division::Settlement);
     let divided = Divided::new(id, i.seller_share, &mined, &credits, &party.currency);
     Answer::new(
         format!(

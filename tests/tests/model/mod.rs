@@ -4,7 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agentpact_contracts::{Initiator, PactStatus};
+use agentpact_contracts::{
+    Ending, Initiator, PactStatus,
+    rules::{self, Division},
+};
 use alloy::primitives::{Address, U256};
 
 /// Seconds the oracles have after submission.
@@ -104,6 +107,7 @@ impl Proposal {
             verified_at: 0,
             disputed_at: 0,
             ruling: None,
+            ending: Ending::Live,
             settled: None,
             offer: None,
             rounds: 0,
@@ -189,6 +193,8 @@ pub struct Pact {
     pub disputed_at: u64,
     /// The arbitrator's ruling, once it ruled: basis points of the pot to the seller.
     pub ruling: Option<u16>,
+    /// How it ended (LIVE until then), as `PactEnded` and `getLedger` must say.
+    pub ending: Ending,
     /// The settlement both parties agreed, once accepted: basis points of the payment to the seller.
     pub settled: Option<u16>,
     /// The offer to settle that stands, if any.
@@ -403,7 +409,7 @@ impl Escrow {
             (Action::Resolve { share, .. }, Disputed)
                 if caller == p.arbitrator && now <= p.disputed_at + DISPUTE_PERIOD && share <= FULL_SHARE =>
             {
-                Some(ended_at(share))
+                Some(rules::end_of_division(p.payment, share, Division::Ruling).0)
             }
             (Action::Propose { share, expires_at }, _) => {
                 p.window_end().filter(|end| now <= *end)?;
@@ -438,7 +444,7 @@ impl Escrow {
                         && o.epoch == p.epoch
                         && now <= o.expires_at
                 })
-                .map(|_| ended_at(share)),
+                .map(|_| rules::end_of_division(p.payment, share, Division::Settlement).0),
             (Action::ClaimTimeout, Negotiating) if now > p.accept_by => Some(Refunded),
             (Action::ClaimTimeout, Funded | InProgress) if now > p.deadline => Some(Refunded),
             (Action::ClaimTimeout, Disputed) if now > p.disputed_at + DISPUTE_PERIOD => Some(Refunded),
@@ -473,9 +479,11 @@ impl Escrow {
             }
             Action::Finalize => p.verified_at = now,
             Action::Approve | Action::AutoApprove => {
+                p.ending = Ending::Completed;
                 payouts = vec![(p.seller, payment + stake), (p.buyer, stake)];
             }
             Action::Resolve { share, .. } => {
+                p.ending = Ending::Ruled;
                 p.ruling = Some(share);
                 let to_seller = p.pot() * U256::from(share) / U256::from(FULL_SHARE);
                 payouts = vec![(p.seller, to_seller), (p.buyer, p.pot() - to_seller)];
@@ -496,15 +504,21 @@ impl Escrow {
             Action::AcceptOffer { share, .. } => {
                 p.offer = None;
                 p.settled = Some(share);
+                p.ending = rules::end_of_division(payment, share, Division::Settlement).1;
                 let to_seller = payment * U256::from(share) / U256::from(FULL_SHARE) + stake;
                 payouts = vec![(p.seller, to_seller), (p.buyer, p.pot() - to_seller)];
             }
-            Action::Cancel => payouts = vec![(p.creator, p.creator_deposit())],
+            Action::Cancel => {
+                p.ending = Ending::Withdrawn;
+                payouts = vec![(p.creator, p.creator_deposit())];
+            }
             Action::ClaimTimeout => {
-                payouts = match from {
-                    PactStatus::Negotiating => vec![(p.creator, p.creator_deposit())],
-                    PactStatus::Disputed => vec![(p.buyer, payment + stake), (p.seller, stake)],
-                    _ => vec![(p.buyer, payment + stake + stake)],
+                (p.ending, payouts) = match from {
+                    PactStatus::Negotiating => (Ending::Expired, vec![(p.creator, p.creator_deposit())]),
+                    PactStatus::Disputed => {
+                        (Ending::ArbitratorSilent, vec![(p.buyer, payment + stake), (p.seller, stake)])
+                    }
+                    _ => (Ending::RefundedAfterFailure, vec![(p.buyer, payment + stake + stake)]),
                 }
             }
             _ => {}
@@ -523,14 +537,5 @@ impl Escrow {
             s if s.is_terminal() => None,
             _ => Some(Action::ClaimTimeout),
         }
-    }
-}
-
-/// COMPLETED with everything to the seller, REFUNDED with everything to the buyer, SPLIT between.
-fn ended_at(share: u16) -> PactStatus {
-    match share {
-        0 => PactStatus::Refunded,
-        FULL_SHARE => PactStatus::Completed,
-        _ => PactStatus::Split,
     }
 }
