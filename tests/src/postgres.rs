@@ -105,6 +105,14 @@ impl TestDatabase {
     /// Creates a fresh database with the migrations up to `version` applied (an index as a build
     /// of that schema left it), for a test of the ones after it: [`Self::migrate`] applies them.
     pub async fn create_at(version: i64) -> Result<Self, HarnessError> {
+        let db = Self::empty().await?;
+        agentpact_schema::MIGRATOR.run_to(version, &db.pool).await?;
+        Ok(db)
+    }
+
+    /// Creates a fresh database with nothing in it, not even the migrator's table: for a test
+    /// that restores a dump of another build's index.
+    pub async fn empty() -> Result<Self, HarnessError> {
         let (admin_url, server) = match std::env::var("DATABASE_URL") {
             Ok(url) if !url.is_empty() => (url.clone(), Server::External { admin_url: url }),
             _ => start_server().await?,
@@ -117,9 +125,19 @@ impl TestDatabase {
 
         let url = with_database(&admin_url, &name);
         let pool = PgPoolOptions::new().max_connections(4).connect(&url).await?;
-        let db = Self { name, url, pool, server };
-        agentpact_schema::MIGRATOR.run_to(version, &db.pool).await?;
-        Ok(db)
+        Ok(Self { name, url, pool, server })
+    }
+
+    /// Restores `dump` (plain SQL from `pg_dump --inserts`) into this database, on one connection
+    /// that is closed afterwards (a dump sets its session's `search_path` to nothing). psql's own
+    /// commands in it (`\restrict`, `\unrestrict`) are left out: they are not SQL.
+    pub async fn restore(&self, dump: &str) -> Result<(), HarnessError> {
+        let psql = |l: &&str| l.starts_with("\\restrict ") || l.starts_with("\\unrestrict ");
+        let sql: String = dump.lines().filter(|l| !psql(l)).collect::<Vec<_>>().join("\n");
+        let mut conn = self.pool.acquire().await?.detach();
+        conn.execute(sqlx::raw_sql(AssertSqlSafe(sql))).await?;
+        conn.close().await?;
+        Ok(())
     }
 
     /// Applies every migration not yet applied, as `agentpact migrate` does.

@@ -75,6 +75,7 @@ pub struct FaultyRpc {
     failed: Arc<AtomicU64>,
     stalled: Arc<std::sync::atomic::AtomicBool>,
     windows: Arc<std::sync::Mutex<Window>>,
+    log_ranges: Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -93,7 +94,9 @@ impl FaultyRpc {
         let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
         let windows = Arc::new(std::sync::Mutex::new(Window::default()));
+        let log_ranges = Arc::new(std::sync::Mutex::new(Vec::new()));
         let shared = Shared {
+            log_ranges: log_ranges.clone(),
             stalled: stalled.clone(),
             second: Default::default(),
             window: windows.clone(),
@@ -122,7 +125,7 @@ impl FaultyRpc {
             drop(listener);
             connections.shutdown().await;
         });
-        Ok(Self { url, requests, failed, stalled, windows, stop: Some(stop), task })
+        Ok(Self { url, requests, failed, stalled, windows, log_ranges, stop: Some(stop), task })
     }
 
     /// Stops the proxy and returns once it has: its port refuses connections and every connection
@@ -142,6 +145,12 @@ impl FaultyRpc {
     /// The proxy's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The block ranges (`fromBlock`, `toBlock`) of every `eth_getLogs` by number asked so far, in
+    /// the order asked: what a client read of the chain.
+    pub fn log_ranges(&self) -> Vec<(u64, u64)> {
+        self.log_ranges.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// JSON-RPC requests that reached the proxy's answering so far (not those held by a stall or
@@ -190,6 +199,8 @@ struct Shared {
     faults: Faults,
     requests: Arc<AtomicU64>,
     failed: Arc<AtomicU64>,
+    /// `eth_getLogs` ranges asked, in order ([`FaultyRpc::log_ranges`]).
+    log_ranges: Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
     forged: Arc<std::sync::atomic::AtomicBool>,
     orphaned: Arc<AtomicU64>,
 }
@@ -347,10 +358,15 @@ async fn answer(shared: &Shared, request: Value) -> Value {
         shared.failed.fetch_add(1, Ordering::Relaxed);
         return json!({"jsonrpc": "2.0", "id": id, "result": {"garbage": [1, "two", null]}});
     }
+    let block = |key: &str| {
+        params[0][key].as_str().and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+    };
+    if let (true, Some(range)) = (method == "eth_getLogs", block("fromBlock").zip(block("toBlock")))
+        && let Ok(mut ranges) = shared.log_ranges.lock()
+    {
+        ranges.push(range);
+    }
     if let Some(limit) = shared.faults.range_limit.filter(|_| method == "eth_getLogs") {
-        let block = |key: &str| {
-            params[0][key].as_str().and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
-        };
         let asked =
             block("toBlock").zip(block("fromBlock")).map_or(0, |(to, from)| to.saturating_sub(from) + 1);
         if asked > limit.blocks {

@@ -206,7 +206,7 @@ async fn a_pact_reads_as_the_contract_holds_it_with_its_story() -> Result {
     let completed = all.iter().find(|t| t.status == PactStatus::Completed).map(|t| t.id).unwrap_or_default();
     let q =
         "query($id: BigInt!) { pact(id: $id) { id status statusDescription initiator buyer seller arbitrator
-               payment buyerStake sellerStake threshold finalScore outcome deadline createdAt closedAt
+               payment buyerStake sellerStake threshold finalScore outcome ending deadline createdAt closedAt
                oracles { address weight } verifications { oracle score }
                timeline { kind blockNumber txHash timestamp data } } }";
     let p = &api.data(q, json!({ "id": completed.to_string() })).await?["pact"];
@@ -218,7 +218,7 @@ async fn a_pact_reads_as_the_contract_holds_it_with_its_story() -> Result {
     assert_eq!(p["payment"], json!(chain.payment.to_string()));
     assert_eq!(p["buyerStake"], json!(chain.buyerStake.to_string()));
     assert_eq!(p["finalScore"], json!(chain.finalScore));
-    assert_eq!(p["outcome"], "approved");
+    assert_eq!((&p["outcome"], &p["ending"]), (&json!("approved"), &json!("COMPLETED")));
     assert_eq!(p["deadline"], json!(iso(chain.deadline)));
     let oracles: Vec<(String, u64)> = p["oracles"]
         .as_array()
@@ -251,6 +251,7 @@ async fn a_pact_reads_as_the_contract_holds_it_with_its_story() -> Result {
             "WorkApproved",
             "Payout",
             "Payout",
+            "PactEnded",
             "FeedbackGiven",
             "FeedbackGiven"
         ]

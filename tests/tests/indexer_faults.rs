@@ -85,8 +85,10 @@ async fn an_rpc_failing_every_third_request_is_retried_and_the_index_is_exact() 
 async fn an_rpc_that_caps_get_logs_makes_the_ranges_shrink_and_the_backfill_completes() -> Result {
     let m = Market::open().await?;
     some_history(&m).await?;
+    // The most logs one block of the history holds: a pact's end (the closing event, two payouts and
+    // `PactEnded`). A range shrinks to a block at the least, so the cap must let one through.
     let proxy =
-        FaultyRpc::start(m.chain.provider.clone(), Faults { max_logs: Some(3), ..Faults::default() }).await?;
+        FaultyRpc::start(m.chain.provider.clone(), Faults { max_logs: Some(4), ..Faults::default() }).await?;
     let db = TestDatabase::create().await?;
     let wide = Config { initial_range: 10_000, max_range: 10_000, ..small_ranges() };
     through(&proxy, &db, &m, wide).await?.catch_up().await?;

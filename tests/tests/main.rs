@@ -27,6 +27,7 @@ mod index_catalog;
 mod index_endings;
 mod indexer_endpoints;
 mod indexer_faults;
+mod indexer_migrate;
 mod indexer_projection;
 mod indexer_reorgs;
 mod indexer_replay;
