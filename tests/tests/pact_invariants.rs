@@ -185,7 +185,9 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         );
         let missed: Vec<_> = PactStatus::ALL.iter().filter(|s| !reached.contains(s)).collect();
         assert!(missed.is_empty(), "the random runs never reached {missed:?}: they test too little");
-        let missed: Vec<_> = Ending::ALL.iter().filter(|e| !endings.contains(e)).collect();
+        // LIVE is compared after every step while pacts live; the runs end them all.
+        let missed: Vec<_> =
+            Ending::ALL.iter().filter(|e| **e != Ending::Live && !endings.contains(e)).collect();
         assert!(missed.is_empty(), "the random runs never ended a pact {missed:?}: they test too little");
     }
     Ok(())
@@ -906,7 +908,8 @@ impl Run {
 /// A share in basis points: all to one side, a random split, or one past the most.
 fn random_share(rng: &mut StdRng) -> u16 {
     match rng.random_range(0..8) {
-        0 => 0,
+        // Nothing to the seller: a cancel by agreement, as often as all of it and its bound.
+        0 | 3 => 0,
         1 => model::FULL_SHARE,
         2 => model::FULL_SHARE + 1,
         _ => rng.random_range(1..model::FULL_SHARE),
