@@ -13,6 +13,29 @@ pub struct UnknownCode {
     pub code: u8,
 }
 
+/// The contract's numeric code of each member of a `#[repr(u8)]` closed set whose `ALL` is in code
+/// order, and the member a code names (`kind` says which enum in the error).
+macro_rules! coded {
+    ($($set:ident: $kind:literal),+ $(,)?) => {$(
+        impl $set {
+            /// The contract's numeric code.
+            pub const fn code(self) -> u8 {
+                self as u8
+            }
+        }
+
+        impl TryFrom<u8> for $set {
+            type Error = UnknownCode;
+
+            fn try_from(code: u8) -> Result<Self, Self::Error> {
+                Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: $kind, code })
+            }
+        }
+    )+};
+}
+
+coded!(PactStatus: "status", Ending: "ending", Initiator: "initiator");
+
 closed_set! {
     serde, schema;
     /// Where a pact stands. The numeric codes are those of `AgentPact.Status`; the names are the
@@ -42,11 +65,6 @@ closed_set! {
 }
 
 impl PactStatus {
-    /// The contract's numeric code.
-    pub const fn code(self) -> u8 {
-        self as u8
-    }
-
     /// One sentence saying what the status means.
     pub const fn description(self) -> &'static str {
         match self {
@@ -65,14 +83,6 @@ impl PactStatus {
     /// Whether the pact can no longer change.
     pub const fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Refunded | Self::Split)
-    }
-}
-
-impl TryFrom<u8> for PactStatus {
-    type Error = UnknownCode;
-
-    fn try_from(code: u8) -> Result<Self, Self::Error> {
-        Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: "status", code })
     }
 }
 
@@ -105,21 +115,6 @@ closed_set! {
     }
 }
 
-impl Ending {
-    /// The contract's numeric code.
-    pub const fn code(self) -> u8 {
-        self as u8
-    }
-}
-
-impl TryFrom<u8> for Ending {
-    type Error = UnknownCode;
-
-    fn try_from(code: u8) -> Result<Self, Self::Error> {
-        Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: "ending", code })
-    }
-}
-
 closed_set! {
     serde;
     /// Which side created a pact. The numeric codes are those of `AgentPact.Initiator`; `ALL` is in
@@ -134,25 +129,12 @@ closed_set! {
 }
 
 impl Initiator {
-    /// The contract's numeric code.
-    pub const fn code(self) -> u8 {
-        self as u8
-    }
-
     /// The side that accepts a pact this side created.
     pub const fn counterparty(self) -> Self {
         match self {
             Self::Buyer => Self::Seller,
             Self::Seller => Self::Buyer,
         }
-    }
-}
-
-impl TryFrom<u8> for Initiator {
-    type Error = UnknownCode;
-
-    fn try_from(code: u8) -> Result<Self, Self::Error> {
-        Self::ALL.get(usize::from(code)).copied().ok_or(UnknownCode { kind: "initiator", code })
     }
 }
 
