@@ -5,6 +5,7 @@ import {AgentPactLifecycle} from "./AgentPactLifecycle.sol";
 import {AgentPactViews} from "./AgentPactViews.sol";
 import {Currencies} from "./Currencies.sol";
 import {OracleRegistry} from "./OracleRegistry.sol";
+import {STAGE_LIMIT, STAKE_PARTS} from "./PactStorage.sol";
 
 /// @title AgentPact
 /// @notice Escrow for a piece of work between two agents. Either party creates a pact with the terms
@@ -46,10 +47,12 @@ contract AgentPact is Currencies {
     /// @notice Review period used when a pact is created with zero.
     uint64 public constant DEFAULT_REVIEW_PERIOD = 3 days;
     /// @notice Most oracles one pact may name (bounds every loop over them). At most 15: each has
-    ///         a bit of `Ledger.voided`, beside the arbitrator's bit 15 (rules.rs asserts it).
+    ///         a bit of `Stage.voided`, beside the arbitrator's bit 15 (rules.rs asserts it).
     uint256 public constant MAX_ORACLES = 10;
-    /// @notice Each side's stake is payment / STAKE_DIVISOR (10%).
-    uint256 public constant STAKE_DIVISOR = 10;
+    /// @notice Each side's stake on a stage is its amount / STAKE_DIVISOR (10%).
+    uint256 public constant STAKE_DIVISOR = STAKE_PARTS;
+    /// @notice Most stages one pact may have (bounds every loop over them; docs/contracts.md §Stages).
+    uint256 public constant MAX_STAGES = STAGE_LIMIT;
     /// @notice Largest payment, in base units (keeps payment + stakes far from overflow).
     uint256 public constant MAX_PAYMENT = type(uint128).max;
     /// @notice Seconds between the close of acceptance and the deadline, at the least: the time an
@@ -91,11 +94,12 @@ contract AgentPact is Currencies {
 
     // ---------------------------------------------------------------- creating and accepting
 
-    /// @notice Propose a pact. A buyer deposits payment + 10%; a seller deposits 10% of the payment:
-    ///         as `msg.value` for ETH, from an approved allowance for a token.
+    /// @notice Propose a pact of one stage: the whole payment, due by the deadline. A buyer deposits
+    ///         payment + 10%; a seller deposits 10% of the payment: as `msg.value` for ETH, from an
+    ///         approved allowance for a token.
     /// @return pactId The new pact's id.
     function createPact(Terms calldata t) external payable nonReentrant returns (uint256 pactId) {
-        return open(t, msg.value, noPermit());
+        return open(t, oneStage(t), msg.value, noPermit());
     }
 
     /// @notice `createPact` for a token pact, the creator's deposit allowed by an EIP-2612 permit
@@ -105,7 +109,23 @@ contract AgentPact is Currencies {
         nonReentrant
         returns (uint256 pactId)
     {
-        return open(t, 0, permit);
+        return open(t, oneStage(t), 0, permit);
+    }
+
+    /// @notice Propose a pact in 1 to `MAX_STAGES` stages, each with its amount (summing to
+    ///         `t.payment`, each at least `STAKE_DIVISOR`) and its deadline (non-decreasing, the last
+    ///         being `t.deadline`, the first at least `MIN_WORK_WINDOW` after `acceptBy`). Each side
+    ///         stakes a tenth of every stage. Every stage then runs on its own (`submitStage`,
+    ///         `approveStage`, …); a settlement divides the stages still live. A token deposit needs
+    ///         an allowance approved beforehand: a permit variant would compile the creation a
+    ///         fourth time, 6.3 KB the core keeps free (docs/contracts.md §Stages).
+    function createStagedPact(Terms calldata t, StageTerms[] calldata stages_)
+        external
+        payable
+        nonReentrant
+        returns (uint256 pactId)
+    {
+        return open(t, stages_, msg.value, noPermit());
     }
 
     /// @notice Join an open pact as the missing side, depositing that side's amount (`msg.value` for
@@ -121,13 +141,14 @@ contract AgentPact is Currencies {
         join(pactId, 0, permit);
     }
 
-    /// @dev Checks the terms, records the pact and takes the creator's deposit.
-    function open(Terms calldata t, uint256 value, Permit memory permit) private returns (uint256 pactId) {
+    /// @dev Checks the terms and stages, records the pact and takes the creator's deposit.
+    function open(Terms calldata t, StageTerms[] memory stages_, uint256 value, Permit memory permit)
+        private
+        returns (uint256 pactId)
+    {
         if (!acceptsCurrency(t.currency)) revert CurrencyNotAllowed(t.currency);
-        uint256 stake = t.payment / STAKE_DIVISOR;
-        if (stake == 0) revert PaymentTooSmall(t.payment, STAKE_DIVISOR);
-        if (t.payment > MAX_PAYMENT) revert PaymentTooLarge(t.payment, MAX_PAYMENT);
-        uint64 acceptBy = checkClocks(t);
+        uint256 stake = checkStages(t, stages_);
+        uint64 acceptBy = checkClocks(t, stages_[0].deadline);
         if (bytes(t.specUri).length > MAX_SPEC_URI) revert SpecUriTooLong(bytes(t.specUri).length, MAX_SPEC_URI);
         if (t.threshold > 100) revert ThresholdTooHigh(t.threshold);
         if (t.threshold < MIN_THRESHOLD) revert ThresholdTooLow(t.threshold, MIN_THRESHOLD);
@@ -138,10 +159,10 @@ contract AgentPact is Currencies {
         checkOracles(t.oracles, t.weights, t.counterparty);
 
         bool byBuyer = t.initiator == Initiator.BUYER;
-        uint256 deposit = creatorDeposit(t.initiator, t.payment);
+        uint256 deposit = byBuyer ? t.payment + stake : stake;
 
         pactId = nextPactId++;
-        Pact storage p = pacts[pactId];
+        PactRecord storage p = pacts[pactId];
         p.initiator = t.initiator;
         p.arbitrator = t.arbitrator;
         p.counterparty = t.counterparty;
@@ -162,26 +183,38 @@ contract AgentPact is Currencies {
             p.seller = msg.sender;
             p.sellerStake = stake;
         }
+        ledgers[pactId].stages = uint8(stages_.length);
+        for (uint256 k = 0; k < stages_.length; k++) {
+            Stage storage s = stages[pactId][k];
+            s.amount = uint128(stages_[k].amount);
+            s.deadline = stages_[k].deadline;
+        }
         emitCreated(pactId, p, stake, deposit);
+        if (stages_.length > 1) emit PactStaged(pactId, stages_);
         takeDeposit(t.currency, deposit, value, permit);
     }
 
-    /// @dev Checks the accepter and takes its deposit: the pact is FUNDED.
+    /// @dev Checks the accepter and takes its deposit (the other side's): every stage is FUNDED.
     function join(uint256 pactId, uint256 value, Permit memory permit) private {
-        Pact storage p = pactAt(pactId, Status.NEGOTIATING);
+        PactRecord storage p = pactAt(pactId, Status.NEGOTIATING);
         if (block.timestamp > p.acceptBy) revert AcceptWindowClosed(p.acceptBy);
         if (p.counterparty != address(0) && msg.sender != p.counterparty) revert NotCounterparty(p.counterparty);
         if (msg.sender == p.arbitrator || isPactOracle(p, msg.sender) || msg.sender == creatorOf(p)) {
             revert ConflictOfInterest(msg.sender);
         }
-        uint256 stake = p.payment / STAKE_DIVISOR;
-        uint256 deposit = accepterDeposit(p.initiator, p.payment);
+        uint256 deposit;
         if (p.initiator == Initiator.BUYER) {
             p.seller = msg.sender;
-            p.sellerStake = stake;
+            p.sellerStake = p.buyerStake;
+            deposit = p.buyerStake;
         } else {
             p.buyer = msg.sender;
-            p.buyerStake = stake;
+            p.buyerStake = p.sellerStake;
+            deposit = p.payment + p.sellerStake;
+        }
+        uint256 n = ledgers[pactId].stages;
+        for (uint256 k = 0; k < n; k++) {
+            stages[pactId][k].status = Status.FUNDED;
         }
         p.status = Status.FUNDED;
         emit PactAccepted(pactId, msg.sender, p.buyer, p.seller, deposit);
@@ -190,25 +223,53 @@ contract AgentPact is Currencies {
 
     /// @notice The creator takes back an unaccepted pact and its deposit.
     function cancelPact(uint256 pactId) external nonReentrant {
-        Pact storage p = pactAt(pactId, Status.NEGOTIATING);
+        PactRecord storage p = pactAt(pactId, Status.NEGOTIATING);
         if (msg.sender != creatorOf(p)) revert NotCreator();
         p.status = Status.REFUNDED;
         emit PactCancelled(pactId, msg.sender);
-        refundCreator(pactId, p);
-        end(pactId, p, Ending.WITHDRAWN);
+        endUnaccepted(pactId, p, Ending.WITHDRAWN);
     }
 
     // ---------------------------------------------------------------- internals
 
-    /// @dev Checks the deadline and the review period against their bounds and returns the last
-    ///      second of acceptance: `t.acceptBy`, or `deadline - MIN_WORK_WINDOW` when it is zero.
-    function checkClocks(Terms calldata t) private view returns (uint64 acceptBy) {
+    /// @dev A one-stage pact's stage: the whole payment, due by the deadline.
+    function oneStage(Terms calldata t) private pure returns (StageTerms[] memory one) {
+        one = new StageTerms[](1);
+        one[0] = StageTerms(t.payment, t.deadline);
+    }
+
+    /// @dev Checks the stages against the terms and returns each side's stake: the sum of a tenth of
+    ///      every stage. Each amount is bounded before the sum is taken, so it cannot overflow.
+    function checkStages(Terms calldata t, StageTerms[] memory stages_) private pure returns (uint256 stake) {
+        uint256 n = stages_.length;
+        if (n == 0 || n > MAX_STAGES) revert StageCountOutOfRange(n, 1, MAX_STAGES);
+        uint256 sum = 0;
+        for (uint256 k = 0; k < n; k++) {
+            uint256 amount = stages_[k].amount;
+            if (amount < STAKE_DIVISOR) revert PaymentTooSmall(amount, STAKE_DIVISOR);
+            if (amount > MAX_PAYMENT) revert PaymentTooLarge(amount, MAX_PAYMENT);
+            if (k > 0 && stages_[k].deadline < stages_[k - 1].deadline) {
+                revert StageDeadlineOutOfOrder(k, stages_[k].deadline, stages_[k - 1].deadline);
+            }
+            sum += amount;
+            stake += amount / STAKE_DIVISOR;
+        }
+        if (sum != t.payment) revert StageAmountsSum(sum, t.payment);
+        if (t.payment > MAX_PAYMENT) revert PaymentTooLarge(t.payment, MAX_PAYMENT);
+        if (stages_[n - 1].deadline != t.deadline) revert LastStageDeadline(stages_[n - 1].deadline, t.deadline);
+    }
+
+    /// @dev Checks the deadlines and the review period against their bounds and returns the last
+    ///      second of acceptance: `t.acceptBy`, or `MIN_WORK_WINDOW` before the first stage's
+    ///      deadline (`first`) when it is zero.
+    function checkClocks(Terms calldata t, uint64 first) private view returns (uint64 acceptBy) {
         uint64 now_ = uint64(block.timestamp);
         if (t.deadline <= now_) revert DeadlineInPast(t.deadline, now_);
         uint64 earliest = now_ + MIN_WORK_WINDOW + 1;
         uint64 latest = now_ + MAX_DURATION;
         if (t.deadline < earliest || t.deadline > latest) revert DeadlineOutOfRange(t.deadline, earliest, latest);
-        uint64 lastAccept = t.deadline - MIN_WORK_WINDOW;
+        if (first < earliest) revert DeadlineOutOfRange(first, earliest, latest);
+        uint64 lastAccept = first - MIN_WORK_WINDOW;
         acceptBy = t.acceptBy == 0 ? lastAccept : t.acceptBy;
         if (acceptBy <= now_ || acceptBy > lastAccept) revert AcceptByOutOfRange(t.acceptBy, now_ + 1, lastAccept);
         if (t.reviewPeriod > MAX_REVIEW_PERIOD) revert ReviewPeriodTooLong(t.reviewPeriod, MAX_REVIEW_PERIOD);
@@ -241,7 +302,7 @@ contract AgentPact is Currencies {
         if (sum != 100) revert WeightsSum(sum);
     }
 
-    function emitCreated(uint256 pactId, Pact storage p, uint256 stake, uint256 deposit) private {
+    function emitCreated(uint256 pactId, PactRecord storage p, uint256 stake, uint256 deposit) private {
         emit PactCreated(
             pactId,
             msg.sender,
@@ -261,16 +322,5 @@ contract AgentPact is Currencies {
             p.oracles,
             p.weights
         );
-    }
-
-    /// @dev What the creator deposits: payment + stake for a buyer, the stake for a seller.
-    function creatorDeposit(Initiator initiator, uint256 payment) private pure returns (uint256) {
-        uint256 stake = payment / STAKE_DIVISOR;
-        return initiator == Initiator.BUYER ? payment + stake : stake;
-    }
-
-    /// @dev What the accepter deposits: the other side's amount.
-    function accepterDeposit(Initiator initiator, uint256 payment) private pure returns (uint256) {
-        return creatorDeposit(initiator == Initiator.BUYER ? Initiator.SELLER : Initiator.BUYER, payment);
     }
 }

@@ -3,6 +3,11 @@ pragma solidity 0.8.30;
 
 import {ReentrancyGuard} from "./ReentrancyGuard.sol";
 
+/// @dev Each side stakes 1/STAKE_PARTS of every stage's amount (`AgentPact.STAKE_DIVISOR`).
+uint256 constant STAKE_PARTS = 10;
+/// @dev Most stages a pact may have (`AgentPact.MAX_STAGES`).
+uint256 constant STAGE_LIMIT = 8;
+
 /// @title PactStorage
 /// @notice What the escrow's three contracts share: its types, events and errors, every state
 ///         variable in one order, and the helpers more than one of them needs. The escrow is one
@@ -39,7 +44,8 @@ abstract contract PactStorage is ReentrancyGuard {
         RULED, // 5: the arbitrator's ruling, at any share
         ARBITRATOR_SILENT, // 6: the dispute window lapsed without a ruling
         WITHDRAWN, // 7: the creator cancelled it before anyone accepted
-        EXPIRED // 8: nobody accepted it in time
+        EXPIRED, // 8: nobody accepted it in time
+        MIXED // 9: a pact whose stages ended in different ways (never a stage's ending)
     }
 
     /// @notice Which side created the pact.
@@ -69,7 +75,16 @@ abstract contract PactStorage is ReentrancyGuard {
         uint8[] weights;
     }
 
-    /// @notice A pact's full state.
+    /// @notice One stage of a pact's work, as the creator proposes it: its part of the payment and
+    ///         the last second its work may be delivered.
+    struct StageTerms {
+        uint256 amount;
+        uint64 deadline;
+    }
+
+    /// @notice A pact's full state as escrow v3 answered it; the lifecycle fields (`status` aside,
+    ///         which is the pact's) are those of its current stage: its lowest live one, or its last
+    ///         once none is live. A one-stage pact's are that stage's, exactly v3's.
     struct Pact {
         address buyer;
         address seller;
@@ -97,6 +112,50 @@ abstract contract PactStorage is ReentrancyGuard {
         uint8[] weights;
     }
 
+    /// @dev What the escrow keeps of a pact besides its stages.
+    struct PactRecord {
+        address buyer;
+        address seller;
+        address arbitrator;
+        address counterparty;
+        Initiator initiator;
+        /// The status of its lowest live stage; once none is live, COMPLETED when every stage
+        /// completed, REFUNDED when every stage was refunded, SPLIT otherwise.
+        Status status;
+        uint8 threshold;
+        uint64 deadline;
+        uint64 acceptBy;
+        uint64 reviewPeriod;
+        address currency;
+        /// The sum of the stages' amounts.
+        uint256 payment;
+        /// The sum of the stages' stakes, per side (zero for the side that has not joined).
+        uint256 buyerStake;
+        uint256 sellerStake;
+        bytes32 specHash;
+        string specUri;
+        address[] oracles;
+        uint8[] weights;
+    }
+
+    /// @notice One stage of a pact: a v3 pact in miniature, with its own amount, deadline, status,
+    ///         clocks, scores and ending. Each side's stake on it is `amount / STAKE_DIVISOR`.
+    struct Stage {
+        uint128 amount;
+        uint64 deadline;
+        uint64 submittedAt;
+        uint64 verifiedAt;
+        uint64 disputedAt;
+        Status status;
+        uint8 scoreCount;
+        uint8 finalScore;
+        /// How it ended (LIVE until it does).
+        Ending ending;
+        /// Who has used `voidOffers` on it (bit i: the pact's oracle i; bit 15: the arbitrator).
+        uint16 voided;
+        bytes32 proofHash;
+    }
+
     /// @notice The standing offer to end a pact with the payment divided (at most one per pact).
     struct Settlement {
         /// The party that made it; zero when no offer stands (none made, withdrawn or accepted).
@@ -111,16 +170,18 @@ abstract contract PactStorage is ReentrancyGuard {
         uint64 expiresAt;
     }
 
-    /// @notice What voids offers on a pact. Every verdict on it (an oracle's score, a `voidOffers`)
-    ///         adds one to `epoch`; an offer records the epoch it was made at and can be accepted
-    ///         only while that is still the epoch: it was priced on what was known then.
+    /// @notice A pact's stage count, what voids its offers, and how it ended. Every verdict on it
+    ///         (an oracle's score, a `voidOffers`, and on a pact of several stages every change of a
+    ///         stage's status) adds one to `epoch`; an offer records the epoch it was made at and can
+    ///         be accepted only while that is still the epoch: it was priced on what was known then.
+    ///         (A one-stage pact's status change already lapses its offer: `SettlementStale`.)
     struct Ledger {
+        /// How many stages the pact has (1 to `MAX_STAGES`).
+        uint8 stages;
         /// Verdicts given on the pact so far.
         uint32 epoch;
         /// The epoch the last offer was made at.
         uint32 offerEpoch;
-        /// Who has used its `voidOffers` (bit i: the pact's oracle i; bit 15: the arbitrator).
-        uint16 voided;
         /// How the pact ended (LIVE until it does).
         Ending ending;
     }
@@ -149,7 +210,10 @@ abstract contract PactStorage is ReentrancyGuard {
     Book internal book;
     /// @dev Number of pacts created; ids run from 0 to `nextPactId - 1`.
     uint256 internal nextPactId;
-    mapping(uint256 => Pact) internal pacts;
+    mapping(uint256 => PactRecord) internal pacts;
+    /// @dev `stages[pactId][k]`: stage k of the pact.
+    mapping(uint256 => mapping(uint256 => Stage)) internal stages;
+    /// @dev Keyed by `stageKey(pactId, stage)`: stage 0's key is the pact id, as in v3.
     mapping(uint256 => mapping(address => Verification)) internal verifications;
     mapping(uint256 => Settlement) internal settlements;
     mapping(uint256 => Ledger) internal ledgers;
@@ -177,6 +241,9 @@ abstract contract PactStorage is ReentrancyGuard {
         address[] oracles,
         uint8[] weights
     );
+    /// @notice A pact of several stages was proposed: right after its `PactCreated`, each stage's
+    ///         amount and deadline (a one-stage pact emits none).
+    event PactStaged(uint256 indexed pactId, StageTerms[] stages);
     /// @notice The counterparty joined; status FUNDED.
     event PactAccepted(
         uint256 indexed pactId, address indexed accepter, address buyer, address seller, uint256 deposit
@@ -217,6 +284,27 @@ abstract contract PactStorage is ReentrancyGuard {
     /// @notice A deadline or window lapsed and `caller` ended the pact; status REFUNDED.
     ///         `from` is the status the pact had.
     event TimeoutClaimed(uint256 indexed pactId, address indexed caller, Status from);
+    /// @notice Stage `stage` of a pact of several stages: the seller delivered it (`WorkSubmitted`'s kin).
+    event StageSubmitted(uint256 indexed pactId, uint8 indexed stage, address indexed seller, bytes32 proofHash);
+    /// @notice An oracle scored the stage's work (`VerificationSubmitted`'s kin).
+    event StageScored(uint256 indexed pactId, uint8 indexed stage, address indexed oracle, uint8 score, bytes32 proof);
+    /// @notice The stage's scores were combined (`VerificationFinalized`'s kin).
+    event StageFinalized(uint256 indexed pactId, uint8 indexed stage, uint8 score, bool passed, uint8 scoreCount);
+    /// @notice The buyer approved the stage, or with `auto_` its review lapsed (`WorkApproved`'s kin).
+    event StageApproved(uint256 indexed pactId, uint8 indexed stage, address indexed by, bool auto_);
+    /// @notice The buyer rejected the stage's verified work (`WorkRejected`'s kin).
+    event StageRejected(uint256 indexed pactId, uint8 indexed stage, address indexed buyer);
+    /// @notice A party sent the stage to the arbitrator (`DisputeRaised`'s kin).
+    event StageDisputed(uint256 indexed pactId, uint8 indexed stage, address indexed by, address arbitrator);
+    /// @notice The arbitrator ruled on the stage (`DisputeResolved`'s kin).
+    event StageResolved(uint256 indexed pactId, uint8 indexed stage, address indexed arbitrator, uint16 sellerShare);
+    /// @notice A window of the stage lapsed and `caller` ended it (`TimeoutClaimed`'s kin).
+    event StageTimedOut(uint256 indexed pactId, uint8 indexed stage, address indexed caller, Status from);
+    /// @notice Stage `stage` of a pact of several stages ended, how and in which status, and what
+    ///         of its amount and stakes went to each side; after its payouts.
+    event StageEnded(
+        uint256 indexed pactId, uint8 indexed stage, Ending ending, Status status, uint256 toSeller, uint256 toBuyer
+    );
     /// @notice The pact ended, how (`ending`) and in which status; the last event of its last
     ///         transaction, after its payouts.
     event PactEnded(uint256 indexed pactId, Ending ending, Status status);
@@ -278,6 +366,12 @@ abstract contract PactStorage is ReentrancyGuard {
     error ReviewPeriodActive(uint64 endsAt);
     error DisputePeriodActive(uint64 endsAt);
     error DisputePeriodOver(uint64 endedAt);
+    error StageCountOutOfRange(uint256 count, uint256 minimum, uint256 maximum);
+    error StageAmountsSum(uint256 sum, uint256 payment);
+    error StageDeadlineOutOfOrder(uint256 stage, uint64 deadline, uint64 previous);
+    error LastStageDeadline(uint64 deadline, uint64 pactDeadline);
+    error NoSuchStage(uint256 pactId, uint256 stage, uint256 stages);
+    error UseStage(uint256 pactId, uint256 stages);
 
     /// @dev Hands the current call to `module`, which runs it on this contract's storage, and
     ///      returns what it returned or reverts with what it reverted with, custom errors unchanged.
@@ -300,39 +394,106 @@ abstract contract PactStorage is ReentrancyGuard {
         emit Payout(pactId, to, currency, amount);
     }
 
-    /// @dev Gives the creator of an unaccepted pact its deposit back.
-    function refundCreator(uint256 pactId, Pact storage p) internal {
-        if (p.initiator == Initiator.BUYER) {
-            credit(pactId, p.buyer, p.payment + p.buyerStake);
-        } else {
-            credit(pactId, p.seller, p.sellerStake);
+    /// @dev Credits what a stage's end gives each side, the seller's part first.
+    function pay(uint256 pactId, PactRecord storage p, uint256 toSeller, uint256 toBuyer) internal {
+        if (toSeller > 0) credit(pactId, p.seller, toSeller);
+        if (toBuyer > 0) credit(pactId, p.buyer, toBuyer);
+    }
+
+    /// @dev Records how stage `k` ended, after its payouts, and on a pact of several stages says so.
+    ///      The caller then calls `restate`.
+    function closeStage(
+        uint256 pactId,
+        uint256 k,
+        Stage storage s,
+        Status status,
+        Ending ending,
+        uint256 toSeller,
+        uint256 toBuyer
+    ) internal {
+        s.status = status;
+        s.ending = ending;
+        if (ledgers[pactId].stages > 1) emit StageEnded(pactId, uint8(k), ending, status, toSeller, toBuyer);
+    }
+
+    /// @dev Ends an unaccepted pact: its creator gets its deposit back (one credit), every stage
+    ///      ends REFUNDED with `ending` (WITHDRAWN or EXPIRED). The caller has set the pact's status.
+    function endUnaccepted(uint256 pactId, PactRecord storage p, Ending ending) internal {
+        bool byBuyer = p.initiator == Initiator.BUYER;
+        credit(pactId, creatorOf(p), byBuyer ? p.payment + p.buyerStake : p.sellerStake);
+        uint256 n = ledgers[pactId].stages;
+        for (uint256 k = 0; k < n; k++) {
+            Stage storage s = stages[pactId][k];
+            uint256 stake = s.amount / STAKE_PARTS;
+            closeStage(pactId, k, s, Status.REFUNDED, ending, byBuyer ? 0 : stake, byBuyer ? s.amount + stake : 0);
         }
+        restate(pactId, p);
     }
 
-    /// @dev Records how the pact ended and says so; called last, after the pact's payouts.
-    function end(uint256 pactId, Pact storage p, Ending ending) internal {
-        ledgers[pactId].ending = ending;
-        emit PactEnded(pactId, ending, p.status);
+    /// @dev After a stage of `p` changed status: the pact takes its lowest live stage's status, and
+    ///      once no stage is live it ends (the status by its stages' statuses, the ending their
+    ///      common one or MIXED, `PactEnded` last). On a pact of several stages each call is a
+    ///      verdict that voids standing offers (one stage's change does not move the pact's status).
+    function restate(uint256 pactId, PactRecord storage p) internal {
+        Ledger storage l = ledgers[pactId];
+        uint256 n = l.stages;
+        if (n > 1) l.epoch += 1;
+        bool completed = true;
+        bool refunded = true;
+        Ending common = stages[pactId][0].ending;
+        for (uint256 k = 0; k < n; k++) {
+            Stage storage s = stages[pactId][k];
+            Status st = s.status;
+            if (isLive(st)) {
+                p.status = st;
+                return;
+            }
+            completed = completed && st == Status.COMPLETED;
+            refunded = refunded && st == Status.REFUNDED;
+            if (s.ending != common) common = Ending.MIXED;
+        }
+        p.status = completed ? Status.COMPLETED : (refunded ? Status.REFUNDED : Status.SPLIT);
+        l.ending = common;
+        emit PactEnded(pactId, common, p.status);
     }
 
-    function creatorOf(Pact storage p) internal view returns (address) {
+    /// @dev A status a stage (or pact) leaves again: every one but COMPLETED, REFUNDED and SPLIT.
+    function isLive(Status s) internal pure returns (bool) {
+        return s != Status.COMPLETED && s != Status.REFUNDED && s != Status.SPLIT;
+    }
+
+    /// @dev The key of a stage's verifications: the pact id for stage 0 (as in v3), the stage in
+    ///      the high half for the others (pact ids stay below 2^128).
+    function stageKey(uint256 pactId, uint256 k) internal pure returns (uint256) {
+        return pactId | (k << 128);
+    }
+
+    function creatorOf(PactRecord storage p) internal view returns (address) {
         return p.initiator == Initiator.BUYER ? p.buyer : p.seller;
     }
 
-    function isPactOracle(Pact storage p, address who) internal view returns (bool) {
+    function isPactOracle(PactRecord storage p, address who) internal view returns (bool) {
         for (uint256 i = 0; i < p.oracles.length; i++) {
             if (p.oracles[i] == who) return true;
         }
         return false;
     }
 
-    function pactExists(uint256 pactId) internal view returns (Pact storage p) {
+    function pactExists(uint256 pactId) internal view returns (PactRecord storage p) {
         if (pactId >= nextPactId) revert PactNotFound(pactId);
         p = pacts[pactId];
     }
 
-    function pactAt(uint256 pactId, Status want) internal view returns (Pact storage p) {
+    function pactAt(uint256 pactId, Status want) internal view returns (PactRecord storage p) {
         p = pactExists(pactId);
         if (p.status != want) revert WrongStatus(p.status, want);
+    }
+
+    /// @dev Stage `k` of the pact, which must exist.
+    function stageOf(uint256 pactId, uint256 k) internal view returns (PactRecord storage p, Stage storage s) {
+        p = pactExists(pactId);
+        uint256 n = ledgers[pactId].stages;
+        if (k >= n) revert NoSuchStage(pactId, k, n);
+        s = stages[pactId][k];
     }
 }

@@ -46,6 +46,26 @@ closed_set! {
         SettlementAccepted => "SettlementAccepted",
         /// The last event of a pact's last transaction: how it ended, in which status.
         PactEnded => "PactEnded",
+        /// `createStagedPact` with two stages or more: each stage's amount and deadline.
+        PactStaged => "PactStaged",
+        /// `submitStage`: the seller delivered one stage.
+        StageSubmitted => "StageSubmitted",
+        /// `scoreStage`: an oracle scored one stage.
+        StageScored => "StageScored",
+        /// `finalizeStage`: one stage's scores were tallied.
+        StageFinalized => "StageFinalized",
+        /// `approveStage` or `autoApproveStage`: one stage was approved.
+        StageApproved => "StageApproved",
+        /// `rejectStage`: the buyer rejected one stage.
+        StageRejected => "StageRejected",
+        /// `disputeStage`: a party took one stage to the arbitrator.
+        StageDisputed => "StageDisputed",
+        /// `resolveStage`: the arbitrator ruled on one stage.
+        StageResolved => "StageResolved",
+        /// `claimStageTimeout`: a window of one stage closed and the clock decided.
+        StageTimedOut => "StageTimedOut",
+        /// One stage of a pact of several ended: how, in which status, and each side's part.
+        StageEnded => "StageEnded",
         /// A credit to a party or an oracle.
         Payout => "Payout",
         /// `withdraw`: an account took out its credits.

@@ -40,6 +40,8 @@ pub const DISPUTE_PERIOD: u64 = 7 * 24 * 60 * 60;
 pub const VERDICT_MARGIN: u64 = 60 * 60;
 /// Longest spec URI in bytes (`MAX_SPEC_URI`).
 pub const MAX_SPEC_URI: usize = 256;
+/// Most stages a pact may have (`MAX_STAGES`).
+pub const MAX_STAGES: usize = 8;
 /// Most oracles a pact may name (`MAX_ORACLES`).
 pub const MAX_ORACLES: usize = 10;
 // `voidOffers` keeps one bit of a 16-bit mask per oracle and bit 15 for the arbitrator
@@ -138,6 +140,31 @@ pub fn division(payment: U256, seller_share: u16, by: Division) -> (U256, U256) 
         Division::Settlement => payment * share / full + stake,
     };
     (seller, pot - seller)
+}
+
+/// A pact's status and ending from its stages' (`(status, ending)` of each, in order), as the
+/// contract restates them after every change of a stage: while a stage lives, the lowest live
+/// stage's status and LIVE; once none does, COMPLETED when every stage completed, REFUNDED when
+/// every stage was refunded, SPLIT otherwise, and the stages' common ending, or MIXED when they
+/// ended in different ways. A one-stage pact's are its stage's.
+///
+/// # Panics
+/// When `stages` is empty: a pact has at least one stage.
+pub fn pact_of_stages(stages: &[(PactStatus, Ending)]) -> (PactStatus, Ending) {
+    if let Some((status, _)) = stages.iter().find(|(status, _)| !status.is_terminal()) {
+        return (*status, Ending::Live);
+    }
+    let all = |want: PactStatus| stages.iter().all(|(status, _)| *status == want);
+    let status = if all(PactStatus::Completed) {
+        PactStatus::Completed
+    } else if all(PactStatus::Refunded) {
+        PactStatus::Refunded
+    } else {
+        PactStatus::Split
+    };
+    let first = stages.first().expect("a pact has at least one stage").1;
+    let ending = if stages.iter().all(|(_, e)| *e == first) { first } else { Ending::Mixed };
+    (status, ending)
 }
 
 /// The status escrow v3 ended a pact in at `seller_share` (its events carry no status): COMPLETED
@@ -505,6 +532,42 @@ mod tests {
         assert_eq!(
             TermsError::WeightsSum(90).to_string(),
             "the oracles' weights sum to 90; make them sum to 100, each above 0"
+        );
+    }
+
+    #[test]
+    fn a_pact_of_stages_shows_its_lowest_live_one_and_ends_with_all() {
+        use PactStatus::*;
+        let live = Ending::Live;
+        assert_eq!(
+            pact_of_stages(&[(Completed, Ending::Completed), (Disputed, live), (Funded, live)]),
+            (Disputed, live)
+        );
+        assert_eq!(pact_of_stages(&[(InProgress, live), (Completed, Ending::Completed)]), (InProgress, live));
+        let done = |s, e| (s, e);
+        assert_eq!(
+            pact_of_stages(&[done(Completed, Ending::Completed), done(Completed, Ending::Ruled)]),
+            (Completed, Ending::Mixed),
+            "every stage paid in full: COMPLETED, however each was decided"
+        );
+        assert_eq!(
+            pact_of_stages(&[
+                done(Refunded, Ending::RefundedAfterFailure),
+                done(Refunded, Ending::RefundedAfterFailure)
+            ]),
+            (Refunded, Ending::RefundedAfterFailure)
+        );
+        assert_eq!(
+            pact_of_stages(&[
+                done(Completed, Ending::Completed),
+                done(Refunded, Ending::CancelledByAgreement)
+            ]),
+            (Split, Ending::Mixed)
+        );
+        assert_eq!(
+            pact_of_stages(&[done(Split, Ending::Split)]),
+            (Split, Ending::Split),
+            "one stage: its own"
         );
     }
 }

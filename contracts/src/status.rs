@@ -112,6 +112,8 @@ closed_set! {
         Withdrawn = 7 => "WITHDRAWN",
         /// Nobody accepted it in time.
         Expired = 8 => "EXPIRED",
+        /// A pact of several stages whose stages ended in different ways (never a stage's ending).
+        Mixed = 9 => "MIXED",
     }
 }
 
@@ -180,12 +182,13 @@ mod tests {
                 (6, "ARBITRATOR_SILENT"),
                 (7, "WITHDRAWN"),
                 (8, "EXPIRED"),
+                (9, "MIXED"),
             ]
         );
         for e in Ending::ALL {
             assert_eq!(Ending::try_from(e.code()), Ok(e));
         }
-        assert_eq!(Ending::try_from(9), Err(UnknownCode { kind: "ending", code: 9 }));
+        assert_eq!(Ending::try_from(10), Err(UnknownCode { kind: "ending", code: 10 }));
     }
 
     #[test]

@@ -185,6 +185,82 @@ journal_events! {
                 /// The status the pact ended in.
                 status: u8 = status,
             }
+            PactStaged(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                /// Each stage's amount and deadline, in order.
+                stages: Vec<StageTerm> = stages,
+            }
+            StageSubmitted(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                seller: Address = seller,
+                proof_hash: B256 = proofHash,
+            }
+            StageScored(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                oracle: Address = oracle,
+                score: u8 = score,
+                proof: B256 = proof,
+            }
+            StageFinalized(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                score: u8 = score,
+                passed: bool = passed,
+                score_count: u8 = scoreCount,
+            }
+            StageApproved(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                by: Address = by,
+                auto: bool = auto_,
+            }
+            StageRejected(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                buyer: Address = buyer,
+            }
+            StageDisputed(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                by: Address = by,
+                arbitrator: Address = arbitrator,
+            }
+            StageResolved(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                arbitrator: Address = arbitrator,
+                seller_share: u16 = sellerShare,
+            }
+            StageTimedOut(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                caller: Address = caller,
+                from: u8 = from,
+            }
+            StageEnded(pact: pact_id) {
+                #[serde(with = "decimal")]
+                pact_id: U256 = pactId,
+                stage: u8 = stage,
+                /// `AgentPact.Ending`'s code.
+                ending: u8 = ending,
+                /// The status the stage ended in.
+                status: u8 = status,
+                #[serde(with = "decimal")]
+                to_seller: U256 = toSeller,
+                #[serde(with = "decimal")]
+                to_buyer: U256 = toBuyer,
+            }
             Payout(pact: pact_id, once) {
                 #[serde(with = "decimal")]
                 pact_id: U256 = pactId,
@@ -373,6 +449,16 @@ pub struct Profile {
     pub metadata_uri: ChainText,
     /// What it offers, in its own order.
     pub capabilities: Vec<Capability>,
+}
+
+/// One stage of a pact of several, as `PactStaged` announces it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageTerm {
+    /// Its part of the payment, in base units of the pact's currency.
+    #[serde(with = "decimal")]
+    pub amount: U256,
+    /// The last second its work may be delivered.
+    pub deadline: u64,
 }
 
 /// One capability of a [`Profile`].

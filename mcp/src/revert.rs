@@ -235,6 +235,48 @@ fn agent_pact(e: AgentPactErrors) -> Revert {
             "AlreadyVoided",
             format!("{} already voided this pact's offers once in this phase; give the verdict now.", x.who),
         ),
+        E::StageCountOutOfRange(x) => revert(
+            "StageCountOutOfRange",
+            format!(
+                "The pact names {} stages; give {} to {} stages (a longer job is several pacts).",
+                x.count, x.minimum, x.maximum
+            ),
+        ),
+        E::StageAmountsSum(x) => revert(
+            "StageAmountsSum",
+            format!(
+                "The stages' amounts sum to {} base units but the payment is {}; make them add up to the payment.",
+                x.sum, x.payment
+            ),
+        ),
+        E::StageDeadlineOutOfOrder(x) => revert(
+            "StageDeadlineOutOfOrder",
+            format!(
+                "Stage {} is due at {}, before the stage ahead of it ({}); give the stages non-decreasing deadlines.",
+                x.stage, x.deadline, x.previous
+            ),
+        ),
+        E::LastStageDeadline(x) => revert(
+            "LastStageDeadline",
+            format!(
+                "The last stage is due at {}, but the pact's deadline is {}; make the last stage due at the deadline.",
+                x.deadline, x.pactDeadline
+            ),
+        ),
+        E::NoSuchStage(x) => revert(
+            "NoSuchStage",
+            format!(
+                "Pact #{} has {} stage(s), numbered from 0; stage {} does not exist.",
+                x.pactId, x.stages, x.stage
+            ),
+        ),
+        E::UseStage(x) => revert(
+            "UseStage",
+            format!(
+                "Pact #{} is paid in {} stages: act on one stage with the stage calls (submitStage, approveStage, …), naming it.",
+                x.pactId, x.stages
+            ),
+        ),
         E::SpecUriTooLong(x) => revert(
             "SpecUriTooLong",
             format!("The spec URI is {} bytes; shorten it to at most {}.", x.length, x.maximum),

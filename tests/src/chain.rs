@@ -61,6 +61,19 @@ pub struct Mined {
     pub gas_cost: U256,
 }
 
+impl Mined {
+    /// The escrow's events in the transaction, in order (other contracts' logs left out).
+    pub fn events(&self) -> Vec<AgentPact::AgentPactEvents> {
+        use alloy::sol_types::SolEventInterface;
+        self.receipt
+            .inner
+            .logs()
+            .iter()
+            .filter_map(|l| AgentPact::AgentPactEvents::decode_log(&l.inner).ok().map(|e| e.data))
+            .collect()
+    }
+}
+
 /// A provider for `anvil` that signs for its dev accounts and for `extra` keys. Simple nonce
 /// management: a nonce is read from the node for every transaction (the default cached manager
 /// hands out a nonce before gas estimation, so a call that reverts in estimation leaves a gap and

@@ -242,6 +242,69 @@ impl Market {
         Ok(id)
     }
 
+    /// The standard terms in `currency` paying `amounts` in as many stages, stage k due `k + 1`
+    /// days from now and the last at the terms' deadline, with those stages.
+    pub async fn staged_terms(
+        &self,
+        currency: Address,
+        initiator: Initiator,
+        amounts: &[U256],
+    ) -> Result<(AgentPact::Terms, Vec<AgentPact::StageTerms>), HarnessError> {
+        let payment = amounts.iter().copied().sum();
+        let terms = self.terms_in(currency, initiator, payment).await?;
+        let now = self.chain.now().await?;
+        let stages = amounts
+            .iter()
+            .enumerate()
+            .map(|(k, amount)| AgentPact::StageTerms {
+                amount: *amount,
+                deadline: if k + 1 == amounts.len() {
+                    terms.deadline
+                } else {
+                    now + (k as u64 + 1) * 24 * 60 * 60
+                },
+            })
+            .collect();
+        Ok((terms, stages))
+    }
+
+    /// Creates a pact of `stages` with `terms`, its creator depositing the payment (a buyer) and a
+    /// tenth of every stage. Returns its id.
+    pub async fn create_staged(
+        &self,
+        terms: AgentPact::Terms,
+        stages: Vec<AgentPact::StageTerms>,
+    ) -> Result<(U256, Mined), HarnessError> {
+        let initiator =
+            Initiator::try_from(terms.initiator).map_err(|e| HarnessError::Process(e.to_string()))?;
+        let stake = staged_stake(&stages);
+        let deposit = if initiator == Initiator::Buyer { terms.payment + stake } else { stake };
+        let creator = self.creator(initiator);
+        let id = self.chain.pact.pactCount().call().await?;
+        let value = self.allow(terms.currency, creator, deposit).await?;
+        let mined = send(self.chain.pact.createStagedPact(terms, stages).from(creator).value(value)).await?;
+        Ok((id, mined))
+    }
+
+    /// A pact paying `amounts` in as many stages (in `currency`), created by `initiator`'s side and
+    /// accepted by the other: every stage FUNDED.
+    pub async fn staged(
+        &self,
+        currency: Address,
+        initiator: Initiator,
+        amounts: &[U256],
+    ) -> Result<U256, HarnessError> {
+        let (terms, stages) = self.staged_terms(currency, initiator, amounts).await?;
+        let stake = staged_stake(&stages);
+        let payment = terms.payment;
+        let (id, _) = self.create_staged(terms, stages).await?;
+        let accepter = self.accepter(initiator);
+        let deposit = if initiator == Initiator::Buyer { stake } else { payment + stake };
+        let value = self.allow(currency, accepter, deposit).await?;
+        send(self.chain.pact.acceptPact(id).from(accepter).value(value)).await?;
+        Ok(id)
+    }
+
     /// Pacts in every status, reached through every kind of event: NEGOTIATING, FUNDED,
     /// IN_PROGRESS, PENDING_VERIFY (one score in), PENDING_APPROVAL, COMPLETED, DISPUTED (failed
     /// verification; and raised), REFUNDED (by ruling, cancel and timeout), SPLIT (by a 70%
@@ -394,6 +457,11 @@ impl Market {
 /// 10% of `payment`: each side's stake.
 pub fn stake(payment: U256) -> U256 {
     agentpact_contracts::rules::stake(payment)
+}
+
+/// Each side's stake on a pact of `stages`: a tenth of every stage, summed.
+pub fn staged_stake(stages: &[AgentPact::StageTerms]) -> U256 {
+    stages.iter().map(|s| stake(s.amount)).sum()
 }
 
 /// What the creator of a pact started by `initiator` deposits.

@@ -52,6 +52,7 @@ mod pact_invariants;
 mod pact_lifecycle;
 mod pact_modules;
 mod pact_settlements;
+mod pact_stages;
 mod pact_timeouts;
 mod pact_verdicts;
 mod push_policy;

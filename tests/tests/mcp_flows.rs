@@ -364,8 +364,9 @@ async fn an_oracle_and_an_arbitrator_void_the_standing_offer_before_their_verdic
         .await?;
     assert!(scored.text.contains("was voided first"), "{}", scored.text);
     let ledger = chain.pact.getLedger(U256::ZERO).call().await?;
+    let voided = chain.pact.getStage(U256::ZERO, 0).call().await?.voided;
     assert_eq!(
-        (ledger.epoch, ledger.offerEpoch, ledger.voided),
+        (ledger.epoch, ledger.offerEpoch, voided),
         (2, 0, 1),
         "the void (oracle 0's bit), then the score"
     );
@@ -384,7 +385,8 @@ async fn an_oracle_and_an_arbitrator_void_the_standing_offer_before_their_verdic
         .await?;
     assert!(second.text.contains("was voided first"), "{}", second.text);
     let ledger = chain.pact.getLedger(U256::ZERO).call().await?;
-    assert_eq!((ledger.epoch, ledger.voided), (4, 0b11), "each oracle's void, each before its score");
+    let voided = chain.pact.getStage(U256::ZERO, 0).call().await?.voided;
+    assert_eq!((ledger.epoch, voided), (4, 0b11), "each oracle's void, each before its score");
     // With no offer standing, a verdict goes alone.
     s.buyer.ok("create-pact", s.terms("buyer", "1").await?).await?;
 
@@ -403,7 +405,8 @@ async fn an_oracle_and_an_arbitrator_void_the_standing_offer_before_their_verdic
     let ruled = s.arbitrator.ok("resolve-dispute", json!({ "pactId": 2, "sellerWins": true })).await?;
     assert!(ruled.text.contains("was voided first"), "{}", ruled.text);
     let ledger = chain.pact.getLedger(two).call().await?;
-    assert_eq!((ledger.epoch, ledger.voided), (1, 1 << 15), "the arbitrator's void, before its ruling");
+    let voided = chain.pact.getStage(two, 0).call().await?.voided;
+    assert_eq!((ledger.epoch, voided), (1, 1 << 15), "the arbitrator's void, before its ruling");
     assert_eq!(s.m.status(two).await?, agentpact_contracts::PactStatus::Completed);
 
     // Pact 3: the arbitrator's one void is spent and the seller offers again: the ruling is held

@@ -14,27 +14,16 @@ use agentpact_tests::{
     chain::{Mined, ether, send},
     pacts::{DEADLINE_IN, Market, REVIEW_PERIOD},
 };
-use alloy::{primitives::U256, sol_types::SolEventInterface};
+use alloy::primitives::U256;
 
 type Result<T = ()> = std::result::Result<T, HarnessError>;
 
 const DISPUTE_PERIOD: u64 = 7 * 24 * 60 * 60;
 
-/// The escrow's events in `mined`, in order.
-fn events(mined: &Mined) -> Vec<AgentPactEvents> {
-    mined
-        .receipt
-        .inner
-        .logs()
-        .iter()
-        .filter_map(|l| AgentPactEvents::decode_log(&l.inner).ok().map(|e| e.data))
-        .collect()
-}
-
 /// Asserts that `mined` ended pact `id` with `ending` in `status`: `PactEnded` is its last event,
 /// once, and the pact and its ledger say the same afterwards.
 async fn assert_ended(m: &Market, id: U256, mined: &Mined, ending: Ending, status: PactStatus) -> Result {
-    let events = events(mined);
+    let events = mined.events();
     let ended: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
@@ -51,7 +40,7 @@ async fn assert_ended(m: &Market, id: U256, mined: &Mined, ending: Ending, statu
 
 /// Asserts that `mined` ended nothing.
 fn assert_not_ended(mined: &Mined) {
-    let events = events(mined);
+    let events = mined.events();
     assert!(!events.iter().any(|e| matches!(e, AgentPactEvents::PactEnded(_))), "{events:?}");
 }
 

@@ -185,9 +185,12 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         );
         let missed: Vec<_> = PactStatus::ALL.iter().filter(|s| !reached.contains(s)).collect();
         assert!(missed.is_empty(), "the random runs never reached {missed:?}: they test too little");
-        // LIVE is compared after every step while pacts live; the runs end them all.
-        let missed: Vec<_> =
-            Ending::ALL.iter().filter(|e| **e != Ending::Live && !endings.contains(e)).collect();
+        // LIVE is compared after every step while pacts live; the runs end them all. MIXED is a
+        // pact of several stages' alone, which pact_stages.rs ends (the model's pacts have one).
+        let missed: Vec<_> = Ending::ALL
+            .iter()
+            .filter(|e| !matches!(e, Ending::Live | Ending::Mixed) && !endings.contains(e))
+            .collect();
         assert!(missed.is_empty(), "the random runs never ended a pact {missed:?}: they test too little");
     }
     Ok(())

@@ -6,7 +6,7 @@
 use agentpact_schema::ChainText;
 use alloy::primitives::{Address, B256, U256};
 
-use super::{Capability, Profile};
+use super::{Capability, Profile, StageTerm};
 
 /// What an event is about, as the journal files it (`events.pact_id`, `events.account`): a pact,
 /// an account of ours (an oracle, an agent, a withdrawer), or nothing one reorg could rebuild.
@@ -72,6 +72,12 @@ impl FromSol<agentpact_contracts::AgentRegistry::Profile> for Profile {
     }
 }
 
+impl FromSol<Vec<agentpact_contracts::AgentPact::StageTerms>> for Vec<StageTerm> {
+    fn from_sol(stages: Vec<agentpact_contracts::AgentPact::StageTerms>) -> Self {
+        stages.into_iter().map(|s| StageTerm { amount: s.amount, deadline: s.deadline }).collect()
+    }
+}
+
 /// The string fields a value holds, depth-first in declaration order (the ABI's order), so that
 /// `decode` can set each to the exact bytes the chain emitted.
 pub trait Texts {
@@ -87,7 +93,7 @@ macro_rules! textless {
     };
 }
 
-textless!(U256, Address, B256, u8, u16, u32, u64, bool);
+textless!(U256, Address, B256, u8, u16, u32, u64, bool, StageTerm);
 
 impl Texts for ChainText {
     fn texts<'a>(&'a mut self, out: &mut Vec<&'a mut ChainText>) {

@@ -49,6 +49,20 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
                 in_order.push(e);
             }
             E::OffersVoided { .. } => in_order.push(e),
+            // A stage's score, and every change of a stage on a pact of several, is a verdict that
+            // voids the offers standing before it. The stages themselves, and the status of a pact
+            // of several while it lives, are not projected yet (#55 step 5): the journal keeps
+            // every stage event, from which that projection will be rebuilt; `PactEnded` gives
+            // such a pact its final status and ending.
+            E::StageSubmitted { .. }
+            | E::StageScored { .. }
+            | E::StageFinalized { .. }
+            | E::StageApproved { .. }
+            | E::StageRejected { .. }
+            | E::StageDisputed { .. }
+            | E::StageResolved { .. }
+            | E::StageTimedOut { .. } => in_order.push(e),
+            E::PactStaged { .. } | E::StageEnded { .. } => {}
             E::Payout { .. } | E::Withdrawn { .. } | E::FeedbackGiven { .. } => later.push(e)?,
             E::PactAccepted { pact_id, .. }
             | E::PactCancelled { pact_id, .. }
@@ -88,7 +102,16 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     let mut voids = settlements::Voids::default();
     for e in in_order {
         match &e.body {
-            E::VerificationSubmitted { pact_id, .. } | E::OffersVoided { pact_id, .. } => {
+            E::VerificationSubmitted { pact_id, .. }
+            | E::OffersVoided { pact_id, .. }
+            | E::StageSubmitted { pact_id, .. }
+            | E::StageScored { pact_id, .. }
+            | E::StageFinalized { pact_id, .. }
+            | E::StageApproved { pact_id, .. }
+            | E::StageRejected { pact_id, .. }
+            | E::StageDisputed { pact_id, .. }
+            | E::StageResolved { pact_id, .. }
+            | E::StageTimedOut { pact_id, .. } => {
                 voids.push(*pact_id, Place::of(e));
             }
             E::SettlementProposed { .. } | E::SettlementWithdrawn { .. } | E::SettlementAccepted { .. } => {

@@ -346,8 +346,9 @@ pub(super) async fn void_before_verdict(
     }
 }
 
-/// The offer on pact `id` that its other party could accept now, as `(expiresAt, Ledger.voided)`:
-/// made and not taken back, in the pact's status, not expired, no verdict since.
+/// The offer on pact `id` that its other party could accept now, as `(expiresAt, Stage.voided)` of
+/// its stage 0 (the tools act on one-stage pacts): made and not taken back, in the pact's status,
+/// not expired, no verdict since.
 async fn standing_offer(
     chain: &Chain,
     id: U256,
@@ -356,12 +357,13 @@ async fn standing_offer(
     let read = |e| super::pact::read_failed(e, id);
     let offer = chain.pact.getSettlement(id).call().await.map_err(read)?;
     let ledger = chain.pact.getLedger(id).call().await.map_err(read)?;
+    let voided = chain.pact.getStage(id, 0).call().await.map_err(read)?.voided;
     let now = chain.now().await?;
     let stands = !offer.by.is_zero()
         && offer.status == pact.status
         && offer.expiresAt >= now
         && ledger.offerEpoch == ledger.epoch;
-    Ok(stands.then_some((offer.expiresAt, ledger.voided)))
+    Ok(stands.then_some((offer.expiresAt, voided)))
 }
 
 /// The first second of the last hour of the window `pact` is in while `status`, from which no offer
