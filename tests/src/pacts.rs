@@ -1,9 +1,19 @@
 //! A cast of actors on a [`TestChain`] and steps that walk a pact through its lifecycle, so a test
 //! reads as the story it checks.
 
-use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use agentpact_contracts::{
+    AgentPact::{self, AgentPactErrors},
+    Initiator, PactStatus,
+};
 pub use agentpact_lab::Cast;
-use alloy::primitives::{Address, U256};
+use alloy::{
+    network::TransactionBuilder,
+    primitives::{Address, Bytes, U256},
+    providers::Provider,
+    rpc::types::{TransactionReceipt, TransactionRequest},
+    sol_types::SolInterface,
+};
+use serde_json::{Value, json};
 
 use crate::{
     HarnessError,
@@ -18,6 +28,19 @@ pub const DEADLINE_IN: u64 = 7 * 24 * 60 * 60;
 pub const THRESHOLD: u8 = 70;
 /// Oracle weights of the standard terms, in the order of [`Cast::oracles`].
 pub const WEIGHTS: [u8; 2] = [60, 40];
+
+/// Gas for each transaction mined in one block (no estimate: the node would estimate the second
+/// against the state before the first).
+const GAS_IN_BLOCK: u64 = 1_000_000;
+
+/// A transaction mined by [`Market::in_one_block`]: its receipt and, when it reverted, the
+/// escrow's error.
+pub struct InBlock {
+    /// Its receipt.
+    pub receipt: TransactionReceipt,
+    /// The escrow's error, when it reverted.
+    pub error: Option<AgentPactErrors>,
+}
 
 /// A chain with contracts, registered oracles and a cast.
 pub struct Market {
@@ -240,6 +263,52 @@ impl Market {
         let id = self.pending_approval_in(currency, initiator, payment).await?;
         send(self.chain.pact.approveWork(id).from(self.cast.buyer)).await?;
         Ok(id)
+    }
+
+    /// Sends `txs` in order with automine off, then mines one block: every one of them lands in
+    /// it, in the order sent (equal fees: anvil keeps the order of arrival; checked). A reverted
+    /// one's error is read from the node's trace of it.
+    pub async fn in_one_block(&self, txs: Vec<TransactionRequest>) -> Result<Vec<InBlock>, HarnessError> {
+        let provider = &self.chain.provider;
+        let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
+        let mut pending = Vec::new();
+        for tx in txs {
+            pending.push(provider.send_transaction(tx.with_gas_limit(GAS_IN_BLOCK)).await?);
+        }
+        let _: Value = provider.raw_request("evm_mine".into(), ()).await?;
+        let _: Value = provider.raw_request("evm_setAutomine".into(), (true,)).await?;
+        let mut mined = Vec::new();
+        for p in pending {
+            let receipt =
+                p.get_receipt().await.map_err(|e| HarnessError::Process(format!("receipt: {e}")))?;
+            let error = if receipt.status() {
+                None
+            } else {
+                let trace: Value = provider
+                    .raw_request(
+                        "debug_traceTransaction".into(),
+                        (receipt.transaction_hash, json!({ "tracer": "callTracer" })),
+                    )
+                    .await?;
+                let output: Bytes = serde_json::from_value(trace["output"].clone())
+                    .map_err(|e| HarnessError::Process(format!("trace output {trace}: {e}")))?;
+                Some(
+                    AgentPactErrors::abi_decode(&output)
+                        .map_err(|e| HarnessError::Process(format!("revert data {output}: {e}")))?,
+                )
+            };
+            mined.push(InBlock { receipt, error });
+        }
+        let block = mined[0].receipt.block_number;
+        for (i, tx) in mined.iter().enumerate() {
+            assert_eq!(tx.receipt.block_number, block, "transaction {i} was mined in another block");
+            assert_eq!(
+                tx.receipt.transaction_index,
+                Some(i as u64),
+                "transaction {i} was mined out of order"
+            );
+        }
+        Ok(mined)
     }
 
     /// The standard terms in `currency` paying `amounts` in as many stages, stage k due `k + 1`

@@ -375,6 +375,14 @@ impl Hostile {
         Ok(payment() + stake(payment()) * U256::from(2u8))
     }
 
+    /// The buyer proposes a pact of two stages (the payment, then twice it) in the token.
+    async fn staged(&self) -> Result {
+        let amounts = [payment(), payment() + payment()];
+        let (terms, stages) = self.m.staged_terms(*self.token.address(), Initiator::Buyer, &amounts).await?;
+        send(self.escrow().createStagedPact(terms, stages).from(self.m.cast.buyer)).await?;
+        Ok(())
+    }
+
     async fn held(&self) -> std::result::Result<U256, HarnessError> {
         Ok(self.token.balanceOf(*self.escrow().address()).call().await?)
     }
@@ -471,6 +479,55 @@ async fn a_token_that_reenters_the_escrow_gets_nothing() -> Result {
     let deposits = creator_deposit(Initiator::Buyer, payment()) * U256::from(3u8);
     assert_eq!(h.held().await?, deposits, "the three open pacts' deposits, nothing else");
     assert_eq!(h.escrow().owed(token).call().await?, deposits);
+    Ok(())
+}
+
+/// Hostile tokens during stage payouts: a token re-entering every stage act and a settlement of
+/// another pact from inside `createStagedPact`'s deposit is refused by the guard; a credit of a
+/// stage's release survives the token answering `false` at withdrawal, and is paid once it behaves.
+#[tokio::test]
+async fn a_hostile_token_gets_nothing_from_stage_payouts() -> Result {
+    let h = Hostile::open().await?;
+    let (buyer, seller) = (h.m.cast.buyer, h.m.cast.seller);
+    let token = *h.token.address();
+    // Pact 0: stage 0 verified and waiting for the buyer's review; stage 1 disputed.
+    h.staged().await?;
+    let id = U256::ZERO;
+    send(h.escrow().acceptPact(id).from(seller)).await?;
+    send(h.escrow().startWork(id).from(seller)).await?;
+    send(h.escrow().submitStage(id, 0, agentpact_tests::chain::hash(2)).from(seller)).await?;
+    for (oracle, score) in h.m.cast.oracles.iter().zip([90u8, 80]) {
+        send(h.escrow().scoreStage(id, 0, score, agentpact_tests::chain::hash(3)).from(*oracle)).await?;
+    }
+    send(h.escrow().finalizeStage(id, 0).from(h.m.cast.stranger)).await?;
+    send(h.escrow().disputeStage(id, 1, h.m.cast.arbitrator).from(buyer)).await?;
+    for call in [
+        AgentPact::approveStageCall { pactId: id, stage: 0 }.abi_encode(),
+        AgentPact::autoApproveStageCall { pactId: id, stage: 0 }.abi_encode(),
+        AgentPact::resolveStageCall { pactId: id, stage: 1, sellerShare: 10_000 }.abi_encode(),
+        AgentPact::claimStageTimeoutCall { pactId: id, stage: 1 }.abi_encode(),
+        AgentPact::acceptSettlementCall { pactId: id, round: 1, sellerShare: 10_000 }.abi_encode(),
+        AgentPact::withdrawCall { currency: token }.abi_encode(),
+    ] {
+        h.set(REENTER, call).await?;
+        h.staged().await?;
+        assert!(!h.token.lastReentrySucceeded().call().await?, "a re-entry went through");
+        let selector = h.token.lastReentryResult().call().await?;
+        assert_eq!(&selector[..4], AgentPact::Reentrancy::SELECTOR.as_slice(), "refused by the guard");
+    }
+    h.set(NORMAL, vec![]).await?;
+    send(h.escrow().approveStage(id, 0).from(buyer)).await?;
+    let released = payment() + stake(payment());
+    assert_eq!(h.escrow().balances(token, seller).call().await?, released, "stage 0's release, once");
+    h.set(FALSE, vec![]).await?;
+    let refused = revert_of::<AgentPactErrors, _, _>(h.escrow().withdraw(token).from(seller)).await;
+    assert_eq!(refused, AgentPactErrors::TokenTransferFailed(AgentPact::TokenTransferFailed { token }));
+    assert_eq!(h.escrow().balances(token, seller).call().await?, released, "the credit stays");
+    h.set(NORMAL, vec![]).await?;
+    let before = h.token.balanceOf(seller).call().await?;
+    send(h.escrow().withdraw(token).from(seller)).await?;
+    assert_eq!(h.token.balanceOf(seller).call().await?, before + released);
+    assert_eq!(h.held().await?, h.escrow().owed(token).call().await?, "held = owed");
     Ok(())
 }
 

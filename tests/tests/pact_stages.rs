@@ -521,6 +521,53 @@ async fn a_change_of_any_stage_voids_the_standing_offer() -> Result {
     assert_conserved(&m, Address::ZERO).await
 }
 
+/// Front-runs in one block on a pact of stages: stage 1's approval and the acceptance of an offer
+/// priced while it was held, mined right behind it (the offer is void: `OfferVoided`); and at
+/// stage 0's first second past its deadline, the seller's late delivery behind a stranger's claim
+/// (the claim ends stage 0 alone, the delivery finds it REFUNDED), with stage 1 untouched.
+#[tokio::test]
+async fn front_runs_in_one_block_on_a_pact_of_stages() -> Result {
+    let m = Market::open().await?;
+    let pact = &m.chain.pact;
+    let id = m.staged(Address::ZERO, Initiator::Buyer, &[ether(1), ether(1)]).await?;
+    send(pact.startWork(id).from(m.cast.seller)).await?;
+    submit(&m, id, 1).await?;
+    for (oracle, score) in m.cast.oracles.iter().zip([90u8, 80]) {
+        send(pact.scoreStage(id, 1, score, hash(30)).from(*oracle)).await?;
+    }
+    // The seller offers 50 % while stage 1 is still being verified; in one block the stage passes
+    // (finalized by anyone) and the buyer takes the offer right behind it.
+    send(pact.proposeSettlement(id, 5_000, 0).from(m.cast.seller)).await?;
+    let epoch = pact.getLedger(id).call().await?.epoch;
+    let finalize = pact.finalizeStage(id, 1).from(m.cast.stranger).into_transaction_request();
+    let take = pact.acceptSettlement(id, 1, 5_000).from(m.cast.buyer).into_transaction_request();
+    let mined = m.in_one_block(vec![finalize, take]).await?;
+    assert!(mined[0].receipt.status(), "the finalization is mined");
+    assert_eq!(
+        mined[1].error,
+        Some(AgentPactErrors::OfferVoided(AgentPact::OfferVoided { offeredAt: epoch, epoch: epoch + 1 }))
+    );
+    assert_eq!(statuses(&m, id).await?, [PactStatus::InProgress, PactStatus::PendingApproval]);
+
+    // Stage 0's deadline passes: claim and late delivery in one block at its first refused second.
+    send(pact.approveStage(id, 1).from(m.cast.buyer)).await?;
+    let d0 = pact.getStage(id, 0).call().await?.deadline;
+    m.chain.at(d0 + 1).await?;
+    let claim = pact.claimStageTimeout(id, 0).from(m.cast.stranger).into_transaction_request();
+    let late = pact.submitStage(id, 0, hash(9)).from(m.cast.seller).into_transaction_request();
+    let mined = m.in_one_block(vec![claim, late]).await?;
+    assert!(mined[0].receipt.status(), "the claim is mined");
+    assert_eq!(
+        mined[1].error,
+        Some(AgentPactErrors::WrongStatus(AgentPact::WrongStatus {
+            have: PactStatus::Refunded.code(),
+            want: PactStatus::InProgress.code(),
+        }))
+    );
+    assert_eq!(statuses(&m, id).await?, [PactStatus::Refunded, PactStatus::Completed]);
+    assert_conserved(&m, Address::ZERO).await
+}
+
 #[tokio::test]
 async fn an_offer_waits_for_every_live_stage_to_have_a_window() -> Result {
     let m = Market::open().await?;

@@ -16,72 +16,12 @@ use agentpact_tests::{
     chain::{ether, hash, revert_of, send},
     pacts::{Market, stake},
 };
-use alloy::{
-    network::TransactionBuilder,
-    primitives::{Address, Bytes, U256},
-    providers::Provider,
-    rpc::types::{TransactionReceipt, TransactionRequest},
-    sol_types::SolInterface,
-};
-use serde_json::{Value, json};
+use alloy::primitives::{Address, U256};
 
 type Result = std::result::Result<(), HarnessError>;
 
 const VERIFICATION_PERIOD: u64 = 3 * 24 * 60 * 60;
 const DISPUTE_PERIOD: u64 = 7 * 24 * 60 * 60;
-/// Gas for each transaction mined in one block (no estimate: the node would estimate the second
-/// against the state before the first).
-const GAS: u64 = 1_000_000;
-
-/// A mined transaction of [`in_one_block`]: its receipt and, when it reverted, the escrow's error.
-struct InBlock {
-    receipt: TransactionReceipt,
-    error: Option<AgentPactErrors>,
-}
-
-/// Sends `txs` in order with automine off, then mines one block: every one of them lands in it,
-/// in the order sent (equal fees: anvil keeps the order of arrival; checked).
-async fn in_one_block(
-    m: &Market,
-    txs: Vec<TransactionRequest>,
-) -> std::result::Result<Vec<InBlock>, HarnessError> {
-    let provider = &m.chain.provider;
-    let _: Value = provider.raw_request("evm_setAutomine".into(), (false,)).await?;
-    let mut pending = Vec::new();
-    for tx in txs {
-        pending.push(provider.send_transaction(tx.with_gas_limit(GAS)).await?);
-    }
-    let _: Value = provider.raw_request("evm_mine".into(), ()).await?;
-    let _: Value = provider.raw_request("evm_setAutomine".into(), (true,)).await?;
-    let mut mined = Vec::new();
-    for p in pending {
-        let receipt = p.get_receipt().await.map_err(|e| HarnessError::Process(format!("receipt: {e}")))?;
-        let error = if receipt.status() {
-            None
-        } else {
-            let trace: Value = provider
-                .raw_request(
-                    "debug_traceTransaction".into(),
-                    (receipt.transaction_hash, json!({ "tracer": "callTracer" })),
-                )
-                .await?;
-            let output: Bytes = serde_json::from_value(trace["output"].clone())
-                .map_err(|e| HarnessError::Process(format!("trace output {trace}: {e}")))?;
-            Some(
-                AgentPactErrors::abi_decode(&output)
-                    .map_err(|e| HarnessError::Process(format!("revert data {output}: {e}")))?,
-            )
-        };
-        mined.push(InBlock { receipt, error });
-    }
-    let block = mined[0].receipt.block_number;
-    for (i, tx) in mined.iter().enumerate() {
-        assert_eq!(tx.receipt.block_number, block, "transaction {i} was mined in another block");
-        assert_eq!(tx.receipt.transaction_index, Some(i as u64), "transaction {i} was mined out of order");
-    }
-    Ok(mined)
-}
-
 /// `NotVerdictGiver(who, have)`.
 fn not_verdict_giver(who: Address, have: PactStatus) -> AgentPactErrors {
     AgentPactErrors::NotVerdictGiver(AgentPact::NotVerdictGiver { who, have: have.code() })
@@ -121,7 +61,7 @@ async fn offer_outlives_the_verdict() -> Result {
     // The attack: the score and the acceptance behind it, in one block.
     let score = pact.submitVerification(id, 0, hash(3)).from(m.cast.oracles[0]).into_transaction_request();
     let take = pact.acceptSettlement(id, 1, 6_000).from(m.cast.seller).into_transaction_request();
-    let mined = in_one_block(&m, vec![score, take]).await?;
+    let mined = m.in_one_block(vec![score, take]).await?;
     assert!(mined[0].receipt.status(), "the score is mined");
     assert_eq!(mined[1].error, Some(voided(n, n + 1)), "the acceptance behind the score");
     assert_eq!(pact.getLedger(id).call().await?.epoch, n + 1, "a score is a verdict");
@@ -178,7 +118,7 @@ async fn offer_outlives_the_pending_ruling() -> Result {
     let before = m.chain.snapshot().await?;
     let rule = pact.resolveDispute(id, true).from(m.cast.arbitrator).into_transaction_request();
     let take = pact.acceptSettlement(id, 1, 5_000).from(m.cast.buyer).into_transaction_request();
-    let mined = in_one_block(&m, vec![rule, take]).await?;
+    let mined = m.in_one_block(vec![rule, take]).await?;
     assert!(mined[0].receipt.status(), "the ruling is mined");
     let stale = AgentPactErrors::SettlementStale(AgentPact::SettlementStale {
         offeredIn: PactStatus::Disputed.code(),
@@ -190,7 +130,7 @@ async fn offer_outlives_the_pending_ruling() -> Result {
     // The attack: the arbitrator voids the offers, the buyer's acceptance lands right behind.
     let void = pact.voidOffers(id).from(m.cast.arbitrator).into_transaction_request();
     let take = pact.acceptSettlement(id, 1, 5_000).from(m.cast.buyer).into_transaction_request();
-    let mined = in_one_block(&m, vec![void, take]).await?;
+    let mined = m.in_one_block(vec![void, take]).await?;
     assert!(mined[0].receipt.status(), "voidOffers is mined");
     let event = mined[0].receipt.decoded_log::<AgentPact::OffersVoided>().map(|l| l.data);
     assert_eq!(event, Some(AgentPact::OffersVoided { pactId: id, by: m.cast.arbitrator, epoch: n + 1 }));
