@@ -249,8 +249,30 @@ pub async fn wait_for_checkpoint_within(
 pub async fn kinds_never_journaled(pool: &PgPool) -> Result<Vec<&'static str>, HarnessError> {
     let journaled: Vec<String> =
         sqlx::query_scalar("SELECT DISTINCT kind FROM events").fetch_all(pool).await?;
-    Ok(EventKind::ALL.iter().map(|k| k.name()).filter(|name| !journaled.iter().any(|j| j == name)).collect())
+    Ok(EventKind::ALL
+        .iter()
+        .filter(|k| !NOT_IN_EVERY_STATUS_YET.contains(k))
+        .map(|k| k.name())
+        .filter(|name| !journaled.iter().any(|j| j == name))
+        .collect())
 }
+
+/// The kinds of a pact of stages, which `Market::every_status` does not make yet: the index does
+/// not project stages until #55's step 5 (docs/contracts.md §Stages, "Not built yet"), so such a
+/// pact cannot be compared with the chain field by field. `pact_stages.rs` emits every one of them;
+/// step 5 adds the pact to the scenario and empties this list.
+const NOT_IN_EVERY_STATUS_YET: [EventKind; 10] = [
+    EventKind::PactStaged,
+    EventKind::StageSubmitted,
+    EventKind::StageScored,
+    EventKind::StageFinalized,
+    EventKind::StageApproved,
+    EventKind::StageRejected,
+    EventKind::StageDisputed,
+    EventKind::StageResolved,
+    EventKind::StageTimedOut,
+    EventKind::StageEnded,
+];
 
 /// Every row of every table the migrations create (read from the catalog, so a new table is
 /// compared without anyone listing it), as sorted text, table by table; [`NOT_DUMPED`] and
