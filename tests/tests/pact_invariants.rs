@@ -58,6 +58,8 @@ use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
 type Result = std::result::Result<(), HarnessError>;
 
 const STEPS: usize = 250;
+/// The seeds every run takes; together they reach every status, ending and currency (asserted).
+const FIXED_SEEDS: [u64; 2] = [3, 8];
 /// Pacts that can still move: below the minimum a new one is created, at the maximum none is.
 const MIN_LIVE_PACTS: usize = 3;
 const MAX_LIVE_PACTS: usize = 8;
@@ -89,6 +91,8 @@ struct Run {
     mode: TokenMode,
     /// Deposits refused only because the hostile token misbehaved at the time.
     token_refusals: usize,
+    /// Pacts proposed so far (the currencies take turns by it).
+    proposals: usize,
     /// `voidOffers` calls taken, and acceptances refused because a verdict voided their offer.
     voids: usize,
     voided_accepts: usize,
@@ -122,15 +126,16 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(3);
-            vec![1, 3, fresh]
+            [FIXED_SEEDS.as_slice(), &[fresh]].concat()
         }
     };
     let mut reached = std::collections::HashSet::new();
     let mut endings = std::collections::HashSet::new();
     let mut token_refusals = 0;
     let (mut voids, mut voided_accepts) = (0, 0);
-    // Like the statuses, the currencies are covered by the runs together (the fixed seeds do it);
-    // one fresh seed alone may leave one out.
+    // What the runs cover (statuses, endings, currencies, refusals) is counted over the fixed
+    // seeds alone: the fresh seed explores, and whether it happens to reach a status must not
+    // decide whether the test passes.
     let (mut funded_in, mut currencies) = (std::collections::HashSet::<Address>::new(), 0);
     for seed in seeds {
         eprintln!("pact_invariants seed: {seed} (rerun with AGENTPACT_SEED={seed})");
@@ -157,10 +162,14 @@ async fn random_sequences_keep_the_books_balanced_and_every_pact_can_end() -> Re
         run.end_everything().await?;
         indexer.catch_up().await?;
         index::assert_index_matches_chain(&run.m.chain, db.pool()).await?;
+        let ended: std::collections::BTreeSet<_> = run.model.pacts.iter().map(|p| p.ending.name()).collect();
         eprintln!(
-            "seed {seed}: {} calls accepted, {} refused ({} deposits by the misbehaving token); {} voidOffers taken, {} acceptances of voided offers refused",
+            "seed {seed}: {} calls accepted, {} refused ({} deposits by the misbehaving token); {} voidOffers taken, {} acceptances of voided offers refused; pacts ended {ended:?}",
             run.accepted, run.refusals, run.token_refusals, run.voids, run.voided_accepts
         );
+        if !FIXED_SEEDS.contains(&seed) {
+            continue;
+        }
         let funded = run.model.pacts.iter().filter(|p| !p.buyer.is_zero() && !p.seller.is_zero());
         funded_in.extend(funded.map(|p| p.currency));
         currencies = run.m.chain.currencies().len();
@@ -225,6 +234,7 @@ impl Run {
             hostile,
             mode: TokenMode::Normal,
             token_refusals: 0,
+            proposals: 0,
             voids: 0,
             voided_accepts: 0,
         })
@@ -264,10 +274,13 @@ impl Run {
         // While the hostile token refuses deposits, half the new pacts try it: its refusals are
         // part of what the run must cover, whatever path the other choices took.
         let refusing = matches!(self.mode, TokenMode::Fee | TokenMode::False);
+        // Otherwise the currencies take turns, so that every one is funded in every run.
+        let currencies = self.m.chain.currencies();
+        self.proposals += 1;
         let currency = if refusing && rng.random_bool(0.5) {
             *self.hostile.address()
         } else {
-            *self.m.chain.currencies().choose(rng).unwrap_or(&Address::ZERO)
+            currencies[self.proposals % currencies.len()]
         };
         // Up to 2 ETH, or up to 20,000 units of a 6-decimal token.
         let most: u64 = if currency.is_zero() { 2_000_000_000_000_000_000 } else { 20_000_000_000 };
