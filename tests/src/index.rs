@@ -249,30 +249,8 @@ pub async fn wait_for_checkpoint_within(
 pub async fn kinds_never_journaled(pool: &PgPool) -> Result<Vec<&'static str>, HarnessError> {
     let journaled: Vec<String> =
         sqlx::query_scalar("SELECT DISTINCT kind FROM events").fetch_all(pool).await?;
-    Ok(EventKind::ALL
-        .iter()
-        .filter(|k| !NOT_IN_EVERY_STATUS_YET.contains(k))
-        .map(|k| k.name())
-        .filter(|name| !journaled.iter().any(|j| j == name))
-        .collect())
+    Ok(EventKind::ALL.iter().map(|k| k.name()).filter(|name| !journaled.iter().any(|j| j == name)).collect())
 }
-
-/// The kinds of a pact of stages, which `Market::every_status` does not make yet: the index does
-/// not project stages until #55's step 5 (docs/contracts.md §Stages, "Not built yet"), so such a
-/// pact cannot be compared with the chain field by field. `pact_stages.rs` emits every one of them;
-/// step 5 adds the pact to the scenario and empties this list.
-const NOT_IN_EVERY_STATUS_YET: [EventKind; 10] = [
-    EventKind::PactStaged,
-    EventKind::StageSubmitted,
-    EventKind::StageScored,
-    EventKind::StageFinalized,
-    EventKind::StageApproved,
-    EventKind::StageRejected,
-    EventKind::StageDisputed,
-    EventKind::StageResolved,
-    EventKind::StageTimedOut,
-    EventKind::StageEnded,
-];
 
 /// Every row of every table the migrations create (read from the catalog, so a new table is
 /// compared without anyone listing it), as sorted text, table by table; [`NOT_DUMPED`] and
@@ -421,7 +399,7 @@ pub async fn assert_index_matches_chain(
         for oracle in &p.oracles {
             let v = chain.pact.getVerification(id, *oracle).call().await?;
             let score: Option<i16> = sqlx::query_scalar(
-                "SELECT score FROM verifications WHERE pact_id = $1::text::numeric AND oracle = $2",
+                "SELECT score FROM verifications WHERE pact_id = $1::text::numeric AND stage = 0 AND oracle = $2",
             )
             .bind(id.to_string())
             .bind(oracle.to_vec())
@@ -429,6 +407,7 @@ pub async fn assert_index_matches_chain(
             .await?;
             assert_eq!(score, v.submitted.then_some(i16::from(v.score)), "{context} score of {oracle}");
         }
+        assert_stages_match(chain, pool, id, &p.oracles).await?;
         // The last offer to settle: its round, maker, share and expiry; standing on chain (made,
         // not taken back or accepted, no verdict since) exactly when the index has it neither
         // withdrawn, accepted nor voided.
@@ -561,6 +540,71 @@ pub async fn assert_index_matches_chain(
         }
     }
     Ok(statuses)
+}
+
+/// Compares the stages of pact `id` with `getStages` field by field, and each stage's scores with
+/// `getStageVerification`: a pact of several has a `pact_stages` row per stage, a one-stage pact
+/// none (its pact row is its stage, compared by the caller).
+async fn assert_stages_match(
+    chain: &TestChain,
+    pool: &PgPool,
+    id: U256,
+    oracles: &[Address],
+) -> Result<(), HarnessError> {
+    let on_chain = chain.pact.getStages(id).call().await?;
+    let rows = sqlx::query(
+        "SELECT stage, amount::text, extract(epoch FROM deadline)::bigint AS deadline, status, ending, score_count,
+                coalesce(final_score, 0::smallint) AS final_score, coalesce(proof_hash, '\\x'::bytea) AS proof_hash,
+                coalesce(extract(epoch FROM submitted_at)::bigint, 0) AS submitted_at,
+                coalesce(extract(epoch FROM verified_at)::bigint, 0) AS verified_at,
+                coalesce(extract(epoch FROM disputed_at)::bigint, 0) AS disputed_at
+         FROM pact_stages WHERE pact_id = $1::text::numeric ORDER BY stage",
+    )
+    .bind(id.to_string())
+    .fetch_all(pool)
+    .await?;
+    if on_chain.len() == 1 {
+        assert!(rows.is_empty(), "pact {id} has one stage: no pact_stages rows");
+        return Ok(());
+    }
+    assert_eq!(rows.len(), on_chain.len(), "pact {id}: a row per stage");
+    for (k, (row, s)) in rows.iter().zip(&on_chain).enumerate() {
+        let context = format!("pact {id} stage {k}");
+        let secs = |col: &str| row.get::<i64, _>(col) as u64;
+        assert_eq!(row.get::<i16, _>("stage") as usize, k, "{context}");
+        assert_eq!(row.get::<String, _>("amount"), s.amount.to_string(), "{context} amount");
+        assert_eq!(
+            (secs("deadline"), secs("submitted_at"), secs("verified_at"), secs("disputed_at")),
+            (s.deadline, s.submittedAt, s.verifiedAt, s.disputedAt),
+            "{context} deadline and clocks"
+        );
+        assert_eq!(
+            (row.get::<i16, _>("status"), row.get::<i16, _>("ending")),
+            (i16::from(s.status), i16::from(s.ending)),
+            "{context} status and ending"
+        );
+        assert_eq!(
+            (row.get::<i16, _>("score_count"), row.get::<i16, _>("final_score")),
+            (i16::from(s.scoreCount), i16::from(s.finalScore)),
+            "{context} scores"
+        );
+        let proof = row.get::<Vec<u8>, _>("proof_hash");
+        let expected = if s.proofHash.is_zero() { Vec::new() } else { s.proofHash.to_vec() };
+        assert_eq!(proof, expected, "{context} proof");
+        for oracle in oracles {
+            let v = chain.pact.getStageVerification(id, k as u8, *oracle).call().await?;
+            let score: Option<i16> = sqlx::query_scalar(
+                "SELECT score FROM verifications WHERE pact_id = $1::text::numeric AND stage = $2 AND oracle = $3",
+            )
+            .bind(id.to_string())
+            .bind(k as i16)
+            .bind(oracle.to_vec())
+            .fetch_optional(pool)
+            .await?;
+            assert_eq!(score, v.submitted.then_some(i16::from(v.score)), "{context} score of {oracle}");
+        }
+    }
+    Ok(())
 }
 
 /// An `oracles` row as the comparison reads it: stake, capabilities (display forms and exact

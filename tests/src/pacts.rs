@@ -374,6 +374,29 @@ impl Market {
         Ok(id)
     }
 
+    /// A pact of six stages of `pay` each, accepted and started, whose stages take every stage
+    /// event: stage 0 verified and approved, 1 verified, rejected and ruled 70/30, 2 failing its
+    /// verification, 3 disputed by the seller; stage 4 is left to time out (past its deadline,
+    /// `claimStageTimeout(id, 4)`) and stage 5 in progress. The pact stands DISPUTED (stage 2).
+    /// Returns its id.
+    pub async fn every_stage_kind(&self, pay: U256) -> Result<U256, HarnessError> {
+        let (m, pact) = (self, &self.chain.pact);
+        let id = m.staged(Address::ZERO, Initiator::Buyer, &[pay; 6]).await?;
+        send(pact.startWork(id).from(m.cast.seller)).await?;
+        for (k, scores) in [(0, [90, 80]), (1, [90, 80]), (2, [10, 20])] {
+            send(pact.submitStage(id, k, hash(50 + u64::from(k))).from(m.cast.seller)).await?;
+            for (oracle, score) in m.cast.oracles.iter().zip(scores) {
+                send(pact.scoreStage(id, k, score, hash(60 + u64::from(k))).from(*oracle)).await?;
+            }
+            send(pact.finalizeStage(id, k).from(m.cast.stranger)).await?;
+        }
+        send(pact.approveStage(id, 0).from(m.cast.buyer)).await?;
+        send(pact.rejectStage(id, 1).from(m.cast.buyer)).await?;
+        send(pact.resolveStage(id, 1, 7_000).from(m.cast.arbitrator)).await?;
+        send(pact.disputeStage(id, 3, m.cast.arbitrator).from(m.cast.seller)).await?;
+        Ok(id)
+    }
+
     /// Pacts in every status, reached through every kind of event: NEGOTIATING, FUNDED,
     /// IN_PROGRESS, PENDING_VERIFY (one score in), PENDING_APPROVAL, COMPLETED, DISPUTED (failed
     /// verification; and raised), REFUNDED (by ruling, cancel and timeout), SPLIT (by a 70%
@@ -416,9 +439,11 @@ impl Market {
         send(pact.raiseDispute(raised, m.cast.arbitrator).from(m.cast.seller)).await?;
         send(pact.proposeSettlement(raised, 4_000, 0).from(m.cast.seller)).await?;
         send(pact.voidOffers(raised).from(m.cast.arbitrator)).await?; // the offer voided before a ruling
+        let staged = m.every_stage_kind(pay).await?;
         let timed_out = m.funded(Initiator::Seller, pay).await?;
         m.chain.increase_time(DEADLINE_IN + 1).await?;
         send(pact.claimTimeout(timed_out).from(m.cast.buyer)).await?; // REFUNDED by timeout
+        send(pact.claimStageTimeout(staged, 4).from(m.cast.stranger)).await?; // its last stage refunded
         m.withdraw_all(m.cast.buyer).await?;
 
         let registry = &m.chain.registry;

@@ -42,17 +42,19 @@ struct Change {
     updated_block: i64,
 }
 
-/// A dispute opened by an event.
+/// A dispute opened by an event, on a stage (0 for a one-stage pact).
 struct Opened {
     pact_id: String,
+    stage: i16,
     cause: DisputeCause,
     by: Option<Vec<u8>>,
     time: i64,
 }
 
-/// A dispute closed by an event.
+/// A dispute closed by an event: a stage's, or (`None`, a settlement) every open one of the pact.
 struct Closed {
     pact_id: String,
+    stage: Option<i16>,
     outcome: DisputeOutcome,
     time: i64,
 }
@@ -166,25 +168,63 @@ impl PactChanges {
         if let Some((cause, by)) = opened {
             change.status = Some(code(PactStatus::Disputed));
             change.disputed_at = Some(Some(time));
-            self.opened.push(Opened {
-                pact_id: pact_id.to_string(),
-                cause,
-                by: by.map(|a: Address| a.to_vec()),
-                time,
-            });
+            self.open_dispute(pact_id, 0, cause, by, e);
         }
         if let Some(outcome) = closed {
-            self.closed.push(Closed { pact_id: pact_id.to_string(), outcome, time });
+            // A settlement closes whatever dispute a stage of the pact has open.
+            let stage = (!matches!(e.body, EventBody::SettlementAccepted { .. })).then_some(0);
+            self.close_dispute(pact_id, stage, outcome, e);
         }
         self.chain_id = i64_of(e.chain_id);
         Ok(())
     }
 
+    /// Records the dispute event `e` opens on stage `stage` of `pact_id`.
+    pub(super) fn open_dispute(
+        &mut self,
+        pact_id: U256,
+        stage: u8,
+        cause: DisputeCause,
+        by: Option<Address>,
+        e: &JournalEvent,
+    ) {
+        self.chain_id = i64_of(e.chain_id);
+        self.opened.push(Opened {
+            pact_id: pact_id.to_string(),
+            stage: i16::from(stage),
+            cause,
+            by: by.map(|a| a.to_vec()),
+            time: i64_of(e.block_time),
+        });
+    }
+
+    /// Records the dispute of stage `stage` of `pact_id` (every open one of the pact when `None`)
+    /// that event `e` closes.
+    pub(super) fn close_dispute(
+        &mut self,
+        pact_id: U256,
+        stage: Option<u8>,
+        outcome: DisputeOutcome,
+        e: &JournalEvent,
+    ) {
+        self.chain_id = i64_of(e.chain_id);
+        self.closed.push(Closed {
+            pact_id: pact_id.to_string(),
+            stage: stage.map(i16::from),
+            outcome,
+            time: i64_of(e.block_time),
+        });
+    }
+
     /// Writes the changes, then the disputes opened, then the disputes closed.
     pub(super) async fn write(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-        if self.pacts.is_empty() {
-            return Ok(());
+        if !self.pacts.is_empty() {
+            self.write_pacts(conn).await?;
         }
+        self.write_disputes(conn).await
+    }
+
+    async fn write_pacts(&self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
         let c = Columns::of(&self.pacts);
         sqlx::query!(
             "UPDATE pacts p SET
@@ -230,20 +270,28 @@ impl PactChanges {
             &c.scores,
             &c.updated_block,
         )
-        .execute(&mut *conn)
-        .await?;
+        .execute(conn)
+        .await
+        .map(drop)
+    }
+
+    /// Inserts the disputes opened, then closes the disputes closed (an event opens a stage's
+    /// dispute at most once, and closes only an open one).
+    async fn write_disputes(&self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
         if !self.opened.is_empty() {
             let ids: Vec<&str> = self.opened.iter().map(|o| o.pact_id.as_str()).collect();
+            let stages: Vec<i16> = self.opened.iter().map(|o| o.stage).collect();
             let causes: Vec<&str> = self.opened.iter().map(|o| o.cause.name()).collect();
             let by: Vec<Option<Vec<u8>>> = self.opened.iter().map(|o| o.by.clone()).collect();
             let times: Vec<i64> = self.opened.iter().map(|o| o.time).collect();
             sqlx::query!(
-                "INSERT INTO disputes (chain_id, pact_id, cause, opened_by, arbitrator, opened_at)
-                 SELECT p.chain_id, p.pact_id, u.c, u.b, p.arbitrator, to_timestamp(u.t)
-                 FROM UNNEST($2::text[], $3::text[], $4::bytea[], $5::bigint[]) AS u(id, c, b, t)
+                "INSERT INTO disputes (chain_id, pact_id, stage, cause, opened_by, arbitrator, opened_at)
+                 SELECT p.chain_id, p.pact_id, u.k, u.c, u.b, p.arbitrator, to_timestamp(u.t)
+                 FROM UNNEST($2::text[], $3::smallint[], $4::text[], $5::bytea[], $6::bigint[]) AS u(id, k, c, b, t)
                  JOIN pacts p ON p.chain_id = $1 AND p.pact_id = u.id::numeric",
                 self.chain_id,
                 &ids as &[&str],
+                &stages,
                 &causes as &[&str],
                 &by as &[Option<Vec<u8>>],
                 &times,
@@ -253,14 +301,17 @@ impl PactChanges {
         }
         if !self.closed.is_empty() {
             let ids: Vec<&str> = self.closed.iter().map(|c| c.pact_id.as_str()).collect();
+            let stages: Vec<Option<i16>> = self.closed.iter().map(|c| c.stage).collect();
             let outcomes: Vec<&str> = self.closed.iter().map(|c| c.outcome.name()).collect();
             let times: Vec<i64> = self.closed.iter().map(|c| c.time).collect();
             sqlx::query!(
                 "UPDATE disputes d SET outcome = u.o, closed_at = to_timestamp(u.t)
-                 FROM UNNEST($2::text[], $3::text[], $4::bigint[]) AS u(id, o, t)
-                 WHERE d.chain_id = $1 AND d.pact_id = u.id::numeric",
+                 FROM UNNEST($2::text[], $3::smallint[], $4::text[], $5::bigint[]) AS u(id, k, o, t)
+                 WHERE d.chain_id = $1 AND d.pact_id = u.id::numeric AND d.closed_at IS NULL
+                   AND (u.k IS NULL OR d.stage = u.k)",
                 self.chain_id,
                 &ids as &[&str],
+                &stages as &[Option<i16>],
                 &outcomes as &[&str],
                 &times,
             )

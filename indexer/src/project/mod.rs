@@ -1,5 +1,5 @@
-//! Applies journal events to the projections (currencies, pacts, pact_oracles, verifications,
-//! disputes, settlements, oracles, payouts, withdrawals, agents, agent_capabilities, feedback, and
+//! Applies journal events to the projections (currencies, pacts, pact_stages, pact_oracles,
+//! verifications, disputes, settlements, oracles, payouts, withdrawals, agents, agent_capabilities, feedback, and
 //! the ERC-8004 registries' tables). Projections are derived from the journal alone: applying the
 //! journal of a pact in order from an empty table rebuilds its rows exactly.
 
@@ -13,8 +13,10 @@ mod changes;
 mod erc8004;
 mod oracles;
 mod settlements;
+mod stages;
 
 use changes::PactChanges;
+use stages::StageChanges;
 
 use crate::{
     event::{EventBody, JournalEvent},
@@ -34,6 +36,7 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     let mut created = Vec::new();
     let mut later = Bulk::default();
     let mut changes = PactChanges::default();
+    let mut stages = StageChanges::default();
     let mut in_order = Vec::new();
     // The one place that says which projection an event feeds: every event is named, so a new
     // one does not compile until it has its projection (docs/architecture.md §Where to add). The
@@ -49,24 +52,32 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
                 in_order.push(e);
             }
             E::OffersVoided { .. } => in_order.push(e),
-            // A stage's score, and every change of a stage on a pact of several, is a verdict that
-            // voids the offers standing before it. The stages themselves, and the status of a pact
-            // of several while it lives, are not projected yet (#55 step 5): the journal keeps
-            // every stage event, from which that projection will be rebuilt; `PactEnded` gives
-            // such a pact its final status and ending.
+            // A stage's score: its verification's row, a change of its stage, and a verdict.
+            E::StageScored { .. } => {
+                later.push(e)?;
+                stages.push(e, &mut changes)?;
+                in_order.push(e);
+            }
+            // Every other change of a stage on a pact of several is a verdict that voids the
+            // offers standing before it, as well as a change of the stage.
             E::StageSubmitted { .. }
-            | E::StageScored { .. }
             | E::StageFinalized { .. }
             | E::StageApproved { .. }
             | E::StageRejected { .. }
             | E::StageDisputed { .. }
             | E::StageResolved { .. }
-            | E::StageTimedOut { .. } => in_order.push(e),
-            E::PactStaged { .. } | E::StageEnded { .. } => {}
+            | E::StageTimedOut { .. } => {
+                stages.push(e, &mut changes)?;
+                in_order.push(e);
+            }
+            E::PactStaged { .. } | E::StageEnded { .. } => stages.push(e, &mut changes)?,
+            // The pact's change, and on a pact of several a change of its stages too.
+            E::PactAccepted { pact_id, .. } | E::WorkStarted { pact_id, .. } => {
+                changes.push(*pact_id, e)?;
+                stages.push(e, &mut changes)?;
+            }
             E::Payout { .. } | E::Withdrawn { .. } | E::FeedbackGiven { .. } => later.push(e)?,
-            E::PactAccepted { pact_id, .. }
-            | E::PactCancelled { pact_id, .. }
-            | E::WorkStarted { pact_id, .. }
+            E::PactCancelled { pact_id, .. }
             | E::WorkSubmitted { pact_id, .. }
             | E::VerificationFinalized { pact_id, .. }
             | E::WorkApproved { pact_id, .. }
@@ -97,6 +108,7 @@ pub async fn apply_batch(conn: &mut PgConnection, events: &[&JournalEvent]) -> R
     }
     insert_created(conn, &created).await?;
     changes.write(conn).await?;
+    stages.write(conn).await?;
     // Verdicts void offers in one statement per run of them: written before the next settlement
     // event (which may make, take back or accept an offer the verdicts came before) and at the end.
     let mut voids = settlements::Voids::default();
@@ -207,6 +219,7 @@ pub const TABLES: &[(&str, Undo)] = &[
     ("settlements", Undo::Pacts),
     ("disputes", Undo::Pacts),
     ("verifications", Undo::Pacts),
+    ("pact_stages", Undo::Pacts),
     ("pact_oracles", Undo::Pacts),
     ("pacts", Undo::Pacts),
     ("payouts", Undo::Above("block_number")),
@@ -452,6 +465,7 @@ impl CreatedColumns {
 struct Bulk {
     chain_id: i64,
     verification_pact: Vec<String>,
+    verification_stage: Vec<i16>,
     verification_oracle: Vec<Vec<u8>>,
     verification_score: Vec<i16>,
     verification_proof: Vec<Vec<u8>>,
@@ -492,12 +506,10 @@ impl Bulk {
         let (block, log, time) = (i64_of(e.block_number), to_i32(e.log_index), i64_of(e.block_time));
         match &e.body {
             EventBody::VerificationSubmitted { pact_id, oracle, score, proof } => {
-                self.verification_pact.push(pact_id.to_string());
-                self.verification_oracle.push(oracle.to_vec());
-                self.verification_score.push(i16::from(*score));
-                self.verification_proof.push(proof.to_vec());
-                self.verification_time.push(time);
-                self.verification_block.push(block);
+                self.verification(pact_id, 0, oracle, *score, proof, time, block);
+            }
+            EventBody::StageScored { pact_id, stage, oracle, score, proof } => {
+                self.verification(pact_id, *stage, oracle, *score, proof, time, block);
             }
             EventBody::Payout { pact_id, to, currency, amount } => {
                 self.payout_block.push(block);
@@ -537,15 +549,38 @@ impl Bulk {
         Ok(())
     }
 
+    /// An oracle's score of stage `stage` of `pact_id` (0 for a one-stage pact's).
+    #[allow(clippy::too_many_arguments)] // the event's own fields and where it happened
+    fn verification(
+        &mut self,
+        pact_id: &U256,
+        stage: u8,
+        oracle: &Address,
+        score: u8,
+        proof: &alloy::primitives::B256,
+        time: i64,
+        block: i64,
+    ) {
+        self.verification_pact.push(pact_id.to_string());
+        self.verification_stage.push(i16::from(stage));
+        self.verification_oracle.push(oracle.to_vec());
+        self.verification_score.push(i16::from(score));
+        self.verification_proof.push(proof.to_vec());
+        self.verification_time.push(time);
+        self.verification_block.push(block);
+    }
+
     async fn write(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
         if !self.verification_pact.is_empty() {
             sqlx::query!(
-                "INSERT INTO verifications (chain_id, pact_id, oracle, score, proof, submitted_at, block_number)
-                 SELECT $1, id::numeric, o, s, p, to_timestamp(t), b
-                 FROM UNNEST($2::text[], $3::bytea[], $4::smallint[], $5::bytea[], $6::bigint[], $7::bigint[])
-                      AS u(id, o, s, p, t, b)",
+                "INSERT INTO verifications (chain_id, pact_id, stage, oracle, score, proof, submitted_at, block_number)
+                 SELECT $1, id::numeric, k, o, s, p, to_timestamp(t), b
+                 FROM UNNEST($2::text[], $3::smallint[], $4::bytea[], $5::smallint[], $6::bytea[], $7::bigint[],
+                             $8::bigint[])
+                      AS u(id, k, o, s, p, t, b)",
                 self.chain_id,
                 &self.verification_pact,
+                &self.verification_stage,
                 &self.verification_oracle,
                 &self.verification_score,
                 &self.verification_proof,
