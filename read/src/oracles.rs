@@ -41,6 +41,8 @@ pub struct OracleFilter {
 pub struct Verification {
     /// The pact.
     pub pact_id: U256,
+    /// The stage of the pact it scored (0 for a one-stage pact).
+    pub stage: u8,
     /// The oracle.
     pub oracle: Address,
     /// Its score, 0-100.
@@ -131,11 +133,11 @@ impl Reader {
             return Err(ReadError::PageTooLarge { max: MAX_PAGE_SIZE, asked: limit });
         }
         let rows = sqlx::query!(
-            r#"SELECT pact_id::text AS "pact_id!", oracle, score, proof, submitted_at, block_number
+            r#"SELECT pact_id::text AS "pact_id!", stage, oracle, score, proof, submitted_at, block_number
                FROM verifications
                WHERE chain_id = $1 AND ($2::text IS NULL OR pact_id = $2::numeric)
                  AND ($3::bytea IS NULL OR oracle = $3)
-               ORDER BY CASE WHEN $2::text IS NULL THEN -block_number ELSE block_number END, oracle
+               ORDER BY CASE WHEN $2::text IS NULL THEN -block_number ELSE block_number END, stage, oracle
                LIMIT $4"#,
             i64_of(chain_id),
             pact_id.map(|p| p.to_string()),
@@ -146,11 +148,16 @@ impl Reader {
         .await?;
         rows.into_iter()
             .map(|r| {
-                let key =
-                    format!("chain {chain_id} pact {} oracle 0x{}", r.pact_id, alloy::hex::encode(&r.oracle));
+                let key = format!(
+                    "chain {chain_id} pact {} stage {} oracle 0x{}",
+                    r.pact_id,
+                    r.stage,
+                    alloy::hex::encode(&r.oracle)
+                );
                 let row = Cells { table: "verifications", key };
                 Ok(Verification {
                     pact_id: row.u256("pact_id", &r.pact_id)?,
+                    stage: row.int("stage", r.stage)?,
                     oracle: row.address("oracle", &r.oracle)?,
                     score: row.int("score", r.score)?,
                     proof: row.hash("proof", &r.proof)?,

@@ -1,7 +1,7 @@
 //! The GraphQL API over a real index: every query and filter against pacts made on chain in every
 //! status, compared with what the contracts' getters say.
 
-use agentpact_contracts::{AgentPact, Initiator, PactStatus};
+use agentpact_contracts::{AgentPact, Ending, Initiator, PactStatus};
 use agentpact_indexer::Config;
 use agentpact_tests::{
     HarnessError,
@@ -271,6 +271,105 @@ async fn a_pact_reads_as_the_contract_holds_it_with_its_story() -> Result {
 
     let missing = api.data(q, json!({ "id": "999999" })).await?;
     assert_eq!(missing["pact"], Value::Null);
+    Ok(())
+}
+
+/// `Pact.milestones` of every pact, stage by stage, as `getStages` holds them; what each ended
+/// stage credited each side; and the pact of several stages' scores by stage.
+#[tokio::test]
+async fn milestones_read_as_the_contract_holds_each_stage() -> Result {
+    let (m, _db, api) = market().await?;
+    let q = "query($id: BigInt!) { pact(id: $id) { milestones { index amount amountFormatted stake deadline
+                 status proofHash submittedAt verifiedAt disputedAt scoreCount finalScore sellerShare ending
+                 endedAt toSeller toBuyer } verifications { stage oracle score } } }";
+    let code = |e: std::result::Result<&'static str, agentpact_contracts::UnknownCode>| {
+        e.map_err(|e| HarnessError::Process(e.to_string()))
+    };
+    let at = |secs: u64| if secs == 0 { Value::Null } else { json!(iso(secs)) };
+    let mut staged = Vec::new();
+    for n in 0..m.chain.pact.pactCount().call().await?.to::<u64>() {
+        let id = U256::from(n);
+        let p = api.data(q, json!({ "id": id.to_string() })).await?["pact"].clone();
+        let stages = m.chain.pact.getStages(id).call().await?;
+        let got = p["milestones"].as_array().cloned().unwrap_or_default();
+        assert_eq!(got.len(), stages.len(), "pact {n}: a milestone per stage");
+        for (k, (g, s)) in got.iter().zip(&stages).enumerate() {
+            let context = format!("pact {n} stage {k}");
+            assert_eq!((&g["index"], &g["amount"]), (&json!(k), &json!(s.amount.to_string())), "{context}");
+            assert_eq!(g["deadline"], json!(iso(s.deadline)), "{context} deadline");
+            assert_eq!(
+                g["status"],
+                json!(code(PactStatus::try_from(s.status).map(PactStatus::name))?),
+                "{context}"
+            );
+            assert_eq!(g["ending"], json!(code(Ending::try_from(s.ending).map(Ending::name))?), "{context}");
+            assert_eq!(
+                [&g["submittedAt"], &g["verifiedAt"], &g["disputedAt"]],
+                [&at(s.submittedAt), &at(s.verifiedAt), &at(s.disputedAt)],
+                "{context} clocks"
+            );
+            assert_eq!(g["scoreCount"], json!(s.scoreCount), "{context}");
+            assert_eq!(g["finalScore"].as_u64().unwrap_or(0), u64::from(s.finalScore), "{context}");
+            let proof = if s.proofHash.is_zero() { Value::Null } else { json!(s.proofHash.to_string()) };
+            assert_eq!(g["proofHash"], proof, "{context} proof");
+            // Money while it lives: none credited yet.
+            if g["ending"] == "LIVE" {
+                assert_eq!([&g["toSeller"], &g["toBuyer"], &g["endedAt"]], [&Value::Null; 3], "{context}");
+            }
+        }
+        if stages.len() > 1 {
+            staged.push((id, got, p["verifications"].clone()));
+        } else if stages[0].status == PactStatus::Completed.code() {
+            let chain = m.chain.pact.getPact(id).call().await?;
+            assert_eq!(
+                (&got[0]["toSeller"], &got[0]["toBuyer"]),
+                (
+                    &json!((chain.payment + chain.sellerStake).to_string()),
+                    &json!(chain.buyerStake.to_string())
+                ),
+                "pact {n}: a completed stage pays the seller the payment and its stake back"
+            );
+        }
+    }
+    // every_status's pact of six stages of 1 ETH + 3 wei: each stake a tenth of it.
+    let [(id, got, scores)] = staged.as_slice() else {
+        return Err(HarnessError::Process(format!(
+            "one pact of several stages expected, found {}",
+            staged.len()
+        )));
+    };
+    let amount = ether(1) + U256::from(3u8);
+    let stake = amount / U256::from(10u8);
+    assert_eq!(got[0]["stake"], json!(stake.to_string()));
+    assert_eq!(got[0]["amountFormatted"], json!("1.000000000000000003"));
+    assert_eq!(
+        (&got[0]["ending"], &got[0]["toSeller"], &got[0]["toBuyer"]),
+        (&json!("COMPLETED"), &json!((amount + stake).to_string()), &json!(stake.to_string())),
+        "pact {id}: stage 0 approved"
+    );
+    let pot = amount + stake + stake;
+    let to_seller = pot * U256::from(7_000u16) / U256::from(10_000u16);
+    assert_eq!(
+        (&got[1]["ending"], &got[1]["sellerShare"], &got[1]["toSeller"], &got[1]["toBuyer"]),
+        (
+            &json!("RULED"),
+            &json!(7_000),
+            &json!(to_seller.to_string()),
+            &json!((pot - to_seller).to_string())
+        ),
+        "pact {id}: stage 1 ruled 70/30 of its pot"
+    );
+    assert_eq!(
+        (&got[4]["ending"], &got[4]["toSeller"], &got[4]["toBuyer"]),
+        (&json!("REFUNDED_AFTER_FAILURE"), &json!("0"), &json!(pot.to_string())),
+        "pact {id}: stage 4 timed out"
+    );
+    assert_eq!(got[5]["status"], json!("IN_PROGRESS"), "pact {id}: stage 5 still in progress");
+    // Stages 0, 1 and 2 were each scored by both oracles: six scores, each with its stage.
+    let mut by_stage: Vec<u64> =
+        scores.as_array().into_iter().flatten().filter_map(|v| v["stage"].as_u64()).collect();
+    by_stage.sort_unstable();
+    assert_eq!(by_stage, [0, 0, 1, 1, 2, 2], "pact {id}: scores by stage");
     Ok(())
 }
 

@@ -19,6 +19,8 @@ pub const BASIS: usize = 50;
 pub const TIMELINE: usize = 20;
 /// `settlements`: a pact's offers to settle and the chain time the indexer saw (two reads).
 pub const SETTLEMENTS: usize = 20;
+/// `milestones`: a pact's stages (at most 8 rows), or a one-stage pact's payouts.
+pub const MILESTONES: usize = 10;
 /// A text `search` in a pacts filter, on top of the page.
 pub const SEARCH: usize = 100;
 /// `volumeOverTime`: the completed pacts of the window, summed per bucket (a covering index),
@@ -28,7 +30,7 @@ pub const HISTORY: usize = 100;
 pub const SCORES: usize = 100;
 
 /// The weighted fields by name, for a refusal that says what a query spent: (name, cost).
-pub const WEIGHTED: [(&str, usize); 9] = [
+pub const WEIGHTED: [(&str, usize); 10] = [
     ("stats", STATS),
     ("totalCount", TOTAL_COUNT),
     ("totalCountExact", TOTAL_COUNT),
@@ -36,6 +38,7 @@ pub const WEIGHTED: [(&str, usize); 9] = [
     ("basis", BASIS),
     ("timeline", TIMELINE),
     ("settlements", SETTLEMENTS),
+    ("milestones", MILESTONES),
     ("volumeOverTime", HISTORY),
     ("scoreDistribution", SCORES),
 ];

@@ -209,6 +209,16 @@ impl Pact {
             .map_err(to_graphql)?;
         Ok(list.into_iter().map(Verification).collect())
     }
+    /// Its stages (milestones), in order: one for a pact created with `createPact` (the pact
+    /// itself), 2 to 8 for one created with `createStagedPact`, each with its own part of the
+    /// payment, deadline, clocks, scores, ruling and end (docs/contracts.md §Stages). The pact's
+    /// own `status` and clocks are its current stage's: its lowest live one, or its last.
+    #[graphql(complexity = "super::cost::MILESTONES + child_complexity")]
+    async fn milestones(&self, ctx: &Context<'_>) -> Result<Vec<Stage>> {
+        let reader = ctx.data::<Reader>()?;
+        let stages = reader.stages(&self.0).await.map_err(to_graphql)?;
+        Ok(stages.into_iter().map(|s| Stage(s, self.0.currency.clone())).collect())
+    }
     /// Every event of the pact, oldest first.
     #[graphql(complexity = "super::cost::TIMELINE + child_complexity")]
     async fn timeline(&self, ctx: &Context<'_>) -> Result<Vec<TimelineEvent>> {
@@ -255,6 +265,92 @@ pub struct PactOracle {
     weight: u8,
 }
 
+/// One stage (milestone) of a pact, with the pact's currency.
+pub struct Stage(pub read::Stage, pub read::Currency);
+
+/// One stage (milestone) of a pact: its part of the payment, due by its own deadline, delivered,
+/// verified, reviewed, disputed and ended on its own.
+#[Object]
+impl Stage {
+    /// Its place in the pact, from 0 (the stage argument of the stage calls and tools).
+    async fn index(&self) -> u8 {
+        self.0.index
+    }
+    /// Its part of the payment, in base units of the pact's currency.
+    async fn amount(&self) -> BigInt {
+        BigInt(self.0.amount)
+    }
+    /// The same as an exact decimal in the pact's currency ("0.3").
+    async fn amount_formatted(&self) -> String {
+        self.1.format(self.0.amount)
+    }
+    /// Each side's stake in it, in base units (a tenth of the amount on a pact of several stages).
+    async fn stake(&self) -> BigInt {
+        BigInt(self.0.stake)
+    }
+    /// When its work is due.
+    async fn deadline(&self) -> DateTime<Utc> {
+        self.0.deadline
+    }
+    /// Where it stands.
+    async fn status(&self) -> PactStatus {
+        self.0.status.into()
+    }
+    /// Hash of its delivered work, once submitted.
+    async fn proof_hash(&self) -> Option<Bytes32> {
+        self.0.proof_hash.map(Bytes32)
+    }
+    /// When its work was submitted.
+    async fn submitted_at(&self) -> Option<DateTime<Utc>> {
+        self.0.submitted_at
+    }
+    /// When its verification passed (its review window opened).
+    async fn verified_at(&self) -> Option<DateTime<Utc>> {
+        self.0.verified_at
+    }
+    /// When it was disputed (its dispute window opened).
+    async fn disputed_at(&self) -> Option<DateTime<Utc>> {
+        self.0.disputed_at
+    }
+    /// How many oracles have scored it.
+    async fn score_count(&self) -> u16 {
+        self.0.score_count
+    }
+    /// Its weighted score (0-100), once its verification finished.
+    async fn final_score(&self) -> Option<u8> {
+        self.0.final_score
+    }
+    /// Basis points of its pot to the seller by the arbitrator's ruling, when ruled.
+    async fn seller_share(&self) -> Option<u16> {
+        self.0.seller_share
+    }
+    /// How it ended (LIVE until then).
+    async fn ending(&self) -> Ending {
+        self.0.ending.into()
+    }
+    /// When it ended.
+    async fn ended_at(&self) -> Option<DateTime<Utc>> {
+        self.0.ended_at
+    }
+    /// What its end credited the seller (payment and stake back), in base units; null while it
+    /// lives.
+    async fn to_seller(&self) -> Option<BigInt> {
+        self.0.to_seller.map(BigInt)
+    }
+    /// The same as an exact decimal in the pact's currency.
+    async fn to_seller_formatted(&self) -> Option<String> {
+        self.0.to_seller.map(|a| self.1.format(a))
+    }
+    /// What its end credited the buyer (refund and stake back), in base units; null while it lives.
+    async fn to_buyer(&self) -> Option<BigInt> {
+        self.0.to_buyer.map(BigInt)
+    }
+    /// The same as an exact decimal in the pact's currency.
+    async fn to_buyer_formatted(&self) -> Option<String> {
+        self.0.to_buyer.map(|a| self.1.format(a))
+    }
+}
+
 /// One oracle's score on one pact.
 pub struct Verification(pub read::Verification);
 
@@ -264,6 +360,10 @@ impl Verification {
     /// The pact.
     async fn pact_id(&self) -> BigInt {
         BigInt(self.0.pact_id)
+    }
+    /// The stage it scored (0 for a one-stage pact).
+    async fn stage(&self) -> u8 {
+        self.0.stage
     }
     /// The oracle.
     async fn oracle(&self) -> Address {
