@@ -129,6 +129,30 @@ impl Chain {
         plain: CallBuilder<&'a DynProvider, D>,
         with_permit: impl FnOnce(Permit) -> CallBuilder<&'a DynProvider, P>,
     ) -> Result<Mined, ToolError> {
+        self.deposit_with(spend, currency, amount, plain, Some(with_permit)).await
+    }
+
+    /// [`Chain::deposit`] for a write that has no permit variant (`createStagedPact`): a token is
+    /// always approved first.
+    pub async fn deposit_approving<'a, D: CallDecoder>(
+        &self,
+        spend: Spend,
+        currency: &Currency,
+        amount: U256,
+        plain: CallBuilder<&'a DynProvider, D>,
+    ) -> Result<Mined, ToolError> {
+        let no_permit = None::<fn(Permit) -> CallBuilder<&'a DynProvider, D>>;
+        self.deposit_with(spend, currency, amount, plain, no_permit).await
+    }
+
+    async fn deposit_with<'a, D: CallDecoder, P: CallDecoder>(
+        &self,
+        spend: Spend,
+        currency: &Currency,
+        amount: U256,
+        plain: CallBuilder<&'a DynProvider, D>,
+        with_permit: Option<impl FnOnce(Permit) -> CallBuilder<&'a DynProvider, P>>,
+    ) -> Result<Mined, ToolError> {
         if currency.address.is_zero() {
             self.authorize(spend, currency, amount).await?;
             return self.write(plain, amount).await;
@@ -144,7 +168,9 @@ impl Chain {
             });
         }
         self.authorize(spend, currency, amount).await?;
-        if let Some(permit) = self.sign_permit(&token, amount).await? {
+        if let Some(with_permit) = with_permit
+            && let Some(permit) = self.sign_permit(&token, amount).await?
+        {
             return self.write(with_permit(permit), U256::ZERO).await;
         }
         // The approval moves no money: the spend is sent (or released) with the deposit after it.

@@ -342,6 +342,148 @@ async fn a_70_30_ruling_and_an_accepted_settlement_credit_to_the_base_unit_in_et
     Ok(())
 }
 
+/// Escrow v4's pacts in stages as agents use them (#55), in ETH and in USDC: a pact of three stages
+/// made with create-staged-pact and accepted, stage 0 delivered, scored, finalized and approved,
+/// stage 1 disputed and ruled 70/30 of its pot, stage 2 settled at 40 % by the settlement tools
+/// (which divide what is still held), every credit checked to the base unit on chain and the
+/// stages read back with get-stages.
+#[tokio::test]
+async fn a_pact_of_three_stages_is_approved_ruled_and_settled_through_the_tools_in_eth_and_usdc() -> Result {
+    let s = Stage::open().await?;
+    let arbitrator = s.m.cast.arbitrator.to_string();
+    let usdc = *s.m.chain.usdc.address();
+    let day = 24 * 60 * 60;
+    let cases = [
+        (Address::ZERO, "ETH", ["1", "2.000000000000000007", "3.000000000000000003"], 18),
+        (usdc, "USDC", ["1", "2.500007", "3.000003"], 6),
+    ];
+    for (currency, symbol, parts, decimals) in cases {
+        let units = |text: &str| -> U256 {
+            let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+            let digits = format!("{whole}{frac:0<width$}", width = decimals);
+            digits.parse().unwrap_or(U256::MAX)
+        };
+        let amounts: Vec<U256> = parts.iter().map(|p| units(p)).collect();
+        let stake = |a: U256| a / U256::from(10u8);
+        let chain = &s.m.chain;
+        let credit =
+            |who| async move { Ok::<_, HarnessError>(chain.pact.balances(currency, who).call().await?) };
+        let (seller0, buyer0) = (credit(s.m.cast.seller).await?, credit(s.m.cast.buyer).await?);
+
+        let now = chain.now().await?;
+        let mut terms = s.terms("buyer", "unused").await?;
+        terms.as_object_mut().map(|t| t.remove("paymentEth"));
+        terms["currency"] = json!(symbol);
+        let deadline = terms["deadline"].clone();
+        terms["stages"] = json!([
+            { "amount": parts[0], "deadline": now + day },
+            { "amount": parts[1], "deadline": now + 2 * day },
+            { "amount": parts[2], "deadline": deadline },
+        ]);
+        let mut wrong = terms.clone();
+        wrong["payment"] = json!("1");
+        let (_, sum) = s.buyer.refused("create-staged-pact", wrong).await?;
+        assert!(sum.contains("the stages' amounts sum to"), "{sum}");
+        let created = s.buyer.ok("create-staged-pact", terms).await?;
+        let id = id_of(&created);
+        assert_eq!(
+            (created.data["status"].as_str(), created.data["role"].as_str()),
+            (Some("NEGOTIATING"), Some("BUYER"))
+        );
+        let stakes: U256 = amounts.iter().map(|a| stake(*a)).sum();
+        assert_eq!(
+            credit(s.m.cast.buyer).await?,
+            buyer0,
+            "nothing credited at creation: the deposit is held"
+        );
+        s.seller.ok("accept-pact", json!({ "pactId": id })).await?;
+        let held = chain.pact.getPact(id.parse::<U256>().unwrap_or_default()).call().await?;
+        assert_eq!(
+            (held.buyerStake, held.sellerStake),
+            (stakes, stakes),
+            "{symbol}: a tenth of each stage, both sides"
+        );
+        s.seller.ok("start-work", json!({ "pactId": id })).await?;
+
+        // Stage 0: delivered, scored, finalized, approved.
+        s.seller.ok("submit-stage", json!({ "pactId": id, "stage": 0, "proofHash": hex(0x51) })).await?;
+        for (oracle, score) in s.oracles.iter().zip([90, 80]) {
+            let scored = oracle
+                .ok(
+                    "submit-stage-verification",
+                    json!({ "pactId": id, "stage": 0, "score": score, "proof": hex(0x77) }),
+                )
+                .await?;
+            assert_eq!(scored.data["stageStatus"], "PENDING_VERIFY");
+        }
+        let finalized = s.stranger.ok("finalize-stage", json!({ "pactId": id, "stage": 0 })).await?;
+        assert_eq!(finalized.data["stageStatus"], "PENDING_APPROVAL");
+        let approved = s.buyer.ok("approve-stage", json!({ "pactId": id, "stage": 0 })).await?;
+        assert_eq!(
+            (approved.data["stageStatus"].as_str(), approved.data["status"].as_str()),
+            (Some("COMPLETED"), Some("IN_PROGRESS")),
+            "{}",
+            approved.text
+        );
+        assert!(
+            approved
+                .text
+                .starts_with(&format!("Stage 0 of pact #{id} approved: it is COMPLETED. Credited: ")),
+            "{}",
+            approved.text
+        );
+
+        // Stage 1: delivered, disputed by the buyer, ruled 70/30 of its pot.
+        s.seller.ok("submit-stage", json!({ "pactId": id, "stage": 1, "proofHash": hex(0x52) })).await?;
+        let disputed = s
+            .buyer
+            .ok("dispute-stage", json!({ "pactId": id, "stage": 1, "arbitrator": arbitrator }))
+            .await?;
+        assert_eq!(
+            (disputed.data["stageStatus"].as_str(), disputed.data["status"].as_str()),
+            (Some("DISPUTED"), Some("DISPUTED"))
+        );
+        let ruled = s
+            .arbitrator
+            .ok("resolve-stage", json!({ "pactId": id, "stage": 1, "sellerShare": 7000 }))
+            .await?;
+        assert_eq!(ruled.data["stageStatus"], "SPLIT");
+
+        // Stage 2: settled at 40 % of what is held (stage 2 alone).
+        let offered = s.seller.ok("propose-settlement", json!({ "pactId": id, "sellerShare": 4000 })).await?;
+        let to_seller_2 = amounts[2] * U256::from(4u8) / U256::from(10u8) + stake(amounts[2]);
+        let settled = s.buyer.ok("accept-settlement", json!({ "pactId": id, "sellerShare": 4000 })).await?;
+        assert_eq!(settled.data["status"], "SPLIT", "{}", settled.text);
+        assert_eq!(
+            settled.data["sellerCredited"], offered.data["sellerWouldGet"],
+            "the offer said what it pays"
+        );
+
+        // Every credit, to the base unit.
+        let pot = |a: U256| a + stake(a) + stake(a);
+        let to_seller_1 = pot(amounts[1]) * U256::from(7u8) / U256::from(10u8);
+        let seller_total = amounts[0] + stake(amounts[0]) + to_seller_1 + to_seller_2;
+        let deposits: U256 = amounts.iter().map(|a| pot(*a)).sum();
+        assert_eq!(credit(s.m.cast.seller).await? - seller0, seller_total, "{symbol}: the seller's credits");
+        assert_eq!(
+            credit(s.m.cast.buyer).await? - buyer0,
+            deposits - seller_total,
+            "{symbol}: the buyer's credits, the rest of every deposit"
+        );
+
+        let read = s.stranger.ok("get-stages", json!({ "pactId": id })).await?;
+        let stages = read.data["stages"].as_array().cloned().unwrap_or_default();
+        let seen: Vec<(&str, &str)> = stages
+            .iter()
+            .map(|st| (st["status"].as_str().unwrap_or(""), st["ending"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(seen, [("COMPLETED", "COMPLETED"), ("SPLIT", "RULED"), ("SPLIT", "SPLIT")], "{symbol}");
+        assert_eq!(read.data["status"], "SPLIT");
+        assert_eq!(stages[0]["finalScore"], 86, "60% of 90 + 40% of 80");
+    }
+    Ok(())
+}
+
 /// docs/contracts.md §Verdicts void offers: an oracle's and an arbitrator's tools void the offer
 /// standing on a pact in a transaction of their own before the verdict, so nobody accepts it behind
 /// the score or the ruling, and the refused acceptance says why; a verdict with no offer standing,

@@ -260,6 +260,11 @@ async fn every_tool_is_annotated_by_what_it_does() -> Result {
         "resolve-dispute",
         "accept-settlement",
         "withdraw",
+        "create-staged-pact",
+        "approve-stage",
+        "auto-approve-stage",
+        "resolve-stage",
+        "claim-stage-timeout",
     ];
     let mut classes = std::collections::BTreeMap::new();
     for tool in &tools {

@@ -91,7 +91,7 @@ const KINDS: &[Kind] = &[
             "balanceEth",
             "creditEth",
         ],
-        taken_as: &["payment", "paymentEth", "price", "stakeEth", "max_price", "budget"],
+        taken_as: &["payment", "paymentEth", "price", "stakeEth", "max_price", "budget", "amount"],
     },
     // Answered, taken by no tool: classified so that they are known, not overlooked (an amount in
     // base units is not an amount in its currency; a reputation's `refunded` and `paidPacts`
@@ -221,7 +221,8 @@ fn collect(
 
 /// Refusals of a value's worth, not its form: a well-formed value another tool answered may still
 /// be wrong here (another wallet's agent, more decimals than this currency has, above the cap).
-const NOT_ABOUT_FORM: &[&str] = &["is too small"];
+/// (A payment that is not its stages' sum is refused for its worth too.)
+const NOT_ABOUT_FORM: &[&str] = &["is too small", "the stages' amounts sum to"];
 
 /// Whether a refusal is about the form of `field`'s value: bad input naming the field, for no
 /// reason [`NOT_ABOUT_FORM`] lists.
@@ -516,6 +517,37 @@ impl Stage {
         let id = self.funded("USDC", "5").await?;
         self.ok(BUYER, "raise-dispute", json!({ "pactId": id, "arbitrator": arbitrator })).await?;
         self.ok(ARBITRATOR, "resolve-dispute", json!({ "pactId": id, "sellerWins": true })).await?;
+
+        // A pact of two stages through every stage tool: stage 0 delivered, scored, finalized and
+        // approved; stage 1 disputed and ruled; the steps that do not fit stage 0 any more refused
+        // for its state.
+        let mut terms = self.terms("ETH", "unused").await?;
+        terms.as_object_mut().map(|t| t.remove("payment"));
+        let deadline = terms["deadline"].clone();
+        terms["stages"] =
+            json!([{ "amount": "0.2", "deadline": deadline }, { "amount": "0.3", "deadline": deadline }]);
+        let id = self.ok(BUYER, "create-staged-pact", terms).await?["pactId"].clone();
+        self.ok(SELLER, "accept-pact", json!({ "pactId": id })).await?;
+        self.ok(SELLER, "start-work", json!({ "pactId": id })).await?;
+        self.ok(SELLER, "submit-stage", json!({ "pactId": id, "stage": 0, "proofHash": proof })).await?;
+        for oracle in ORACLES {
+            self.ok(
+                oracle,
+                "submit-stage-verification",
+                json!({ "pactId": id, "stage": 0, "score": 90, "proof": proof }),
+            )
+            .await?;
+        }
+        self.ok(ORACLES[0], "finalize-stage", json!({ "pactId": id, "stage": 0 })).await?;
+        self.ok(BUYER, "approve-stage", json!({ "pactId": id, "stage": 0 })).await?;
+        self.ok(BUYER, "dispute-stage", json!({ "pactId": id, "stage": 1, "arbitrator": arbitrator }))
+            .await?;
+        self.ok(ARBITRATOR, "resolve-stage", json!({ "pactId": id, "stage": 1, "sellerShare": 7000 }))
+            .await?;
+        self.ok(BUYER, "get-stages", json!({ "pactId": id })).await?;
+        for tool in ["reject-stage", "auto-approve-stage", "claim-stage-timeout"] {
+            self.refused_for_state(BUYER, tool, json!({ "pactId": id, "stage": 0 })).await?;
+        }
 
         // A funded pact the steps that do not fit it refuse for its state.
         let mut terms = self.terms("ETH", "unused").await?;

@@ -104,7 +104,7 @@ pub async fn resolve(chain: &Chain, i: ResolveDispute) -> Result<Answer<Resolved
     // The parties and the currency, for the credits: a ruling changes neither.
     let pact = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     let currency = chain.currency_at(pact.currency).await?;
-    let voided = void_before_verdict(chain, id, &pact, Verdict::Ruling).await?;
+    let voided = void_before_verdict(chain, id, &pact, 0, Verdict::Ruling).await?;
     // `resolveDispute(sellerWins)` is `resolveDisputeShare` at 10000 or 0: one call for both.
     let mined = chain.write(chain.pact.resolveDisputeShare(id, share), U256::ZERO).await?;
     let credits = Credits::of(&mined, &pact, share, Division::Ruling);

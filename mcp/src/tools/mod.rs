@@ -18,6 +18,7 @@ pub(crate) mod query;
 mod registration;
 mod schema_check;
 mod settlement;
+mod stages;
 mod text_check;
 mod webhooks;
 mod work;
@@ -421,6 +422,94 @@ fn build_catalog() -> Vec<Tool> {
             EVERYONE,
             query::reputation,
             "An address's reputation as seller, buyer and oracle, with a 0-5 score (this wallet's by default), and its ERC-8004 identity and feedback (raw, and grounded in settled pacts) when it has one."
+        ),
+        tool!(
+            "create-staged-pact",
+            stages::CreateStagedPact => pact::Created,
+            Effect::MovesMoney,
+            &[Role::Seeker, Role::Worker],
+            stages::create,
+            "Create a pact paid in stages, up to 8 (create-pact's inputs plus stages: [{amount, deadline}]; payment optional, the sum): each stage is submitted, verified, reviewed, disputed and paid on its own, each side staking a tenth of each. The stage tools act on it; accept-pact, start-work and the settlement tools act on the whole pact."
+        ),
+        tool!(
+            "get-stages",
+            PactId => stages::Stages,
+            Effect::Reads,
+            EVERYONE,
+            stages::get,
+            "A pact's stages from the chain, in order: each one's amount, stake, deadline, status, ending, clocks and scores (one stage for a pact made with create-pact)."
+        ),
+        tool!(
+            "submit-stage",
+            stages::SubmitStage => stages::StageMoved,
+            Effect::Records,
+            &[Role::Worker],
+            stages::submit,
+            "Submit one stage's deliverable by its hash (seller only; the stage in progress, before its deadline)."
+        ),
+        tool!(
+            "submit-stage-verification",
+            stages::ScoreStage => stages::StageMoved,
+            Effect::Records,
+            &[Role::Oracle],
+            stages::score,
+            "Score one submitted stage (0-100) with a proof hash, as one of the pact's oracles. When an offer to settle stands, it is voided first in a transaction of its own, so nobody can accept it behind the score."
+        ),
+        tool!(
+            "finalize-stage",
+            stages::StageRef => stages::StageMoved,
+            Effect::Records,
+            &[Role::Seeker, Role::Worker, Role::Oracle],
+            stages::finalize,
+            "Compute one stage's weighted score once every oracle scored it (or its verification period ended): PENDING_APPROVAL if it passes, DISPUTED if not."
+        ),
+        tool!(
+            "approve-stage",
+            stages::StageRef => stages::StageMoved,
+            Effect::MovesMoney,
+            &[Role::Seeker],
+            stages::approve,
+            "Approve one verified stage (buyer only): releases its amount and the seller's stake in it to the seller, and the buyer's stake in it back."
+        ),
+        tool!(
+            "reject-stage",
+            stages::StageRef => stages::StageMoved,
+            Effect::Records,
+            &[Role::Seeker],
+            stages::reject,
+            "Reject one verified stage within its review period (buyer only): that stage alone goes to the arbitrator."
+        ),
+        tool!(
+            "auto-approve-stage",
+            stages::StageRef => stages::StageMoved,
+            Effect::MovesMoney,
+            &[Role::Seeker, Role::Worker],
+            stages::auto_approve,
+            "Release one verified stage after its review period lapsed without an answer (anyone may call)."
+        ),
+        tool!(
+            "dispute-stage",
+            stages::DisputeStage => stages::StageMoved,
+            Effect::Records,
+            &[Role::Seeker, Role::Worker],
+            stages::dispute,
+            "Dispute one funded, started or submitted stage (buyer or seller), naming the pact's arbitrator: the other stages go on."
+        ),
+        tool!(
+            "resolve-stage",
+            stages::ResolveStage => stages::StageMoved,
+            Effect::MovesMoney,
+            &[Role::Arbitrator],
+            stages::resolve,
+            "Rule on one disputed stage (the pact's arbitrator only): sellerShare basis points of its pot to the seller, the rest to the buyer. When an offer to settle stands, it is voided first in a transaction of its own."
+        ),
+        tool!(
+            "claim-stage-timeout",
+            stages::StageRef => stages::StageMoved,
+            Effect::MovesMoney,
+            &[Role::Seeker, Role::Worker, Role::Arbitrator],
+            stages::claim_timeout,
+            "Claim the timeout of one stage whose clock ran out (nothing delivered by its deadline: the buyer gets its amount and both stakes; a silent arbitrator: each side gets back what it put in)."
         ),
         tool!(
             "search_agents",

@@ -139,7 +139,7 @@ pub async fn submit(chain: &Chain, i: SubmitVerification) -> Result<Answer<Score
     let before = chain.pact.getPact(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     // Not one of the pact's oracles: no void; the score itself is refused with its own reason.
     let voided = match before.oracles.iter().position(|o| *o == chain.me) {
-        Some(index) => void_before_verdict(chain, id, &before, Verdict::Score(index)).await?,
+        Some(index) => void_before_verdict(chain, id, &before, 0, Verdict::Score(index)).await?,
         None => None,
     };
     let mined = chain.write(chain.pact.submitVerification(id, i.score, proof), U256::ZERO).await?;

@@ -101,23 +101,12 @@ pub struct Created {
 }
 
 pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, ToolError> {
-    let currency = chain.currency("currency", i.currency.as_deref()).await?;
-    let (field, payment) = match (&i.payment, &i.payment_eth) {
-        (Some(p), None) => ("payment", input::units("payment", p, currency.decimals, &currency.symbol)?),
-        (None, Some(p)) if currency.address.is_zero() => ("paymentEth", input::eth_amount("paymentEth", p)?),
-        (None, Some(_)) => {
-            return Err(ToolError::Invalid(format!(
-                "paymentEth is for ETH pacts; give the payment in {} as payment",
-                currency.symbol
-            )));
-        }
-        (Some(_), Some(_)) => return Err(ToolError::Invalid("give payment or paymentEth, not both".into())),
-        (None, None) => {
-            return Err(ToolError::Invalid(format!(
-                "give the payment in {} as payment, e.g. \"5\"",
-                currency.symbol
-            )));
-        }
+    let currency = chain.currency("currency", i.currency()).await?;
+    let Some((field, payment)) = i.payment(&currency)? else {
+        return Err(ToolError::Invalid(format!(
+            "give the payment in {} as payment, e.g. \"5\"",
+            currency.symbol
+        )));
     };
     let stake = rules::stake(payment);
     if stake.is_zero() {
@@ -126,35 +115,11 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
             currency.symbol
         )));
     }
-    let oracles = i
-        .oracles
-        .iter()
-        .enumerate()
-        .map(|(n, o)| input::address(&format!("oracles[{n}]"), o))
-        .collect::<Result<Vec<_>, _>>()?;
-    let arbitrator = input::address("arbitrator", &i.arbitrator)?;
-    let (spec_hash, spec_uri) = input::spec(&i.spec_hash, i.spec_uri.as_deref())?;
-    let counterparty = i.counterparty.as_deref().map(|c| input::address("counterparty", c)).transpose()?;
-    let (initiator, deposit) = match i.role {
-        Role::Buyer => (Initiator::Buyer, payment + stake),
-        Role::Seller => (Initiator::Seller, stake),
-    };
-    let terms = AgentPact::Terms {
-        initiator: initiator.code(),
-        specHash: spec_hash,
-        specUri: spec_uri,
-        deadline: i.deadline,
-        acceptBy: i.accept_by.unwrap_or(0),
-        reviewPeriod: i.review_period.unwrap_or(0),
-        threshold: i.threshold,
-        arbitrator,
-        counterparty: counterparty.unwrap_or_default(),
-        currency: currency.address,
-        payment,
-        oracles,
-        weights: i.oracle_weights,
-    };
+    let terms = i.terms(&currency, payment)?;
     check_terms(chain, &terms).await?;
+    let initiator = i.initiator();
+    let counterparty = (!terms.counterparty.is_zero()).then_some(terms.counterparty);
+    let deposit = creator_deposit(initiator, payment, stake);
     let does = match initiator {
         Initiator::Buyer => format!("request work paying {} (and stake 10%)", show(payment, &currency)),
         Initiator::Seller => format!("offer work for {} (staking 10%)", show(payment, &currency)),
@@ -177,15 +142,109 @@ pub async fn create(chain: &Chain, i: CreatePact) -> Result<Answer<Created>, Too
             )
         }
     };
-    let data = Created {
-        step: PactStep::new(id, PactStatus::Negotiating, mined.receipt.transaction_hash),
-        role: initiator.name(),
-        money: InCurrency::of(&currency),
-        deposited: decimal(deposit, &currency),
-        payment: decimal(payment, &currency),
-        stake: decimal(stake, &currency),
-    };
+    let data = Created::new(id, initiator, &mined, &currency, deposit, payment, stake);
     Answer::new(text + index_note(mined.indexed), data)
+}
+
+/// What the creator of a pact deposits: the payment and its stake as the buyer, its stake as the
+/// seller.
+pub(super) fn creator_deposit(initiator: Initiator, payment: U256, stake: U256) -> U256 {
+    match initiator {
+        Initiator::Buyer => payment + stake,
+        Initiator::Seller => stake,
+    }
+}
+
+impl Created {
+    /// The answer for pact `id`, created by `mined` as `initiator`.
+    pub(super) fn new(
+        id: U256,
+        initiator: Initiator,
+        mined: &crate::chain::Mined,
+        currency: &agentpact_read::Currency,
+        deposit: U256,
+        payment: U256,
+        stake: U256,
+    ) -> Self {
+        Self {
+            step: PactStep::new(id, PactStatus::Negotiating, mined.receipt.transaction_hash),
+            role: initiator.name(),
+            money: InCurrency::of(currency),
+            deposited: decimal(deposit, currency),
+            payment: decimal(payment, currency),
+            stake: decimal(stake, currency),
+        }
+    }
+}
+
+impl CreatePact {
+    /// The currency asked for (`None`: ETH).
+    pub(super) fn currency(&self) -> Option<&str> {
+        self.currency.as_deref()
+    }
+
+    /// The side the creator takes.
+    pub(super) fn initiator(&self) -> Initiator {
+        match self.role {
+            Role::Buyer => Initiator::Buyer,
+            Role::Seller => Initiator::Seller,
+        }
+    }
+
+    /// The payment asked for in `currency` (`payment`, or `paymentEth` for ETH), with the field
+    /// that gave it; `None` when neither is given.
+    pub(super) fn payment(
+        &self,
+        currency: &agentpact_read::Currency,
+    ) -> Result<Option<(&'static str, U256)>, ToolError> {
+        match (&self.payment, &self.payment_eth) {
+            (Some(p), None) => {
+                Ok(Some(("payment", input::units("payment", p, currency.decimals, &currency.symbol)?)))
+            }
+            (None, Some(p)) if currency.address.is_zero() => {
+                Ok(Some(("paymentEth", input::eth_amount("paymentEth", p)?)))
+            }
+            (None, Some(_)) => Err(ToolError::Invalid(format!(
+                "paymentEth is for ETH pacts; give the payment in {} as payment",
+                currency.symbol
+            ))),
+            (Some(_), Some(_)) => Err(ToolError::Invalid("give payment or paymentEth, not both".into())),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The contract's terms for these inputs, paying `payment` of `currency`.
+    pub(super) fn terms(
+        &self,
+        currency: &agentpact_read::Currency,
+        payment: U256,
+    ) -> Result<AgentPact::Terms, ToolError> {
+        let oracles = self
+            .oracles
+            .iter()
+            .enumerate()
+            .map(|(n, o)| input::address(&format!("oracles[{n}]"), o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let arbitrator = input::address("arbitrator", &self.arbitrator)?;
+        let (spec_hash, spec_uri) = input::spec(&self.spec_hash, self.spec_uri.as_deref())?;
+        let counterparty =
+            self.counterparty.as_deref().map(|c| input::address("counterparty", c)).transpose()?;
+        Ok(AgentPact::Terms {
+            initiator: self.initiator().code(),
+            specHash: spec_hash,
+            specUri: spec_uri,
+            deadline: self.deadline,
+            acceptBy: self.accept_by.unwrap_or(0),
+            reviewPeriod: self.review_period.unwrap_or(0),
+            threshold: self.threshold,
+            arbitrator,
+            counterparty: counterparty.unwrap_or_default(),
+            currency: currency.address,
+            payment,
+            oracles,
+            weights: self.oracle_weights.clone(),
+        })
+    }
 }
 
 /// What `accept-pact` answers.
@@ -209,7 +268,9 @@ pub async fn accept(chain: &Chain, i: PactId) -> Result<Answer<Accepted>, ToolEr
     let pact = chain.pact.getPact(id).call().await.map_err(|e| read_failed(e, id))?;
     let initiator =
         Initiator::try_from(pact.initiator).map_err(|source| ToolError::UnknownCode { pact: id, source })?;
-    let stake = rules::stake(pact.payment);
+    // The creator's stake as the escrow holds it, which the accepter matches: a tenth of the
+    // payment, or on a pact of stages the sum of a tenth of each (which rounds differently).
+    let stake = pact.buyerStake.max(pact.sellerStake);
     let (role, deposit) = match initiator {
         Initiator::Buyer => (Initiator::Seller, stake),
         Initiator::Seller => (Initiator::Buyer, pact.payment + stake),

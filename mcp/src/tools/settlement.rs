@@ -113,14 +113,43 @@ pub struct Credits {
 }
 
 impl Credits {
-    /// The payouts of `mined` to `pact`'s seller and buyer, which divided it at `share` by `by`.
+    /// The payouts of `mined` to `pact`'s seller and buyer, which divided it at `share` by `by`;
+    /// the status is the one its `PactEnded` gives (a settlement of a pact of several stages ends
+    /// it by all its stages), else the division's.
     pub fn of(mined: &Mined, pact: &AgentPact::Pact, share: u16, by: Division) -> Self {
+        let ended = receipt::events::<AgentPact::PactEnded>(&mined.receipt)
+            .first()
+            .and_then(|e| PactStatus::try_from(e.status).ok());
         Self {
             to_seller: receipt::credited(&mined.receipt, pact.seller),
             to_buyer: receipt::credited(&mined.receipt, pact.buyer),
-            status: rules::end_of_division(pact.payment, share, by).0,
+            status: ended.unwrap_or(rules::end_of_division(pact.payment, share, by).0),
         }
     }
+}
+
+/// What a settlement at `share` would credit the seller and the buyer of a pact whose `held`
+/// amounts (its live stages', or a one-stage pact's payment) it divides, stage by stage as the
+/// contract does (each stake back to its owner).
+fn settlement_of(held: &[U256], share: u16) -> (U256, U256) {
+    held.iter().fold((U256::ZERO, U256::ZERO), |(seller, buyer), amount| {
+        let (s, b) = rules::division(*amount, share, Division::Settlement);
+        (seller + s, buyer + b)
+    })
+}
+
+/// The amounts a settlement of pact `id` would divide: each live stage's on a pact of several
+/// stages (released ones are not touched), the payment of a one-stage pact.
+async fn held(chain: &Chain, id: U256, pact: &AgentPact::Pact) -> Result<Vec<U256>, ToolError> {
+    let stages = chain.pact.getStages(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
+    if stages.len() < 2 {
+        return Ok(vec![pact.payment]);
+    }
+    Ok(stages
+        .iter()
+        .filter(|s| PactStatus::try_from(s.status).is_ok_and(|st| !st.is_terminal()))
+        .map(|s| U256::from(s.amount))
+        .collect())
 }
 
 impl Divided {
@@ -146,11 +175,13 @@ pub fn percent(share: u16) -> String {
     }
 }
 
-/// The pact as this wallet sees it: the chain's record, which side the wallet is, the currency.
+/// The pact as this wallet sees it: the chain's record, which side the wallet is, the currency,
+/// and the amounts a settlement would divide.
 struct Party {
     pact: AgentPact::Pact,
     currency: Currency,
     is_buyer: bool,
+    held: Vec<U256>,
 }
 
 impl Party {
@@ -163,7 +194,8 @@ impl Party {
             )));
         }
         let currency = chain.currency_at(pact.currency).await?;
-        Ok(Self { is_buyer: chain.me == pact.buyer, pact, currency })
+        let held = held(chain, id, &pact).await?;
+        Ok(Self { is_buyer: chain.me == pact.buyer, pact, currency, held })
     }
 
     /// The other party.
@@ -177,8 +209,9 @@ impl Party {
         if !self.is_buyer {
             return Ok(());
         }
-        let (released, _) = rules::division(self.pact.payment, share, Division::Settlement);
-        let released = released - rules::stake(self.pact.payment);
+        let (to_seller, _) = settlement_of(&self.held, share);
+        let stakes: U256 = self.held.iter().map(|a| rules::stake(*a)).sum();
+        let released = to_seller - stakes;
         let spend = Spend::paying(
             format!("{what}: release {} of your payment to the seller", show(released, &self.currency)),
             Some(self.other()),
@@ -195,7 +228,7 @@ pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Propo
         .write(chain.pact.proposeSettlement(id, i.seller_share, i.expires_at.unwrap_or(0)), U256::ZERO)
         .await?;
     let offer = receipt::announced::<AgentPact::SettlementProposed>(&mined.receipt)?;
-    let (to_seller, to_buyer) = rules::division(party.pact.payment, i.seller_share, Division::Settlement);
+    let (to_seller, to_buyer) = settlement_of(&party.held, i.seller_share);
     let status = agentpact_contracts::PactStatus::try_from(offer.status)
         .map_err(|source| ToolError::UnknownCode { pact: id, source })?;
     let c = &party.currency;
@@ -310,20 +343,17 @@ pub(super) async fn void_before_verdict(
     chain: &Chain,
     id: U256,
     pact: &AgentPact::Pact,
+    stage: u8,
     verdict: Verdict,
 ) -> Result<Option<alloy::primitives::TxHash>, ToolError> {
+    let read = |e| super::pact::read_failed(e, id);
     let (status, mine) = verdict.status_and_bit();
-    let eligible = pact.status == status.code()
+    let on = chain.pact.getStage(id, stage).call().await.map_err(read)?;
+    let eligible = on.status == status.code()
         && match verdict {
             Verdict::Ruling => pact.arbitrator == chain.me,
             Verdict::Score(_) => {
-                !chain
-                    .pact
-                    .getVerification(id, chain.me)
-                    .call()
-                    .await
-                    .map_err(|e| super::pact::read_failed(e, id))?
-                    .submitted
+                !chain.pact.getStageVerification(id, stage, chain.me).call().await.map_err(read)?.submitted
             }
         };
     if !eligible {
@@ -332,13 +362,13 @@ pub(super) async fn void_before_verdict(
     let mut sent = None;
     // Twice at most: before the void, and after it (an offer made in the blocks between).
     loop {
-        let standing = standing_offer(chain, id, pact).await?;
+        let standing = standing_offer(chain, id, pact, stage).await?;
         let Some((expires_at, voided)) = standing else { return Ok(sent) };
         if voided & mine != 0 {
             return Err(ToolError::OfferStands {
                 pact_id: id,
                 expires_at,
-                offers_end: offers_end(pact, status),
+                offers_end: offers_end(&on, status),
             });
         }
         let mined = chain.write_as(chain.pact.voidOffers(id), U256::ZERO, Moves::Nothing).await?;
@@ -347,17 +377,18 @@ pub(super) async fn void_before_verdict(
 }
 
 /// The offer on pact `id` that its other party could accept now, as `(expiresAt, Stage.voided)` of
-/// its stage 0 (the tools act on one-stage pacts): made and not taken back, in the pact's status,
+/// stage `stage` (the one the verdict is given on): made and not taken back, in the pact's status,
 /// not expired, no verdict since.
 async fn standing_offer(
     chain: &Chain,
     id: U256,
     pact: &AgentPact::Pact,
+    stage: u8,
 ) -> Result<Option<(u64, u16)>, ToolError> {
     let read = |e| super::pact::read_failed(e, id);
     let offer = chain.pact.getSettlement(id).call().await.map_err(read)?;
     let ledger = chain.pact.getLedger(id).call().await.map_err(read)?;
-    let voided = chain.pact.getStage(id, 0).call().await.map_err(read)?.voided;
+    let voided = chain.pact.getStage(id, stage).call().await.map_err(read)?.voided;
     let now = chain.now().await?;
     let stands = !offer.by.is_zero()
         && offer.status == pact.status
@@ -366,12 +397,12 @@ async fn standing_offer(
     Ok(stands.then_some((offer.expiresAt, voided)))
 }
 
-/// The first second of the last hour of the window `pact` is in while `status`, from which no offer
-/// to settle can stand.
-fn offers_end(pact: &AgentPact::Pact, status: PactStatus) -> u64 {
+/// The first second of the last hour of the window `stage` is in while `status`, from which no
+/// offer to settle can stand.
+fn offers_end(stage: &AgentPact::Stage, status: PactStatus) -> u64 {
     let closes = match status {
-        PactStatus::PendingVerify => pact.submittedAt.saturating_add(rules::VERIFICATION_PERIOD),
-        _ => pact.disputedAt.saturating_add(rules::DISPUTE_PERIOD),
+        PactStatus::PendingVerify => stage.submittedAt.saturating_add(rules::VERIFICATION_PERIOD),
+        _ => stage.disputedAt.saturating_add(rules::DISPUTE_PERIOD),
     };
     closes.saturating_sub(rules::VERDICT_MARGIN)
 }
