@@ -509,6 +509,39 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert_eq!(timeline, expected["pact"]["timeline"]);
     browser.screenshot(&screenshots().join("pact-1440.png")).await?;
 
+    // A pact of three stages (demo pact 20): a row per stage with its status, ending and what its
+    // end credited each side, as the API's milestones say; the pact shows its lowest live stage.
+    open(&browser, &page("pacts/20")).await?;
+    let lanes = browser
+        .run(
+            "return [...document.querySelectorAll('tr[data-stage]')].map((r) => ({
+               index: Number(r.dataset.stage), status: r.dataset.status,
+               toSeller: r.querySelector('[data-to=seller]').textContent,
+               toBuyer: r.querySelector('[data-to=buyer]').textContent }))",
+            json!([]),
+        )
+        .await?;
+    let staged = api(
+        &dev,
+        "{ pact(id: 20) { status milestones { index status ending toSellerFormatted toBuyerFormatted } } }",
+        json!({}),
+    )
+    .await?;
+    let milestones = staged["pact"]["milestones"].as_array().cloned().unwrap_or_default();
+    let shown = |formatted: &Value| formatted.as_str().map_or_else(|| "—".to_owned(), |a| format!("{a} ETH"));
+    let expected: Vec<Value> = milestones
+        .iter()
+        .map(|m| {
+            json!({ "index": m["index"], "status": m["status"], "toSeller": shown(&m["toSellerFormatted"]),
+                    "toBuyer": shown(&m["toBuyerFormatted"]) })
+        })
+        .collect();
+    assert_eq!(lanes, json!(expected), "the stage rows against the API's milestones");
+    let endings: Vec<&str> = milestones.iter().filter_map(|m| m["ending"].as_str()).collect();
+    assert_eq!(endings, ["COMPLETED", "RULED", "LIVE"], "{staged}");
+    assert_eq!(staged["pact"]["status"], "IN_PROGRESS", "the pact shows its lowest live stage");
+    browser.screenshot(&screenshots().join("pact-stages-1440.png")).await?;
+
     // A split: the ruling's division on the page and in the timeline (demo pact 8), and the
     // accepted offer of a settlement (demo pact 9).
     open(&browser, &page("pacts/8")).await?;

@@ -1,5 +1,6 @@
 //! Demo pacts for the local stack: two registered oracles, one pact in every status in ETH and
-//! again in USDC (SPLIT twice: by a ruling and by a settlement), and the seller in the agent market with feedback on its completed pacts, so a dashboard or an agent has
+//! again in USDC (SPLIT twice: by a ruling and by a settlement), a pact of three stages in ETH
+//! (one approved, one ruled, one in progress), and the seller in the agent market with feedback on its completed pacts, so a dashboard or an agent has
 //! something to look at from the first second.
 
 use agentpact_contracts::{
@@ -12,6 +13,9 @@ use alloy::{
     providers::{DynProvider, Provider},
 };
 use anyhow::{Context, bail};
+
+/// A day, in seconds.
+const DAY: u64 = 24 * 60 * 60;
 
 /// The demo pacts of one currency, as the banner shows them: the currency's symbol and each pact's
 /// id with the status the demo left it in, in id order.
@@ -34,7 +38,8 @@ struct Demo<'a> {
 /// Registers the oracles, then creates pacts in every status twice: pacts 0-9 for 0.1 ETH and
 /// 10-19 for 5 USDC (`usdc`, a token the escrow takes), each run in code order: NEGOTIATING,
 /// FUNDED, IN_PROGRESS, PENDING_VERIFY, COMPLETED, DISPUTED, REFUNDED, PENDING_APPROVAL, then
-/// SPLIT by a 70/30 ruling and SPLIT by a settlement the buyer accepted. Registers
+/// SPLIT by a 70/30 ruling and SPLIT by a settlement the buyer accepted; then pact 20, of three
+/// stages in ETH (listed with ETH's). Registers
 /// the seller as an agent offering logo design for 5 USDC (seed 000's designer), and the buyer
 /// rates both completed pacts. `provider` must sign for every account of `cast`. Returns what it
 /// made, ETH's pacts first.
@@ -59,10 +64,11 @@ pub async fn run(
         payment: money::Currency::eth().parse("0.1")?,
     };
     let in_usdc = Demo { pact, provider, cast, currency: usdc, payment: U256::from(5_000_000u64) };
-    let made = [
-        Made { symbol: "ETH", pacts: in_eth.every_status().await? },
-        Made { symbol: "USDC", pacts: in_usdc.every_status().await? },
-    ];
+    let mut eth = in_eth.every_status().await?;
+    let usdc_pacts = in_usdc.every_status().await?;
+    // Then a pact in stages, last so that the ids above stay as they were.
+    eth.push((in_eth.staged().await?, PactStatus::InProgress));
+    let made = [Made { symbol: "ETH", pacts: eth }, Made { symbol: "USDC", pacts: usdc_pacts }];
     let market = AgentRegistry::new(deployment.agent_registry, provider.clone());
     let profile = AgentRegistry::Profile {
         name: "DesignBot Pro".into(),
@@ -125,14 +131,62 @@ impl Demo<'_> {
     }
 
     async fn create(&self, initiator: Initiator) -> anyhow::Result<U256> {
-        let now =
-            self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp);
+        let now = self.now().await?;
         let stake = rules::stake(self.payment);
         let (creator, deposit) = match initiator {
             Initiator::Buyer => (self.cast.buyer, self.payment + stake),
             Initiator::Seller => (self.cast.seller, stake),
         };
-        let terms = AgentPact::Terms {
+        let terms = self.terms(initiator, now);
+        rules::check_terms(&terms, creator, now)?;
+        let id = self.pact.pactCount().call().await?;
+        let value = self.allow(creator, deposit).await?;
+        send(self.pact.createPact(terms).from(creator).value(value)).await?;
+        Ok(id)
+    }
+
+    /// A buyer's pact of three stages (a fifth, a third and the rest of the payment, due in 4, 9
+    /// and 14 days), accepted and started: stage 0 verified and approved, stage 1 disputed and
+    /// ruled 70/30 of its pot, stage 2 still in progress. Returns its id.
+    async fn staged(&self) -> anyhow::Result<U256> {
+        let (cast, now) = (self.cast, self.now().await?);
+        let terms = self.terms(Initiator::Buyer, now);
+        rules::check_terms(&terms, cast.buyer, now)?;
+        let (first, second) = (self.payment / U256::from(5u8), self.payment / U256::from(3u8));
+        let stages = [
+            (first, now + 4 * DAY),
+            (second, now + 9 * DAY),
+            (self.payment - first - second, terms.deadline),
+        ]
+        .map(|(amount, deadline)| AgentPact::StageTerms { amount, deadline });
+        let stake: U256 = stages.iter().map(|s| rules::stake(s.amount)).sum();
+        let id = self.pact.pactCount().call().await?;
+        let value = self.allow(cast.buyer, self.payment + stake).await?;
+        send(self.pact.createStagedPact(terms, stages.to_vec()).from(cast.buyer).value(value)).await?;
+        let value = self.allow(cast.seller, stake).await?;
+        send(self.pact.acceptPact(id).from(cast.seller).value(value)).await?;
+        send(self.pact.startWork(id).from(cast.seller)).await?;
+        for k in [0, 1] {
+            send(self.pact.submitStage(id, k, B256::repeat_byte(0xd0 + k)).from(cast.seller)).await?;
+        }
+        for (&oracle, score) in cast.oracles.iter().zip([90, 80]) {
+            send(self.pact.scoreStage(id, 0, score, B256::repeat_byte(0xac)).from(oracle)).await?;
+        }
+        send(self.pact.finalizeStage(id, 0).from(cast.buyer)).await?;
+        send(self.pact.approveStage(id, 0).from(cast.buyer)).await?;
+        send(self.pact.disputeStage(id, 1, cast.arbitrator).from(cast.buyer)).await?;
+        send(self.pact.resolveStage(id, 1, 7_000).from(cast.arbitrator)).await?;
+        Ok(id)
+    }
+
+    /// The latest block's time.
+    async fn now(&self) -> anyhow::Result<u64> {
+        Ok(self.provider.get_block_by_number(Default::default()).await?.map_or(0, |b| b.header.timestamp))
+    }
+
+    /// The demo's terms for a pact `initiator` creates at `now`, due in 14 days.
+    fn terms(&self, initiator: Initiator, now: u64) -> AgentPact::Terms {
+        AgentPact::Terms {
             initiator: initiator.code(),
             specHash: B256::repeat_byte(0x5e),
             specUri: "ipfs://QmDemoLandingPageSpec".into(),
@@ -150,12 +204,7 @@ impl Demo<'_> {
             payment: self.payment,
             oracles: self.cast.oracles.clone(),
             weights: vec![60, 40],
-        };
-        rules::check_terms(&terms, creator, now)?;
-        let id = self.pact.pactCount().call().await?;
-        let value = self.allow(creator, deposit).await?;
-        send(self.pact.createPact(terms).from(creator).value(value)).await?;
-        Ok(id)
+        }
     }
 
     async fn funded(&self, initiator: Initiator) -> anyhow::Result<U256> {

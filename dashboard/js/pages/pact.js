@@ -23,6 +23,7 @@ const PACT = `
       division { by sellerShare sellerCreditFormatted buyerCreditFormatted }
       settlements { round proposedBy offeredIn sellerShare expiresAt proposedAt state }
       timeline { kind blockNumber logIndex txHash timestamp data }
+      milestones { index amountFormatted deadline status ending submittedAt verifiedAt disputedAt endedAt sellerShare toSellerFormatted toBuyerFormatted }
       negotiationMessageCount
       feedback { rater ratee rating tags comment givenAt }
     }
@@ -76,6 +77,7 @@ function render(main, p) {
         ['Arbitrator', address(p.arbitrator)],
         ['Only acceptable by', p.counterparty ? address(p.counterparty) : null],
       ]))),
+    section('Stages', stages(p, money)),
     section('Oracles', oracles(p)),
     section('Timeline', timeline(p)),
     section('Settlement offers', offers(p)),
@@ -85,6 +87,29 @@ function render(main, p) {
       p.feedback.map((f) => h('tr', {}, h('td', {}, address(f.rater)), h('td', {}, address(f.ratee)),
         h('td', {}, `${f.rating} / 5`), h('td', {}, f.tags.join(', ')), h('td', {}, f.comment), h('td', {}, time(f.givenAt)))),
       'No feedback yet: buyer and seller may rate each other once the pact has ended.')));
+}
+
+/** The pact's stages, a row each: its part of the payment, when it is due, where it stands, its
+ *  clocks, and what its end credited each side (one row for a pact paid at once). */
+function stages(p, money) {
+  const n = p.milestones.length;
+  return [
+    h('p', { class: 'note' }, n === 1
+      ? 'Paid at once: one stage, the whole payment.'
+      : `Paid in ${n} stages: each is delivered, verified, reviewed, disputed and paid on its own; the pact shows its lowest live stage.`),
+    table('Stages', ['Stage', 'Amount', 'Due', 'Status', 'Delivered', 'Ended', 'To the seller', 'To the buyer'],
+      p.milestones.map((s) => h('tr', { 'data-stage': s.index, 'data-status': s.status },
+        h('td', {}, `${s.index + 1} of ${n}`), h('td', { class: 'num' }, money(s.amountFormatted)), h('td', {}, time(s.deadline)),
+        h('td', {}, status(s.status), stageEnding(s)),
+        h('td', {}, time(s.submittedAt)), h('td', {}, time(s.endedAt)),
+        h('td', { class: 'num', 'data-to': 'seller' }, money(s.toSellerFormatted)), h('td', { class: 'num', 'data-to': 'buyer' }, money(s.toBuyerFormatted))))),
+  ];
+}
+
+/** How a stage ended, where its status does not already say it (a ruling and its share, a split). */
+function stageEnding(s) {
+  if (s.ending === 'LIVE' || s.ending === s.status) return '';
+  return h('div', { class: 'meta' }, label(s.ending), s.sellerShare == null ? '' : `: ${share(s.sellerShare)} to the seller`);
 }
 
 /** Each oracle's weight and score, drawn against the pass mark; the weighted result below. */
