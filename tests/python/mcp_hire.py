@@ -26,25 +26,10 @@ from datetime import datetime, timezone
 
 import anyio
 from mcp.client.client import Client
-from mcp.client.stdio import StdioServerParameters
-from steps import check, ok
+from steps import check, ok, server
 
 # Each agent's role, as MCP_ROLE names it.
 ROLES = {"seeker": "seeker", "designer": "worker", "oracle-a": "oracle", "oracle-b": "oracle"}
-
-# What a server gets from this process's environment besides its key and role.
-SERVER_SETTINGS = [
-    "RPC_URL", "CHAIN_ID", "AGENT_PACT_ADDRESS", "ORACLE_REGISTRY_ADDRESS", "AGENT_REGISTRY_ADDRESS",
-    "ERC8004_IDENTITY_ADDRESS", "ERC8004_REPUTATION_ADDRESS", "DATABASE_URL", "INDEX_WAIT_MS", "RUST_LOG",
-    "HIRE_RELAY_URL",
-]
-
-
-def server(binary, agent):
-    env = {k: os.environ[k] for k in SERVER_SETTINGS if k in os.environ}
-    env["PRIVATE_KEY"] = os.environ[f"ROLE_KEY_{agent.upper().replace('-', '_')}"]
-    env["MCP_ROLE"] = ROLES[agent]
-    return StdioServerParameters(command=binary, args=["mcp"], env=env)
 
 
 def iso(seconds):
@@ -142,7 +127,7 @@ async def main():
         agents = {}
         for agent in ROLES:
             # The SDK's default mode, as its docs show it first.
-            agents[agent] = await stack.enter_async_context(Client(server(binary, agent), read_timeout_seconds=60))
+            agents[agent] = await stack.enter_async_context(Client(server(binary, agent, ROLES[agent]), read_timeout_seconds=60))
             check(agents[agent].protocol_version == "2026-07-28",
                   f"{agent} connected in the default mode: {agents[agent].protocol_version}")
         await hire(agents)
