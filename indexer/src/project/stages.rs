@@ -98,12 +98,12 @@ impl<'a> StageChanges<'a> {
             return Ok(());
         }
         let touched: Vec<String> =
-            self.events.iter().filter_map(|e| pact_of(e)).map(|id| id.to_string()).collect();
+            self.events.iter().filter_map(|e| e.body.pact_id()).map(|id| id.to_string()).collect();
         let mut pacts = stored(conn, self.chain_id, &touched).await?;
         // The time and block each pact's last stage change happened at.
         let mut last: BTreeMap<U256, (i64, i64)> = BTreeMap::new();
         for e in &self.events {
-            let Some(pact_id) = pact_of(e) else { continue };
+            let Some(pact_id) = e.body.pact_id() else { continue };
             let (time, block) = (i64_of(e.block_time), i64_of(e.block_number));
             if let EventBody::PactStaged { stages, .. } = &e.body {
                 let rows =
@@ -122,26 +122,6 @@ impl<'a> StageChanges<'a> {
         }
         write_stages(conn, self.chain_id, &pacts).await?;
         write_pacts(conn, self.chain_id, &pacts, &last).await
-    }
-}
-
-/// The pact a routed event belongs to.
-fn pact_of(e: &JournalEvent) -> Option<U256> {
-    use EventBody as E;
-    match &e.body {
-        E::PactStaged { pact_id, .. }
-        | E::PactAccepted { pact_id, .. }
-        | E::WorkStarted { pact_id, .. }
-        | E::StageSubmitted { pact_id, .. }
-        | E::StageScored { pact_id, .. }
-        | E::StageFinalized { pact_id, .. }
-        | E::StageApproved { pact_id, .. }
-        | E::StageRejected { pact_id, .. }
-        | E::StageDisputed { pact_id, .. }
-        | E::StageResolved { pact_id, .. }
-        | E::StageTimedOut { pact_id, .. }
-        | E::StageEnded { pact_id, .. } => Some(*pact_id),
-        _ => None,
     }
 }
 
