@@ -4,14 +4,15 @@
 //! `evm_revert`: the reverted blocks are replaced by different ones at the same heights, among
 //! them agent profile changes and feedback, an offer to settle and its acceptance (a SPLIT pact
 //! and its payouts), in pacts, payouts and withdrawals of ETH and USDC, and ERC-8004 registrations,
-//! URI changes, feedback (grounded and not) and revocations.
+//! URI changes, feedback (grounded and not) and revocations, and a pact of two stages whose stages
+//! the two branches move differently (`pact_stages`).
 
 use agentpact_contracts::Initiator;
 use agentpact_indexer::Pass;
 use agentpact_tests::{
     HarnessError,
     agents::profile,
-    chain::{ether, send},
+    chain::{ether, hash, send},
     erc8004::Registries,
     index::{dump, indexer, small_ranges},
     pacts::{Market, creator_deposit},
@@ -22,10 +23,12 @@ use alloy::{primitives::U256, providers::Provider};
 type Result = std::result::Result<(), HarnessError>;
 
 /// Pacts the two branches act on, made before the fork: two running ones (`a` in ETH, `b` in
-/// USDC) and a completed one in USDC whose seller is a registered agent.
+/// USDC), a running pact of two stages (`staged`, in ETH) and a completed one in USDC whose seller
+/// is a registered agent.
 struct Before {
     a: U256,
     b: U256,
+    staged: U256,
     done: U256,
     /// The seller's ERC-8004 agent id.
     agent: U256,
@@ -37,11 +40,13 @@ async fn shared_history(m: &Market) -> std::result::Result<Before, HarnessError>
     send(m.chain.agents.register(profile("Seller", &[("audit", ether(1))])).from(m.cast.seller)).await?;
     let a = m.funded(Initiator::Buyer, ether(2)).await?;
     let b = m.funded_in(usdc, Initiator::Seller, usdc_units(3)).await?;
+    let staged = m.staged(alloy::primitives::Address::ZERO, Initiator::Buyer, &[ether(1), ether(2)]).await?;
+    send(m.chain.pact.startWork(staged).from(m.cast.seller)).await?;
     let registries = Registries::of(&m.chain);
     let agent =
         registries.register(m.cast.seller, "data:application/json,{\"name\":\"Seller\"}".into()).await?;
     registries.rate(agent, m.cast.buyer, 70, &format!("pact:{done}"), "").await?;
-    Ok(Before { a, b, done, agent })
+    Ok(Before { a, b, staged, done, agent })
 }
 
 /// Step `i` of the branch that will be abandoned: one transaction, one block.
@@ -49,6 +54,7 @@ async fn abandoned_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     let pact = &m.chain.pact;
     match i {
         0 => {
+            send(pact.submitStage(p.staged, 0, hash(7)).from(m.cast.seller)).await?;
             send(pact.proposeSettlement(p.a, 5_000, 0).from(m.cast.buyer)).await?;
             let registries = Registries::of(&m.chain);
             registries.rate(p.agent, m.cast.buyer, 90, &format!("pact:{}", p.done), "").await?;
@@ -73,6 +79,7 @@ async fn canonical_step(m: &Market, p: &Before, i: usize) -> std::result::Result
     let pact = &m.chain.pact;
     match i {
         0 => {
+            send(pact.disputeStage(p.staged, 1, m.cast.arbitrator).from(m.cast.buyer)).await?;
             send(pact.raiseDispute(p.a, m.cast.arbitrator).from(m.cast.buyer)).await?;
             let registries = Registries::of(&m.chain);
             send(registries.reputation.revokeFeedback(p.agent, 1).from(m.cast.buyer)).await?;
