@@ -280,9 +280,9 @@ async fn a_seeker_that_never_registered_hires_a_designer_in_usdc_and_its_rating_
 }
 
 /// Escrow v4's acceptance (#55): a pact of three stages in ETH and one in USDC driven to the end
-/// through the SDK's `Client` in its default mode by a seeker, a worker, two oracles and an
-/// arbitrator (tests/python/mcp_stages.py): stage 0 approved, stage 1 ruled 70/30, stage 2 settled
-/// at 40 %. Every credit is checked on chain to the base unit, and the same figures are read back
+/// through the SDK's `Client` in its default mode, and again pinned to 2026-07-28, by a seeker, a
+/// worker, two oracles and an arbitrator (tests/python/mcp_stages.py): stage 0 approved, stage 1
+/// ruled 70/30, stage 2 settled at 40 %. Every credit is checked on chain to the base unit, and the same figures are read back
 /// through GraphQL (each stage's `toSeller` and `toBuyer`).
 #[tokio::test]
 async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_base_unit_in_eth_and_usdc()
@@ -307,70 +307,79 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
     ]);
     let (buyer, seller) = (s.m.cast.buyer, s.m.cast.seller);
     let usdc = *chain.usdc.address();
-    let mut before = Vec::new();
-    for currency in [alloy::primitives::Address::ZERO, usdc] {
-        before.push((
-            chain.pact.balances(currency, buyer).call().await?,
-            chain.pact.balances(currency, seller).call().await?,
-        ));
-    }
     let stdio = binary().to_string_lossy().into_owned();
-    let printed =
-        Sdk::Mcp.run("mcp_stages.py", &[&stdio], env, Duration::from_secs(300), "stages complete").await?;
-    let pacts: Vec<Value> = printed
-        .lines()
-        .filter_map(|l| l.strip_prefix("staged "))
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    assert_eq!(pacts.len(), 2, "{printed}");
-
-    index::caught_up(chain, s.db.pool()).await?;
     let graphql = TestApi::start(s.db.pool(), api::config(chain.anvil.chain_id())).await?;
-    let amounts = [
-        ["100000000000000000", "200000000000000007", "300000000000000003"],
-        ["1000000", "2500007", "3000003"],
-    ];
-    for ((pact, amounts), (buyer0, seller0)) in pacts.iter().zip(amounts).zip(before) {
-        let currency = if pact["currency"] == "ETH" { alloy::primitives::Address::ZERO } else { usdc };
-        let a: Vec<U256> = amounts.iter().map(|x| x.parse().unwrap_or(U256::MAX)).collect();
-        let stake = |x: U256| x / U256::from(10u8);
-        let pot = |x: U256| x + stake(x) + stake(x);
-        let to_seller = [
-            a[0] + stake(a[0]),
-            pot(a[1]) * U256::from(7_000u16) / U256::from(10_000u16),
-            a[2] * U256::from(4_000u16) / U256::from(10_000u16) + stake(a[2]),
-        ];
-        let to_buyer: Vec<U256> = a.iter().zip(&to_seller).map(|(x, s)| pot(*x) - *s).collect();
-        let context = format!("pact {pact}");
-        let seller_got = chain.pact.balances(currency, seller).call().await? - seller0;
-        let buyer_got = chain.pact.balances(currency, buyer).call().await? - buyer0;
-        assert_eq!(seller_got, to_seller.iter().copied().sum::<U256>(), "{context}: the worker's credits");
-        assert_eq!(buyer_got, to_buyer.iter().copied().sum::<U256>(), "{context}: the seeker's credits");
+    // The SDK's default mode (auto), then pinned to the newest protocol.
+    for mode in [None, Some("2026-07-28")] {
+        let mut before = Vec::new();
+        for currency in [alloy::primitives::Address::ZERO, usdc] {
+            before.push((
+                chain.pact.balances(currency, buyer).call().await?,
+                chain.pact.balances(currency, seller).call().await?,
+            ));
+        }
+        let args: Vec<&str> = [Some(stdio.as_str()), mode].into_iter().flatten().collect();
+        let printed = Sdk::Mcp
+            .run("mcp_stages.py", &args, env.clone(), Duration::from_secs(300), "stages complete")
+            .await?;
+        let pacts: Vec<Value> = printed
+            .lines()
+            .filter_map(|l| l.strip_prefix("staged "))
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        assert_eq!(pacts.len(), 2, "{printed}");
 
-        let read = graphql
+        index::caught_up(chain, s.db.pool()).await?;
+        let amounts = [
+            ["100000000000000000", "200000000000000007", "300000000000000003"],
+            ["1000000", "2500007", "3000003"],
+        ];
+        for ((pact, amounts), (buyer0, seller0)) in pacts.iter().zip(amounts).zip(before) {
+            let currency = if pact["currency"] == "ETH" { alloy::primitives::Address::ZERO } else { usdc };
+            let a: Vec<U256> = amounts.iter().map(|x| x.parse().unwrap_or(U256::MAX)).collect();
+            let stake = |x: U256| x / U256::from(10u8);
+            let pot = |x: U256| x + stake(x) + stake(x);
+            let to_seller = [
+                a[0] + stake(a[0]),
+                pot(a[1]) * U256::from(7_000u16) / U256::from(10_000u16),
+                a[2] * U256::from(4_000u16) / U256::from(10_000u16) + stake(a[2]),
+            ];
+            let to_buyer: Vec<U256> = a.iter().zip(&to_seller).map(|(x, s)| pot(*x) - *s).collect();
+            let context = format!("pact {pact}");
+            let seller_got = chain.pact.balances(currency, seller).call().await? - seller0;
+            let buyer_got = chain.pact.balances(currency, buyer).call().await? - buyer0;
+            assert_eq!(
+                seller_got,
+                to_seller.iter().copied().sum::<U256>(),
+                "{context}: the worker's credits"
+            );
+            assert_eq!(buyer_got, to_buyer.iter().copied().sum::<U256>(), "{context}: the seeker's credits");
+
+            let read = graphql
             .data(
                 "query($id: BigInt!) { pact(id: $id) { status ending milestones { ending toSeller toBuyer } } }",
                 serde_json::json!({ "id": pact["pactId"] }),
             )
             .await?;
-        let milestones = read["pact"]["milestones"].as_array().cloned().unwrap_or_default();
-        let shown: Vec<(String, String, String)> = milestones
-            .iter()
-            .map(|m| {
-                let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-                (text(&m["ending"]), text(&m["toSeller"]), text(&m["toBuyer"]))
-            })
-            .collect();
-        let expected: Vec<(String, String, String)> = ["COMPLETED", "RULED", "SPLIT"]
-            .iter()
-            .zip(to_seller.iter().zip(&to_buyer))
-            .map(|(e, (s, b))| ((*e).to_owned(), s.to_string(), b.to_string()))
-            .collect();
-        assert_eq!(shown, expected, "{context}: GraphQL's stages");
-        assert_eq!(
-            (&read["pact"]["status"], &read["pact"]["ending"]),
-            (&Value::from("SPLIT"), &Value::from("MIXED"))
-        );
+            let milestones = read["pact"]["milestones"].as_array().cloned().unwrap_or_default();
+            let shown: Vec<(String, String, String)> = milestones
+                .iter()
+                .map(|m| {
+                    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+                    (text(&m["ending"]), text(&m["toSeller"]), text(&m["toBuyer"]))
+                })
+                .collect();
+            let expected: Vec<(String, String, String)> = ["COMPLETED", "RULED", "SPLIT"]
+                .iter()
+                .zip(to_seller.iter().zip(&to_buyer))
+                .map(|(e, (s, b))| ((*e).to_owned(), s.to_string(), b.to_string()))
+                .collect();
+            assert_eq!(shown, expected, "{context}: GraphQL's stages");
+            assert_eq!(
+                (&read["pact"]["status"], &read["pact"]["ending"]),
+                (&Value::from("SPLIT"), &Value::from("MIXED"))
+            );
+        }
     }
     Ok(())
 }
