@@ -935,3 +935,188 @@ async fn pacts_of_stages_conserve_every_unit_under_random_acts() -> Result {
     );
     Ok(())
 }
+
+/// Every window of a stage at its last second and the first second it refuses, each on its own
+/// stage while the other runs on untouched: stage 1's delivery by its own deadline; stage 0's
+/// rejection until its review window closes, auto-approval from the next second; stage 1's scores
+/// until its verification window closes, finalizing with an oracle silent from the next second,
+/// a ruling until its dispute window closes, the arbitrator-silent refund from the next second.
+#[tokio::test]
+async fn every_stage_window_closes_at_its_last_second() -> Result {
+    let m = Market::open().await?;
+    let pact = &m.chain.pact;
+    let (seller, buyer, stranger, arbitrator) =
+        (m.cast.seller, m.cast.buyer, m.cast.stranger, m.cast.arbitrator);
+    let amounts = [ether(1), ether(2)];
+    let id = m.staged(Address::ZERO, Initiator::Buyer, &amounts).await?;
+    send(pact.startWork(id).from(seller)).await?;
+
+    // Stage 1's delivery: taken at its deadline, refused a second later.
+    let d1 = pact.getStage(id, 1).call().await?.deadline;
+    let before = m.chain.snapshot().await?;
+    m.chain.at(d1 + 1).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.submitStage(id, 1, hash(5)).from(seller)).await,
+        AgentPactErrors::DeadlinePassed(AgentPact::DeadlinePassed { deadline: d1 })
+    );
+    m.chain.restore(before).await?;
+    let before = m.chain.snapshot().await?;
+    m.chain.at(d1).await?;
+    submit(&m, id, 1).await?;
+    m.chain.restore(before).await?;
+
+    // Stage 0's review: a rejection at its last second, auto-approval from the next.
+    submit(&m, id, 0).await?;
+    verify(&m, id, 0, [90, 80]).await?;
+    let ends = pact.getStage(id, 0).call().await?.verifiedAt + pact.getPact(id).call().await?.reviewPeriod;
+    let before = m.chain.snapshot().await?;
+    m.chain.at(ends).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.autoApproveStage(id, 0).from(stranger)).await,
+        AgentPactErrors::ReviewPeriodActive(AgentPact::ReviewPeriodActive { endsAt: ends })
+    );
+    m.chain.at(ends).await?;
+    send(pact.rejectStage(id, 0).from(buyer)).await?;
+    assert_eq!(statuses(&m, id).await?, [PactStatus::Disputed, PactStatus::InProgress]);
+    m.chain.restore(before).await?;
+    m.chain.at(ends + 1).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.rejectStage(id, 0).from(buyer)).await,
+        AgentPactErrors::ReviewPeriodOver(AgentPact::ReviewPeriodOver { endedAt: ends })
+    );
+    m.chain.at(ends + 1).await?;
+    let approved = send(pact.autoApproveStage(id, 0).from(stranger)).await?;
+    let paid = amounts[0] + stake(amounts[0]);
+    assert_eq!(
+        stage_ends(&approved),
+        [(0, Ending::Completed, PactStatus::Completed, paid, stake(amounts[0]))]
+    );
+    assert_eq!(statuses(&m, id).await?, [PactStatus::Completed, PactStatus::InProgress], "stage 1 untouched");
+
+    // Stage 1's verification: oracle 0 scores at the window's last second, when finalizing is
+    // still refused; a second later oracle 1 is too late and anyone finalizes (100 × 60 % = 60,
+    // under the pass mark of 70: DISPUTED).
+    submit(&m, id, 1).await?;
+    let closes = pact.getStage(id, 1).call().await?.submittedAt + rules::VERIFICATION_PERIOD;
+    m.chain.at(closes).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.finalizeStage(id, 1).from(stranger)).await,
+        AgentPactErrors::VerificationOpen(AgentPact::VerificationOpen {
+            scored: 0,
+            total: units(2),
+            closesAt: closes
+        })
+    );
+    m.chain.at(closes).await?;
+    send(pact.scoreStage(id, 1, 100, hash(30)).from(m.cast.oracles[0])).await?;
+    m.chain.at(closes + 1).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.scoreStage(id, 1, 100, hash(30)).from(m.cast.oracles[1]))
+            .await,
+        AgentPactErrors::VerificationClosed(AgentPact::VerificationClosed { closedAt: closes })
+    );
+    m.chain.at(closes + 1).await?;
+    send(pact.finalizeStage(id, 1).from(stranger)).await?;
+    assert_eq!(statuses(&m, id).await?, [PactStatus::Completed, PactStatus::Disputed]);
+
+    // Stage 1's dispute: ruled at its window's last second, or from the next second refunded as
+    // the arbitrator was silent (each stake back to its owner, the amount to the buyer).
+    let ends = pact.getStage(id, 1).call().await?.disputedAt + rules::DISPUTE_PERIOD;
+    let before = m.chain.snapshot().await?;
+    m.chain.at(ends).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.claimStageTimeout(id, 1).from(stranger)).await,
+        AgentPactErrors::DisputePeriodActive(AgentPact::DisputePeriodActive { endsAt: ends })
+    );
+    m.chain.at(ends).await?;
+    let ruled = send(pact.resolveStage(id, 1, 7_000).from(arbitrator)).await?;
+    assert_eq!(stage_ends(&ruled)[0].1, Ending::Ruled);
+    m.chain.restore(before).await?;
+    m.chain.at(ends + 1).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.resolveStage(id, 1, 7_000).from(arbitrator)).await,
+        AgentPactErrors::DisputePeriodOver(AgentPact::DisputePeriodOver { endedAt: ends })
+    );
+    m.chain.at(ends + 1).await?;
+    let silent = send(pact.claimStageTimeout(id, 1).from(stranger)).await?;
+    let s = stake(amounts[1]);
+    assert_eq!(stage_ends(&silent), [(1, Ending::ArbitratorSilent, PactStatus::Refunded, s, amounts[1] + s)]);
+    assert_eq!(m.status(id).await?, PactStatus::Split, "one stage paid, one refunded");
+    assert_conserved(&m, Address::ZERO).await
+}
+
+/// A party's puppets as the verdict givers of a pact of stages — the buyer's second wallets as
+/// its arbitrator and an oracle: the oracle's score of one stage moves no other and voids the
+/// standing offer (a verdict, as any score); the arbitrator reaches only the stage in dispute
+/// (a ruling on another is `WrongStatus`), voids offers once while that dispute stands
+/// (`AlreadyVoided`), and has no ruling after its window; the seller's other stage is paid on
+/// its own review.
+#[tokio::test]
+async fn a_partys_puppets_as_verdict_givers_reach_one_stage_once() -> Result {
+    let m = Market::open().await?;
+    let pact = &m.chain.pact;
+    let (seller, buyer, stranger) = (m.cast.seller, m.cast.buyer, m.cast.stranger);
+    let (puppet_oracle, puppet_arbitrator) = (m.cast.oracles[0], m.cast.arbitrator);
+    let amounts = [ether(1), ether(1)];
+    let id = m.staged(Address::ZERO, Initiator::Buyer, &amounts).await?;
+    send(pact.startWork(id).from(seller)).await?;
+    submit(&m, id, 0).await?;
+    submit(&m, id, 1).await?;
+
+    // The seller offers 80 %; the puppet oracle scores stage 1 at 0: the offer is void, stage 0
+    // is not moved, and the puppet cannot score stage 1 again.
+    send(pact.proposeSettlement(id, 8_000, 0).from(seller)).await?;
+    let offer = pact.getSettlement(id).call().await?;
+    let epoch = pact.getLedger(id).call().await?.epoch;
+    send(pact.scoreStage(id, 1, 0, hash(31)).from(puppet_oracle)).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.acceptSettlement(id, offer.round, 8_000).from(buyer)).await,
+        AgentPactErrors::OfferVoided(AgentPact::OfferVoided { offeredAt: epoch, epoch: epoch + 1 })
+    );
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.scoreStage(id, 1, 0, hash(31)).from(puppet_oracle)).await,
+        AgentPactErrors::AlreadyScored(AgentPact::AlreadyScored { oracle: puppet_oracle })
+    );
+    assert_eq!(statuses(&m, id).await?, [PactStatus::PendingVerify, PactStatus::PendingVerify]);
+
+    // Stage 0 passes on honest scores and stage 1 fails on the puppet's (0 and 80: 32).
+    verify(&m, id, 0, [90, 80]).await?;
+    send(pact.scoreStage(id, 1, 80, hash(32)).from(m.cast.oracles[1])).await?;
+    send(pact.finalizeStage(id, 1).from(stranger)).await?;
+    assert_eq!(statuses(&m, id).await?, [PactStatus::PendingApproval, PactStatus::Disputed]);
+
+    // The puppet arbitrator: no ruling on stage 0, one void while stage 1 is disputed.
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.resolveStage(id, 0, 0).from(puppet_arbitrator)).await,
+        AgentPactErrors::WrongStatus(AgentPact::WrongStatus {
+            have: PactStatus::PendingApproval.code(),
+            want: PactStatus::Disputed.code(),
+        })
+    );
+    send(pact.voidOffers(id).from(puppet_arbitrator)).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.voidOffers(id).from(puppet_arbitrator)).await,
+        AgentPactErrors::AlreadyVoided(AgentPact::AlreadyVoided { who: puppet_arbitrator })
+    );
+
+    // Past its window the puppet rules nothing; the seller's stage 0 is paid on its own review
+    // and stage 1 is refunded as the arbitrator was silent, each stake back to its owner.
+    let ends = pact.getStage(id, 1).call().await?.disputedAt + rules::DISPUTE_PERIOD;
+    m.chain.at(ends + 1).await?;
+    assert_eq!(
+        revert_of::<AgentPactErrors, _, _>(pact.resolveStage(id, 1, 0).from(puppet_arbitrator)).await,
+        AgentPactErrors::DisputePeriodOver(AgentPact::DisputePeriodOver { endedAt: ends })
+    );
+    let seller_before = m.credit(seller).await?;
+    m.chain.at(ends + 1).await?;
+    send(pact.autoApproveStage(id, 0).from(stranger)).await?;
+    send(pact.claimStageTimeout(id, 1).from(stranger)).await?;
+    let s = stake(ether(1));
+    assert_eq!(
+        m.credit(seller).await? - seller_before,
+        ether(1) + s + s,
+        "stage 0 paid, both seller stakes back"
+    );
+    assert_eq!(m.status(id).await?, PactStatus::Split);
+    assert_conserved(&m, Address::ZERO).await
+}
