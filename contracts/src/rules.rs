@@ -287,6 +287,28 @@ pub enum TermsError {
     /// An oracle is the creator, who would score its own pact.
     #[error("oracle {0} is the pact's creator, who cannot score its own pact; name another oracle")]
     OracleIsCreator(Address),
+    /// No stage, or more than [`MAX_STAGES`].
+    #[error("the pact names {0} stages; name 1 to {MAX_STAGES}")]
+    StageCount(usize),
+    /// A stage is due before the one before it.
+    #[error("stage {0} is due before stage {prev}; order the stages by deadline", prev = .0 - 1)]
+    StageOrder(usize),
+    /// The stages' amounts do not sum to the payment.
+    #[error("the stages' amounts sum to {sum} base units but the payment is {payment}; make them add up")]
+    StageSum {
+        /// Their sum.
+        sum: U256,
+        /// The payment.
+        payment: U256,
+    },
+    /// The last stage is not due at the pact's deadline.
+    #[error("the last stage is due at {last} but the pact's deadline is {deadline}; they are one time")]
+    LastStageDeadline {
+        /// The last stage's deadline.
+        last: u64,
+        /// The pact's.
+        deadline: u64,
+    },
 }
 
 /// Checks `terms`, created by `creator` at chain time `now`, against every rule of the contract's
@@ -325,6 +347,38 @@ pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Resu
         return Err(TermsError::Counterparty(c));
     }
     check_oracles(&terms.oracles, &terms.weights, creator)
+}
+
+/// Checks pact `terms` in `stages`, created at chain time `now`, against the contract's
+/// `createStagedPact` rules of stages (beside [`check_terms`]' of the pact): 1 to [`MAX_STAGES`]
+/// stages, each amount a payment of its own, deadlines in order, their amounts summing to the
+/// payment, the last due at the pact's deadline and the first within [`deadline_bounds`].
+pub fn check_stages(
+    terms: &AgentPact::Terms,
+    stages: &[AgentPact::StageTerms],
+    now: u64,
+) -> Result<(), TermsError> {
+    let (Some(first), Some(last)) = (stages.first(), stages.last()) else {
+        return Err(TermsError::StageCount(0));
+    };
+    if stages.len() > MAX_STAGES {
+        return Err(TermsError::StageCount(stages.len()));
+    }
+    let mut sum = U256::ZERO;
+    for (k, s) in stages.iter().enumerate() {
+        check_payment(s.amount)?;
+        if k > 0 && s.deadline < stages[k - 1].deadline {
+            return Err(TermsError::StageOrder(k));
+        }
+        sum = sum.saturating_add(s.amount);
+    }
+    if sum != terms.payment {
+        return Err(TermsError::StageSum { sum, payment: terms.payment });
+    }
+    if last.deadline != terms.deadline {
+        return Err(TermsError::LastStageDeadline { last: last.deadline, deadline: terms.deadline });
+    }
+    check_deadline(first.deadline, now)
 }
 
 /// Refuses a payment (in base units) whose stake would be zero, or above [`MAX_PAYMENT`].

@@ -26,7 +26,7 @@ pub mod store;
 
 pub use client::{ClientError, RelayClient};
 pub use code::Code;
-pub use machine::{Conversation, Refusal, Status, Terms, Timeouts};
+pub use machine::{Conversation, Refusal, StageTerm, Status, Terms, Timeouts};
 pub use message::{Envelope, MessageType, PROTOCOL};
 pub use price::{Price, PriceError};
 pub use relay::{Accepted, Agreement, AgreementError, Clock, Relay, RelayError};

@@ -31,7 +31,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     Code,
-    message::{MessageType, Payload},
+    message::{MessageType, Payload, StageOffer},
     offer::{self, Moment},
     price::Price,
 };
@@ -82,10 +82,50 @@ pub struct Terms {
     pub requirements: Vec<String>,
     /// The price, in the currency it names ("5 USDC").
     pub price: Price,
-    /// The deadline, when one was named.
+    /// The deadline, when one was named (with stages: the last stage's).
     pub deadline: Option<DateTime<Utc>>,
+    /// The price in stages, each due by its own deadline; empty for one payment.
+    pub stages: Vec<StageTerm>,
     /// Who put them there.
     pub by: Address,
+}
+
+/// One stage of the terms on the table: a part of the price, due by its own deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageTerm {
+    /// What it delivers, if the offer said.
+    pub title: Option<String>,
+    /// Its part of the price, in the terms' currency.
+    pub price: Price,
+    /// When its work is due, to the whole second.
+    pub deadline: DateTime<Utc>,
+}
+
+impl StageTerm {
+    /// The stages `offers` name, read; a refusal naming the first that cannot be.
+    pub fn read_all(offers: &[StageOffer]) -> Result<Vec<Self>, Refusal> {
+        offers
+            .iter()
+            .enumerate()
+            .map(|(k, o)| {
+                let at = |why: Refusal| Refusal::BadValue(format!("stages[{k}]: {why}"));
+                Ok(Self {
+                    title: o.title.clone(),
+                    price: price(&o.price).map_err(at)?,
+                    deadline: date(&o.deadline).map_err(at)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The stage as messages carry it and the relay stores it.
+    pub fn offer(&self) -> StageOffer {
+        StageOffer {
+            title: self.title.clone(),
+            price: self.price.to_string(),
+            deadline: self.deadline.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        }
+    }
 }
 
 /// A conversation as the machine sees it.
@@ -274,23 +314,32 @@ fn apply(
 ) -> Result<Conversation, Refusal> {
     match payload {
         Payload::Proposal(p) => {
+            let stages = StageTerm::read_all(p.stages.as_deref().unwrap_or_default())?;
             c.terms = Some(Terms {
                 task: p.task.clone(),
                 requirements: p.requirements.clone(),
                 price: price(&p.budget)?,
-                deadline: p.deadline.as_deref().map(date).transpose()?,
+                // Terms in stages are due when their last stage is, unless they say otherwise.
+                deadline: p.deadline.as_deref().map(date).transpose()?.or(stages.last().map(|s| s.deadline)),
+                stages,
                 by: from,
             });
             offer_made(&c, currencies, now)?;
         }
         Payload::Counter(k) => {
             let table = c.terms.take();
+            let stages = match &k.stages {
+                Some(named) => StageTerm::read_all(named)?,
+                None => table.as_ref().map(|t| t.stages.clone()).unwrap_or_default(),
+            };
             c.terms = Some(Terms {
                 price: price(&k.price)?,
-                deadline: match &k.estimated_delivery {
-                    Some(d) => Some(date(d)?),
-                    None => table.as_ref().and_then(|t| t.deadline),
+                deadline: match (&k.estimated_delivery, &k.stages) {
+                    (Some(d), _) => Some(date(d)?),
+                    (None, Some(_)) if !stages.is_empty() => stages.last().map(|s| s.deadline),
+                    (None, _) => table.as_ref().and_then(|t| t.deadline),
                 },
+                stages,
                 requirements: match k.accepted_requirements.clone() {
                     Some(r) => r,
                     None => table.as_ref().map(|t| t.requirements.clone()).unwrap_or_default(),
@@ -307,10 +356,14 @@ fn apply(
             })?;
             let price = price(&a.accepted_terms.price)?;
             let deadline = a.accepted_terms.deadline.as_deref().map(date).transpose()?;
-            if price != table.price || deadline.is_some_and(|d| Some(d) != table.deadline) {
+            let stages = a.accepted_terms.stages.as_deref().map(StageTerm::read_all).transpose()?;
+            if price != table.price
+                || deadline.is_some_and(|d| Some(d) != table.deadline)
+                || stages.as_ref().is_some_and(|s| *s != table.stages)
+            {
                 return Err(Refusal::TermsDiffer {
-                    named: describe(&price, deadline),
-                    table: describe(&table.price, table.deadline),
+                    named: describe(&price, deadline, stages.as_deref().unwrap_or(&table.stages)),
+                    table: describe(&table.price, table.deadline, &table.stages),
                 });
             }
             offer::check(table, currencies, now, Moment::Accepted)?;
@@ -355,9 +408,15 @@ fn date(text: &str) -> Result<DateTime<Utc>, Refusal> {
     })
 }
 
-fn describe(price: &Price, deadline: Option<DateTime<Utc>>) -> String {
-    match deadline {
+fn describe(price: &Price, deadline: Option<DateTime<Utc>>, stages: &[StageTerm]) -> String {
+    let whole = match deadline {
         Some(d) => format!("{price} by {}", d.to_rfc3339()),
         None => price.to_string(),
+    };
+    if stages.is_empty() {
+        return whole;
     }
+    let parts: Vec<String> =
+        stages.iter().map(|s| format!("{} by {}", s.price, s.deadline.to_rfc3339())).collect();
+    format!("{whole} in {} stages: {}", stages.len(), parts.join(", "))
 }

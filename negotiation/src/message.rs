@@ -330,6 +330,28 @@ pub struct Proposal {
     pub budget: String,
     /// ISO 8601 deadline.
     pub deadline: Option<String>,
+    /// The price in stages, each due by its own deadline (AgentPact's extension: absent is one
+    /// payment, and such a payload reads and hashes as seed 004's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<StageOffer>>,
+}
+
+/// The longest stage title, in bytes.
+pub const MAX_STAGE_TITLE: usize = 64;
+
+/// One stage of terms in stages: a part of the price, due by its own deadline. Escrow v4 pays it
+/// on its own (docs/contracts.md §Stages); the stages' prices sum to the terms' price and the
+/// last one's deadline is the terms' deadline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageOffer {
+    /// What the stage delivers, e.g. "wireframes" (at most [`MAX_STAGE_TITLE`] bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its part of the price, in the terms' currency, e.g. "2 USDC".
+    pub price: String,
+    /// ISO 8601 deadline of its delivery.
+    pub deadline: String,
 }
 
 /// A `clarification`: questions, answers, or both.
@@ -354,6 +376,9 @@ pub struct Counter {
     pub price: String,
     /// ISO 8601 delivery (the new deadline).
     pub estimated_delivery: Option<String>,
+    /// The price in stages (the table's stages when absent; `[]` for one payment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<StageOffer>>,
 }
 
 /// An `accept`.
@@ -372,6 +397,9 @@ pub struct AcceptedTerms {
     pub price: String,
     /// ISO 8601 deadline.
     pub deadline: Option<String>,
+    /// The stages accepted, when named: they must be the table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<StageOffer>>,
 }
 
 /// A `reject`.

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
 use crate::{
     Agreement,
     machine::{Conversation, Refusal, Status, Timeouts, step},
-    message::{Accept, AcceptedTerms, Clarification, Counter, Payload, Proposal, Reject},
+    message::{Accept, AcceptedTerms, Clarification, Counter, Payload, Proposal, Reject, StageOffer},
     offer::SIGNING_TIME,
 };
 
@@ -70,6 +70,39 @@ fn deadline(rng: &mut StdRng, now: DateTime<Utc>) -> Option<String> {
     Some(at.to_rfc3339())
 }
 
+/// Stages at random, spoiled at random: none most often; else 0 to 3 or 9 of them, their prices
+/// mostly splitting "5 USDC" (else any price of [`prices`]), their deadlines mostly a day apart
+/// (else any of [`deadline`], in any order).
+fn stages(rng: &mut StdRng, now: DateTime<Utc>) -> Option<Vec<StageOffer>> {
+    if rng.random_bool(0.6) {
+        return None;
+    }
+    let n = *[0usize, 1, 2, 2, 3, 3, 9].choose(rng).unwrap_or(&2);
+    // Mostly an exact split of 5 USDC, at times one base unit off it, else any prices.
+    let (split, off, daily) = (rng.random_bool(0.8), rng.random_bool(0.2), rng.random_bool(0.7));
+    let prices = prices();
+    let usdc = Currency { address: USDC, symbol: "USDC".into(), decimals: 6 };
+    let part = 5_000_000 / n.max(1) as u64;
+    let offers = (0..n)
+        .map(|k| StageOffer {
+            title: rng.random_bool(0.5).then(|| format!("part {k}")),
+            price: if split {
+                let last = k + 1 == n;
+                let units = if last { 5_000_000 - part * (n as u64 - 1) + u64::from(off) } else { part };
+                format!("{} USDC", usdc.format(U256::from(units)))
+            } else {
+                prices.choose(rng).cloned().unwrap_or_default()
+            },
+            deadline: if daily {
+                (now + Duration::days(k as i64 + 1)).to_rfc3339()
+            } else {
+                deadline(rng, now).unwrap_or_default()
+            },
+        })
+        .collect();
+    Some(offers)
+}
+
 /// A random message from a random sender at `now`, terms spoiled at random.
 fn message(rng: &mut StdRng, c: Option<&Conversation>, now: DateTime<Utc>) -> (Address, Address, Payload) {
     let prices = prices();
@@ -89,24 +122,45 @@ fn message(rng: &mut StdRng, c: Option<&Conversation>, now: DateTime<Utc>) -> (A
     };
     let table = c.and_then(|c| c.terms.as_ref());
     let payload = match rng.random_range(0..7) {
-        0 | 1 => Payload::Proposal(Proposal {
-            task: "a logo".into(),
-            requirements: vec![],
-            budget: price(rng),
-            deadline: deadline(rng, now),
-        }),
-        2 => Payload::Counter(Counter {
-            accepted_requirements: None,
-            price: price(rng),
-            estimated_delivery: deadline(rng, now),
-        }),
+        0 | 1 => {
+            let stages = stages(rng, now);
+            Payload::Proposal(Proposal {
+                task: "a logo".into(),
+                requirements: vec![],
+                // Stages mostly split 5 USDC: priced so, they agree often enough to be checked.
+                budget: if stages.is_some() && rng.random_bool(0.6) { "5 USDC".into() } else { price(rng) },
+                // Terms in stages leave the deadline to their last one, at times.
+                deadline: if stages.is_some() && rng.random_bool(0.5) { None } else { deadline(rng, now) },
+                stages,
+            })
+        }
+        2 => {
+            let stages = stages(rng, now);
+            Payload::Counter(Counter {
+                accepted_requirements: None,
+                price: if stages.is_some() && rng.random_bool(0.6) { "5 USDC".into() } else { price(rng) },
+                estimated_delivery: if stages.is_some() && rng.random_bool(0.5) {
+                    None
+                } else {
+                    deadline(rng, now)
+                },
+                stages,
+            })
+        }
         3 | 4 => Payload::Accept(Accept {
             accepted_terms: match table {
                 Some(t) if rng.random_bool(0.8) => AcceptedTerms {
                     price: t.price.to_string(),
                     deadline: t.deadline.filter(|_| rng.random_bool(0.5)).map(|d| d.to_rfc3339()),
+                    stages: rng
+                        .random_bool(0.5)
+                        .then(|| t.stages.iter().map(crate::StageTerm::offer).collect()),
                 },
-                _ => AcceptedTerms { price: price(rng), deadline: deadline(rng, now) },
+                _ => AcceptedTerms {
+                    price: price(rng),
+                    deadline: deadline(rng, now),
+                    stages: stages(rng, now),
+                },
             },
         }),
         5 => Payload::Clarification(Clarification { questions: vec!["?".into()], answers: vec![] }),
@@ -140,7 +194,16 @@ fn signs(c: &Conversation, now: DateTime<Utc>) -> Result<(), String> {
         weights: vec![100],
     };
     let now = u64::try_from(now.timestamp()).unwrap_or(0);
-    rules::check_terms(&pact, c.seeker, now).map_err(|e| e.to_string())
+    rules::check_terms(&pact, c.seeker, now).map_err(|e| e.to_string())?;
+    if agreement.stages.is_empty() {
+        return Ok(());
+    }
+    let stages: Vec<AgentPact::StageTerms> = agreement
+        .stages
+        .iter()
+        .map(|(amount, deadline)| AgentPact::StageTerms { amount: *amount, deadline: *deadline })
+        .collect();
+    rules::check_stages(&pact, &stages, now).map_err(|e| e.to_string())
 }
 
 /// The exits of `c` at `now`: which messages end it, and that they do.
@@ -174,8 +237,9 @@ fn random_conversations_never_agree_to_terms_no_pact_can_carry_and_every_state_h
     let timeouts = Timeouts::default();
     let currencies = currencies();
     let mut contracted = 0;
+    let mut staged = 0;
     let mut refused_at_accept = 0;
-    for seed in 0..3_000u64 {
+    for seed in 0..5_000u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut now = DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
         let mut current: Option<Conversation> = None;
@@ -193,6 +257,7 @@ fn random_conversations_never_agree_to_terms_no_pact_can_carry_and_every_state_h
                         && before.as_ref().map(|c| c.status) != Some(Status::Contracted)
                     {
                         contracted += 1;
+                        staged += usize::from(next.terms.as_ref().is_some_and(|t| !t.stages.is_empty()));
                         for delay in [0, SIGNING_TIME] {
                             let at = now + Duration::seconds(i64::try_from(delay).unwrap_or(0));
                             assert_eq!(
@@ -222,6 +287,7 @@ fn random_conversations_never_agree_to_terms_no_pact_can_carry_and_every_state_h
         }
     }
     assert!(contracted > 300, "the model reached CONTRACTED only {contracted} times: it tests little");
+    assert!(staged > 50, "only {staged} of {contracted} agreements were in stages: stages are barely tried");
     assert!(
         refused_at_accept > 300,
         "only {refused_at_accept} accepts were refused: the bounds are barely tried"

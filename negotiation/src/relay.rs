@@ -14,7 +14,7 @@ use agentpact_read::{PactTerms, ReadError, agents, currencies::currencies_on, pa
 use alloy::primitives::{Address, B256, U256, keccak256};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 use sqlx::PgPool;
 
 use crate::{
@@ -370,6 +370,9 @@ pub struct Agreement {
     pub payment: U256,
     /// The pact's deadline, in seconds since the epoch.
     pub deadline: u64,
+    /// Its stages, each its amount in base units of `currency` and its deadline in seconds since
+    /// the epoch; empty for one payment.
+    pub stages: Vec<(U256, u64)>,
 }
 
 impl Agreement {
@@ -387,7 +390,16 @@ impl Agreement {
         let deadline = u64::try_from(deadline.timestamp())
             .map_err(|_| AgreementError::DeadlineBeforeEpoch { id: id() })?;
         let payment = terms.price.base_units(decimals)?;
-        let document = canonical_json(&json!({
+        let mut stages = Vec::with_capacity(terms.stages.len());
+        let mut staged = Vec::with_capacity(terms.stages.len());
+        for s in &terms.stages {
+            let amount = s.price.base_units(decimals)?;
+            let due = u64::try_from(s.deadline.timestamp())
+                .map_err(|_| AgreementError::DeadlineBeforeEpoch { id: id() })?;
+            stages.push((amount, due));
+            staged.push(json!({ "title": s.title, "price": s.price.to_string(), "amount": amount.to_string(), "deadline": due }));
+        }
+        let mut document = json!({
             "protocol": PROTOCOL,
             "chainId": chain_id,
             "conversationId": c.id,
@@ -399,7 +411,12 @@ impl Agreement {
             "currency": currency,
             "payment": payment.to_string(),
             "deadline": deadline,
-        }));
+        });
+        // One payment's document is the one it always was; stages are in it only when named.
+        if !staged.is_empty() {
+            document["stages"] = Value::Array(staged);
+        }
+        let document = canonical_json(&document);
         Ok(Self {
             spec_hash: keccak256(document.as_bytes()),
             document,
@@ -407,6 +424,7 @@ impl Agreement {
             currency,
             payment,
             deadline,
+            stages,
         })
     }
 }
@@ -506,6 +524,10 @@ fn carries_agreement(pact: &PactTerms, c: &Conversation, agreement: &Agreement) 
         && pact.currency == agreement.currency
         && pact.payment == agreement.payment
         && u64::try_from(pact.deadline).is_ok_and(|d| d == agreement.deadline)
+        && pact.stages.len() == agreement.stages.len()
+        && pact.stages.iter().zip(&agreement.stages).all(|((amount, due), (agreed, by))| {
+            amount == agreed && u64::try_from(*due).is_ok_and(|d| d == *by)
+        })
 }
 
 #[cfg(test)]
@@ -569,6 +591,7 @@ mod tests {
                         currency: Address::ZERO,
                         payment: U256::from(5_000_000u64),
                         deadline: 0,
+                        stages: vec![],
                     }),
                 },
                 Code::PactMismatch,
@@ -586,6 +609,7 @@ mod tests {
             requirements: vec![],
             price: Price::parse(price).expect("a price"),
             deadline: deadline.map(|d| d.parse().expect("a date")),
+            stages: vec![],
             by: Address::ZERO,
         };
         let mut c = Conversation {

@@ -15,8 +15,8 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 
 use crate::{
-    machine::{Conversation, Status, Terms},
-    message::{Envelope, MessageType},
+    machine::{Conversation, StageTerm, Status, Terms},
+    message::{Envelope, MessageType, StageOffer},
     price::Price,
 };
 
@@ -127,6 +127,7 @@ struct ConversationRow {
     price: Option<String>,
     deadline: Option<DateTime<Utc>>,
     terms_by: Option<Vec<u8>>,
+    stages: Option<serde_json::Value>,
     expires_at: DateTime<Utc>,
     pact_id: Option<String>,
     terms_document: Option<String>,
@@ -145,6 +146,13 @@ impl ConversationRow {
                 price: cells
                     .named("price", &cells.present("price", self.price)?, |t| Price::parse(t).ok())?,
                 deadline: self.deadline,
+                stages: match self.stages {
+                    None => Vec::new(),
+                    Some(stored) => cells.named("stages", &stored.to_string(), |text| {
+                        let offers: Vec<StageOffer> = serde_json::from_str(text).ok()?;
+                        StageTerm::read_all(&offers).ok()
+                    })?,
+                },
                 by: cells.address("terms_by", &by)?,
             }),
             None => None,
@@ -227,7 +235,7 @@ impl Store {
     ) -> Result<Option<ConversationRecord>, StoreError> {
         let row = sqlx::query_as!(
             ConversationRow,
-            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
+            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by, stages,
                       expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
                FROM conversations WHERE chain_id = $1 AND id = $2"#,
             i64_of(chain_id),
@@ -246,7 +254,7 @@ impl Store {
     ) -> Result<Option<ConversationRecord>, StoreError> {
         let row = sqlx::query_as!(
             ConversationRow,
-            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
+            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by, stages,
                       expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
                FROM conversations WHERE chain_id = $1 AND pact_id = $2::text::numeric"#,
             i64_of(chain_id),
@@ -275,7 +283,7 @@ impl Store {
         };
         let rows = sqlx::query_as!(
             ConversationRow,
-            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
+            r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by, stages,
                       expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
                FROM conversations
                WHERE chain_id = $1 AND (seeker = $2 OR worker = $2)
@@ -329,7 +337,7 @@ pub(crate) async fn lock(
 ) -> Result<Option<ConversationRecord>, StoreError> {
     let row = sqlx::query_as!(
         ConversationRow,
-        r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by,
+        r#"SELECT id, seeker, worker, status, task, requirements, price, deadline, terms_by, stages,
                   expires_at, pact_id::text AS pact_id, terms_document, created_at, updated_at
            FROM conversations WHERE chain_id = $1 AND id = $2 FOR UPDATE"#,
         i64_of(chain_id),
@@ -395,16 +403,21 @@ pub(crate) async fn save(
     let (task, requirements) = (t.map(|t| t.task.as_str()), t.map(|t| t.requirements.as_slice()));
     let (price, deadline, by) =
         (t.map(|t| t.price.to_string()), t.and_then(|t| t.deadline), t.map(|t| t.by.to_vec()));
+    let stages = t.filter(|t| !t.stages.is_empty()).map(|t| {
+        serde_json::Value::Array(
+            t.stages.iter().map(|s| serde_json::to_value(s.offer()).unwrap_or_default()).collect(),
+        )
+    });
     // One upsert: a new conversation's row is inserted (an opening that lost a race to the same id
     // changes nothing); an existing one's is updated when its parties are the same.
     let written = sqlx::query!(
         "INSERT INTO conversations (chain_id, id, seeker, worker, status, task, requirements, price, deadline,
-                                    terms_by, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+                                    terms_by, expires_at, created_at, updated_at, stages)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $14)
          ON CONFLICT (chain_id, id) DO UPDATE
            SET status = EXCLUDED.status, task = EXCLUDED.task, requirements = EXCLUDED.requirements,
                price = EXCLUDED.price, deadline = EXCLUDED.deadline, terms_by = EXCLUDED.terms_by,
-               expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+               stages = EXCLUDED.stages, expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
            WHERE NOT $13 AND conversations.seeker = EXCLUDED.seeker AND conversations.worker = EXCLUDED.worker",
         i64_of(chain_id),
         c.id,
@@ -418,7 +431,8 @@ pub(crate) async fn save(
         by,
         c.expires_at,
         now,
-        new
+        new,
+        stages
     )
     .execute(conn)
     .await?;

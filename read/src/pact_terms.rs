@@ -28,6 +28,9 @@ pub struct PactTerms {
     pub payment: U256,
     /// Its deadline, in seconds since the epoch.
     pub deadline: i64,
+    /// Its stages in order, each its amount (base units) and deadline (seconds since the epoch);
+    /// empty for a pact of one stage, whose row is its stage.
+    pub stages: Vec<(U256, i64)>,
 }
 
 /// The ids of the pacts `creator` made on `chain_id` with spec hash `spec_hash`, as indexed,
@@ -60,8 +63,12 @@ pub async fn pact_terms<'e>(
 ) -> Result<Option<PactTerms>, ReadError> {
     let row = sqlx::query!(
         r#"SELECT creator, initiator, counterparty, spec_hash, currency, payment::text AS "payment!",
-                  extract(epoch FROM deadline)::bigint AS "deadline!"
-           FROM pacts WHERE chain_id = $1 AND pact_id = $2::text::numeric"#,
+                  extract(epoch FROM deadline)::bigint AS "deadline!",
+                  ARRAY(SELECT s.amount::text FROM pact_stages s
+                        WHERE s.chain_id = p.chain_id AND s.pact_id = p.pact_id ORDER BY s.stage) AS "stage_amounts!",
+                  ARRAY(SELECT extract(epoch FROM s.deadline)::bigint FROM pact_stages s
+                        WHERE s.chain_id = p.chain_id AND s.pact_id = p.pact_id ORDER BY s.stage) AS "stage_deadlines!"
+           FROM pacts p WHERE chain_id = $1 AND pact_id = $2::text::numeric"#,
         i64_of(chain_id),
         pact_id.to_string()
     )
@@ -69,6 +76,13 @@ pub async fn pact_terms<'e>(
     .await?;
     let Some(r) = row else { return Ok(None) };
     let cells = Cells { table: "pacts", key: format!("chain {chain_id} pact {pact_id}") };
+    let staged = Cells { table: "pact_stages", key: format!("chain {chain_id} pact {pact_id}") };
+    let stages = r
+        .stage_amounts
+        .iter()
+        .zip(&r.stage_deadlines)
+        .map(|(amount, deadline)| Ok((staged.u256("amount", amount)?, *deadline)))
+        .collect::<Result<Vec<_>, ReadError>>()?;
     Ok(Some(PactTerms {
         creator: cells.address("creator", &r.creator)?,
         initiator: cells.code("initiator", r.initiator)?,
@@ -77,5 +91,6 @@ pub async fn pact_terms<'e>(
         currency: cells.address("currency", &r.currency)?,
         payment: cells.u256("payment", &r.payment)?,
         deadline: r.deadline,
+        stages,
     }))
 }

@@ -59,6 +59,27 @@ pub struct SendProposal {
     /// Seconds to wait for the worker's first answer (0-25, default 0).
     #[schemars(range(max = MAX_WAIT_SECS))]
     wait_seconds: Option<u64>,
+    /// The budget in stages, each paid on its own once its work is approved (escrow v4): 2-8 of
+    /// {title?, price, deadline}, priced in the budget's currency and summing to it, deadlines in
+    /// order, the last one the deadline (which may then be left out). Leave out for one payment.
+    #[schemars(length(min = 2, max = rules::MAX_STAGES))]
+    stages: Option<Vec<StageTerm>>,
+}
+
+/// One stage of negotiated terms (HIRE/1.0 `stages`, docs/negotiation.md).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageTerm {
+    /// What the stage delivers, e.g. "wireframes".
+    #[schemars(length(max = agentpact_negotiation::message::MAX_STAGE_TITLE))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    /// Its part of the budget, e.g. "2 USDC".
+    #[schemars(length(min = 1, max = PRICE_CHARS))]
+    price: String,
+    /// ISO 8601 deadline of its delivery, e.g. 2025-01-31T12:00:00Z.
+    #[schemars(length(min = 1, max = TIME_CHARS))]
+    deadline: String,
 }
 
 /// Input of `respond_negotiation`.
@@ -71,8 +92,9 @@ pub struct RespondNegotiation {
     /// accept, counter, clarification or reject.
     #[serde(rename = "type")]
     kind: ResponseType,
-    /// The payload: accept {accepted_terms: {price, deadline}}, counter {price, accepted_requirements?,
-    /// estimated_delivery?}, clarification {questions? | answers?}, reject {reason?}.
+    /// The payload: accept {accepted_terms: {price, deadline, stages?}}, counter {price,
+    /// accepted_requirements?, estimated_delivery?, stages? ([] for one payment)}, clarification
+    /// {questions? | answers?}, reject {reason?}. Stages are [{title?, price, deadline}].
     message: Value,
     /// Seconds to wait for the other side's answer (0-25, default 0).
     #[schemars(range(max = MAX_WAIT_SECS))]
@@ -261,6 +283,9 @@ pub async fn propose(chain: &Chain, i: SendProposal) -> Result<Answer<Sent>, Too
     if let Some(deadline) = i.deadline {
         payload["deadline"] = json!(deadline);
     }
+    if let Some(stages) = i.stages {
+        payload["stages"] = json!(stages);
+    }
     let sent = send(chain, MessageType::Proposal, worker, &id, payload).await?;
     let reply = wait_for(chain, &id, sent.seq, worker, i.wait_seconds).await?;
     Answer::new(
@@ -359,21 +384,42 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
         oracles,
         weights: i.oracle_weights.unwrap_or_default(),
     };
-    super::pact::check_terms(chain, &pact_terms).await?;
-    let stake = agentpact_contracts::rules::stake(agreement.payment);
+    let stages: Vec<AgentPact::StageTerms> = agreement
+        .stages
+        .iter()
+        .map(|(amount, deadline)| AgentPact::StageTerms { amount: *amount, deadline: *deadline })
+        .collect();
+    super::pact::check_staged(chain, &pact_terms, &stages).await?;
+    let stake = if stages.is_empty() {
+        rules::stake(agreement.payment)
+    } else {
+        stages.iter().map(|s| rules::stake(s.amount)).sum()
+    };
     let deposit = agreement.payment + stake;
+    let in_stages = if stages.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = stages.iter().map(|s| currency.format(s.amount)).collect();
+        format!(" in {} stages ({} {})", stages.len(), parts.join(" + "), currency.symbol)
+    };
     let spend = Spend::paying(
         format!(
-            "create the pact negotiated in {} paying {} (and stake 10%)",
+            "create the pact negotiated in {} paying {}{in_stages} (and stake 10%)",
             c.id,
             show(agreement.payment, &currency)
         ),
         Some(c.worker),
     );
-    let plain = chain.pact.createPact(pact_terms.clone());
-    let mined = chain
-        .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p))
-        .await?;
+    let mined = if stages.is_empty() {
+        let plain = chain.pact.createPact(pact_terms.clone());
+        chain
+            .deposit(spend, &currency, deposit, plain, |p| chain.pact.createPactWithPermit(pact_terms, p))
+            .await?
+    } else {
+        // Escrow v4 has no permit variant of createStagedPact: a token is approved, then taken.
+        let plain = chain.pact.createStagedPact(pact_terms, stages);
+        chain.deposit_approving(spend, &currency, deposit, plain).await?
+    };
     let pact_id = receipt::announced::<AgentPact::PactCreated>(&mined.receipt)?.pactId;
     let linked = chain.relay()?.link_pact(&c.id, pact_id).await;
     let note = match linked {
@@ -390,7 +436,7 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
     );
     Answer::new(
         format!(
-            "Contract signed: pact #{pact_id} with {} for {}, hash {}. Deposited: {}; the worker signs with sign_contract to accept.{note}{}",
+            "Contract signed: pact #{pact_id} with {} for {}{in_stages}, hash {}. Deposited: {}; the worker signs with sign_contract to accept.{note}{}",
             c.worker,
             show(agreement.payment, &currency),
             agreement.spec_hash,

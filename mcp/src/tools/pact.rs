@@ -345,8 +345,21 @@ pub async fn claim_timeout(chain: &Chain, i: PactId) -> Result<Answer<TimedOut>,
 /// anything is simulated: `create-pact` and `sign_contract` both come through here. The chain's
 /// latest block time is the contract's `now`, and a sentence about a clock says it.
 pub async fn check_terms(chain: &Chain, terms: &AgentPact::Terms) -> Result<(), ToolError> {
+    check_staged(chain, terms, &[]).await
+}
+
+/// [`check_terms`] for a pact of `stages` (none: one stage), and the rules of its stages.
+pub async fn check_staged(
+    chain: &Chain,
+    terms: &AgentPact::Terms,
+    stages: &[AgentPact::StageTerms],
+) -> Result<(), ToolError> {
     let now = chain.now().await?;
-    rules::check_terms(terms, chain.me, now).map_err(|source| ToolError::Terms { source, now })
+    rules::check_terms(terms, chain.me, now).map_err(|source| ToolError::Terms { source, now })?;
+    if stages.is_empty() {
+        return Ok(());
+    }
+    rules::check_stages(terms, stages, now).map_err(|source| ToolError::Terms { source, now })
 }
 
 /// What a failed read of pact `id` means for the agent.

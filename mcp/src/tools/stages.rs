@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::{
     PactId, index_note,
-    pact::{CreatePact, Created, check_terms, creator_deposit, read_failed},
+    pact::{CreatePact, Created, check_staged, creator_deposit, read_failed},
     receipt,
     settlement::{Verdict, void_before_verdict, voided_note},
 };
@@ -255,12 +255,12 @@ pub async fn create(chain: &Chain, i: CreateStagedPact) -> Result<Answer<Created
         _ => sum,
     };
     let terms = i.pact.terms(&currency, payment)?;
-    check_terms(chain, &terms).await?;
     let stages: Vec<AgentPact::StageTerms> = amounts
         .iter()
         .zip(&i.stages)
         .map(|(amount, s)| AgentPact::StageTerms { amount: *amount, deadline: s.deadline })
         .collect();
+    check_staged(chain, &terms, &stages).await?;
     let stake: U256 = amounts.iter().map(|a| rules::stake(*a)).sum();
     let initiator = i.pact.initiator();
     let deposit = creator_deposit(initiator, payment, stake);
