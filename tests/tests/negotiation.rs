@@ -75,6 +75,20 @@ impl Stage {
         agentpact_tests::index::caught_up(&self.m.chain, self.db.pool()).await
     }
 
+    /// Keeps the relay's clock on real time while the handle lives: MCP servers stamp their
+    /// messages with the system clock.
+    fn real_time(&self) -> tokio::task::JoinHandle<()> {
+        let clock = self.clock.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Ok(mut c) = clock.lock() {
+                    *c = Utc::now();
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+    }
+
     fn set_clock(&self, rfc3339: &str) {
         if let (Ok(mut clock), Ok(t)) = (self.clock.lock(), DateTime::parse_from_rfc3339(rfc3339)) {
             *clock = t.with_timezone(&Utc);
@@ -859,16 +873,7 @@ async fn forged_replayed_stale_and_misaddressed_messages_are_refused() -> Result
 async fn two_mcp_servers_negotiate_through_the_relay() -> Result {
     let now = Utc::now();
     let s = Stage::open(TestChain::start().await?, now, Timeouts::default()).await?;
-    // The relay keeps real time here: the MCP servers stamp their messages with the system clock.
-    let clock = s.clock.clone();
-    let _ticking = tokio::spawn(async move {
-        loop {
-            if let Ok(mut c) = clock.lock() {
-                *c = Utc::now();
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    });
+    let _ticking = s.real_time();
     let seeker = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
     let worker = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
     seeker.use_relay(&s.api.base)?;
@@ -1074,4 +1079,140 @@ async fn floods_oversized_messages_nul_bytes_and_overlong_timestamps_are_refused
     assert_eq!((status, code(&answer)), (409, "CONVERSATION_FULL"), "{answer}");
     assert_eq!(s.messages("flood").await?.len(), 100);
     Ok(())
+}
+
+/// Terms in stages (HIRE/1.0 `stages`, docs/negotiation.md): stages that do not add up to the
+/// budget are refused as proposed; the seeker proposes 0.6 ETH in three stages, the worker counters
+/// with two, and an accept naming the proposal's stages is refused; the table's are accepted. A
+/// pact at the agreed price, deadline, hash and worker but in other stages is not the contract
+/// (`PACT_MISMATCH`); `sign_contract` makes a pact of exactly the agreed stages (amounts,
+/// deadlines, the terms document naming them), which the worker's `sign_contract` funds with a
+/// tenth of each stage.
+#[tokio::test]
+async fn terms_in_stages_are_negotiated_signed_and_become_a_pact_of_those_stages() -> Result {
+    let s = Stage::open(TestChain::start().await?, Utc::now(), Timeouts::default()).await?;
+    let _ticking = s.real_time();
+    let seeker = TestAgent::start(&s.m.chain, &s.db, 1, Role::Seeker, test_limits()).await?;
+    let worker = TestAgent::start(&s.m.chain, &s.db, 2, Role::Worker, test_limits()).await?;
+    seeker.use_relay(&s.api.base)?;
+    worker.use_relay(&s.api.base)?;
+    let due = |days: i64| {
+        let at = (Utc::now() + chrono::Duration::days(days)).timestamp();
+        let at = DateTime::from_timestamp(at, 0).unwrap_or_default();
+        (at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), u64::try_from(at.timestamp()).unwrap_or(0))
+    };
+    let ((d1, _), (d2, s2), (d3, s3)) = (due(1), due(2), due(3));
+    let to = worker.address.to_string();
+
+    let (_, said) = seeker
+        .refused(
+            "send_proposal",
+            json!({ "worker_id": to, "task": "a site", "budget": "0.6 ETH",
+                    "stages": [{ "price": "0.2 ETH", "deadline": d1 }, { "price": "0.3 ETH", "deadline": d3 }] }),
+        )
+        .await?;
+    assert!(said.contains("the stages' prices sum to 0.5 ETH but the price is 0.6 ETH"), "{said}");
+    let sent = seeker
+        .ok(
+            "send_proposal",
+            json!({ "worker_id": to, "task": "a site", "budget": "0.6 ETH", "stages": sent_stages(&d1, &d2, &d3) }),
+        )
+        .await?;
+    let id = sent.data["conversationId"].as_str().unwrap_or_default().to_owned();
+    let listed = worker.ok("get_conversations", json!({})).await?;
+    let table = &listed.data["conversations"][0];
+    assert_eq!(
+        table["stages"][2],
+        json!({ "title": "launch", "price": "0.3 ETH", "deadline": s3 }),
+        "{table}"
+    );
+    assert_eq!(table["deadline"], json!(s3), "the deadline is the last stage's: {table}");
+
+    let two = json!([{ "title": "design and build", "price": "0.25 ETH", "deadline": d2 },
+                     { "title": "launch", "price": "0.35 ETH", "deadline": d3 }]);
+    worker
+        .ok(
+            "respond_negotiation",
+            json!({ "conversation_id": id, "type": "counter", "message": { "price": "0.6 ETH", "stages": two } }),
+        )
+        .await?;
+    let (_, said) = seeker
+        .refused(
+            "respond_negotiation",
+            json!({ "conversation_id": id, "type": "accept",
+                    "message": { "accepted_terms": { "price": "0.6 ETH", "deadline": d3, "stages": sent_stages(&d1, &d2, &d3) } } }),
+        )
+        .await?;
+    assert!(said.contains("are not the terms on the table") && said.contains("in 2 stages"), "{said}");
+    let accepted = seeker
+        .ok(
+            "respond_negotiation",
+            json!({ "conversation_id": id, "type": "accept",
+                    "message": { "accepted_terms": { "price": "0.6 ETH", "deadline": d3, "stages": two } } }),
+        )
+        .await?;
+    assert_eq!(accepted.data["status"], "CONTRACTED", "{}", accepted.text);
+
+    // The agreed price, deadline, hash and worker in other stages: not this conversation's pact.
+    let chain_id = s.m.chain.anvil.chain_id();
+    let record = Store::new(s.db.pool().clone())
+        .conversation(chain_id, &id)
+        .await
+        .map_err(|e| HarnessError::Process(e.to_string()))?;
+    let agreed = record
+        .and_then(|r| Agreement::reached(chain_id, &r.conversation, Address::ZERO, 18).ok())
+        .ok_or_else(|| HarnessError::Process(format!("{id} has no agreement")))?;
+    let amounts = [ether(1) / U256::from(4u8), ether(1) * U256::from(35u8) / U256::from(100u8)];
+    assert_eq!(agreed.stages, [(amounts[0], s2), (amounts[1], s3)]);
+    let mut terms = s.m.terms_in(Address::ZERO, Initiator::Buyer, agreed.payment).await?;
+    (terms.specHash, terms.deadline, terms.counterparty) = (agreed.spec_hash, s3, worker.address);
+    let half = agreed.payment / U256::from(2u8);
+    let other = vec![
+        AgentPact::StageTerms { amount: half, deadline: s2 },
+        AgentPact::StageTerms { amount: half, deadline: s3 },
+    ];
+    let (other_id, _) = s.m.create_staged(terms, other).await?;
+    s.synced().await?;
+    let link = json!({ "conversationId": id, "pactId": other_id.to_string() });
+    let (status, answer) = s.post_to("hire/contracts", &link).await?;
+    assert_eq!((status, code(&answer)), (409, "PACT_MISMATCH"), "{answer}");
+
+    let signed = seeker
+        .ok(
+            "sign_contract",
+            json!({ "conversation_id": id, "arbitrator": s.m.cast.arbitrator.to_string(),
+                    "oracles": [s.m.cast.oracles[0].to_string(), s.m.cast.oracles[1].to_string()],
+                    "oracle_weights": [60, 40] }),
+        )
+        .await?;
+    assert!(signed.text.contains("for 0.6 ETH in 2 stages (0.25 + 0.35 ETH)"), "{}", signed.text);
+    assert!(signed.text.contains("Deposited: 0.66 ETH (0.6 payment + 0.06 stake)"), "{}", signed.text);
+    let document: Value =
+        serde_json::from_str(signed.data["termsDocument"].as_str().unwrap_or_default()).unwrap_or_default();
+    assert_eq!(document["stages"][0]["amount"], "250000000000000000", "{document}");
+    assert_eq!(document["stages"][1]["title"], "launch", "{document}");
+    let pact_id: U256 = signed.data["pactId"].as_str().unwrap_or_default().parse().unwrap_or_default();
+    let stages = s.m.chain.pact.getStages(pact_id).call().await?;
+    let on_chain: Vec<(U256, u64)> = stages.iter().map(|st| (U256::from(st.amount), st.deadline)).collect();
+    assert_eq!(on_chain, agreed.stages, "the pact's stages are the agreed ones");
+    assert_eq!(s.m.chain.pact.getPact(pact_id).call().await?.specHash, agreed.spec_hash);
+
+    let funded = worker.ok("sign_contract", json!({ "conversation_id": id })).await?;
+    assert_eq!(
+        (funded.data["status"].as_str(), funded.data["deposited"].as_str()),
+        (Some("FUNDED"), Some("0.06")),
+        "{}",
+        funded.text
+    );
+    assert_eq!(s.m.status(pact_id).await?, PactStatus::Funded);
+    let contract = seeker.ok("get_contract", json!({ "contract_id": pact_id.to_string() })).await?;
+    assert_eq!(contract.data["conversation"]["conversationId"], json!(id), "the relay linked it");
+    Ok(())
+}
+
+/// The three stages of the proposal in `terms_in_stages_…`.
+fn sent_stages(d1: &str, d2: &str, d3: &str) -> Value {
+    json!([{ "title": "design", "price": "0.1 ETH", "deadline": d1 },
+           { "title": "build", "price": "0.2 ETH", "deadline": d2 },
+           { "title": "launch", "price": "0.3 ETH", "deadline": d3 }])
 }
