@@ -412,6 +412,57 @@ async fn a_review_window_closing_in_an_hour_brings_its_reminder_then_its_closing
     Ok(())
 }
 
+/// Each stage of a pact of several waits in its own window: stage 1's review, while stage 0 (the
+/// pact's status) is still being worked on, brings the buyer its reminder and its closing notice,
+/// naming the stage in the body and the key; nothing is announced of stage 0's deadline a day
+/// away, and a one-stage pact's key keeps its shape (the test above).
+#[tokio::test]
+async fn each_stage_of_a_pact_brings_the_alarms_of_its_own_window() -> Result {
+    use agentpact_tests::chain::{hash, send};
+    let s = Stack::start(&[]).await?;
+    let receiver = Receiver::start(None).await?;
+    let sub = s
+        .subscribe(&receiver, WebhookMode::Instant, Filter { alarms: true, ..party(s.m.cast.buyer) }, None)
+        .await?;
+    let (pact, cast) = (&s.m.chain.pact, &s.m.cast);
+    let (mut terms, stages) =
+        s.m.staged_terms(Address::ZERO, Initiator::Buyer, &[ether(1), ether(1)]).await?;
+    terms.reviewPeriod = 3600;
+    let stake = agentpact_tests::pacts::staged_stake(&stages);
+    let (id, _) = s.m.create_staged(terms, stages).await?;
+    send(pact.acceptPact(id).from(cast.seller).value(stake)).await?;
+    send(pact.startWork(id).from(cast.seller)).await?;
+    send(pact.submitStage(id, 1, hash(5)).from(cast.seller)).await?;
+    for oracle in &cast.oracles {
+        send(pact.scoreStage(id, 1, 90, hash(6)).from(*oracle)).await?;
+    }
+    send(pact.finalizeStage(id, 1).from(cast.stranger)).await?;
+    let closes = pact.getStage(id, 1).call().await?.verifiedAt + 3600;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+
+    let is = |r: &Received, kind: &str| r.subscription() == sub && r.kind() == kind;
+    let received = receiver.until("stage 1's reminder", |r| r.iter().any(|r| is(r, "reminder"))).await?;
+    let reminder = received.iter().find(|r| is(r, "reminder")).expect("found");
+    assert_eq!((&reminder.body["window"], &reminder.body["stage"]), (&json!("review"), &json!(1)));
+    assert_eq!(reminder.body["status"], "PENDING_APPROVAL", "the stage's status, not the pact's IN_PROGRESS");
+    assert_eq!(reminder_closes(reminder), closes);
+    let key = format!("{}:{id}:1:review:{closes}:reminder", s.chain_id());
+    assert_eq!(reminder.body["idempotencyKey"], json!(key));
+
+    s.m.chain.increase_time(3601).await?;
+    caught_up(&s.m.chain, s.db.pool()).await?;
+    let received = receiver.until("stage 1's closing notice", |r| r.iter().any(|r| is(r, "closed"))).await?;
+    let closed = received.iter().find(|r| is(r, "closed")).expect("found");
+    assert_eq!((&closed.body["window"], &closed.body["stage"]), (&json!("review"), &json!(1)));
+    let alarms: Vec<_> = received
+        .iter()
+        .filter(|r| r.subscription() == sub && r.kind() != "event")
+        .map(|r| r.body["stage"].clone())
+        .collect();
+    assert_eq!(alarms, [json!(1), json!(1)], "stage 1's two alarms and no other");
+    Ok(())
+}
+
 /// The `closesAt` of an alarm (Unix seconds, as every time a body carries).
 fn reminder_closes(r: &Received) -> u64 {
     r.body["closesAt"].as_u64().unwrap_or_default()
