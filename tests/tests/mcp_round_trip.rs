@@ -64,7 +64,7 @@ const KINDS: &[Kind] = &[
     // budget takes it; the pact tools' amounts are bare decimals beside a `currency`.
     Kind {
         name: "price with its currency",
-        answered_as: &["conversations.price", "conversation.price"],
+        answered_as: &["conversations.price", "conversation.price", "stages.price"],
         taken_as: &["budget"],
     },
     Kind { name: "webhook subscription id", answered_as: &["subscriptionId"], taken_as: &["subscriptionId"] },
@@ -462,6 +462,33 @@ impl Stage {
             )
             .await?;
         let conversation = sent["conversationId"].clone();
+        // Terms in stages too, agreed and signed: their inputs are ids and amounts as well.
+        let day = (chrono::Utc::now() + chrono::Duration::days(1))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let staged = self
+            .ok(
+                BUYER,
+                "send_proposal",
+                json!({ "worker_id": agent_id, "task": "a logo in two steps", "budget": "0.2 ETH",
+                        "stages": [{ "title": "sketch", "price": "0.1 ETH", "deadline": day },
+                                   { "title": "final", "price": "0.1 ETH", "deadline": deadline }] }),
+            )
+            .await?;
+        let talk = staged["conversationId"].clone();
+        let agreed = json!({ "price": "0.2 ETH", "deadline": deadline });
+        self.ok(
+            SELLER,
+            "respond_negotiation",
+            json!({ "conversation_id": talk, "type": "accept", "message": { "accepted_terms": agreed } }),
+        )
+        .await?;
+        self.ok(
+            BUYER,
+            "sign_contract",
+            json!({ "conversation_id": talk, "arbitrator": arbitrator, "oracles": oracles, "oracle_weights": [60, 40] }),
+        )
+        .await?;
+        self.ok(SELLER, "sign_contract", json!({ "conversation_id": talk })).await?;
         let terms =
             json!({ "price": format!("{} ETH", price.as_str().unwrap_or_default()), "deadline": deadline });
         self.ok(

@@ -62,7 +62,7 @@ pub struct SendProposal {
     /// The budget in stages, each paid on its own once its work is approved (escrow v4): 2-8 of
     /// {title?, price, deadline}, priced in the budget's currency and summing to it, deadlines in
     /// order, the last one the deadline (which may then be left out). Leave out for one payment.
-    #[schemars(length(min = 2, max = rules::MAX_STAGES))]
+    #[schemars(length(max = rules::MAX_STAGES))]
     stages: Option<Vec<StageTerm>>,
 }
 
