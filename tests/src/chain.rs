@@ -215,6 +215,15 @@ impl TestChain {
         Ok(())
     }
 
+    /// Makes every later block one second after the one before (its jumps aside), whatever the
+    /// wall clock does: a run whose windows open and close by chain time then takes the same
+    /// course on a loaded machine as on an idle one.
+    pub async fn one_second_blocks(&self) -> Result<(), HarnessError> {
+        let _: serde_json::Value =
+            self.provider.raw_request("anvil_setBlockTimestampInterval".into(), (1u64,)).await?;
+        Ok(())
+    }
+
     /// Moves the chain's clock forward by `secs` and mines a block at the new time.
     pub async fn increase_time(&self, secs: u64) -> Result<(), HarnessError> {
         let _: serde_json::Value = self.provider.raw_request("evm_increaseTime".into(), (secs,)).await?;
