@@ -22,6 +22,14 @@ fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
 }
 
+/// Where screenshots go: beside the binaries, under the cargo target dir
+/// (`<target dir>/dashboard-screenshots/`).
+pub fn screenshots() -> std::path::PathBuf {
+    let binary = crate::cli::binary();
+    let target = binary.parent().and_then(|debug| debug.parent()).map(Path::to_path_buf).unwrap_or_default();
+    target.join("dashboard-screenshots")
+}
+
 /// A headless Chromium with one window, and the chromedriver that drives it.
 pub struct Browser {
     http: reqwest::Client,
@@ -60,6 +68,46 @@ impl Browser {
         let answer = call(http.post(&base).json(&capabilities)).await?;
         let id = answer["sessionId"].as_str().ok_or_else(|| process(format!("no session: {answer}")))?;
         Ok(Self { session: format!("{base}/{id}"), http, _driver: driver })
+    }
+
+    /// Marks the dashboard page on screen as stale, so [`Browser::drawn`] waits for the next one: a
+    /// new hash is a same-document navigation, and the router hears of it a moment after the URL
+    /// has changed.
+    pub async fn leaving(&self) -> Result<(), HarnessError> {
+        self.run("const m = document.querySelector('main'); if (m) m.dataset.ready = 'stale'", json!([]))
+            .await
+            .map(drop)
+    }
+
+    /// Waits until the dashboard's router has drawn the page for the current URL.
+    pub async fn drawn(&self) -> Result<(), HarnessError> {
+        self.wait_for(
+            "the page drawn",
+            "return document.querySelector('main').dataset.ready === 'true'",
+            Duration::from_secs(10),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Opens dashboard page `url` and waits until it is drawn.
+    pub async fn open(&self, url: &str) -> Result<(), HarnessError> {
+        self.leaving().await?;
+        self.goto(url).await?;
+        self.drawn().await
+    }
+
+    /// The stage rows of the dashboard's pact page on screen: each row's `index`, `status` and
+    /// what its end credited the seller and the buyer as the page shows it (`toSeller`, `toBuyer`).
+    pub async fn stage_rows(&self) -> Result<Value, HarnessError> {
+        self.run(
+            "return [...document.querySelectorAll('tr[data-stage]')].map((r) => ({
+               index: Number(r.dataset.stage), status: r.dataset.status,
+               toSeller: r.querySelector('[data-to=seller]').textContent,
+               toBuyer: r.querySelector('[data-to=buyer]').textContent }))",
+            json!([]),
+        )
+        .await
     }
 
     /// Opens `url` (returns once the page has loaded, before its scripts have fetched anything).

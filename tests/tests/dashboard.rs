@@ -7,7 +7,7 @@
 //! a host other than the server. Screenshots of each page land in
 //! `<target dir>/dashboard-screenshots/`.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use agentpact_contracts::{
     AgentPact, Deployment, Initiator, PactStatus, erc8004::RegistrationFile, links, money,
@@ -15,9 +15,8 @@ use agentpact_contracts::{
 use agentpact_lab::Cast;
 use agentpact_tests::{
     HarnessError,
-    browser::{Browser, ENTER, TAB},
+    browser::{Browser, ENTER, TAB, screenshots},
     chain::{hash, send},
-    cli::binary,
     dev::DevStack,
     erc8004::Registries,
     pacts::{DEADLINE_IN, REVIEW_PERIOD, THRESHOLD, WEIGHTS, creator_deposit},
@@ -34,12 +33,6 @@ fn process(e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Process(e.to_string())
 }
 
-/// Where the screenshots go: beside the binaries, under the cargo target dir.
-fn screenshots() -> PathBuf {
-    let target = binary().parent().and_then(|debug| debug.parent()).map(PathBuf::from).unwrap_or_default();
-    target.join("dashboard-screenshots")
-}
-
 /// The API's answer to `query`, asked directly (what the page must agree with).
 async fn api(dev: &DevStack, query: &str, variables: Value) -> Result<Value> {
     agentpact_tests::api::data_at(&reqwest::Client::new(), &dev.graphql, query, variables).await
@@ -48,15 +41,6 @@ async fn api(dev: &DevStack, query: &str, variables: Value) -> Result<Value> {
 /// The ids of the pact rows the page shows, in order.
 const SHOWN_PACTS: &str =
     "return [...document.querySelectorAll('#results tr[data-pact-id]')].map((r) => r.dataset.pactId)";
-
-/// Marks the page on screen as stale, so [`drawn`] waits for the next one: a new hash is a
-/// same-document navigation, and the router hears of it a moment after the URL has changed.
-async fn leaving(browser: &Browser) -> Result {
-    browser
-        .run("const m = document.querySelector('main'); if (m) m.dataset.ready = 'stale'", json!([]))
-        .await
-        .map(drop)
-}
 
 /// Every piece of text on the page whose contrast with its background is under WCAG AA's 4.5:1,
 /// as `{ text, ratio }` (colours as the browser computed them).
@@ -93,32 +77,14 @@ const AMOUNTS_IN_PAGE: &str = "
                                               : v.read.units !== v.units || v.written !== v.shown)),
     }));";
 
-/// Waits until the page's router has drawn the page for the current URL.
-async fn drawn(browser: &Browser) -> Result {
-    browser
-        .wait_for(
-            "the page drawn",
-            "return document.querySelector('main').dataset.ready === 'true'",
-            Duration::from_secs(10),
-        )
-        .await
-        .map(drop)
-}
-
 /// Submits the page's form as a person would (its button) and waits until the page of the new
 /// URL, which must carry `filter`, has been drawn.
 async fn submit(browser: &Browser, filter: &str) -> Result {
-    leaving(browser).await?;
+    browser.leaving().await?;
     browser.click("form.filters button[type=submit]").await?;
     let in_url = format!("return location.hash.includes({filter:?})");
     browser.wait_for("the filter in the URL", &in_url, Duration::from_secs(5)).await?;
-    drawn(browser).await
-}
-
-async fn open(browser: &Browser, url: &str) -> Result {
-    leaving(browser).await?;
-    browser.goto(url).await?;
-    drawn(browser).await
+    browser.drawn().await
 }
 
 /// The dev stack's deployment, as `agentpact dev` wrote it.
@@ -167,7 +133,7 @@ async fn rests_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result {
         // In upper-case hex: another URL than the page already open, so the router draws it.
         let route = seen_by.as_ref().map_or_else(String::new, |v| format!("?viewer={v}"));
         let at = format!("0x{}", agent[2..].to_uppercase());
-        open(browser, &format!("{}#/address/{at}{route}", dev.dashboard)).await?;
+        browser.open(&format!("{}#/address/{at}{route}", dev.dashboard)).await?;
         let shown = browser.run(SHOWN, json!([])).await?;
         // Numbers compared as numbers: the page writes 1 where the API writes 1.0.
         let row = |r: &Value| {
@@ -239,7 +205,7 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
     let seller = cast.seller.to_string();
 
     // (Written in lower case: another URL than the page already open, so the router draws it.)
-    open(browser, &page(&format!("address/{}", seller.to_lowercase()))).await?;
+    browser.open(&page(&format!("address/{}", seller.to_lowercase()))).await?;
     let note = browser.run("return document.querySelector('#erc8004 .note')?.textContent", json!([])).await?;
     assert!(note.as_str().is_some_and(|t| t.starts_with("This address has no ERC-8004 identity")), "{note}");
 
@@ -383,7 +349,7 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
         (&seen["reputation"]["score"]["value"], &seen["reputation"]["globalScore"]["value"]);
     assert_eq!(global.as_f64(), answer["reputation"]["score"]["value"].as_f64(), "{seen} {answer}");
     assert_ne!(viewers.as_f64(), global.as_f64(), "the buyer's view raises the seller: {seen}");
-    open(browser, &page(&format!("address/{seller}?viewer={}", cast.buyer))).await?;
+    browser.open(&page(&format!("address/{seller}?viewer={}", cast.buyer))).await?;
     let tile = browser
         .run(
             "return Number(document.querySelector('#erc8004 [data-score=agentpact]').dataset.value)",
@@ -393,12 +359,12 @@ async fn erc8004_on_the_agent_page(dev: &DevStack, browser: &Browser) -> Result 
     assert_eq!(tile.as_f64(), global.as_f64(), "the AgentPact tile as a viewer sees the page: {seen}");
 
     // By its ERC-8004 id: the same page; an id it does not know, a sentence.
-    open(browser, &page(&format!("erc8004/{agent_id}"))).await?;
+    browser.open(&page(&format!("erc8004/{agent_id}"))).await?;
     let opened = browser
         .run("return document.querySelector('#erc8004 [data-agent-id]')?.textContent", json!([]))
         .await?;
     assert_eq!(opened, agent_id.to_string());
-    open(browser, &page("erc8004/999999")).await?;
+    browser.open(&page("erc8004/999999")).await?;
     let text = browser.run("return document.querySelector('main .error')?.textContent", json!([])).await?;
     assert!(text.as_str().is_some_and(|t| t.contains("has no agent 999999")), "{text}");
     Ok(())
@@ -411,7 +377,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     let page = |route: &str| format!("{}#/{route}", dev.dashboard);
 
     // The overview: every status with the API's count.
-    open(&browser, &dev.dashboard).await?;
+    browser.open(&dev.dashboard).await?;
     let shown = browser
         .run(
             "return Object.fromEntries([...document.querySelectorAll('#by-status .bar')]
@@ -459,7 +425,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert_eq!(amounts["wrong"], json!([]), "the dashboard reads amounts otherwise than the table");
 
     // The pact list, filtered through its form by status, then by party.
-    open(&browser, &page("pacts")).await?;
+    browser.open(&page("pacts")).await?;
     browser.click("input[name=status][value=DISPUTED]").await?;
     submit(&browser, "status=DISPUTED").await?;
     let expected = api(
@@ -481,7 +447,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     );
     let seller = api(&dev, "{ pact(id: 1) { seller } }", json!({})).await?["pact"]["seller"].clone();
     let seller = seller.as_str().ok_or_else(|| process("pact 1 has no seller"))?.to_owned();
-    open(&browser, &page("pacts")).await?;
+    browser.open(&page("pacts")).await?;
     browser.type_into("input[name=party]", &seller).await?;
     submit(&browser, "party=").await?;
     let expected = api(
@@ -496,7 +462,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     browser.screenshot(&screenshots().join("pacts-1440.png")).await?;
 
     // A pact's page: its timeline in order, with the block and transaction of each event.
-    open(&browser, &page("pacts/4")).await?;
+    browser.open(&page("pacts/4")).await?;
     let timeline = browser
         .run(
             "return [...document.querySelectorAll('#timeline li')]
@@ -511,16 +477,8 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
 
     // A pact of three stages (demo pact 20): a row per stage with its status, ending and what its
     // end credited each side, as the API's milestones say; the pact shows its lowest live stage.
-    open(&browser, &page("pacts/20")).await?;
-    let lanes = browser
-        .run(
-            "return [...document.querySelectorAll('tr[data-stage]')].map((r) => ({
-               index: Number(r.dataset.stage), status: r.dataset.status,
-               toSeller: r.querySelector('[data-to=seller]').textContent,
-               toBuyer: r.querySelector('[data-to=buyer]').textContent }))",
-            json!([]),
-        )
-        .await?;
+    browser.open(&page("pacts/20")).await?;
+    let lanes = browser.stage_rows().await?;
     let staged = api(
         &dev,
         "{ pact(id: 20) { status milestones { index status ending toSellerFormatted toBuyerFormatted } } }",
@@ -544,7 +502,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
 
     // A split: the ruling's division on the page and in the timeline (demo pact 8), and the
     // accepted offer of a settlement (demo pact 9).
-    open(&browser, &page("pacts/8")).await?;
+    browser.open(&page("pacts/8")).await?;
     let split = browser
         .run(
             "return [document.getElementById('division').textContent,
@@ -570,7 +528,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
         "{split}"
     );
     assert!(split[1].as_str().is_some_and(|t| t.contains("(70% of the pot to the seller)")), "{split}");
-    open(&browser, &page("pacts/9")).await?;
+    browser.open(&page("pacts/9")).await?;
     let offer = browser
         .run(
             "return [...document.querySelectorAll('#main tr[data-round]')].map((r) => r.textContent)",
@@ -586,7 +544,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     assert_eq!(browser.run(LOW_CONTRAST, json!([])).await?, json!([]), "text under 4.5:1 on a pact's page");
 
     // An address's page: what the escrow owes it per currency, as the API says.
-    open(&browser, &page(&format!("address/{seller}"))).await?;
+    browser.open(&page(&format!("address/{seller}"))).await?;
     let shown = browser
         .run(
             "return Object.fromEntries([...document.querySelectorAll('tr[data-currency]')]
@@ -618,11 +576,11 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
 
     // By keyboard alone: Tab from the top meets the skip link, then the sections, then the
     // form; Space ticks a status, Enter on Apply filters.
-    open(&browser, &page("pacts")).await?;
+    browser.open(&page("pacts")).await?;
     // A fresh load, so the focus starts at the top of the document.
-    leaving(&browser).await?;
+    browser.leaving().await?;
     browser.run("location.reload()", json!([])).await?;
-    drawn(&browser).await?;
+    browser.drawn().await?;
     let focused = "const e = document.activeElement; return e ? (e.value || e.textContent).trim() : null";
     let mut order = Vec::new();
     while order.last().and_then(Value::as_str) != Some("REFUNDED") {
@@ -644,15 +602,15 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
         browser.press(&[TAB]).await?;
         order.push(browser.run(focused, json!([])).await?);
     }
-    leaving(&browser).await?;
+    browser.leaving().await?;
     browser.press(&[ENTER]).await?;
-    drawn(&browser).await?;
+    browser.drawn().await?;
     let expected =
         api(&dev, "{ pacts(filter: { status: [REFUNDED] }, first: 20) { nodes { id } } }", json!({})).await?;
     assert_eq!(browser.run(SHOWN_PACTS, json!([])).await?.as_array().cloned(), ids(&expected));
 
     // The market, searched through its form as searchAgents searches.
-    open(&browser, &page("agents")).await?;
+    browser.open(&page("agents")).await?;
     browser.type_into("input[name=capability]", "logo-design").await?;
     submit(&browser, "capability=logo-design").await?;
     let shown = browser
@@ -675,7 +633,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
 
     // A change on chain reaches an open page without a reload: the seller starts the FUNDED demo
     // pact 1 through the node's unlocked account (as `cast send --unlocked` would).
-    open(&browser, &page("pacts/1")).await?;
+    browser.open(&page("pacts/1")).await?;
     browser.run("window.notReloaded = true", json!([])).await?;
     let status = "return document.querySelector('h1 [data-status-label]')?.dataset.statusLabel";
     assert_eq!(browser.run(status, json!([])).await?, "FUNDED");
@@ -694,19 +652,19 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     eprintln!("the open page showed the change {:?} after the transaction was mined", mined.elapsed());
 
     // Bad input: clear messages, not a blank page.
-    open(&browser, &page("pacts/999999")).await?;
+    browser.open(&page("pacts/999999")).await?;
     let text = browser.run("return document.querySelector('main .error')?.textContent", json!([])).await?;
     assert!(text.as_str().is_some_and(|t| t.contains("There is no pact #999999")), "{text}");
-    open(&browser, &page("address/0x123")).await?;
+    browser.open(&page("address/0x123")).await?;
     let text = browser.run("return document.querySelector('main .error')?.textContent", json!([])).await?;
     assert!(text.as_str().is_some_and(|t| t.contains("\"0x123\" is not an address")), "{text}");
-    open(&browser, &page("pacts?party=0xnothex")).await?;
+    browser.open(&page("pacts?party=0xnothex")).await?;
     let text =
         browser.run("return document.querySelector('#results .error')?.textContent", json!([])).await?;
     assert!(text.as_str().is_some_and(|t| t.contains("is not an address")), "{text}");
 
     // The query console at /graphql, served by the binary like the rest.
-    open(&browser, &dev.graphql).await?;
+    browser.open(&dev.graphql).await?;
     browser.type_into("#query", "{ stats { pacts } }").await?;
     browser.click("#run").await?;
     let answer = browser
@@ -732,7 +690,7 @@ async fn the_dashboard_shows_the_demo_chain_live_offline_and_at_a_phones_width()
     for (name, route) in
         [("overview", ""), ("pact", "pacts/4"), ("pacts", "pacts"), ("address", &format!("address/{seller}"))]
     {
-        open(&browser, &page(route)).await?;
+        browser.open(&page(route)).await?;
         let (width, scroll) = (
             browser.run("return window.innerWidth", json!([])).await?,
             browser.run("return document.documentElement.scrollWidth", json!([])).await?,
@@ -819,14 +777,14 @@ async fn chain_text_is_a_link_only_when_its_scheme_is_on_the_list() -> Result {
 
     let script = pact_with_spec(&dev, "javascript:alert(1)").await?;
     let web = pact_with_spec(&dev, "https://specs.example/logo.md").await?;
-    open(&browser, &page(&format!("pacts/{script}"))).await?;
+    browser.open(&page(&format!("pacts/{script}"))).await?;
     let shown = browser.run(SHOWN_URI, json!([])).await?;
     assert_eq!(
         shown,
         json!({ "tag": "SPAN", "href": null, "text": "javascript:alert(1)", "scriptLinks": 0 }),
         "a javascript: spec is text"
     );
-    open(&browser, &page(&format!("pacts/{web}"))).await?;
+    browser.open(&page(&format!("pacts/{web}"))).await?;
     let shown = browser.run(SHOWN_URI, json!([])).await?;
     assert_eq!(
         shown,
@@ -878,7 +836,7 @@ async fn the_dashboard_says_live_why_no_score_checksums_and_days() -> Result {
         // A fresh browser, so the page is opened directly, not reached from another.
         let browser = Browser::start(1440, 1000).await?;
         browser.goto(&url).await?;
-        drawn(&browser).await?;
+        browser.drawn().await?;
         browser.wait_for(&format!("the live badge on {url}"), badge, Duration::from_secs(20)).await?;
         browser.close().await?;
     }
@@ -888,7 +846,7 @@ async fn the_dashboard_says_live_why_no_score_checksums_and_days() -> Result {
     for (id, how) in [(8, "by the arbitrator's ruling"), (9, "by a settlement between buyer and seller")] {
         let truth = api(&dev, &format!("{{ pact(id: {id}) {{ status finalScore }} }}"), json!({})).await?;
         assert_eq!(truth["pact"], json!({ "status": "SPLIT", "finalScore": null }), "demo pact {id}");
-        open(&browser, &page(&format!("pacts/{id}"))).await?;
+        browser.open(&page(&format!("pacts/{id}"))).await?;
         let said =
             browser.run("return document.getElementById('final-score').textContent", json!([])).await?;
         let said = said.as_str().unwrap_or_default();
@@ -900,7 +858,7 @@ async fn the_dashboard_says_live_why_no_score_checksums_and_days() -> Result {
     }
 
     // A completed pact: payouts to checksummed addresses, the review period in words.
-    open(&browser, &page("pacts/4")).await?;
+    browser.open(&page("pacts/4")).await?;
     let truth = api(&dev, "{ pact(id: 4) { reviewPeriod timeline { kind data } } }", json!({})).await?;
     let paid: Vec<String> = truth["pact"]["timeline"]
         .as_array()

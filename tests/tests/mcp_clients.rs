@@ -9,6 +9,7 @@ use agentpact_read::Reader;
 use agentpact_tests::{
     HarnessError,
     api::{self, TestApi},
+    browser::{Browser, screenshots},
     cli::binary,
     index,
     mcp::{binary_env, dev_key},
@@ -282,8 +283,9 @@ async fn a_seeker_that_never_registered_hires_a_designer_in_usdc_and_its_rating_
 /// Escrow v4's acceptance (#55): a pact of three stages in ETH and one in USDC driven to the end
 /// through the SDK's `Client` in its default mode, and again pinned to 2026-07-28, by a seeker, a
 /// worker, two oracles and an arbitrator (tests/python/mcp_stages.py): stage 0 approved, stage 1
-/// ruled 70/30, stage 2 settled at 40 %. Every credit is checked on chain to the base unit, and the same figures are read back
-/// through GraphQL (each stage's `toSeller` and `toBuyer`).
+/// ruled 70/30, stage 2 settled at 40 %. Every credit is checked on chain to the base unit, and the
+/// same figures are read back through GraphQL (each stage's `toSeller` and `toBuyer`) and, on the
+/// default mode's pacts, on the dashboard's pact page in Chromium (screenshot).
 #[tokio::test]
 async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_base_unit_in_eth_and_usdc()
 -> Result {
@@ -309,6 +311,7 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
     let usdc = *chain.usdc.address();
     let stdio = binary().to_string_lossy().into_owned();
     let graphql = TestApi::start(s.db.pool(), api::config(chain.anvil.chain_id())).await?;
+    let browser = Browser::start(1440, 1000).await?;
     // The SDK's default mode (auto), then pinned to the newest protocol.
     for mode in [None, Some("2026-07-28")] {
         let mut before = Vec::new();
@@ -379,9 +382,65 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
                 (&read["pact"]["status"], &read["pact"]["ending"]),
                 (&Value::from("SPLIT"), &Value::from("MIXED"))
             );
+            if mode.is_none() {
+                dashboard_shows(&browser, &graphql, pact).await?;
+            }
         }
     }
     Ok(())
+}
+
+/// The dashboard's page of `pact` (as `mcp_stages.py` printed it) in Chromium: a row per stage
+/// with its status and what its end credited each side, the API's figures in the pact's
+/// currency; a screenshot of it in `<target dir>/dashboard-screenshots/`.
+async fn dashboard_shows(browser: &Browser, graphql: &TestApi, pact: &Value) -> Result {
+    let id = pact["pactId"].as_str().map(str::to_owned).unwrap_or_else(|| pact["pactId"].to_string());
+    let symbol = pact["currency"].as_str().unwrap_or_default();
+    browser.open(&format!("{}/#/pacts/{id}", graphql.base)).await?;
+    let rows = browser.stage_rows().await?;
+    let read = graphql
+        .data(
+            "query($id: BigInt!) { pact(id: $id) { milestones { index status toSellerFormatted toBuyerFormatted }
+                                                  division { stages sellerCreditFormatted buyerCreditFormatted } } }",
+            serde_json::json!({ "id": pact["pactId"] }),
+        )
+        .await?;
+    let shown = |formatted: &Value| format!("{} {symbol}", formatted.as_str().unwrap_or_default());
+    let expected: Vec<Value> = read["pact"]["milestones"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            serde_json::json!({ "index": m["index"], "status": m["status"],
+                                "toSeller": shown(&m["toSellerFormatted"]), "toBuyer": shown(&m["toBuyerFormatted"]) })
+        })
+        .collect();
+    assert_eq!(expected.len(), 3, "{read}");
+    assert_eq!(rows, Value::from(expected), "pact {id}: the dashboard's stage rows against the API's");
+    // The settlement divided stage 3 alone (stages 1 and 2 were released before it): its credits
+    // are stage 3's, on the page as in the API.
+    let division = &read["pact"]["division"];
+    let stage3 = &read["pact"]["milestones"][2];
+    assert_eq!(division["stages"], serde_json::json!([2]), "{read}");
+    assert_eq!(
+        (&division["sellerCreditFormatted"], &division["buyerCreditFormatted"]),
+        (&stage3["toSellerFormatted"], &stage3["toBuyerFormatted"])
+    );
+    let said =
+        browser.run("return document.getElementById('division').textContent", serde_json::json!([])).await?;
+    let credited = format!("the seller was credited {}", shown(&division["sellerCreditFormatted"]));
+    assert!(
+        said.as_str()
+            .is_some_and(|t| t.contains("40% of the payment of stage 3 of 3") && t.contains(&credited)),
+        "pact {id}: {said}"
+    );
+    browser
+        .run(
+            "document.querySelector('tr[data-stage]').scrollIntoView({ block: 'center' })",
+            serde_json::json!([]),
+        )
+        .await?;
+    browser.screenshot(&screenshots().join(format!("pact-stages-sdk-{symbol}-1440.png"))).await
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! How a ruling or a settlement divided a pact's money, and the offers to settle it.
 
-use agentpact_contracts::{Outcome, rules};
+use agentpact_contracts::{Ending, Outcome, rules};
 use alloy::primitives::U256;
 use async_graphql::Object;
 use chrono::{DateTime, Utc};
@@ -18,11 +18,15 @@ pub struct Division {
     seller: U256,
     buyer: U256,
     currency: read::Currency,
+    stages: Vec<u8>,
 }
 
 impl Division {
-    /// The division that ended `pact`, if a ruling or a settlement ended it.
-    pub fn of(pact: &read::Pact) -> Option<Self> {
+    /// The division that ended `pact` (whose stages are `stages`), if a ruling or a settlement
+    /// ended it. On a pact of several stages it divided only what was still held: a settlement
+    /// every live stage (they end SPLIT or CANCELLED_BY_AGREEMENT, which nothing else ends a stage
+    /// with), a ruling its one stage; each side's credit is what those stages' ends paid it.
+    pub fn of(pact: &read::Pact, stages: &[read::Stage]) -> Option<Self> {
         let share = pact.seller_share?;
         // Every outcome named: a new one must say whether a share divided its money.
         let by = match pact.outcome? {
@@ -35,8 +39,33 @@ impl Division {
             | Outcome::Cancelled
             | Outcome::Expired => return None,
         };
-        let (seller, buyer) = rules::division(pact.payment, share, by);
-        Some(Self { by, seller_share: share, seller, buyer, currency: pact.currency.clone() })
+        let currency = pact.currency.clone();
+        if stages.len() <= 1 {
+            let (seller, buyer) = rules::division(pact.payment, share, by);
+            return Some(Self { by, seller_share: share, seller, buyer, currency, stages: vec![0] });
+        }
+        let divided: Vec<&read::Stage> = stages
+            .iter()
+            .filter(|s| match by {
+                rules::Division::Settlement => {
+                    matches!(s.ending, Ending::Split | Ending::CancelledByAgreement)
+                }
+                rules::Division::Ruling => s.ending == Ending::Ruled && s.ended_at == pact.closed_at,
+            })
+            .collect();
+        if divided.is_empty() {
+            return None;
+        }
+        let seller = divided.iter().filter_map(|s| s.to_seller).sum();
+        let buyer = divided.iter().filter_map(|s| s.to_buyer).sum();
+        Some(Self {
+            by,
+            seller_share: share,
+            seller,
+            buyer,
+            currency,
+            stages: divided.iter().map(|s| s.index).collect(),
+        })
     }
 }
 
@@ -48,9 +77,14 @@ impl Division {
         self.by.into()
     }
     /// Basis points to the seller (10000 = all of it): of the pot for a ruling, of the payment
-    /// for a settlement.
+    /// for a settlement (on a pact of stages: of what the stages in `stages` held).
     async fn seller_share(&self) -> u16 {
         self.seller_share
+    }
+    /// The stages it divided, from 0: `[0]` for a pact of one stage; on a pact of several, the
+    /// stages still held when it came (the ones released before it are not divided).
+    async fn stages(&self) -> &[u8] {
+        &self.stages
     }
     /// What the seller was credited, in base units of the pact's currency.
     async fn seller_credit(&self) -> BigInt {

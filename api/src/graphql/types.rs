@@ -174,9 +174,15 @@ impl Pact {
     async fn ending(&self) -> Ending {
         self.0.ending.into()
     }
-    /// How a ruling or an accepted settlement divided the money, when one ended the pact.
-    async fn division(&self) -> Option<Division> {
-        Division::of(&self.0)
+    /// How a ruling or an accepted settlement divided the money, when one ended the pact (on a
+    /// pact of stages, the money of the stages it divided).
+    #[graphql(complexity = "super::cost::MILESTONES + child_complexity")]
+    async fn division(&self, ctx: &Context<'_>) -> Result<Option<Division>> {
+        if self.0.seller_share.is_none() {
+            return Ok(None);
+        }
+        let stages = ctx.data::<Reader>()?.stages(&self.0).await.map_err(to_graphql)?;
+        Ok(Division::of(&self.0, &stages))
     }
     /// Every offer to settle it, in the order they were made, with where each stands at the
     /// chain's latest time the indexer saw.

@@ -20,7 +20,7 @@ const PACT = `
       oracles { address weight }
       verifications { oracle score proof submittedAt blockNumber }
       createdAt acceptedAt submittedAt verifiedAt disputedAt closedAt createdBlock updatedBlock
-      division { by sellerShare sellerCreditFormatted buyerCreditFormatted }
+      division { by sellerShare sellerCreditFormatted buyerCreditFormatted stages }
       settlements { round proposedBy offeredIn sellerShare expiresAt proposedAt state }
       timeline { kind blockNumber logIndex txHash timestamp data }
       milestones { index amountFormatted deadline status ending submittedAt verifiedAt disputedAt endedAt sellerShare toSellerFormatted toBuyerFormatted }
@@ -145,9 +145,13 @@ function verdict(p) {
 function division(p, money) {
   const d = p.division;
   if (!d) return null;
+  // On a pact of stages it divided only the stages still held.
+  const over = p.milestones.length > 1
+    ? ` of stage${d.stages.length > 1 ? 's' : ''} ${d.stages.map((k) => k + 1).join(', ')} of ${p.milestones.length}`
+    : '';
   const what = d.by === 'RULING'
-    ? `The arbitrator ruled ${share(d.sellerShare)} of the pot (payment and both stakes) to the seller`
-    : `Buyer and seller settled at ${share(d.sellerShare)} of the payment to the seller, each stake back to its owner`;
+    ? `The arbitrator ruled ${share(d.sellerShare)} of the pot${over} (payment and both stakes) to the seller`
+    : `Buyer and seller settled at ${share(d.sellerShare)} of the payment${over} to the seller, each stake back to its owner`;
   return h('p', { class: 'division', id: 'division' }, `${what}: the seller was credited `, money(d.sellerCreditFormatted), ', the buyer ', money(d.buyerCreditFormatted), '.');
 }
 
