@@ -69,6 +69,11 @@ async fn gen_makes_every_status_and_the_same_history_for_the_same_seed() -> Resu
         PactStatus::ALL.len(),
         "every status among 60 generated pacts: {statuses:?}\n{printed}"
     );
+    // Every tenth pact in three stages (escrow v4), each ending SPLIT: two stages paid, one divided.
+    assert!(printed.contains("Staged: 6"), "{printed}");
+    for id in [9usize, 19, 29, 39, 49, 59] {
+        assert_eq!(states[id].0, PactStatus::Split.code(), "staged pact {id}: {printed}");
+    }
     // Every third pact in the test USDC the generator deployed and allowed, the rest in ETH.
     let in_usdc = states.iter().filter(|(_, _, currency)| !currency.is_zero()).count();
     assert_eq!(in_usdc, 20, "{printed}");

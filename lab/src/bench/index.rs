@@ -198,7 +198,8 @@ fn status_of(fate: Fate) -> PactStatus {
         Fate::Approved | Fate::SellerWinsDispute => PactStatus::Completed,
         Fate::FailedVerification | Fate::Rejected => PactStatus::Disputed,
         Fate::Cancelled | Fate::BuyerWinsDispute | Fate::TimedOut => PactStatus::Refunded,
-        Fate::SplitRuling | Fate::Settled => PactStatus::Split,
+        // A staged pact: two stages paid in full, one divided.
+        Fate::SplitRuling | Fate::Settled | Fate::Staged => PactStatus::Split,
     }
 }
 

@@ -1,7 +1,8 @@
 //! A market's history, fast and the same for the same seed: pacts in every status, created by
 //! buyers and by sellers, with one to three oracles each, in ETH and (every third pact, when the
 //! escrow allows a token) in that token, disputes won by each side, failed verifications and
-//! timeouts, and the withdrawals that follow.
+//! timeouts, pacts in three stages (every tenth) each ended its own way, and the withdrawals that
+//! follow.
 //!
 //! Fast means many steps per transaction and many transactions per block: the parties are
 //! contracts driven a hundred lifecycle steps per transaction ([`Parties`]), automine is off, the
@@ -101,6 +102,10 @@ pub enum Fate {
     Settled,
     /// Accepted, no work by the deadline, refund claimed (REFUNDED).
     TimedOut,
+    /// In three stages (escrow v4): all delivered and verified, stage 0 approved, stage 1 rejected
+    /// and divided by the arbitrator, stage 2 approved (SPLIT, ending MIXED). Every tenth pact, by
+    /// id, whatever it drew.
+    Staged,
 }
 
 impl Fate {
@@ -154,6 +159,12 @@ impl Fate {
         matches!(self, Self::Rejected | Self::SellerWinsDispute | Self::BuyerWinsDispute | Self::SplitRuling)
     }
 
+    /// Whether pact `id` is made in stages: every tenth, by id, so the seeded draws of every other
+    /// pact stay those of earlier versions.
+    fn staged(id: U256) -> bool {
+        id % U256::from(10u8) == U256::from(9u8)
+    }
+
     /// The seller's share, in basis points, that a split ruling or a settlement of pact `id` ends
     /// at: 10% to 90%, by the id.
     fn share(id: U256) -> u16 {
@@ -173,7 +184,12 @@ struct Plan {
     oracles: Vec<Address>,
     scores: Vec<u8>,
     terms: AgentPact::Terms,
+    /// Its stages, on a [`Fate::Staged`] pact; empty for a pact of one.
+    stages: Vec<AgentPact::StageTerms>,
 }
+
+/// How many stages a [`Fate::Staged`] pact has.
+const STAGES: u8 = 3;
 
 impl Plan {
     fn creator(&self) -> Address {
@@ -190,8 +206,13 @@ impl Plan {
         }
     }
 
+    /// Each side's stake: a tenth of the payment, or of each stage on a pact of several.
     fn stake(&self) -> U256 {
-        agentpact_contracts::rules::stake(self.terms.payment)
+        if self.stages.is_empty() {
+            rules::stake(self.terms.payment)
+        } else {
+            self.stages.iter().map(|s| rules::stake(s.amount)).sum()
+        }
     }
 
     fn creator_deposit(&self) -> U256 {
@@ -381,7 +402,12 @@ impl Generator {
             };
             *self.generated.currencies.entry(symbol.to_owned()).or_default() += 1;
             *self.generated.payments.entry((p.fate, symbol.to_owned())).or_default() += p.terms.payment;
-            self.step(p.creator(), pact.createPact(p.terms.clone()), p.value(p.creator_deposit()))?;
+            let deposit = p.value(p.creator_deposit());
+            if p.stages.is_empty() {
+                self.step(p.creator(), pact.createPact(p.terms.clone()), deposit)?;
+            } else {
+                self.step(p.creator(), pact.createStagedPact(p.terms.clone(), p.stages.clone()), deposit)?;
+            }
         }
         self.mine().await?;
         for p in &plans {
@@ -394,24 +420,54 @@ impl Generator {
         self.mine().await?;
         for p in plans.iter().filter(|p| p.fate.started()) {
             self.step(p.seller, pact.startWork(p.id), U256::ZERO)?;
-            if p.fate.submitted() {
-                self.step(p.seller, pact.submitWork(p.id, keccak256(p.id.to_be_bytes::<32>())), U256::ZERO)?;
+            let proof = keccak256(p.id.to_be_bytes::<32>());
+            if p.fate == Fate::Staged {
+                for k in 0..STAGES {
+                    self.step(p.seller, pact.submitStage(p.id, k, proof), U256::ZERO)?;
+                }
+            } else if p.fate.submitted() {
+                self.step(p.seller, pact.submitWork(p.id, proof), U256::ZERO)?;
             }
         }
         self.mine().await?;
         for p in plans.iter().filter(|p| p.fate.scored()) {
             for (oracle, score) in p.oracles.iter().zip(&p.scores) {
-                self.step(*oracle, pact.submitVerification(p.id, *score, B256::repeat_byte(9)), U256::ZERO)?;
+                if p.fate == Fate::Staged {
+                    for k in 0..STAGES {
+                        self.step(
+                            *oracle,
+                            pact.scoreStage(p.id, k, *score, B256::repeat_byte(9)),
+                            U256::ZERO,
+                        )?;
+                    }
+                } else {
+                    self.step(
+                        *oracle,
+                        pact.submitVerification(p.id, *score, B256::repeat_byte(9)),
+                        U256::ZERO,
+                    )?;
+                }
             }
         }
         self.mine().await?;
         for p in plans.iter().filter(|p| p.fate.scored()) {
-            self.step(p.oracles[0], pact.finalizeVerification(p.id), U256::ZERO)?;
+            if p.fate == Fate::Staged {
+                for k in 0..STAGES {
+                    self.step(p.oracles[0], pact.finalizeStage(p.id, k), U256::ZERO)?;
+                }
+            } else {
+                self.step(p.oracles[0], pact.finalizeVerification(p.id), U256::ZERO)?;
+            }
         }
         self.mine().await?;
         for p in &plans {
             match p.fate {
                 Fate::Approved => self.step(p.buyer, pact.approveWork(p.id), U256::ZERO)?,
+                Fate::Staged => {
+                    self.step(p.buyer, pact.approveStage(p.id, 0), U256::ZERO)?;
+                    self.step(p.buyer, pact.rejectStage(p.id, 1), U256::ZERO)?;
+                    self.step(p.buyer, pact.approveStage(p.id, 2), U256::ZERO)?;
+                }
                 f if f.rejected() => self.step(p.buyer, pact.rejectWork(p.id), U256::ZERO)?,
                 Fate::Settled => {
                     self.step(p.seller, pact.proposeSettlement(p.id, Fate::share(p.id), 0), U256::ZERO)?
@@ -430,6 +486,9 @@ impl Generator {
                 }
                 Fate::SplitRuling => {
                     self.step(p.arbitrator, pact.resolveDisputeShare(p.id, Fate::share(p.id)), U256::ZERO)?
+                }
+                Fate::Staged => {
+                    self.step(p.arbitrator, pact.resolveStage(p.id, 1, Fate::share(p.id)), U256::ZERO)?
                 }
                 Fate::Settled => {
                     self.step(p.buyer, pact.acceptSettlement(p.id, 1, Fate::share(p.id)), U256::ZERO)?
@@ -477,7 +536,8 @@ impl Generator {
     /// `create-pact` and `sign_contract` hold terms to (`rules::check_terms`) at chain time `now`.
     fn plan(&mut self, id: U256, now: u64) -> anyhow::Result<Plan> {
         let rng = &mut self.rng;
-        let fate = Fate::draw(rng);
+        let drawn = Fate::draw(rng);
+        let fate = if Fate::staged(id) { Fate::Staged } else { drawn };
         let initiator = if rng.random_bool(0.7) { Initiator::Buyer } else { Initiator::Seller };
         let parties = &self.parties;
         let buyer = parties.buyers[rng.random_range(0..parties.buyers.len())];
@@ -495,11 +555,13 @@ impl Generator {
         let scores: Vec<u8> = oracles
             .iter()
             .map(|_| {
-                if fate == Fate::FailedVerification {
+                // Drawn as the fate drawn, so the stream stays the same; a staged pact's pass.
+                let score = if drawn == Fate::FailedVerification {
                     rng.random_range(0..40)
                 } else {
                     rng.random_range(60..=100)
-                }
+                };
+                if fate == Fate::Staged { score.max(60) } else { score }
             })
             .collect();
         // 0.0001-0.005 ETH, or 1-50 whole tokens for every third pact (by id, as below).
@@ -530,12 +592,29 @@ impl Generator {
             oracles: oracles.clone(),
             weights,
         };
-        let mut plan = Plan { id, fate, initiator, buyer, seller, arbitrator, oracles, scores, terms };
+        // A staged pact: the payment in three parts due 10, 20 and 30 days on.
+        let stages = if fate == Fate::Staged {
+            let part = payment / U256::from(STAGES);
+            (0..STAGES)
+                .map(|k| AgentPact::StageTerms {
+                    amount: if k + 1 == STAGES { payment - part * U256::from(STAGES - 1) } else { part },
+                    deadline: now + 10 * 86_400 * (u64::from(k) + 1),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut plan =
+            Plan { id, fate, initiator, buyer, seller, arbitrator, oracles, scores, terms, stages };
         if named {
             plan.terms.counterparty = plan.accepter();
         }
         rules::check_terms(&plan.terms, plan.creator(), now)
             .with_context(|| format!("generated pact {id} has terms the escrow refuses"))?;
+        if !plan.stages.is_empty() {
+            rules::check_stages(&plan.terms, &plan.stages, now)
+                .with_context(|| format!("generated pact {id} has stages the escrow refuses"))?;
+        }
         Ok(plan)
     }
 

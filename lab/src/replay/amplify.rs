@@ -8,7 +8,8 @@
 //!   (keccak of the RLP header, as a node computes it); transaction hashes are `keccak(tx ‖ k)`;
 //! - pacts: pact `i` of copy `k` is pact `i + k·P` (`P` the pacts the recording made); in the
 //!   creation its spec hash is `keccak(hash ‖ k)`, its spec URI ends `#copy-k`, its deadline and
-//!   acceptance cut-off move by `k·D`, as a settlement offer's expiry does;
+//!   acceptance cut-off move by `k·D`, as a settlement offer's expiry and each stage's deadline in
+//!   a `PactStaged` do;
 //! - parties: every buyer, seller and arbitrator of a pact is `keccak("agentpact-replay" ‖ address ‖
 //!   k)`'s last 20 bytes in copy `k`, wherever its address stands in a log (a topic or an ABI
 //!   word); oracles (a party that is also a registered oracle stays itself), contracts and
@@ -369,6 +370,14 @@ impl Amplified {
             e.specUri = format!("{}#copy-{copy}", e.specUri);
             e.deadline = later(e.deadline);
             e.acceptBy = later(e.acceptBy);
+            e.encode_log_data()
+        } else if own && topic0 == AgentPact::PactStaged::SIGNATURE_HASH {
+            // Each stage is due as late in its copy as its pact is.
+            let mut e = AgentPact::PactStaged::decode_log_data(data)?;
+            e.pactId += shift;
+            for stage in &mut e.stages {
+                stage.deadline = later(stage.deadline);
+            }
             e.encode_log_data()
         } else if own && topic0 == AgentPact::SettlementProposed::SIGNATURE_HASH {
             let mut e = AgentPact::SettlementProposed::decode_log_data(data)?;
