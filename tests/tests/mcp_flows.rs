@@ -451,6 +451,11 @@ async fn a_pact_of_three_stages_is_approved_ruled_and_settled_through_the_tools_
 
         // Stage 2: settled at 40 % of what is held (stage 2 alone).
         let offered = s.seller.ok("propose-settlement", json!({ "pactId": id, "sellerShare": 4000 })).await?;
+        assert!(
+            offered.text.contains("40% of the payment held in stage 3 of 3 ("),
+            "the offer names the stage it divides: {}",
+            offered.text
+        );
         let to_seller_2 = amounts[2] * U256::from(4u8) / U256::from(10u8) + stake(amounts[2]);
         let settled = s.buyer.ok("accept-settlement", json!({ "pactId": id, "sellerShare": 4000 })).await?;
         assert_eq!(settled.data["status"], "SPLIT", "{}", settled.text);

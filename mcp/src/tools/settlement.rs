@@ -139,17 +139,34 @@ fn settlement_of(held: &[U256], share: u16) -> (U256, U256) {
 }
 
 /// The amounts a settlement of pact `id` would divide: each live stage's on a pact of several
-/// stages (released ones are not touched), the payment of a one-stage pact.
-async fn held(chain: &Chain, id: U256, pact: &AgentPact::Pact) -> Result<Vec<U256>, ToolError> {
+/// stages (released ones are not touched), the payment of a one-stage pact; and, on a pact of
+/// several, the words that name them (" held in stages 2, 3 of 3 (0.6 ETH)"; empty for one).
+async fn held(
+    chain: &Chain,
+    id: U256,
+    pact: &AgentPact::Pact,
+    currency: &Currency,
+) -> Result<(Vec<U256>, String), ToolError> {
     let stages = chain.pact.getStages(id).call().await.map_err(|e| super::pact::read_failed(e, id))?;
     if stages.len() < 2 {
-        return Ok(vec![pact.payment]);
+        return Ok((vec![pact.payment], String::new()));
     }
-    Ok(stages
+    let live: Vec<(usize, U256)> = stages
         .iter()
-        .filter(|s| PactStatus::try_from(s.status).is_ok_and(|st| !st.is_terminal()))
-        .map(|s| U256::from(s.amount))
-        .collect())
+        .enumerate()
+        .filter(|(_, s)| PactStatus::try_from(s.status).is_ok_and(|st| !st.is_terminal()))
+        .map(|(k, s)| (k + 1, U256::from(s.amount)))
+        .collect();
+    let named: Vec<String> = live.iter().map(|(k, _)| k.to_string()).collect();
+    let sum = live.iter().map(|(_, a)| *a).sum();
+    let over = format!(
+        " held in stage{} {} of {} ({})",
+        if live.len() == 1 { "" } else { "s" },
+        named.join(", "),
+        stages.len(),
+        show(sum, currency)
+    );
+    Ok((live.into_iter().map(|(_, a)| a).collect(), over))
 }
 
 impl Divided {
@@ -176,12 +193,13 @@ pub fn percent(share: u16) -> String {
 }
 
 /// The pact as this wallet sees it: the chain's record, which side the wallet is, the currency,
-/// and the amounts a settlement would divide.
+/// and the amounts a settlement would divide with the words naming their stages ([`held`]).
 struct Party {
     pact: AgentPact::Pact,
     currency: Currency,
     is_buyer: bool,
     held: Vec<U256>,
+    over: String,
 }
 
 impl Party {
@@ -194,8 +212,8 @@ impl Party {
             )));
         }
         let currency = chain.currency_at(pact.currency).await?;
-        let held = held(chain, id, &pact).await?;
-        Ok(Self { is_buyer: chain.me == pact.buyer, pact, currency, held })
+        let (held, over) = held(chain, id, &pact, &currency).await?;
+        Ok(Self { is_buyer: chain.me == pact.buyer, pact, currency, held, over })
     }
 
     /// The other party.
@@ -213,7 +231,11 @@ impl Party {
         let stakes: U256 = self.held.iter().map(|a| rules::stake(*a)).sum();
         let released = to_seller - stakes;
         let spend = Spend::paying(
-            format!("{what}: release {} of your payment to the seller", show(released, &self.currency)),
+            format!(
+                "{what}: release {} of your payment{} to the seller",
+                show(released, &self.currency),
+                self.over
+            ),
             Some(self.other()),
         );
         chain.authorize(spend, &self.currency, released).await
@@ -234,9 +256,10 @@ pub async fn propose(chain: &Chain, i: ProposeSettlement) -> Result<Answer<Propo
     let c = &party.currency;
     Answer::new(
         format!(
-            "Offer {} to settle pact #{id} made: {} of the payment to the seller ({} in all), {} to the buyer. {} can accept it with accept-settlement until {} (Unix), while the pact is {}.{}",
+            "Offer {} to settle pact #{id} made: {} of the payment{} to the seller ({} in all), {} to the buyer. {} can accept it with accept-settlement until {} (Unix), while the pact is {}.{}",
             offer.round,
             percent(i.seller_share),
+            party.over,
             show(to_seller, c),
             show(to_buyer, c),
             party.other(),
