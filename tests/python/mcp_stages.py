@@ -1,8 +1,12 @@
 """Escrow v4's pacts in stages (#55) as agents on the official Python MCP SDK's `Client` use them, in
-its default mode (no `mode` given: `auto`), each agent spawning its own `agentpact mcp` over stdio:
+its default mode (no `mode` given: `auto`), each agent spawning its own `agentpact mcp` over stdio,
+or each reaching its own running server over streamable HTTP:
 
     mcp_stages.py <agentpact binary> [<mode>]   <mode>: what `Client(mode=...)` gets (default: none
                                                 given, the SDK's `auto`; or 2026-07-28, pinned)
+    mcp_stages.py http <seeker> <worker> <oracle-a> <oracle-b> <arbitrator>
+                                                the URLs of five `agentpact mcp --http` servers, one
+                                                per agent's key and role; the default mode
 
 For ETH and then USDC, a seeker makes a pact of three stages (create-staged-pact) that a worker
 accepts and starts; stage 0 is delivered, scored by both oracles, finalized and approved; stage 1
@@ -83,14 +87,17 @@ async def three_stages(a, currency):
 
 
 async def main():
-    binary = sys.argv[1]
-    # The SDK's default mode as its docs show it first, unless a mode is pinned.
-    pinned = {"mode": sys.argv[2]} if len(sys.argv) > 2 else {}
+    if sys.argv[1] == "http":
+        targets, pinned = dict(zip(ROLES, sys.argv[2:])), {}
+    else:
+        targets = {agent: server(sys.argv[1], agent, role) for agent, role in ROLES.items()}
+        # The SDK's default mode as its docs show it first, unless a mode is pinned.
+        pinned = {"mode": sys.argv[2]} if len(sys.argv) > 2 else {}
     async with AsyncExitStack() as stack:
         agents = {}
-        for agent, role in ROLES.items():
+        for agent in ROLES:
             agents[agent] = await stack.enter_async_context(
-                Client(server(binary, agent, role), read_timeout_seconds=60, **pinned))
+                Client(targets[agent], read_timeout_seconds=60, **pinned))
             check(agents[agent].protocol_version == "2026-07-28",
                   f"{agent} connected ({pinned or 'default mode'}): {agents[agent].protocol_version}")
         for currency in AMOUNTS:

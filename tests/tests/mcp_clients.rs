@@ -281,8 +281,9 @@ async fn a_seeker_that_never_registered_hires_a_designer_in_usdc_and_its_rating_
 }
 
 /// Escrow v4's acceptance (#55): a pact of three stages in ETH and one in USDC driven to the end
-/// through the SDK's `Client` in its default mode, and again pinned to 2026-07-28, by a seeker, a
-/// worker, two oracles and an arbitrator (tests/python/mcp_stages.py): stage 0 approved, stage 1
+/// through the SDK's `Client` in its default mode, again pinned to 2026-07-28 (both over stdio), and
+/// again over streamable HTTP (five servers, one per agent) by a seeker, a worker, two oracles and an
+/// arbitrator (tests/python/mcp_stages.py): stage 0 approved, stage 1
 /// ruled 70/30, stage 2 settled at 40 %. Every credit is checked on chain to the base unit, and the
 /// same figures are read back through GraphQL (each stage's `toSeller` and `toBuyer`) and, on the
 /// default mode's pacts, on the dashboard's pact page in Chromium (screenshot).
@@ -312,8 +313,28 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
     let stdio = binary().to_string_lossy().into_owned();
     let graphql = TestApi::start(s.db.pool(), api::config(chain.anvil.chain_id())).await?;
     let browser = Browser::start(1440, 1000).await?;
-    // The SDK's default mode (auto), then pinned to the newest protocol.
-    for mode in [None, Some("2026-07-28")] {
+    // Five `agentpact mcp --http` servers, one per agent's key and role, for the HTTP run.
+    let (mut servers, mut urls) = (Vec::new(), Vec::new());
+    for (n, role) in [(1, "seeker"), (2, "worker"), (4, "oracle"), (5, "oracle"), (3, "arbitrator")] {
+        let mut own: Vec<(&'static str, String)> = s
+            .env
+            .iter()
+            .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
+            .cloned()
+            .collect();
+        own.extend([("PRIVATE_KEY", key(n)?), ("MCP_ROLE", role.to_owned())]);
+        let (server, at) = agentpact_tests::mcp_http::serve(&own).await?;
+        servers.push(server);
+        urls.push(format!("http://{at}/mcp"));
+    }
+    // Over stdio in the SDK's default mode (auto), then pinned to the newest protocol; then over
+    // streamable HTTP in the default mode.
+    let runs: [Vec<&str>; 3] = [
+        vec![stdio.as_str()],
+        vec![stdio.as_str(), "2026-07-28"],
+        std::iter::once("http").chain(urls.iter().map(String::as_str)).collect(),
+    ];
+    for (run, args) in runs.iter().enumerate() {
         let mut before = Vec::new();
         for currency in [alloy::primitives::Address::ZERO, usdc] {
             before.push((
@@ -321,9 +342,8 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
                 chain.pact.balances(currency, seller).call().await?,
             ));
         }
-        let args: Vec<&str> = [Some(stdio.as_str()), mode].into_iter().flatten().collect();
         let printed = Sdk::Mcp
-            .run("mcp_stages.py", &args, env.clone(), Duration::from_secs(300), "stages complete")
+            .run("mcp_stages.py", args, env.clone(), Duration::from_secs(300), "stages complete")
             .await?;
         let pacts: Vec<Value> = printed
             .lines()
@@ -382,7 +402,7 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
                 (&read["pact"]["status"], &read["pact"]["ending"]),
                 (&Value::from("SPLIT"), &Value::from("MIXED"))
             );
-            if mode.is_none() {
+            if run == 0 {
                 dashboard_shows(&browser, &graphql, pact).await?;
             }
         }
