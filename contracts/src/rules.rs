@@ -349,6 +349,18 @@ pub fn check_terms(terms: &AgentPact::Terms, creator: Address, now: u64) -> Resu
     check_oracles(&terms.oracles, &terms.weights, creator)
 }
 
+/// Each side's stake in a pact of `stages`: a tenth of each stage, each rounded down as the
+/// contract computes it (so it can be less than a tenth of their sum).
+pub fn staged_stake(stages: &[AgentPact::StageTerms]) -> U256 {
+    stages.iter().map(|s| stake(s.amount)).sum()
+}
+
+/// Each side's stake in a pact paying `payment` in `stages`: [`stake`] of the payment for a pact
+/// of one stage (no `stages`), [`staged_stake`] otherwise.
+pub fn stake_of(payment: U256, stages: &[AgentPact::StageTerms]) -> U256 {
+    if stages.is_empty() { stake(payment) } else { staged_stake(stages) }
+}
+
 /// Checks pact `terms` in `stages`, created at chain time `now`, against the contract's
 /// `createStagedPact` rules of stages (beside [`check_terms`]' of the pact): 1 to [`MAX_STAGES`]
 /// stages, each amount a payment of its own, deadlines in order, their amounts summing to the

@@ -27,6 +27,12 @@ pub fn show(amount: U256, currency: &Currency) -> String {
     currency.show(amount)
 }
 
+/// A payment in stages of `amounts` as the sentences say it: `"in 3 stages (0.1 + 0.2 + 0.3 ETH)"`.
+pub fn in_stages(amounts: &[U256], currency: &Currency) -> String {
+    let parts: Vec<String> = amounts.iter().map(|a| currency.format(*a)).collect();
+    format!("in {} stages ({} {})", amounts.len(), parts.join(" + "), currency.symbol)
+}
+
 /// A buyer's deposit of `payment` plus `stake` as the sentences say it: `"5.5 USDC (5 payment +
 /// 0.5 stake)"`.
 pub fn deposit_of(payment: U256, stake: U256, currency: &Currency) -> String {

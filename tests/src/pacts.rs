@@ -554,9 +554,7 @@ pub fn stake(payment: U256) -> U256 {
 }
 
 /// Each side's stake on a pact of `stages`: a tenth of every stage, summed.
-pub fn staged_stake(stages: &[AgentPact::StageTerms]) -> U256 {
-    stages.iter().map(|s| stake(s.amount)).sum()
-}
+pub use agentpact_contracts::rules::staged_stake;
 
 /// What the creator of a pact started by `initiator` deposits.
 pub fn creator_deposit(initiator: Initiator, payment: U256) -> U256 {

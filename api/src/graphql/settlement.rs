@@ -23,9 +23,9 @@ pub struct Division {
 
 impl Division {
     /// The division that ended `pact` (whose stages are `stages`), if a ruling or a settlement
-    /// ended it. On a pact of several stages it divided only what was still held: a settlement
-    /// every live stage (they end SPLIT or CANCELLED_BY_AGREEMENT, which nothing else ends a stage
-    /// with), a ruling its one stage; each side's credit is what those stages' ends paid it.
+    /// ended it. On a pact of several stages only a settlement can (a ruling divides one stage),
+    /// and it divided only what was still held: every live stage, each side credited what those
+    /// stages' ends paid it.
     pub fn of(pact: &read::Pact, stages: &[read::Stage]) -> Option<Self> {
         let share = pact.seller_share?;
         // Every outcome named: a new one must say whether a share divided its money.
@@ -44,16 +44,13 @@ impl Division {
             let (seller, buyer) = rules::division(pact.payment, share, by);
             return Some(Self { by, seller_share: share, seller, buyer, currency, stages: vec![0] });
         }
+        // On a pact of several only a settlement is pact-wide (a ruling is one stage's, told by
+        // its milestone): it ends every stage it divides SPLIT or CANCELLED_BY_AGREEMENT.
         let divided: Vec<&read::Stage> = stages
             .iter()
-            .filter(|s| match by {
-                rules::Division::Settlement => {
-                    matches!(s.ending, Ending::Split | Ending::CancelledByAgreement)
-                }
-                rules::Division::Ruling => s.ending == Ending::Ruled && s.ended_at == pact.closed_at,
-            })
+            .filter(|s| matches!(s.ending, Ending::Split | Ending::CancelledByAgreement))
             .collect();
-        if divided.is_empty() {
+        if by != rules::Division::Settlement || divided.is_empty() {
             return None;
         }
         let seller = divided.iter().filter_map(|s| s.to_seller).sum();

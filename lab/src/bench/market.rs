@@ -208,11 +208,7 @@ impl Plan {
 
     /// Each side's stake: a tenth of the payment, or of each stage on a pact of several.
     fn stake(&self) -> U256 {
-        if self.stages.is_empty() {
-            rules::stake(self.terms.payment)
-        } else {
-            self.stages.iter().map(|s| rules::stake(s.amount)).sum()
-        }
+        rules::stake_of(self.terms.payment, &self.stages)
     }
 
     fn creator_deposit(&self) -> U256 {

@@ -27,7 +27,7 @@ use crate::{
     },
     chain::Chain,
     input,
-    money::{Spend, deposit_of, show},
+    money::{Spend, deposit_of, in_stages, show},
     outcome::{Answer, ToolError},
     views::{ConversationView, InCurrency, MessageView, PactStep, PactView, decimal},
 };
@@ -390,17 +390,13 @@ pub async fn sign(chain: &Chain, i: SignContract) -> Result<Answer<Signed>, Tool
         .map(|(amount, deadline)| AgentPact::StageTerms { amount: *amount, deadline: *deadline })
         .collect();
     super::pact::check_staged(chain, &pact_terms, &stages).await?;
-    let stake = if stages.is_empty() {
-        rules::stake(agreement.payment)
-    } else {
-        stages.iter().map(|s| rules::stake(s.amount)).sum()
-    };
+    let stake = rules::stake_of(agreement.payment, &stages);
     let deposit = agreement.payment + stake;
     let in_stages = if stages.is_empty() {
         String::new()
     } else {
-        let parts: Vec<String> = stages.iter().map(|s| currency.format(s.amount)).collect();
-        format!(" in {} stages ({} {})", stages.len(), parts.join(" + "), currency.symbol)
+        let amounts: Vec<U256> = stages.iter().map(|s| s.amount).collect();
+        format!(" {}", in_stages(&amounts, &currency))
     };
     let spend = Spend::paying(
         format!(

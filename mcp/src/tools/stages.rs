@@ -25,7 +25,7 @@ use crate::{
     bounds::{ADDRESS_CHARS, AMOUNT_CHARS, HASH_CHARS},
     chain::{Chain, Mined},
     input,
-    money::{Spend, show},
+    money::{Spend, in_stages, show},
     outcome::{Answer, ToolError},
     views::{InCurrency, PactStep, decimal},
 };
@@ -261,32 +261,26 @@ pub async fn create(chain: &Chain, i: CreateStagedPact) -> Result<Answer<Created
         .map(|(amount, s)| AgentPact::StageTerms { amount: *amount, deadline: s.deadline })
         .collect();
     check_staged(chain, &terms, &stages).await?;
-    let stake: U256 = amounts.iter().map(|a| rules::stake(*a)).sum();
+    let stake = rules::staged_stake(&stages);
     let initiator = i.pact.initiator();
     let deposit = creator_deposit(initiator, payment, stake);
-    let parts: Vec<String> = amounts.iter().map(|a| currency.format(*a)).collect();
+    let staged = in_stages(&amounts, &currency);
     let does = format!(
-        "{} {} in {} stages ({} {}), staking a tenth of each",
+        "{} {} {staged}, staking a tenth of each",
         if initiator == agentpact_contracts::Initiator::Buyer {
             "request work paying"
         } else {
             "offer work for"
         },
         show(payment, &currency),
-        amounts.len(),
-        parts.join(" + "),
-        currency.symbol
     );
     let counterparty = (!terms.counterparty.is_zero()).then_some(terms.counterparty);
     let plain = chain.pact.createStagedPact(terms, stages);
     let mined = chain.deposit_approving(Spend::paying(does, counterparty), &currency, deposit, plain).await?;
     let id = receipt::announced::<AgentPact::PactCreated>(&mined.receipt)?.pactId;
     let text = format!(
-        "Pact #{id} created as {} in {} stages ({} {}). Deposited {}. Open to accept.",
+        "Pact #{id} created as {} {staged}. Deposited {}. Open to accept.",
         initiator.name(),
-        amounts.len(),
-        parts.join(" + "),
-        currency.symbol,
         show(deposit, &currency)
     );
     let data = Created::new(id, initiator, &mined, &currency, deposit, payment, stake);
