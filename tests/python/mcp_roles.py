@@ -9,7 +9,7 @@ official Python MCP SDK's `Client` in the mode given (`auto`, its default, or `2
 The seeker is a wallet that never registered anything (a buyer lists nothing to hire): it walks
 seed 000's whole path without a registration anywhere: search_agents, get_agent, send_proposal,
 respond_negotiation, sign_contract (through the relay at HIRE_RELAY_URL), approve-work,
-submit_feedback. The worker registers itself in the market and signs the same contract, whose
+submit_feedback; and proposes terms in stages, which the worker reads on the table and declines. The worker registers itself in the market and signs the same contract, whose
 answer has the seeker's very fields; both oracles score; the arbitrator settles a dispute. Each
 agent sees only its role's tools and is refused another role's step. Inputs: FLOW_ORACLES (two
 addresses), FLOW_ARBITRATOR, FLOW_DEADLINE (Unix s), HIRE_RELAY_URL.
@@ -138,6 +138,23 @@ async def roles(a, mode):
         f"one contract, signed by both: {signed['pactId']} {signed['role']}, {accepted['pactId']} {accepted['role']}",
     )
     first = int(signed["pactId"])
+
+    # Terms in stages (HIRE/1.0 `stages`): the worker reads them on the table, as the seeker sent
+    # them, and declines.
+    halfway = datetime.fromtimestamp(int(os.environ["FLOW_DEADLINE"]) - 6 * 3600, timezone.utc)
+    staged = await ok(a["seeker"], "send_proposal", {
+        "worker_id": worker, "task": "a landing page in two steps", "budget": "0.2 ETH",
+        "stages": [{"title": "draft", "price": "0.05 ETH", "deadline": halfway.strftime("%Y-%m-%dT%H:%M:%SZ")},
+                   {"title": "final", "price": "0.15 ETH", "deadline": deadline}],
+    })
+    listed = await ok(a["worker"], "get_conversations", {})
+    table = next(c for c in listed["conversations"] if c["conversationId"] == staged["conversationId"])
+    check([(s["title"], s["price"]) for s in table["stages"]] == [("draft", "0.05 ETH"), ("final", "0.15 ETH")]
+          and table["deadline"] == int(os.environ["FLOW_DEADLINE"]) and table["price"] == "0.2 ETH",
+          f"the worker reads the stages on the table, due by the last: {table}")
+    await ok(a["worker"], "respond_negotiation", {
+        "conversation_id": staged["conversationId"], "type": "reject", "message": {"reason": "one payment only"},
+    })
 
     terms = {
         "role": "buyer", "specHash": "QmRoles", "deadline": int(os.environ["FLOW_DEADLINE"]),

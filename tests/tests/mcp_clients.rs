@@ -77,6 +77,34 @@ impl Setting {
         let (child, at) = agentpact_tests::mcp_http::serve(&self.env).await?;
         Ok((child, format!("http://{at}/mcp")))
     }
+
+    /// The servers' settings but the key and the confirmation threshold, which each agent has its own.
+    fn shared_env(&self) -> Vec<(&'static str, String)> {
+        self.env.iter().filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH")).cloned().collect()
+    }
+
+    /// Dev account `n`'s key, 0x-hex.
+    fn key(&self, n: usize) -> Result<String> {
+        Ok(format!("0x{}", hex::encode(dev_key(&self.m.chain, n)?.to_bytes())))
+    }
+
+    /// One `agentpact mcp --http` with `env` per `(role, dev account)`, each with its account's key
+    /// and its role: the processes and their URLs, in the order given.
+    async fn role_servers(
+        &self,
+        env: &[(&'static str, String)],
+        roles: &[(&str, usize)],
+    ) -> Result<(Vec<tokio::process::Child>, Vec<String>)> {
+        let (mut servers, mut urls) = (Vec::new(), Vec::new());
+        for (role, n) in roles {
+            let mut own = env.to_vec();
+            own.extend([("PRIVATE_KEY", self.key(*n)?), ("MCP_ROLE", (*role).to_owned())]);
+            let (server, at) = agentpact_tests::mcp_http::serve(&own).await?;
+            servers.push(server);
+            urls.push(format!("http://{at}/mcp"));
+        }
+        Ok((servers, urls))
+    }
 }
 
 impl Setting {
@@ -162,34 +190,24 @@ async fn every_role_of_the_seeds_drives_its_part_with_the_sdk_in_both_modes_over
             let s = Setting::open().await?;
             // The api server whose relay carries the seeker's and the worker's negotiation.
             let relay = TestApi::start(s.db.pool(), api::config(s.m.chain.anvil.chain_id())).await?;
-            let mut env: Vec<(&'static str, String)> = s
-                .env
-                .iter()
-                .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
-                .cloned()
-                .collect();
+            let mut env = s.shared_env();
             env.push(("HIRE_RELAY_URL", relay.base.clone()));
             env.push(("WEBHOOK_ALLOW_TARGETS", "127.0.0.1/32".to_owned()));
-            let key =
-                |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(&s.m.chain, n)?.to_bytes())));
             let roles = [("seeker", 1), ("worker", 2), ("oracle", 4), ("oracle", 5), ("arbitrator", 3)];
-            let (mut servers, mut targets, mut keys) = (Vec::new(), Vec::new(), Vec::new());
-            if transport == "stdio" {
+            // Over stdio the SDK spawns each server with its key; over HTTP they run already
+            // (kept alive by `_servers` until the run ends).
+            let (_servers, targets, keys) = if transport == "stdio" {
+                let mut keys = Vec::new();
                 for ((_, n), var) in
                     roles.iter().zip(["SEEKER", "WORKER", "ORACLE_A", "ORACLE_B", "ARBITRATOR"])
                 {
-                    keys.push((format!("ROLE_KEY_{var}"), key(*n)?));
+                    keys.push((format!("ROLE_KEY_{var}"), s.key(*n)?));
                 }
-                targets.push(binary().to_string_lossy().into_owned());
+                (Vec::new(), vec![binary().to_string_lossy().into_owned()], keys)
             } else {
-                for (role, n) in roles {
-                    let mut own = env.clone();
-                    own.extend([("PRIVATE_KEY", key(n)?), ("MCP_ROLE", role.to_owned())]);
-                    let (server, at) = agentpact_tests::mcp_http::serve(&own).await?;
-                    servers.push(server);
-                    targets.push(format!("http://{at}/mcp"));
-                }
-            }
+                let (servers, urls) = s.role_servers(&env, &roles).await?;
+                (servers, urls, Vec::new())
+            };
             let oracles = format!("{},{}", s.m.cast.oracles[0], s.m.cast.oracles[1]);
             env.push(("FLOW_ORACLES", oracles));
             let args: Vec<&str> =
@@ -221,13 +239,8 @@ async fn a_seeker_that_never_registered_hires_a_designer_in_usdc_and_its_rating_
 -> Result {
     let s = Setting::open().await?;
     let relay = TestApi::start(s.db.pool(), api::config(s.m.chain.anvil.chain_id())).await?;
-    let key = |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(&s.m.chain, n)?.to_bytes())));
-    let mut env: Vec<(String, String)> = s
-        .env
-        .iter()
-        .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect();
+    let key = |n| s.key(n);
+    let mut env: Vec<(String, String)> = s.shared_env().into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     env.extend([
         ("HIRE_RELAY_URL".to_owned(), relay.base.clone()),
         ("FLOW_ORACLES".to_owned(), format!("{},{}", s.m.cast.oracles[0], s.m.cast.oracles[1])),
@@ -292,12 +305,12 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
 -> Result {
     let s = Setting::open().await?;
     let chain = &s.m.chain;
-    let key = |n| Ok::<_, HarnessError>(format!("0x{}", hex::encode(dev_key(chain, n)?.to_bytes())));
+    let key = |n| s.key(n);
     let mut env: Vec<(String, String)> = s
-        .env
-        .iter()
-        .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH" | "FLOW_DEADLINE"))
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .shared_env()
+        .into_iter()
+        .filter(|(k, _)| *k != "FLOW_DEADLINE")
+        .map(|(k, v)| (k.to_owned(), v))
         .collect();
     env.extend([
         ("FLOW_ORACLES".to_owned(), format!("{},{}", s.m.cast.oracles[0], s.m.cast.oracles[1])),
@@ -314,19 +327,8 @@ async fn three_stages_approved_ruled_and_settled_through_the_sdk_credit_to_the_b
     let graphql = TestApi::start(s.db.pool(), api::config(chain.anvil.chain_id())).await?;
     let browser = Browser::start(1440, 1000).await?;
     // Five `agentpact mcp --http` servers, one per agent's key and role, for the HTTP run.
-    let (mut servers, mut urls) = (Vec::new(), Vec::new());
-    for (n, role) in [(1, "seeker"), (2, "worker"), (4, "oracle"), (5, "oracle"), (3, "arbitrator")] {
-        let mut own: Vec<(&'static str, String)> = s
-            .env
-            .iter()
-            .filter(|(k, _)| !matches!(*k, "PRIVATE_KEY" | "CONFIRM_ABOVE_ETH"))
-            .cloned()
-            .collect();
-        own.extend([("PRIVATE_KEY", key(n)?), ("MCP_ROLE", role.to_owned())]);
-        let (server, at) = agentpact_tests::mcp_http::serve(&own).await?;
-        servers.push(server);
-        urls.push(format!("http://{at}/mcp"));
-    }
+    let roles = [("seeker", 1), ("worker", 2), ("oracle", 4), ("oracle", 5), ("arbitrator", 3)];
+    let (_servers, urls) = s.role_servers(&s.shared_env(), &roles).await?;
     // Over stdio in the SDK's default mode (auto), then pinned to the newest protocol; then over
     // streamable HTTP in the default mode.
     let runs: [Vec<&str>; 3] = [
